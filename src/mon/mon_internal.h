@@ -1,0 +1,146 @@
+/*
+ * mon's internal contract. Never installed.
+ *
+ * Three parties use it:
+ *  - the generated PMPI wrappers (src/mon/wrappers, tools/gen_wrappers.py):
+ *    the hot-path half (mon__enter .. mon__leave, mon__record, mon__account);
+ *  - mon's own core (clock.c, thread.c, regions.c, table.c, report.c, ...),
+ *    which implements everything here;
+ *  - pia (src/pia), which only uses the read half (mon__*_read, lookups).
+ *
+ * Rules that hold across the contract:
+ *  - Activity ids are dense ints 0..MON__NACT-1 generated from the wrapper
+ *    spec (mon_acts.h, generated into the build tree), followed by group ids
+ *    (all p2p, all collectives, ...). mon__act_find() resolves both.
+ *  - Region ids are dense, stable ints; 0 is the implicit whole-program
+ *    region "ballast_main" (IPM's "ipm_main"); ids never change or get reused.
+ *  - The hot path takes no lock and allocates only when a new signature or a
+ *    new (region, activity) block appears for the first time on a thread.
+ *  - Writers are the owning thread only; readers of other threads see
+ *    per-thread counters through relaxed atomics, so reads are safe while
+ *    other threads are inside MPI.
+ *  - Times are kept in clock ticks (mon__ticks) and converted to seconds on
+ *    read.
+ */
+#ifndef BALLAST_MON_INTERNAL_H
+#define BALLAST_MON_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ballast/mon.h>
+
+/* ---- clock --------------------------------------------------------------- */
+
+/** Monotonic ticks: invariant TSC when the CPU has one, else CLOCK_MONOTONIC ns. */
+uint64_t mon__ticks(void);
+/** Seconds per tick (calibrated once at mon__init). */
+double mon__tick_seconds(void);
+/** Process CPU time of the calling thread in seconds. */
+double mon__thread_cputime(void);
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+/** Called by the MPI_Init/MPI_Init_thread wrappers after PMPI_Init*. */
+void mon__init(int *argc, char ***argv);
+/** Called by the MPI_Finalize wrapper before PMPI_Finalize: report, profile. */
+void mon__finalize(void);
+/** Non-zero once mon__init ran and monitoring is on (BALLAST_MONITOR!=0). */
+int mon__active(void);
+
+/* ---- hot path (wrappers) ------------------------------------------------- */
+
+typedef struct mon__tls mon__tls_t;
+
+/**
+ * Enters a wrapper. Returns the calling thread's state with its reentrancy
+ * guard set, or NULL when monitoring is off, not initialised, finalised, or the
+ * thread is already inside a wrapper (then the wrapper only calls PMPI).
+ */
+mon__tls_t *mon__enter(void);
+/** Leaves a wrapper entered with a non-NULL mon__enter(). */
+void mon__leave(mon__tls_t *t);
+
+/** No partner (collectives without a root, local calls). */
+#define MON_NO_PARTNER (-1)
+
+/**
+ * Records one call of activity \a act that took \a ticks, moved \a bytes with
+ * world rank \a partner (or MON_NO_PARTNER). Updates the signature table, the
+ * per-activity and per-(activity, region) aggregates, the current region's MPI
+ * time and, when partner >= 0 and bytes > 0, the partner volume.
+ * Inside the library's own traffic (mon__lib_depth() > 0) it records into the
+ * library's separate aggregates instead.
+ */
+void mon__record(mon__tls_t *t, int act, int partner, uint64_t bytes,
+                 uint64_t ticks);
+
+/**
+ * Credits bytes of an operation that completes later (nonblocking and
+ * persistent requests, at Wait/Test) to activity \a act and partner, without
+ * counting a call or time. Region attribution: the region current when the
+ * operation completes.
+ */
+void mon__account(mon__tls_t *t, int act, int partner, uint64_t bytes);
+
+/** World rank of \a rank in \a comm, through a per-communicator cache. */
+int mon__world_rank(MPI_Comm comm, int rank);
+/** Forget the cache entry of a communicator about to be freed. */
+void mon__comm_forget(MPI_Comm comm);
+
+/* ---- the library's own traffic ------------------------------------------- */
+
+/** rta and mon wrap their own MPI use in these; nesting allowed, per thread. */
+void mon__lib_begin(void);
+void mon__lib_end(void);
+int mon__lib_depth(void);
+
+/* ---- regions (core) ---------------------------------------------------------- */
+
+/** Maximum region name length in bytes (without the NUL). */
+#define MON__NAME_MAX 255
+
+/* ---- read side (pia, report) -------------------------------------------------
+ * All reads are local, O(1) in the number of regions and signatures (they
+ * may be O(number of threads)), and return 0 or a negative BALLAST_E* code.
+ */
+
+typedef struct {
+  uint64_t count;      /* times entered and left */
+  double wtime;        /* inclusive wall seconds */
+  double mtime;        /* seconds in MPI inside the region (inclusive) */
+  double cputime;      /* CPU seconds */
+  long long hwc[4];    /* PAPI counters, 0 where none */
+  int nhwc;            /* number of valid entries in hwc */
+} mon__regstats_t;
+
+typedef struct {
+  uint64_t ncalls;
+  uint64_t nbytes;
+  double tsum, tmin, tmax; /* seconds; tmin = +inf / tmax = 0 when ncalls == 0 */
+} mon__actstats_t;
+
+typedef struct {
+  uint64_t bytes;
+  uint64_t msgs;
+} mon__partner_t;
+
+int mon__region_count(void);
+const char *mon__region_name(int id);            /* NULL for a bad id */
+int mon__region_find(const char *name);          /* first created with name */
+int mon__region_find_child(int parent, const char *name);
+int mon__region_current(void);                   /* calling thread's innermost */
+int mon__region_parent(int id);
+int mon__region_first_child(int id);
+int mon__region_next_sibling(int id);
+int mon__region_read(int id, mon__regstats_t *out);
+
+int mon__act_count(void);                        /* activities + groups */
+const char *mon__act_name(int act);
+int mon__act_find(const char *name);             /* O(1), groups included */
+/** region < 0: whole run. Accumulates into *out (caller initialises). */
+int mon__act_read(int act, int region, mon__actstats_t *out);
+/** region < 0: whole run. */
+int mon__partner_read(int region, int partner, mon__partner_t *out);
+
+#endif /* BALLAST_MON_INTERNAL_H */
