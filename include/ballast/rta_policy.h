@@ -1,0 +1,144 @@
+/**
+ * \file ballast/rta_policy.h
+ * \brief When to remap: the explicit, automatic and off policies.
+ *
+ * The policy is a small deterministic state machine fed once per step with the
+ * time every rank of the context spent on that step. Given the same inputs on
+ * every rank (the step times are allgathered) it takes the same decision on
+ * every rank, so no further agreement is needed.
+ *
+ * The automatic policy, step by step:
+ *  1. the first \c warmup steps (and the first \c warmup steps after every
+ *     remap) are skipped: caches, page faults and the remap itself make them
+ *     unrepresentative;
+ *  2. it then collects \c window steps; for each rank it takes the median of
+ *     its step times over the window, ignoring single steps of \c outlier
+ *     times that rank's median or more (a page fault, an OS hiccup);
+ *  3. imbalance = max / avg over ranks of those medians;
+ *  4. predicted gain = (max - avg) * \c horizon seconds: what the coming
+ *     \c horizon steps would save if the load were spread evenly;
+ *  5. it remaps when imbalance > \c threshold and predicted gain > the
+ *     measured cost of a remap (the last one measured; \c initial_cost
+ *     before any remap was measured).
+ * After a judgement that does not remap, the window slides by one step.
+ *
+ * Every decision and its reasons are kept in an rta_decision_t and logged at
+ * BALLAST_LOG_INFO (BALLAST_VERBOSE=2).
+ */
+#ifndef BALLAST_RTA_POLICY_H
+#define BALLAST_RTA_POLICY_H
+
+#include <ballast/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The three policies. */
+typedef enum {
+  RTA_POLICY_OFF = 0,      /**< never remap: the code runs as if without ballast's balancing */
+  RTA_POLICY_EXPLICIT = 1, /**< remap every time the application asks */
+  RTA_POLICY_AUTO = 2      /**< remap when imbalance and predicted gain justify it */
+} rta_policy_mode_t;
+
+/** Configuration of a policy. Fill with rta_policy_config_default(). */
+typedef struct {
+  rta_policy_mode_t mode; /**< default RTA_POLICY_AUTO */
+  int warmup;             /**< steps skipped at start and after a remap (default 5) */
+  int window;             /**< steps judged together (default 20, at least 3) */
+  double threshold;       /**< imbalance above which a remap is considered (default 1.10) */
+  double outlier;         /**< a step of outlier x the rank's median or more is ignored (default 2.0) */
+  int horizon;            /**< steps over which the gain is predicted (default 100) */
+  double initial_cost;    /**< remap cost in seconds assumed before one was measured (default 0) */
+} rta_policy_config_t;
+
+/** Why a decision came out as it did. */
+typedef enum {
+  RTA_REASON_OFF = 0,        /**< policy off */
+  RTA_REASON_EXPLICIT,       /**< explicit policy: the application asked */
+  RTA_REASON_WARMUP,         /**< still in the warm-up after start or a remap */
+  RTA_REASON_FILLING,        /**< window not full yet */
+  RTA_REASON_BALANCED,       /**< imbalance at or below the threshold */
+  RTA_REASON_NOT_WORTH,      /**< imbalanced, but the predicted gain does not pay the cost */
+  RTA_REASON_IMBALANCED      /**< imbalanced and worth it: remap */
+} rta_reason_t;
+
+/** One decision and the figures behind it. */
+typedef struct {
+  int remap;               /**< 1: remap now; 0: do not */
+  rta_reason_t reason;     /**< why */
+  double imbalance;        /**< max/avg of the per-rank medians (0 when not judged) */
+  double max_time;         /**< max over ranks of the median step time, seconds */
+  double avg_time;         /**< average over ranks of the median step time, seconds */
+  double predicted_gain;   /**< seconds saved over the horizon if balanced */
+  double remap_cost;       /**< seconds a remap is expected to cost */
+  int ignored_outliers;    /**< step times dropped as outliers in this window */
+  long long step;          /**< steps observed so far */
+} rta_decision_t;
+
+/** Opaque policy state. */
+typedef struct rta_policy rta_policy_t;
+
+/**
+ * \brief Fills \a cfg with the defaults listed in rta_policy_config_t.
+ * \return 0, or BALLAST_EINVAL when cfg is NULL. Thread safe.
+ */
+BALLAST_API int rta_policy_config_default(rta_policy_config_t *cfg);
+
+/**
+ * \brief Overrides fields of \a cfg from the environment:
+ * BALLAST_LB (off|explicit|auto), BALLAST_LB_THRESHOLD, BALLAST_LB_WINDOW,
+ * BALLAST_LB_WARMUP, BALLAST_LB_HORIZON, BALLAST_LB_OUTLIER.
+ * \return 0; BALLAST_EINVAL when cfg is NULL or a variable holds a value
+ * that cannot be used (the field keeps its old value and a warning names the
+ * variable and the value). Not thread safe with respect to setenv().
+ */
+BALLAST_API int rta_policy_config_from_env(rta_policy_config_t *cfg);
+
+/** \brief The name of a reason ("balanced", "warmup", ...), static string. */
+BALLAST_API const char *rta_reason_name(rta_reason_t reason);
+
+/**
+ * \brief Creates a policy for \a nranks ranks.
+ * \param cfg configuration (copied); NULL means the defaults.
+ * \param nranks ranks whose times every step carries (>= 1).
+ * \param out receives the policy; the caller destroys it.
+ * \return 0; BALLAST_EINVAL for a bad argument or configuration (window < 3,
+ * threshold < 1, outlier <= 1, warmup < 0, horizon < 1, negative cost);
+ * BALLAST_ENOMEM.
+ */
+BALLAST_API int rta_policy_create(const rta_policy_config_t *cfg, int nranks,
+                                  rta_policy_t **out);
+
+/** \brief Destroys a policy; NULL does nothing. */
+BALLAST_API void rta_policy_destroy(rta_policy_t *p);
+
+/**
+ * \brief Feeds one step: \a times[r] is the seconds rank r spent on it.
+ * \return 0; BALLAST_EINVAL for NULL, a count other than the policy's
+ * nranks, or a negative or non-finite time (the step is then not recorded).
+ */
+BALLAST_API int rta_policy_observe(rta_policy_t *p, const double *times, int nranks);
+
+/**
+ * \brief Decides whether to remap now, from the steps observed so far.
+ * Deterministic: the same observations give the same decision on every rank.
+ * \return 0 and fills \a d; BALLAST_EINVAL for NULL arguments.
+ */
+BALLAST_API int rta_policy_decide(rta_policy_t *p, rta_decision_t *d);
+
+/**
+ * \brief Tells the policy a remap happened and what it cost (seconds). The
+ * window is cleared and a new warm-up starts; the cost is what the next
+ * decisions weigh the gain against.
+ * \return 0; BALLAST_EINVAL for NULL or a negative or non-finite cost.
+ */
+BALLAST_API int rta_policy_remapped(rta_policy_t *p, double cost_seconds);
+
+/** \brief The policy's configuration after validation (read-only). */
+BALLAST_API const rta_policy_config_t *rta_policy_config(const rta_policy_t *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BALLAST_RTA_POLICY_H */

@@ -1,0 +1,288 @@
+/* The automatic remap policy against synthetic step-time sequences: noise,
+ * warm-up, a single outlier, a real drift, a remap whose cost exceeds its
+ * gain, the new warm-up after a remap, the off and explicit modes, the
+ * environment overrides and bad input. Each case checks the exact step at
+ * which the policy fires (or that it never does). */
+#include <ballast/rta_policy.h>
+
+#include <stdlib.h>
+
+#include "test_util.h"
+
+/* A small deterministic generator so noise is the same in every run. */
+static unsigned long long rng_state = 88172645463325252ULL;
+static double urand(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static rta_policy_t *make(int nranks, int warmup, int window, double threshold,
+                          int horizon, double cost) {
+  rta_policy_config_t c;
+  CHECK_EQ(rta_policy_config_default(&c), 0);
+  c.warmup = warmup;
+  c.window = window;
+  c.threshold = threshold;
+  c.horizon = horizon;
+  c.initial_cost = cost;
+  rta_policy_t *p = NULL;
+  CHECK_EQ(rta_policy_create(&c, nranks, &p), 0);
+  CHECK(p != NULL);
+  return p;
+}
+
+/* Feeds one step and returns the decision's remap flag. */
+static int step(rta_policy_t *p, const double *t, int n, rta_decision_t *d) {
+  CHECK_EQ(rta_policy_observe(p, t, n), 0);
+  CHECK_EQ(rta_policy_decide(p, d), 0);
+  return d->remap;
+}
+
+static void test_noise_never_fires(void) {
+  rta_policy_t *p = make(4, 5, 20, 1.10, 100, 0.0);
+  rta_decision_t d;
+  double worst = 0;
+  for (int s = 0; s < 500; s++) {
+    double t[4];
+    for (int r = 0; r < 4; r++)
+      t[r] = 0.010 * (0.85 + 0.30 * urand()); /* +-15% noise */
+    CHECK_EQ(step(p, t, 4, &d), 0);
+    if (d.imbalance > worst)
+      worst = d.imbalance;
+  }
+  CHECK_DLT(worst, 1.10);
+  CHECK_DGT(worst, 1.0);
+  rta_policy_destroy(p);
+}
+
+static void test_warmup_is_skipped(void) {
+  rta_policy_t *p = make(2, 5, 10, 1.10, 100, 0.0);
+  rta_decision_t d;
+  for (int s = 0; s < 5; s++) { /* a wildly imbalanced warm-up */
+    double t[2] = {0.1, 0.01};
+    CHECK_EQ(step(p, t, 2, &d), 0);
+    CHECK_EQ(d.reason, RTA_REASON_WARMUP);
+  }
+  for (int s = 0; s < 100; s++) {
+    double t[2] = {0.01, 0.01};
+    CHECK_EQ(step(p, t, 2, &d), 0);
+    CHECK_EQ(d.reason, s < 9 ? RTA_REASON_FILLING : RTA_REASON_BALANCED);
+  }
+  CHECK_NEAR(d.imbalance, 1.0, 1e-12);
+  rta_policy_destroy(p);
+}
+
+static void test_single_outlier_ignored(void) {
+  rta_policy_t *p = make(2, 0, 5, 1.10, 100, 0.0);
+  rta_decision_t d;
+  /* Rank 0 is slightly slower (1.04); one step of rank 0 takes 3x. With the
+   * outlier kept, the mean would give (4*1.04+3.12)/5 = 1.456 (imbalance
+   * 1.19); the median without the outlier gives 1.04/1.02. */
+  double seq[5] = {1.04, 1.04, 3.12, 1.04, 1.04};
+  for (int s = 0; s < 5; s++) {
+    double t[2] = {seq[s], 1.0};
+    step(p, t, 2, &d);
+  }
+  CHECK_EQ(d.remap, 0);
+  CHECK_EQ(d.reason, RTA_REASON_BALANCED);
+  CHECK_EQ(d.ignored_outliers, 1);
+  CHECK_NEAR(d.max_time, 1.04, 1e-12);
+  CHECK_NEAR(d.imbalance, 1.04 / 1.02, 1e-12);
+  rta_policy_destroy(p);
+}
+
+/* Independent reference: median of a copy. */
+static int cmpd(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static double ref_median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmpd);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void test_drift_fires_exactly_when_due(void) {
+  /* Rank 0's load grows linearly by 1% a step, rank 1 stays at 1.0. The
+   * policy must fire at the first step whose window medians cross 1.10, which
+   * we compute here independently. */
+  const int W = 9, warm = 3;
+  rta_policy_t *p = make(2, warm, W, 1.10, 50, 0.5);
+  rta_decision_t d;
+  double hist[400];
+  int fired = -1, expected = -1;
+  for (int s = 0; s < 400 && fired < 0; s++) {
+    hist[s] = 1.0 + 0.01 * s;
+    double t[2] = {hist[s], 1.0};
+    if (step(p, t, 2, &d))
+      fired = s;
+    if (expected < 0 && s >= warm + W - 1) {
+      double w[64];
+      for (int i = 0; i < W; i++)
+        w[i] = hist[s - W + 1 + i];
+      double m0 = ref_median(w, W);
+      double imb = m0 / ((m0 + 1.0) / 2);
+      double gain = (m0 - (m0 + 1.0) / 2) * 50;
+      if (imb > 1.10 && gain > 0.5)
+        expected = s;
+    }
+  }
+  CHECK_GE(expected, 0);
+  CHECK_EQ(fired, expected);
+  CHECK_EQ(d.reason, RTA_REASON_IMBALANCED);
+  CHECK_DGT(d.imbalance, 1.10);
+  CHECK_DGT(d.predicted_gain, d.remap_cost);
+  rta_policy_destroy(p);
+}
+
+static void test_cost_exceeds_gain(void) {
+  /* Imbalance 1.5 on 1 ms steps: over 100 steps balancing saves
+   * (1.5-1.25) ms x 100 = 25 ms. A remap measured at 1 s is not worth it; one
+   * at 10 ms is. */
+  rta_policy_t *p = make(2, 0, 5, 1.10, 100, 0.0);
+  rta_decision_t d;
+  CHECK_EQ(rta_policy_remapped(p, 1.0), 0);
+  for (int s = 0; s < 50; s++) {
+    double t[2] = {0.0015, 0.0010};
+    CHECK_EQ(step(p, t, 2, &d), 0);
+  }
+  CHECK_EQ(d.reason, RTA_REASON_NOT_WORTH);
+  CHECK_NEAR(d.imbalance, 1.2, 1e-9);
+  CHECK_NEAR(d.predicted_gain, 0.025, 1e-9);
+  CHECK_NEAR(d.remap_cost, 1.0, 0);
+  CHECK_EQ(rta_policy_remapped(p, 0.010), 0);
+  int fired = -1;
+  for (int s = 0; s < 50 && fired < 0; s++) {
+    double t[2] = {0.0015, 0.0010};
+    if (step(p, t, 2, &d))
+      fired = s;
+  }
+  CHECK_EQ(fired, 4); /* no warm-up configured: fires when the window is full */
+  rta_policy_destroy(p);
+}
+
+static void test_new_warmup_after_remap(void) {
+  rta_policy_t *p = make(2, 4, 6, 1.10, 100, 0.0);
+  rta_decision_t d;
+  int fired = -1;
+  for (int s = 0; s < 30 && fired < 0; s++) {
+    double t[2] = {2.0, 1.0};
+    if (step(p, t, 2, &d))
+      fired = s;
+  }
+  CHECK_EQ(fired, 4 + 6 - 1);
+  CHECK_EQ(rta_policy_remapped(p, 0.1), 0);
+  /* Still imbalanced afterwards: the policy must wait warm-up + window. */
+  fired = -1;
+  for (int s = 0; s < 30 && fired < 0; s++) {
+    double t[2] = {2.0, 1.0};
+    if (step(p, t, 2, &d))
+      fired = s;
+    else
+      CHECK(d.reason == (s < 4 ? RTA_REASON_WARMUP : RTA_REASON_FILLING));
+  }
+  CHECK_EQ(fired, 4 + 6 - 1);
+  rta_policy_destroy(p);
+}
+
+static void test_off_and_explicit(void) {
+  rta_policy_config_t c;
+  rta_policy_config_default(&c);
+  c.mode = RTA_POLICY_OFF;
+  rta_policy_t *p;
+  rta_decision_t d;
+  CHECK_EQ(rta_policy_create(&c, 2, &p), 0);
+  for (int s = 0; s < 100; s++) {
+    double t[2] = {5.0, 1.0};
+    CHECK_EQ(step(p, t, 2, &d), 0);
+    CHECK_EQ(d.reason, RTA_REASON_OFF);
+  }
+  rta_policy_destroy(p);
+  c.mode = RTA_POLICY_EXPLICIT;
+  CHECK_EQ(rta_policy_create(&c, 2, &p), 0);
+  double t[2] = {1.0, 1.0};
+  CHECK_EQ(step(p, t, 2, &d), 1);
+  CHECK_EQ(d.reason, RTA_REASON_EXPLICIT);
+  rta_policy_destroy(p);
+}
+
+static void test_env_overrides(void) {
+  rta_policy_config_t c;
+  rta_policy_config_default(&c);
+  setenv("BALLAST_LB", "off", 1);
+  setenv("BALLAST_LB_THRESHOLD", "1.25", 1);
+  setenv("BALLAST_LB_WINDOW", "7", 1);
+  setenv("BALLAST_LB_WARMUP", "2", 1);
+  setenv("BALLAST_LB_HORIZON", "40", 1);
+  setenv("BALLAST_LB_OUTLIER", "3", 1);
+  CHECK_EQ(rta_policy_config_from_env(&c), 0);
+  CHECK_EQ(c.mode, RTA_POLICY_OFF);
+  CHECK_NEAR(c.threshold, 1.25, 0);
+  CHECK_EQ(c.window, 7);
+  CHECK_EQ(c.warmup, 2);
+  CHECK_EQ(c.horizon, 40);
+  CHECK_NEAR(c.outlier, 3.0, 0);
+  /* Bad values: an error, a warning, and the field keeps its value. */
+  setenv("BALLAST_LB", "sometimes", 1);
+  setenv("BALLAST_LB_THRESHOLD", "0.5", 1);
+  setenv("BALLAST_LB_WINDOW", "x12", 1);
+  setenv("BALLAST_LB_WARMUP", "-3", 1);
+  setenv("BALLAST_LB_HORIZON", "0", 1);
+  setenv("BALLAST_LB_OUTLIER", "1", 1);
+  CHECK_EQ(rta_policy_config_from_env(&c), BALLAST_EINVAL);
+  CHECK_EQ(c.mode, RTA_POLICY_OFF);
+  CHECK_NEAR(c.threshold, 1.25, 0);
+  CHECK_EQ(c.window, 7);
+  CHECK_EQ(c.warmup, 2);
+  CHECK_EQ(c.horizon, 40);
+  CHECK_NEAR(c.outlier, 3.0, 0);
+  const char *vars[] = {"BALLAST_LB", "BALLAST_LB_THRESHOLD", "BALLAST_LB_WINDOW",
+                        "BALLAST_LB_WARMUP", "BALLAST_LB_HORIZON", "BALLAST_LB_OUTLIER"};
+  for (int i = 0; i < 6; i++)
+    unsetenv(vars[i]);
+}
+
+static void test_bad_input(void) {
+  rta_policy_t *p = NULL;
+  rta_policy_config_t c;
+  rta_policy_config_default(&c);
+  CHECK_EQ(rta_policy_config_default(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_create(&c, 0, &p), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_create(&c, 2, NULL), BALLAST_EINVAL);
+  c.window = 2;
+  CHECK_EQ(rta_policy_create(&c, 2, &p), BALLAST_EINVAL);
+  CHECK(p == NULL);
+  rta_policy_config_default(&c);
+  c.threshold = 0.9;
+  CHECK_EQ(rta_policy_create(&c, 2, &p), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_create(NULL, 2, &p), 0);
+  double nan_t[2] = {NAN, 1.0}, neg[2] = {-1.0, 1.0}, ok[2] = {1.0, 1.0};
+  CHECK_EQ(rta_policy_observe(p, nan_t, 2), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_observe(p, neg, 2), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_observe(p, ok, 3), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_observe(p, NULL, 2), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_decide(p, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_remapped(p, -1.0), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_remapped(p, INFINITY), BALLAST_EINVAL);
+  rta_decision_t d;
+  CHECK_EQ(rta_policy_decide(p, &d), 0);
+  CHECK_EQ(d.step, 0); /* rejected steps were not recorded */
+  CHECK_STREQ(rta_reason_name(RTA_REASON_NOT_WORTH), "not-worth");
+  rta_policy_destroy(p);
+  rta_policy_destroy(NULL);
+}
+
+int main(void) {
+  test_noise_never_fires();
+  test_warmup_is_skipped();
+  test_single_outlier_ignored();
+  test_drift_fires_exactly_when_due();
+  test_cost_exceeds_gain();
+  test_new_warmup_after_remap();
+  test_off_and_explicit();
+  test_env_overrides();
+  test_bad_input();
+  TEST_PASS("lb_policy");
+  return 0;
+}
