@@ -1,0 +1,175 @@
+/*
+ * Helpers of the generated PMPI wrappers (mon_wrappers.c, from mpi31.spec).
+ * Never installed; only the wrappers and mon's tests use it.
+ *
+ *  - wrap_comm.c: world-rank translation through per-communicator and
+ *    per-window caches (mon__world_rank in mon_internal.h, mon__w_rank,
+ *    mon__w_wrank) and the neighbour degrees of topology communicators.
+ *  - wrap_requests.c: the table of tracked requests (nonblocking and
+ *    persistent operations, accounted at completion), the message table of
+ *    MPI_Mprobe/MPI_Mrecv, and the wait/test-family bookkeeping (mon__wq_*).
+ *  - wrap_coll.c: byte volumes of collectives and type sizes.
+ *  - wrap_misc.c: MPI_Pcontrol and the wrappers' finalisation.
+ *
+ * Nothing here fails into the application: on any internal error (out of
+ * memory, an MPI handle the caches cannot resolve) the figure is dropped or the
+ * partner becomes MON_NO_PARTNER, and the MPI call's result is unchanged.
+ */
+#ifndef BALLAST_MON_WRAP_INTERNAL_H
+#define BALLAST_MON_WRAP_INTERNAL_H
+
+#include <stdint.h>
+#include <mpi.h>
+
+#include "mon/mon_internal.h"
+
+/* ---- ranks (wrap_comm.c) -------------------------------------------------- */
+
+/** World rank of \a rank in \a comm (remote group of an intercommunicator);
+ *  MON_NO_PARTNER for negative ranks (MPI_PROC_NULL, MPI_ANY_SOURCE, MPI_ROOT)
+ *  and ranks outside MPI_COMM_WORLD. Lock-free after the first call on comm. */
+int mon__w_rank(MPI_Comm comm, int rank);
+/** World rank of \a rank in the group of window \a win (cached per window). */
+int mon__w_wrank(MPI_Win win, int rank);
+/** Forget the cached group of a window about to be freed. */
+void mon__win_forget(MPI_Win win);
+/** Size of \a comm, or of its remote group for an intercommunicator. */
+int mon__w_size(MPI_Comm comm);
+/** Rank of the caller in \a comm. */
+int mon__w_myrank(MPI_Comm comm);
+/**
+ * Neighbours of a topology communicator (Cartesian, graph, distributed
+ * graph), in MPI's neighbour order. \a in_ok / \a out_ok (may be NULL) get
+ * an array of flags, one per neighbour, 0 for an MPI_PROC_NULL neighbour;
+ * the arrays belong to the cache. Returns 0, or -1 when comm has no topology.
+ */
+int mon__w_neighbours(MPI_Comm comm, int *indeg, int *outdeg,
+                      const unsigned char **in_ok, const unsigned char **out_ok);
+
+/* ---- byte counts (wrap_coll.c) ------------------------------------------- */
+
+/** Size in bytes of \a dt; 0 for MPI_DATATYPE_NULL or an invalid type. */
+uint64_t mon__w_type(MPI_Datatype dt);
+/** Bytes described by a receive status (0 for an empty status). */
+uint64_t mon__w_rbytes(const MPI_Status *st);
+
+/* Collective volumes; the rules are documented in mpi31.spec. */
+uint64_t mon__w_bcast(int count, MPI_Datatype dt, int root, MPI_Comm comm);
+uint64_t mon__w_gather(const void *sbuf, int scount, MPI_Datatype st, int rcount,
+                       MPI_Datatype rt, int root, MPI_Comm comm);
+uint64_t mon__w_gatherv(const void *sbuf, int scount, MPI_Datatype st,
+                        const int *rcounts, MPI_Datatype rt, int root, MPI_Comm comm);
+uint64_t mon__w_scatter(int scount, MPI_Datatype st, const void *rbuf, int rcount,
+                        MPI_Datatype rt, int root, MPI_Comm comm);
+uint64_t mon__w_scatterv(const int *scounts, MPI_Datatype st, const void *rbuf,
+                         int rcount, MPI_Datatype rt, int root, MPI_Comm comm);
+uint64_t mon__w_allgather(const void *sbuf, int scount, MPI_Datatype st, int rcount,
+                          MPI_Datatype rt, MPI_Comm comm);
+uint64_t mon__w_allgatherv(const void *sbuf, int scount, MPI_Datatype st,
+                           const int *rcounts, MPI_Datatype rt, MPI_Comm comm);
+uint64_t mon__w_alltoall(const void *sbuf, int scount, MPI_Datatype st, int rcount,
+                         MPI_Datatype rt, MPI_Comm comm);
+uint64_t mon__w_alltoallv(const void *sbuf, const int *scounts, MPI_Datatype st,
+                          const int *rcounts, MPI_Datatype rt, MPI_Comm comm);
+uint64_t mon__w_alltoallw(const void *sbuf, const int *scounts, const MPI_Datatype *sts,
+                          const int *rcounts, const MPI_Datatype *rts, MPI_Comm comm);
+uint64_t mon__w_reduce(const void *sbuf, int count, MPI_Datatype dt, int root,
+                       MPI_Comm comm);
+uint64_t mon__w_allreduce(int count, MPI_Datatype dt, MPI_Comm comm);
+uint64_t mon__w_exscan(int count, MPI_Datatype dt, MPI_Comm comm);
+uint64_t mon__w_reduce_scatter(const int *rcounts, MPI_Datatype dt, MPI_Comm comm);
+uint64_t mon__w_reduce_scatter_block(int rcount, MPI_Datatype dt, MPI_Comm comm);
+uint64_t mon__w_nbr_allgather(int scount, MPI_Datatype st, int rcount, MPI_Datatype rt,
+                              MPI_Comm comm);
+uint64_t mon__w_nbr_allgatherv(int scount, MPI_Datatype st, const int *rcounts,
+                               MPI_Datatype rt, MPI_Comm comm);
+uint64_t mon__w_nbr_alltoall(int scount, MPI_Datatype st, int rcount, MPI_Datatype rt,
+                             MPI_Comm comm);
+uint64_t mon__w_nbr_alltoallv(const int *scounts, MPI_Datatype st, const int *rcounts,
+                              MPI_Datatype rt, MPI_Comm comm);
+uint64_t mon__w_nbr_alltoallw(const int *scounts, const MPI_Datatype *sts,
+                              const int *rcounts, const MPI_Datatype *rts, MPI_Comm comm);
+
+/* ---- requests (wrap_requests.c) ------------------------------------------ */
+
+/** Flags of a tracked request. */
+enum {
+  MON__WREQ_RECV = 1u,        /**< bytes and partner come from the status */
+  MON__WREQ_PERSISTENT = 2u,  /**< survives completion; armed by MPI_Start */
+};
+
+/**
+ * Tracks request \a req posted by activity \a act: \a bytes and \a partner
+ * for sends, or, with MON__WREQ_RECV, the communicator whose ranks the
+ * status's MPI_SOURCE names. A persistent request starts inactive.
+ * Thread safe (sharded table, one short spinlock per shard).
+ */
+void mon__wreq_post(MPI_Request req, int act, int partner, uint64_t bytes,
+                    unsigned flags, MPI_Comm comm);
+/** Arms the tracked persistent requests among reqs[0..n-1]. */
+void mon__wreq_start(const MPI_Request *reqs, int n);
+/**
+ * A request completed: \a before is its handle before the wait/test call,
+ * \a after its handle now, \a st its status. Credits its bytes to the posting
+ * activity (mon__account) when it is tracked and active.
+ */
+void mon__wreq_done(mon__tls_t *t, MPI_Request before, MPI_Request after,
+                    const MPI_Status *st);
+/** MPI_Request_free: stops tracking; an active send is credited now. */
+void mon__wreq_free(mon__tls_t *t, MPI_Request req);
+
+/** Remembers the communicator of a matched message (MPI_Mprobe). */
+void mon__wmsg_put(MPI_Message msg, MPI_Comm comm);
+/** Takes back the communicator of \a msg (MPI_COMM_NULL when unknown). */
+MPI_Comm mon__wmsg_take(MPI_Message msg);
+
+/**
+ * State of one Waitall/Waitany/Waitsome/Test* call: the request handles as
+ * they were before the call, and statuses substituted for
+ * MPI_STATUSES_IGNORE. Small calls use the inline buffers; larger ones
+ * allocate. When no request is tracked at all the copy is skipped.
+ */
+#define MON__WQ_INLINE 16
+typedef struct {
+  int n;                 /* number of handles copied; 0 = nothing tracked */
+  MPI_Request *h;        /* handles before the call */
+  MPI_Status *st;        /* substituted statuses, or NULL */
+  MPI_Request h_inline[MON__WQ_INLINE];
+  MPI_Status st_inline[MON__WQ_INLINE];
+} mon__wq_t;
+
+/**
+ * Before the call: copies the \a n handles, and returns the status array to
+ * pass to PMPI (a local one when \a statuses is MPI_STATUSES_IGNORE and a
+ * handle is tracked; \a statuses otherwise). statuses NULL: handles only.
+ */
+MPI_Status *mon__wq_pre(mon__wq_t *q, int n, const MPI_Request *reqs,
+                        MPI_Status *statuses);
+/** Waitall/Testall succeeded: every request completed, statuses by index. */
+void mon__wq_all(mon__tls_t *t, mon__wq_t *q, const MPI_Request *reqs,
+                 const MPI_Status *statuses);
+/** Waitany/Testany: request \a index (or MPI_UNDEFINED) completed. */
+void mon__wq_one(mon__tls_t *t, mon__wq_t *q, int index, const MPI_Request *reqs,
+                 const MPI_Status *status);
+/** Waitsome/Testsome: \a outcount requests (or MPI_UNDEFINED) completed. */
+void mon__wq_some(mon__tls_t *t, mon__wq_t *q, int outcount, const int *indices,
+                  const MPI_Request *reqs, const MPI_Status *statuses);
+/** Releases what mon__wq_pre allocated. */
+void mon__wq_fini(mon__wq_t *q);
+
+/** Number of requests currently tracked (tests and diagnostics). */
+long mon__wreq_tracked(void);
+
+/* ---- misc (wrap_misc.c) ----------------------------------------------------- */
+
+/**
+ * MPI_Pcontrol: level 1 enters region \a name, -1 leaves it, 0 and 2 (MPI's
+ * "profiling off" / "flush") are accepted and do nothing; any other level
+ * draws one warning per process. Always returns MPI_SUCCESS, as MPI requires
+ * MPI_Pcontrol to be harmless; a bad region name gets mon_region_*'s warning.
+ */
+int mon__w_pcontrol(int level, const char *name);
+/** Frees the wrappers' caches; called by MPI_Finalize after mon__finalize. */
+void mon__wrap_finalize(void);
+
+#endif /* BALLAST_MON_WRAP_INTERNAL_H */

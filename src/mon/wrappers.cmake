@@ -1,0 +1,23 @@
+# The PMPI wrappers are generated at build time from mpi31.spec by
+# tools/gen_wrappers.py (never committed). Outputs go to build/src/mon and are
+# included as "mon/mon_acts.h" through ballast_obj's build-tree include dir.
+set(MON_GEN_DIR ${CMAKE_CURRENT_BINARY_DIR})
+set(MON_GEN_OUTPUTS ${MON_GEN_DIR}/mon_wrappers.c ${MON_GEN_DIR}/mon_acts.c
+  ${MON_GEN_DIR}/mon_acts.h)
+add_custom_command(
+  OUTPUT ${MON_GEN_OUTPUTS}
+  COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/tools/gen_wrappers.py
+          ${CMAKE_CURRENT_SOURCE_DIR}/mpi31.spec ${MON_GEN_DIR}
+  # The generator writes only changed files: touch all so make sees them fresh.
+  COMMAND ${CMAKE_COMMAND} -E touch ${MON_GEN_OUTPUTS}
+  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/mpi31.spec ${PROJECT_SOURCE_DIR}/tools/gen_wrappers.py
+  COMMENT "Generating the PMPI wrappers from mpi31.spec"
+  VERBATIM)
+add_custom_target(ballast_mon_gen DEPENDS ${MON_GEN_OUTPUTS})
+# ballast_obj lives in the top directory: mark the outputs generated there too
+# (the GENERATED property is per directory) and order the build explicitly.
+set_source_files_properties(${MON_GEN_OUTPUTS} DIRECTORY ${PROJECT_SOURCE_DIR}
+  PROPERTIES GENERATED TRUE)
+target_sources(ballast_obj PRIVATE ${MON_GEN_DIR}/mon_wrappers.c ${MON_GEN_DIR}/mon_acts.c
+  ${MON_GEN_DIR}/mon_acts.h)
+add_dependencies(ballast_obj ballast_mon_gen)

@@ -1,0 +1,427 @@
+#!/usr/bin/env python3
+"""Generate mon's PMPI wrappers from src/mon/mpi31.spec.
+
+Usage: gen_wrappers.py SPEC OUTDIR
+
+Writes OUTDIR/mon_acts.h, OUTDIR/mon_acts.c and OUTDIR/mon_wrappers.c. Files
+are rewritten only when their content changes, so an unchanged spec does not
+trigger a rebuild. The spec format and the accounting rules are documented at
+the top of the spec file itself. Standard library only.
+"""
+
+import os
+import re
+import sys
+
+CATEGORIES = ("init", "comm", "p2p", "probe", "wait", "coll", "rma", "io")
+GROUPS = ("MPI_P2P", "MPI_COLL", "MPI_RMA", "MPI_IO", "MPI_ALL")
+# Category -> groups it belongs to (MPI_ALL is added to every function).
+CAT_GROUPS = {
+    "init": (), "comm": (),
+    "p2p": ("MPI_P2P",), "probe": ("MPI_P2P",), "wait": ("MPI_P2P",),
+    "coll": ("MPI_COLL",), "rma": ("MPI_RMA",), "io": ("MPI_IO",),
+}
+KINDS = ("init", "finalize", "pcontrol", "start", "startall", "wait",
+         "waitall", "waitany", "waitsome", "test", "testall", "testany",
+         "testsome", "request_free")
+KEYS = ("bytes", "partner", "status", "recv", "recv+", "req", "flag", "msg",
+        "forget", "kind")
+
+
+class SpecError(Exception):
+    pass
+
+
+class Param:
+    def __init__(self, text):
+        self.text = text.strip()
+        m = re.match(r"^(.*?)([A-Za-z_]\w*)\s*(\[\s*\])?$", self.text)
+        if not m:
+            raise SpecError("cannot parse parameter %r" % text)
+        self.name = m.group(2)
+        base = m.group(1).replace("const", " ").strip()
+        self.type = " ".join(base.split())  # e.g. "MPI_Comm", "MPI_Request *"
+        self.array = bool(m.group(3))
+
+    def base(self):
+        """The MPI handle type without pointer or const, e.g. MPI_Comm."""
+        return self.type.replace("*", "").strip()
+
+
+class Entry:
+    def __init__(self, category, proto, lineno):
+        self.category = category
+        self.lineno = lineno
+        m = re.match(r"^(int|double)\s+(MPI_\w+)\s*\((.*)\)\s*$", proto)
+        if not m:
+            raise SpecError("line %d: cannot parse prototype %r" % (lineno, proto))
+        self.ret, self.name, plist = m.group(1), m.group(2), m.group(3).strip()
+        self.variadic = plist.endswith("...")
+        if self.variadic:
+            plist = plist[: plist.rindex(",")]
+        self.params = [] if plist in ("", "void") else [Param(p) for p in plist.split(",")]
+        self.rule = {}
+        self.persistent = False
+
+    def add_rule(self, text, lineno):
+        for tok in text.split():
+            if tok == "persistent":
+                self.persistent = True
+                continue
+            if "+=" in tok:
+                key, val = tok.split("+=", 1)
+                key += "+"
+            elif "=" in tok:
+                key, val = tok.split("=", 1)
+            else:
+                raise SpecError("line %d: bad token %r" % (lineno, tok))
+            if key not in KEYS:
+                raise SpecError("line %d: unknown key %r" % (lineno, key))
+            if key == "kind" and val not in KINDS:
+                raise SpecError("line %d: unknown kind %r" % (lineno, val))
+            self.rule[key] = val
+
+    def param(self, name):
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise SpecError("%s: no parameter %r (line %d)" % (self.name, name, self.lineno))
+
+    def decl(self):
+        ps = [p.text for p in self.params]
+        if self.variadic:
+            ps.append("...")
+        return "%s %s(%s)" % (self.ret, self.name, ", ".join(ps) if ps else "void")
+
+    def args(self):
+        return ", ".join(p.name for p in self.params)
+
+    @property
+    def act(self):
+        return "MON_ACT_" + self.name
+
+
+def parse(path):
+    entries, category, last = [], None, None
+    with open(path) as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.split("#", 1)[0].rstrip()
+            if not line.strip():
+                continue
+            if line.startswith("["):
+                category = line.strip("[] ")
+                if category not in CATEGORIES:
+                    raise SpecError("line %d: unknown category %r" % (lineno, category))
+                last = None
+            elif line[0].isspace():
+                if last is None:
+                    raise SpecError("line %d: rule without a prototype" % lineno)
+                last.add_rule(line, lineno)
+            else:
+                if category is None:
+                    raise SpecError("line %d: prototype before any [category]" % lineno)
+                last = Entry(category, line.strip(), lineno)
+                entries.append(last)
+    names = [e.name for e in entries]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise SpecError("duplicate entries: %s" % ", ".join(sorted(dup)))
+    return entries
+
+
+# ---------------------------------------------------------------- activities
+
+def gen_acts_h(entries):
+    out = ["/* Generated by tools/gen_wrappers.py from src/mon/mpi31.spec. Do not edit. */",
+           "#ifndef BALLAST_MON_ACTS_H", "#define BALLAST_MON_ACTS_H", "",
+           "/** Number of wrapped MPI functions (activity ids 0..MON__NACT-1). */",
+           "#define MON__NACT %d" % len(entries),
+           "/** Number of activity groups; their ids follow the functions'. */",
+           "#define MON__NGROUPS %d" % len(GROUPS), "",
+           "/** Activity ids: one per wrapped function, then the groups. */",
+           "enum {"]
+    for i, e in enumerate(entries):
+        out.append("  %s = %d," % (e.act, i))
+    for g in GROUPS:
+        out.append("  MON_GRP_%s = MON__NACT + %d," % (g[4:], GROUPS.index(g)))
+    out += ["};", "",
+            "/** Names of activities and groups (\"MPI_Send\", ..., \"MPI_ALL\"). */",
+            "extern const char *const mon__act_names[MON__NACT + MON__NGROUPS];",
+            "/** Per function: bit g set when it belongs to group MON__NACT + g. */",
+            "extern const unsigned mon__act_groups[MON__NACT];", "",
+            "#endif", ""]
+    return "\n".join(out)
+
+
+def gen_acts_c(entries):
+    out = ["/* Generated by tools/gen_wrappers.py from src/mon/mpi31.spec. Do not edit. */",
+           '#include "mon/mon_acts.h"', "",
+           "const char *const mon__act_names[MON__NACT + MON__NGROUPS] = {"]
+    for e in entries:
+        out.append('  "%s",' % e.name)
+    for g in GROUPS:
+        out.append('  "%s",' % g)
+    out += ["};", "", "const unsigned mon__act_groups[MON__NACT] = {"]
+    for e in entries:
+        groups = list(CAT_GROUPS[e.category]) + ["MPI_ALL"]
+        bits = " | ".join("(1u << %d)" % GROUPS.index(g) for g in groups)
+        out.append("  %s, /* %s */" % (bits, e.name))
+    out += ["};", ""]
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------ wrappers
+
+def c_expr(expr):
+    """Spec expression -> C: helper calls f(...) become mon__w_f(...)."""
+    return re.sub(r"\b([a-z_][a-z0-9_]*)\s*\(", r"mon__w_\1(", expr)
+
+
+def rank_of(e, spec, status):
+    """partner=R@C -> C expression of the world rank."""
+    if "@" not in spec:
+        raise SpecError("%s: partner needs R@C, got %r" % (e.name, spec))
+    rank, handle = spec.split("@", 1)
+    h = e.param(handle)
+    rank = "%s->MPI_SOURCE" % status if rank == "status" else rank
+    if h.base() == "MPI_Win":
+        return "mon__w_wrank(%s, %s)" % (handle, rank)
+    if h.base() == "MPI_Comm":
+        return "mon__w_rank(%s, %s)" % (handle, rank)
+    raise SpecError("%s: partner handle %r is not a comm or window" % (e.name, handle))
+
+
+def recv_src(e, spec, pre):
+    """recv=C -> (communicator expression, is_file)."""
+    h = e.param(spec)
+    if h.base() == "MPI_Comm":
+        return spec, False
+    if h.base() == "MPI_File":
+        return "MPI_COMM_NULL", True
+    if h.base() == "MPI_Message":
+        # MPI sets the handle to MPI_MESSAGE_NULL: look the communicator up first.
+        pre.append("MPI_Comm mon_mc_ = mon__wmsg_take(*%s);" % spec)
+        return "mon_mc_", False
+    raise SpecError("%s: recv handle %r must be a comm, file or message" % (e.name, spec))
+
+
+def wrapper_generic(e):
+    r = e.rule
+    pre, post, after = [], [], []
+    status = r.get("status")
+    if status:
+        e.param(status)
+        pre.append("MPI_Status mon_st_;")
+        pre.append("if (%s == MPI_STATUS_IGNORE)" % status)
+        pre.append("  %s = &mon_st_;" % status)
+    for key in ("forget",):
+        if key in r:
+            h = e.param(r[key])
+            fn = {"MPI_Comm": "mon__comm_forget", "MPI_Win": "mon__win_forget"}.get(h.base())
+            if fn is None:
+                raise SpecError("%s: cannot forget a %s" % (e.name, h.base()))
+            pre.append("%s(*%s);" % (fn, r[key]))
+    if "bytes" in r:
+        post.append("bytes = (uint64_t)(%s);" % c_expr(r["bytes"]))
+    if "partner" in r:
+        post.append("partner = %s;" % rank_of(e, r["partner"], status))
+    recv_comm = None
+    if "recv" in r:
+        recv_comm, is_file = recv_src(e, r["recv"], pre)
+        if "req" not in r:
+            if not status:
+                raise SpecError("%s: recv= needs status=" % e.name)
+            post.append("bytes += mon__w_rbytes(%s);" % status)
+            if not is_file:
+                post.append("partner = mon__w_rank(%s, %s->MPI_SOURCE);" % (recv_comm, status))
+    if "recv+" in r:
+        comm, is_file = recv_src(e, r["recv+"], pre)
+        if not status or is_file:
+            raise SpecError("%s: recv+= needs status= and a communicator" % e.name)
+        post.append("mon__account(t, %s, mon__w_rank(%s, %s->MPI_SOURCE), mon__w_rbytes(%s));"
+                    % (e.act, comm, status, status))
+    if "msg" in r:
+        m, c = r["msg"].split("@", 1)
+        e.param(m), e.param(c)
+        post.append("mon__wmsg_put(*%s, %s);" % (m, c))
+    if "req" in r:
+        req = r["req"]
+        e.param(req)
+        flags = ["MON__WREQ_RECV" if "recv" in r else "0"]
+        if e.persistent:
+            flags.append("MON__WREQ_PERSISTENT")
+        post.append("mon__wreq_post(*%s, %s, partner, bytes, %s, %s);"
+                    % (req, e.act, " | ".join(flags), recv_comm or "MPI_COMM_NULL"))
+        post.append("bytes = 0; /* accounted when the request completes */")
+    elif e.persistent:
+        raise SpecError("%s: persistent without req=" % e.name)
+    cond = "ret == MPI_SUCCESS"
+    if "flag" in r:
+        e.param(r["flag"])
+        cond += " && *%s" % r["flag"]
+    return emit(e, pre, post, after, cond)
+
+
+def emit(e, pre, post, after, cond="ret == MPI_SUCCESS", call=None):
+    call = call or "P%s(%s)" % (e.name, e.args())
+    out = [e.decl(), "{",
+           "  mon__tls_t *t = mon__enter();",
+           "  if (t == NULL)",
+           "    return %s;" % call]
+    out += ["  " + l for l in pre]
+    out += ["  uint64_t t0 = mon__ticks();",
+            "  int ret = %s;" % call,
+            "  uint64_t t1 = mon__ticks();",
+            "  uint64_t bytes = 0;",
+            "  int partner = MON_NO_PARTNER;"]
+    if post:
+        out.append("  if (%s) {" % cond)
+        out += ["    " + l for l in post]
+        out.append("  }")
+    out.append("  mon__record(t, %s, partner, bytes, t1 - t0);" % e.act)
+    out += ["  " + l for l in after]
+    out += ["  mon__leave(t);", "  return ret;", "}", ""]
+    return "\n".join(out)
+
+
+def wrapper_kind(e):
+    k = e.rule["kind"]
+    if k == "init":
+        # Not monitored yet while PMPI_Init runs: time it, then start mon.
+        return "\n".join([
+            e.decl(), "{",
+            "  uint64_t t0 = mon__ticks();",
+            "  int ret = P%s(%s);" % (e.name, e.args()),
+            "  uint64_t t1 = mon__ticks();",
+            "  if (ret != MPI_SUCCESS)",
+            "    return ret;",
+            "  mon__init(argc, argv);",
+            "  mon__tls_t *t = mon__enter();",
+            "  if (t != NULL) {",
+            "    mon__record(t, %s, MON_NO_PARTNER, 0, t1 - t0);" % e.act,
+            "    mon__leave(t);",
+            "  }",
+            "  return ret;", "}", ""])
+    if k == "finalize":
+        return "\n".join([
+            e.decl(), "{",
+            "  mon__tls_t *t = mon__enter();",
+            "  if (t != NULL) {",
+            "    /* Counted before the report so it appears in it; PMPI_Finalize itself is not timed. */",
+            "    mon__record(t, %s, MON_NO_PARTNER, 0, 0);" % e.act,
+            "    mon__leave(t);",
+            "  }",
+            "  mon__finalize();",
+            "  mon__wrap_finalize();",
+            "  return PMPI_Finalize();", "}", ""])
+    if k == "pcontrol":
+        return "\n".join([
+            e.decl(), "{",
+            "  const char *name = NULL;",
+            "  if (level == 1 || level == -1) {",
+            "    va_list ap;",
+            "    va_start(ap, level);",
+            "    name = va_arg(ap, const char *);",
+            "    va_end(ap);",
+            "  }",
+            "  mon__tls_t *t = mon__enter();",
+            "  if (t == NULL)",
+            "    return mon__w_pcontrol(level, name);",
+            "  uint64_t t0 = mon__ticks();",
+            "  int ret = mon__w_pcontrol(level, name);",
+            "  uint64_t t1 = mon__ticks();",
+            "  mon__record(t, %s, MON_NO_PARTNER, 0, t1 - t0);" % e.act,
+            "  mon__leave(t);",
+            "  return ret;", "}", ""])
+    if k == "start":
+        return emit(e, [], ["mon__wreq_start(request, 1);"], [])
+    if k == "startall":
+        return emit(e, [], ["mon__wreq_start(array_of_requests, count);"], [])
+    if k == "wait":
+        return emit(e, ["MPI_Status mon_st_;",
+                        "if (status == MPI_STATUS_IGNORE)",
+                        "  status = &mon_st_;",
+                        "MPI_Request mon_rq_ = *request;"],
+                    ["mon__wreq_done(t, mon_rq_, *request, status);"], [])
+    if k == "test":
+        return emit(e, ["MPI_Status mon_st_;",
+                        "if (status == MPI_STATUS_IGNORE)",
+                        "  status = &mon_st_;",
+                        "MPI_Request mon_rq_ = *request;"],
+                    ["mon__wreq_done(t, mon_rq_, *request, status);"], [],
+                    cond="ret == MPI_SUCCESS && *flag")
+    if k in ("waitall", "testall"):
+        return emit(e, ["mon__wq_t q;",
+                        "array_of_statuses = mon__wq_pre(&q, count, array_of_requests, array_of_statuses);"],
+                    ["mon__wq_all(t, &q, array_of_requests, array_of_statuses);"],
+                    ["mon__wq_fini(&q);"],
+                    cond="ret == MPI_SUCCESS" + (" && *flag" if k == "testall" else ""))
+    if k in ("waitany", "testany"):
+        return emit(e, ["MPI_Status mon_st_;",
+                        "if (status == MPI_STATUS_IGNORE)",
+                        "  status = &mon_st_;",
+                        "mon__wq_t q;",
+                        "mon__wq_pre(&q, count, array_of_requests, NULL);"],
+                    ["mon__wq_one(t, &q, *index, array_of_requests, status);"],
+                    ["mon__wq_fini(&q);"],
+                    cond="ret == MPI_SUCCESS" + (" && *flag" if k == "testany" else ""))
+    if k in ("waitsome", "testsome"):
+        return emit(e, ["mon__wq_t q;",
+                        "array_of_statuses = mon__wq_pre(&q, incount, array_of_requests, array_of_statuses);"],
+                    ["mon__wq_some(t, &q, *outcount, array_of_indices, array_of_requests, array_of_statuses);"],
+                    ["mon__wq_fini(&q);"])
+    if k == "request_free":
+        return emit(e, ["mon__wreq_free(t, *request);"], [], [])
+    raise SpecError("%s: unhandled kind %s" % (e.name, k))
+
+
+def gen_wrappers_c(entries):
+    out = ["/* Generated by tools/gen_wrappers.py from src/mon/mpi31.spec. Do not edit.",
+           " * One PMPI wrapper per spec entry; the accounting rules are documented",
+           " * in the spec. */",
+           "#include <stdarg.h>",
+           "#include <stdint.h>",
+           "#include <mpi.h>",
+           '#include "mon/mon_internal.h"',
+           '#include "mon/wrap_internal.h"',
+           '#include "mon/mon_acts.h"', ""]
+    for e in entries:
+        if e.variadic and e.rule.get("kind") != "pcontrol":
+            raise SpecError("%s: only MPI_Pcontrol may be variadic" % e.name)
+        out.append("BALLAST_API")
+        out.append(wrapper_kind(e) if "kind" in e.rule else wrapper_generic(e))
+    return "\n".join(out)
+
+
+def write_if_changed(path, text):
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.stderr.write("usage: gen_wrappers.py SPEC OUTDIR\n")
+        return 2
+    try:
+        entries = parse(argv[1])
+        files = {"mon_acts.h": gen_acts_h(entries), "mon_acts.c": gen_acts_c(entries),
+                 "mon_wrappers.c": gen_wrappers_c(entries)}
+    except SpecError as err:
+        sys.stderr.write("gen_wrappers.py: %s: %s\n" % (argv[1], err))
+        return 1
+    os.makedirs(argv[2], exist_ok=True)
+    for name, text in files.items():
+        write_if_changed(os.path.join(argv[2], name), text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
