@@ -1,8 +1,385 @@
 /**
  * \file ballast/pia.h
- * \brief The Performance Introspection API.
+ * \brief The Performance Introspection API (PIA): a process reads its own
+ * performance data, as measured by mon, while it runs.
+ *
+ * PIA gives each process a local view of two kinds of entity (seed 4.2.4):
+ *  - **regions**: the nested, named code regions opened with
+ *    mon_region_begin()/mon_region_end() (or ipm_region(), MPI_Pcontrol()).
+ *    Region 0 is the implicit whole-program region "ballast_main". Each
+ *    (parent, name) pair is one region: the same name under two different
+ *    parents gives two regions with two ids.
+ *  - **activities**: per-MPI-call statistics (number of calls, bytes, time),
+ *    for the whole run or inside one region, plus groups of calls
+ *    (all point-to-point, all collectives, all one-sided, all MPI-IO, all MPI).
+ *
+ * It adds two queries the seed does not have: communication volume per peer
+ * rank, and interval data (the change since a mark the caller sets).
+ *
+ * **Common contract of every function below**
+ *  - Local: no communication, never collective.
+ *  - O(1) in the number of regions and of activity signatures: no query scans a
+ *    table. Some are O(number of threads that ran monitored MPI calls), because
+ *    mon keeps per-thread counters; the few that are O(n) in an argument say so.
+ *  - Thread safe, and safe while other threads are inside MPI calls: mon's
+ *    counters are read with relaxed atomics, so a read concurrent with a call
+ *    in progress sees that call either wholly or not at all per counter (the
+ *    fields of one record may come from instants a few ns apart).
+ *  - Return codes: ids (>= 0) or 0 on success, a negative \c BALLAST_E* code
+ *    otherwise (ballast_strerror() explains it):
+ *     - \c BALLAST_EINVAL: a NULL pointer or an empty name;
+ *     - \c BALLAST_ENOTFOUND: an id that does not exist (negative, or not yet
+ *       created) or a name that is not known;
+ *     - other negative codes passed on from the monitor, such as
+ *       \c BALLAST_EDISABLED when monitoring is switched off (BALLAST_MONITOR=0).
+ *  - Ids never change and are never reused while the process runs: an id found
+ *    once stays valid (and names the same entity) while new regions and
+ *    activity signatures appear.
+ *  - Times are in seconds.
+ *
+ * Compatibility with the seed: both listings of seed section 4.2.4 compile
+ * against this header (see tests/pia/seed_listings.c). The seed's
+ * pia_find_region_by_name() returns the region id directly; ours does too,
+ * and signals "not found" with a negative code instead of IPM's -1.
  */
 #ifndef BALLAST_PIA_H
 #define BALLAST_PIA_H
+
 #include <ballast/common.h>
+#include <ballast/mon.h>
+
+#ifdef __cplusplus
+extern "C" {
 #endif
+
+/* ---- types ------------------------------------------------------------- */
+
+/** Region id: dense, stable, >= 0; 0 is the whole program ("ballast_main"). */
+typedef int pia_regid_t;
+
+/** Activity id: an MPI call or a group of calls; dense, stable, >= 0. */
+typedef int pia_act_t;
+
+/** The whole-program region (IPM's "ipm_main"), open from MPI_Init on. */
+#define PIA_REGION_MAIN 0
+/** Pass as the region of a by-region query to mean "the whole run". */
+#define PIA_REGION_ALL (-1)
+
+/** Number of hardware counter slots in a pia_regdata_t. */
+#define PIA_HWC_MAX 4
+
+/** \name Activity group names, for pia_find_activity_by_name()
+ * A group reads as one activity: the sums (and min/max) over its calls. */
+/**@{*/
+#define PIA_GROUP_P2P "MPI_P2P"   /**< all point-to-point calls */
+#define PIA_GROUP_COLL "MPI_COLL" /**< all collectives */
+#define PIA_GROUP_RMA "MPI_RMA"   /**< all one-sided (RMA) calls */
+#define PIA_GROUP_IO "MPI_IO"     /**< all MPI-IO calls */
+#define PIA_GROUP_ALL "MPI_ALL"   /**< every monitored MPI call */
+/**@}*/
+
+/**
+ * Performance data of one region (a read-only result record). Every metric
+ * is inclusive (nested regions count in their parents) and accumulated over
+ * every instance of the region so far.
+ */
+typedef struct {
+  pia_regid_t id;   /**< the region's id */
+  const char *name; /**< its name; owned by ballast, valid until the process
+                         exits; do not free */
+  int count;        /**< instances completed (entered and left); saturates at
+                         INT_MAX, see count64 (the seed prints it with %d) */
+  long long count64; /**< instances completed, full 64-bit count */
+  double wtime;     /**< wall-clock seconds spent inside the region */
+  double mtime;     /**< seconds spent in MPI calls inside the region */
+  double cputime;   /**< CPU seconds spent inside the region */
+  long long hwc[PIA_HWC_MAX]; /**< hardware counters (PAPI), 0 where none */
+  int nhwc;         /**< valid entries of hwc; 0 when the machine has none */
+} pia_regdata_t;
+
+/**
+ * Statistics of one activity (or a sum of several: see
+ * pia_get_activity_data()). Initialise with pia_init_activity_data().
+ *
+ * Counters are 64-bit: a long run can exceed 2^31 bytes in seconds. The
+ * seed's listing prints ncalls and nbytes with "%d"; print them with "%lld".
+ */
+typedef struct {
+  long long ncalls; /**< number of calls */
+  long long nbytes; /**< bytes sent or received (exact: receives from the
+                         status, nonblocking operations at completion) */
+  double tsum;      /**< total seconds inside the calls */
+  double tmin;      /**< shortest call; +INFINITY while ncalls == 0 */
+  double tmax;      /**< longest call; 0 while ncalls == 0 */
+} pia_actdata_t;
+
+/** Communication volume with one peer rank (sent, point-to-point and RMA). */
+typedef struct {
+  long long nbytes; /**< bytes */
+  long long nmsgs;  /**< messages */
+} pia_partnerdata_t;
+
+/* ---- regions ------------------------------------------------------------ */
+
+/**
+ * \brief The number of regions created so far (ids are 0 .. count-1).
+ * \return the count (>= 1 once monitoring runs), or a negative code.
+ */
+BALLAST_API int pia_region_count(void);
+
+/**
+ * \brief Find a region by its name.
+ *
+ * Region names may repeat at different places in the tree (the same name
+ * under different parents names different regions). This returns the
+ * **first region created with that name**, whichever its parent. To address
+ * one exact region use pia_find_region_by_path() or pia_find_child_region().
+ * As in the seed, the id is the return value.
+ *
+ * \param name the region's name (NUL-terminated).
+ * \return the region id (>= 0); BALLAST_EINVAL when name is NULL or empty;
+ *         BALLAST_ENOTFOUND when no region has that name (yet).
+ * O(1) (hash lookup). Thread safe.
+ */
+BALLAST_API pia_regid_t pia_find_region_by_name(const char *name);
+
+/**
+ * \brief Find the child of \a parent called \a name.
+ * \param parent a region id (PIA_REGION_MAIN for top-level regions).
+ * \param name the child's name.
+ * \return the child's id; BALLAST_EINVAL for a NULL or empty name;
+ *         BALLAST_ENOTFOUND when parent does not exist or has no such child.
+ * O(1). Thread safe.
+ */
+BALLAST_API pia_regid_t pia_find_child_region(pia_regid_t parent,
+                                              const char *name);
+
+/**
+ * \brief Find one exact region by its path from the whole-program region,
+ * e.g. "solve/sweep/octant" (the region "octant" opened inside "sweep",
+ * itself opened inside the top-level region "solve").
+ *
+ * Components are separated by '/'; a leading '/' is allowed and ignored; the
+ * empty path ("" or "/") is region 0. A component may be at most 255 bytes.
+ * Region names that themselves contain '/' cannot be reached this way: use
+ * pia_find_child_region() step by step.
+ *
+ * \param path the path (NUL-terminated).
+ * \return the region id; BALLAST_EINVAL when path is NULL or has an empty
+ *         component ("a//b"); BALLAST_ENAMETOOLONG for a component longer
+ *         than 255 bytes; BALLAST_ENOTFOUND when a component is not found.
+ * O(depth of the path), independent of the number of regions. Thread safe.
+ */
+BALLAST_API pia_regid_t pia_find_region_by_path(const char *path);
+
+/**
+ * \brief Read a region's performance data.
+ *
+ * Every field of \a data is overwritten. The metrics include the completed
+ * instances of the region; an instance still open contributes what the
+ * monitor has accounted so far.
+ *
+ * \param data where to write (caller-owned).
+ * \param id a region id.
+ * \return 0; BALLAST_EINVAL when data is NULL; BALLAST_ENOTFOUND for a bad id.
+ * O(threads). Thread safe.
+ */
+BALLAST_API int pia_get_region_data(pia_regdata_t *data, pia_regid_t id);
+
+/**
+ * \brief The innermost region open on the calling thread.
+ * \return its id (PIA_REGION_MAIN when none is open), or a negative code when
+ *         monitoring is not running.
+ * O(1). Thread safe (each thread has its own region stack).
+ */
+BALLAST_API pia_regid_t pia_current_region(void);
+
+/**
+ * \brief The parent of a region.
+ * \return the parent's id; BALLAST_ENOTFOUND for a bad id and for region 0,
+ *         which has no parent.
+ */
+BALLAST_API pia_regid_t pia_parent_region(pia_regid_t id);
+
+/**
+ * \brief The first child of a region (children are in creation order).
+ * \return the child's id; BALLAST_ENOTFOUND for a bad id or a region without
+ *         children.
+ */
+BALLAST_API pia_regid_t pia_child_region(pia_regid_t id);
+
+/**
+ * \brief The next sibling of a region (the next child of the same parent, in
+ * creation order). Walk all children with pia_child_region() then
+ * pia_next_region() until it returns a negative code.
+ * \return the sibling's id; BALLAST_ENOTFOUND for a bad id or the last child.
+ */
+BALLAST_API pia_regid_t pia_next_region(pia_regid_t id);
+
+/* ---- activities -------------------------------------------------------- */
+
+/**
+ * \brief The number of activities, groups included (ids are 0 .. count-1).
+ * \return the count, or a negative code.
+ */
+BALLAST_API int pia_activity_count(void);
+
+/**
+ * \brief The name of an activity ("MPI_Send", "MPI_P2P", ...).
+ * \return a static string owned by ballast, or NULL for a bad id.
+ */
+BALLAST_API const char *pia_activity_name(pia_act_t act);
+
+/**
+ * \brief Find an activity (an MPI call such as "MPI_Send", or a group: see
+ * PIA_GROUP_P2P and the other PIA_GROUP_* names) by name.
+ * \return the activity id (>= 0); BALLAST_EINVAL for a NULL or empty name;
+ *         BALLAST_ENOTFOUND for a name that is not a monitored call or group
+ *         (never a crash).
+ * O(1) (hash lookup). Thread safe.
+ */
+BALLAST_API pia_act_t pia_find_activity_by_name(const char *name);
+
+/**
+ * \brief Reset an activity record before pia_get_activity_data() adds into it:
+ * ncalls = nbytes = 0, tsum = tmax = 0, tmin = +INFINITY.
+ * \return 0, or BALLAST_EINVAL when data is NULL.
+ */
+BALLAST_API int pia_init_activity_data(pia_actdata_t *data);
+
+/**
+ * \brief Add an activity's whole-run statistics into \a data.
+ *
+ * Accumulates, as IPM's PIA does: ncalls, nbytes and tsum are added, tmin and
+ * tmax become the min and max of both. Call pia_init_activity_data() first;
+ * call this several times to sum several activities. \a data is left
+ * unchanged on error.
+ *
+ * \param data the record to add into (caller-owned).
+ * \param act an activity or group id.
+ * \return 0; BALLAST_EINVAL when data is NULL; BALLAST_ENOTFOUND for a bad id.
+ * O(threads), independent of the number of signatures. Thread safe.
+ */
+BALLAST_API int pia_get_activity_data(pia_actdata_t *data, pia_act_t act);
+
+/**
+ * \brief Add an activity's statistics inside one region into \a data.
+ *
+ * Like pia_get_activity_data(), restricted to the calls made while \a region
+ * was the innermost open region (exclusive: calls in its child regions count
+ * in the children). PIA_REGION_ALL means the whole run.
+ *
+ * \return 0; BALLAST_EINVAL when data is NULL; BALLAST_ENOTFOUND for a bad
+ *         activity or region id.
+ * O(threads). Thread safe.
+ */
+BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
+                                                pia_act_t act,
+                                                pia_regid_t region);
+
+/* ---- partners ---------------------------------------------------------- */
+
+/**
+ * \brief Communication volume sent to one peer (a rank of MPI_COMM_WORLD),
+ * over the whole run or inside one region.
+ *
+ * \param out overwritten with the volume (zeros when nothing was sent).
+ * \param peer world rank of the peer, 0 <= peer < world size.
+ * \param region a region id (calls made while it was the innermost region),
+ *        or PIA_REGION_ALL for the whole run.
+ * \return 0; BALLAST_EINVAL when out is NULL; BALLAST_ENOTFOUND for a bad
+ *         region; BALLAST_ERANGE for a peer outside the world.
+ * O(threads). Thread safe.
+ */
+BALLAST_API int pia_get_partner_data(pia_partnerdata_t *out, int peer,
+                                     pia_regid_t region);
+
+/**
+ * \brief Communication volume to every peer 0 .. n-1 at once.
+ * \param out array of n records (caller-owned), overwritten.
+ * \param n number of peers to read (at most the world size).
+ * \param region as in pia_get_partner_data().
+ * \return 0; BALLAST_EINVAL when out is NULL or n < 0; BALLAST_ERANGE when n
+ *         exceeds the world size; BALLAST_ENOTFOUND for a bad region.
+ * O(n x threads): one O(1) read per peer. Thread safe.
+ */
+BALLAST_API int pia_get_partner_volumes(pia_partnerdata_t *out, int n,
+                                        pia_regid_t region);
+
+/* ---- interval data ------------------------------------------------------ */
+
+/**
+ * An interval: a set of tracked regions and activities and, for each, a
+ * snapshot taken at the last mark. Reads return the change since that mark,
+ * so the caller (rta's moving averages, a time-step loop) keeps no copies.
+ * Opaque; create with pia_interval_create(), free with pia_interval_destroy().
+ *
+ * Thread safety: reads of one interval may run concurrently with each other;
+ * track, mark and destroy of one interval must not run concurrently with any
+ * other call on the same interval. Different intervals are independent.
+ */
+typedef struct pia_interval pia_interval_t;
+
+/**
+ * \brief Create an empty interval.
+ * \param out receives the new interval; the caller owns it.
+ * \return 0; BALLAST_EINVAL when out is NULL; BALLAST_ENOMEM.
+ */
+BALLAST_API int pia_interval_create(pia_interval_t **out);
+
+/** \brief Free an interval and its snapshots. NULL does nothing. */
+BALLAST_API void pia_interval_destroy(pia_interval_t *iv);
+
+/**
+ * \brief Track a region. Its snapshot is taken now, so reads are defined
+ * before the first mark. Tracking a region already tracked does nothing.
+ * \return 0; BALLAST_EINVAL when iv is NULL; BALLAST_ENOTFOUND for a bad id;
+ *         BALLAST_ENOMEM.
+ */
+BALLAST_API int pia_interval_track_region(pia_interval_t *iv, pia_regid_t id);
+
+/**
+ * \brief Track an activity or group (whole-run statistics). Snapshot now;
+ * tracking it again does nothing.
+ * \return 0; BALLAST_EINVAL when iv is NULL; BALLAST_ENOTFOUND for a bad id;
+ *         BALLAST_ENOMEM.
+ */
+BALLAST_API int pia_interval_track_activity(pia_interval_t *iv, pia_act_t act);
+
+/**
+ * \brief Set the mark: snapshot every tracked entity now.
+ * \return 0; BALLAST_EINVAL when iv is NULL; a negative code from the monitor
+ *         (the snapshots taken before the failure are kept).
+ * O(number of tracked entities x threads).
+ */
+BALLAST_API int pia_interval_mark(pia_interval_t *iv);
+
+/**
+ * \brief The change of a tracked region since the last mark (or since it was
+ * tracked): count, count64, wtime, mtime, cputime and the hardware counters
+ * are differences; id and name are the region's.
+ * \param out overwritten (caller-owned).
+ * \return 0; BALLAST_EINVAL when iv or out is NULL; BALLAST_ENOTFOUND when the
+ *         region is not tracked by iv.
+ * O(threads): one hash lookup and one region read.
+ */
+BALLAST_API int pia_interval_region_data(pia_interval_t *iv, pia_regid_t id,
+                                         pia_regdata_t *out);
+
+/**
+ * \brief The change of a tracked activity since the last mark: ncalls,
+ * nbytes and tsum are differences. A minimum or maximum cannot be
+ * differenced, so tmin and tmax are the **whole-run** values so far (the
+ * same as pia_get_activity_data() gives), or +INFINITY / 0 when the interval
+ * has no call. Overwrites \a out (it does not accumulate).
+ * \return 0; BALLAST_EINVAL when iv or out is NULL; BALLAST_ENOTFOUND when the
+ *         activity is not tracked by iv.
+ * O(threads).
+ */
+BALLAST_API int pia_interval_activity_data(pia_interval_t *iv, pia_act_t act,
+                                           pia_actdata_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BALLAST_PIA_H */

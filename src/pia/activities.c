@@ -1,0 +1,134 @@
+/* PIA: activity queries (per MPI call and per group) and partner volumes.
+ * mon keeps running aggregates per activity and per (activity, region), so
+ * each read is O(threads) and never scans the signature table. */
+#include <mpi.h>
+
+#include "pia/pia_internal.h"
+
+BALLAST_API int pia_activity_count(void) { return mon__act_count(); }
+
+BALLAST_API const char *pia_activity_name(pia_act_t act) {
+  if (pia__check_act(act) < 0)
+    return NULL;
+  return mon__act_name(act);
+}
+
+BALLAST_API pia_act_t pia_find_activity_by_name(const char *name) {
+  if (!name || !name[0])
+    return BALLAST_EINVAL;
+  int act = mon__act_find(name);
+  return act >= 0 ? act : BALLAST_ENOTFOUND;
+}
+
+BALLAST_API int pia_init_activity_data(pia_actdata_t *data) {
+  if (!data)
+    return BALLAST_EINVAL;
+  data->ncalls = 0;
+  data->nbytes = 0;
+  data->tsum = 0.0;
+  data->tmin = INFINITY;
+  data->tmax = 0.0;
+  return 0;
+}
+
+/* Read into a fresh record first and add only on success, so that a failed
+ * read leaves the caller's running sum untouched. */
+static int act_add(pia_actdata_t *data, pia_act_t act, int region) {
+  if (!data)
+    return BALLAST_EINVAL;
+  int rc = pia__check_act(act);
+  if (rc < 0)
+    return rc;
+  if (region != PIA_REGION_ALL && (rc = pia__check_region(region)) < 0)
+    return rc;
+  mon__actstats_t s;
+  pia__act_zero(&s);
+  rc = mon__act_read(act, region, &s);
+  if (rc < 0)
+    return rc;
+  data->ncalls += (long long)s.ncalls;
+  data->nbytes += (long long)s.nbytes;
+  data->tsum += s.tsum;
+  if (s.ncalls > 0) {
+    if (s.tmin < data->tmin)
+      data->tmin = s.tmin;
+    if (s.tmax > data->tmax)
+      data->tmax = s.tmax;
+  }
+  return 0;
+}
+
+BALLAST_API int pia_get_activity_data(pia_actdata_t *data, pia_act_t act) {
+  return act_add(data, act, PIA_REGION_ALL);
+}
+
+BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
+                                                pia_act_t act,
+                                                pia_regid_t region) {
+  return act_add(data, act, region);
+}
+
+/* The world size never changes once MPI runs; read it once. */
+static int world_size(void) {
+  static int size; /* 0 until known; a benign race writes the same value */
+  int s = __atomic_load_n(&size, __ATOMIC_RELAXED);
+  if (s > 0)
+    return s;
+  int init = 0, fin = 0;
+  PMPI_Initialized(&init);
+  PMPI_Finalized(&fin);
+  if (!init || fin)
+    return -1;
+  PMPI_Comm_size(MPI_COMM_WORLD, &s);
+  __atomic_store_n(&size, s, __ATOMIC_RELAXED);
+  return s;
+}
+
+static int partner_read(pia_partnerdata_t *out, int peer, int region) {
+  mon__partner_t p = {0, 0};
+  int rc = mon__partner_read(region, peer, &p);
+  if (rc < 0)
+    return rc;
+  out->nbytes = (long long)p.bytes;
+  out->nmsgs = (long long)p.msgs;
+  return 0;
+}
+
+static int partner_check(const void *out, int region) {
+  if (!out)
+    return BALLAST_EINVAL;
+  if (region != PIA_REGION_ALL)
+    return pia__check_region(region);
+  return 0;
+}
+
+BALLAST_API int pia_get_partner_data(pia_partnerdata_t *out, int peer,
+                                     pia_regid_t region) {
+  int rc = partner_check(out, region);
+  if (rc < 0)
+    return rc;
+  int ws = world_size();
+  if (ws < 0)
+    return BALLAST_ESTATE;
+  if (peer < 0 || peer >= ws)
+    return BALLAST_ERANGE;
+  return partner_read(out, peer, region);
+}
+
+BALLAST_API int pia_get_partner_volumes(pia_partnerdata_t *out, int n,
+                                        pia_regid_t region) {
+  int rc = partner_check(out, region);
+  if (rc < 0)
+    return rc;
+  if (n < 0)
+    return BALLAST_EINVAL;
+  int ws = world_size();
+  if (ws < 0)
+    return BALLAST_ESTATE;
+  if (n > ws)
+    return BALLAST_ERANGE;
+  for (int peer = 0; peer < n; peer++)
+    if ((rc = partner_read(&out[peer], peer, region)) < 0)
+      return rc;
+  return 0;
+}
