@@ -1,0 +1,244 @@
+/*
+ * Blocks: growable structure-of-arrays storage of each block's particles,
+ * the owner maps of the mapping strategies, and md_apply_owner_map, which
+ * moves whole blocks between ranks when the owner map changes (this is the
+ * hook where ballast's remap will plug in).
+ */
+#include "md.h"
+
+#include <ballast/common.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int grow(void **p, size_t elem, int cap) {
+  void *q = realloc(*p, elem * (size_t)cap);
+  if (!q) return BALLAST_ENOMEM;
+  *p = q;
+  return 0;
+}
+
+int md_block_reserve(md_block_t *b, int cap) {
+  if (cap <= b->cap) return 0;
+  int nc = b->cap ? b->cap : 64;
+  while (nc < cap) nc *= 2;
+  double **arr[9] = {&b->x, &b->y, &b->z, &b->vx, &b->vy, &b->vz, &b->fx, &b->fy, &b->fz};
+  for (int k = 0; k < 9; k++)
+    if (grow((void **)arr[k], sizeof(double), nc)) return BALLAST_ENOMEM;
+  if (grow((void **)&b->id, sizeof(int64_t), nc)) return BALLAST_ENOMEM;
+  b->cap = nc;
+  return 0;
+}
+
+int md_ghost_reserve(md_block_t *b, int cap) {
+  if (cap <= b->gcap) return 0;
+  int nc = b->gcap ? b->gcap : 64;
+  while (nc < cap) nc *= 2;
+  if (grow((void **)&b->gx, sizeof(double), nc) || grow((void **)&b->gy, sizeof(double), nc) ||
+      grow((void **)&b->gz, sizeof(double), nc) || grow((void **)&b->gcell, sizeof(int), nc))
+    return BALLAST_ENOMEM;
+  b->gcap = nc;
+  return 0;
+}
+
+int md_block_push(md_block_t *b, const double *r, int64_t id) {
+  if (b->n == b->cap && md_block_reserve(b, b->n + 1)) return BALLAST_ENOMEM;
+  int i = b->n++;
+  b->x[i] = r[0]; b->y[i] = r[1]; b->z[i] = r[2];
+  b->vx[i] = r[3]; b->vy[i] = r[4]; b->vz[i] = r[5];
+  b->fx[i] = r[6]; b->fy[i] = r[7]; b->fz[i] = r[8];
+  b->id[i] = id;
+  return 0;
+}
+
+/* Removes particle i by moving the last one into its place. */
+void md_block_remove(md_block_t *b, int i) {
+  int l = --b->n;
+  if (i == l) return;
+  b->x[i] = b->x[l]; b->y[i] = b->y[l]; b->z[i] = b->z[l];
+  b->vx[i] = b->vx[l]; b->vy[i] = b->vy[l]; b->vz[i] = b->vz[l];
+  b->fx[i] = b->fx[l]; b->fy[i] = b->fy[l]; b->fz[i] = b->fz[l];
+  b->id[i] = b->id[l];
+}
+
+void md_block_free(md_block_t *b) {
+  free(b->x); free(b->y); free(b->z);
+  free(b->vx); free(b->vy); free(b->vz);
+  free(b->fx); free(b->fy); free(b->fz);
+  free(b->id);
+  free(b->gx); free(b->gy); free(b->gz); free(b->gcell);
+  memset(b, 0, sizeof *b);
+}
+
+void md_strategy_map(const md_sim_t *s, md_strategy_t st, unsigned long seed,
+                     int round, int *owner) {
+  int nb = s->nblocks, P = s->size;
+  switch (st) {
+  case MD_BLOCK:
+    /* Blocks are numbered x-major, so contiguous ranges are slabs along x
+     * (for nblocks a multiple of ranks, whole planes of blocks). */
+    for (int b = 0; b < nb; b++)
+      owner[b] = (int)((long)b * P / nb);
+    break;
+  case MD_ROUNDROBIN:
+    for (int b = 0; b < nb; b++)
+      owner[b] = (b + round) % P;
+    break;
+  case MD_RANDOM: {
+    /* A seeded shuffle dealt in equal shares: random placement, equal
+     * block counts per rank (as the seed's random mappings). */
+    int *perm = malloc(sizeof(int) * (size_t)nb);
+    uint64_t st64 = (uint64_t)seed * 0x2545F4914F6CDD1Dull + (uint64_t)round * 7919u + 17u;
+    if (!perm) {
+      for (int b = 0; b < nb; b++) owner[b] = b % P;
+      break;
+    }
+    for (int b = 0; b < nb; b++) perm[b] = b;
+    for (int k = nb - 1; k > 0; k--) {
+      int j = (int)(md_rng_next(&st64) % (uint64_t)(k + 1));
+      int t = perm[k]; perm[k] = perm[j]; perm[j] = t;
+    }
+    for (int k = 0; k < nb; k++)
+      owner[perm[k]] = (int)((long)k * P / nb);
+    free(perm);
+    break;
+  }
+  }
+}
+
+void md_refresh_mine(md_sim_t *s) {
+  s->nmine = 0;
+  for (int b = 0; b < s->nblocks; b++)
+    if (s->owner[b] == s->rank) s->mine[s->nmine++] = b;
+}
+
+static uint64_t map_hash(const int *owner, int n) {
+  uint64_t h = 1469598103934665603ull;
+  for (int b = 0; b < n; b++) {
+    h ^= (uint64_t)(uint32_t)owner[b];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+int md_apply_owner_map(md_sim_t *s, const int *new_owner) {
+  double t0 = MPI_Wtime();
+  int P = s->size, me = s->rank;
+  /* Every rank must pass a valid map and the same one: checked together so
+   * that all ranks return the same code and nothing moves on error. */
+  int ok = new_owner != NULL;
+  for (int b = 0; ok && b < s->nblocks; b++)
+    if (new_owner[b] < 0 || new_owner[b] >= P) ok = 0;
+  uint64_t h = ok ? map_hash(new_owner, s->nblocks) : 0;
+  unsigned long long hv[2] = {h, ~h}, hr[2];
+  int okall;
+  if (MPI_Allreduce(&ok, &okall, 1, MPI_INT, MPI_MIN, s->comm) != MPI_SUCCESS ||
+      MPI_Allreduce(hv, hr, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, s->comm) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  if (!okall || hr[0] != ~hr[1]) return BALLAST_EINVAL;
+
+  int *scount = calloc((size_t)P, sizeof(int)), *rcount = calloc((size_t)P, sizeof(int));
+  int *sdisp = calloc((size_t)P, sizeof(int)), *rdisp = calloc((size_t)P, sizeof(int));
+  double *sbuf = NULL, *rbuf = NULL;
+  int rc = 0;
+  long total = 0;
+  if (!scount || !rcount || !sdisp || !rdisp) { rc = BALLAST_ENOMEM; goto agree; }
+  /* Record of a block: [block, count, x[n] y[n] z[n] vx vy vz fx fy fz, id[n]]. */
+  for (int k = 0; k < s->nmine; k++) {
+    int b = s->mine[k];
+    if (new_owner[b] != me) {
+      long sz = 2 + 10L * s->blocks[b].n;
+      scount[new_owner[b]] += (int)sz;
+      total += sz;
+    }
+  }
+  for (int r = 1; r < P; r++) sdisp[r] = sdisp[r - 1] + scount[r - 1];
+  sbuf = malloc(sizeof(double) * (size_t)(total ? total : 1));
+  if (!sbuf) { rc = BALLAST_ENOMEM; goto agree; }
+  {
+    int *pos = calloc((size_t)P, sizeof(int));
+    if (!pos) { rc = BALLAST_ENOMEM; goto agree; }
+    for (int k = 0; k < s->nmine; k++) {
+      int b = s->mine[k], d = new_owner[b];
+      if (d == me) continue;
+      md_block_t *blk = &s->blocks[b];
+      double *w = sbuf + sdisp[d] + pos[d];
+      int n = blk->n;
+      w[0] = b;
+      w[1] = n;
+      const double *arr[9] = {blk->x, blk->y, blk->z, blk->vx, blk->vy, blk->vz,
+                              blk->fx, blk->fy, blk->fz};
+      for (int a = 0; a < 9; a++)
+        if (n) memcpy(w + 2 + (size_t)a * n, arr[a], sizeof(double) * (size_t)n);
+      for (int i = 0; i < n; i++)
+        w[2 + 9L * n + i] = (double)blk->id[i];
+      pos[d] += 2 + 10 * n;
+    }
+    free(pos);
+  }
+agree:;
+  /* Allocation failures anywhere abort the remap everywhere, before any
+   * state has changed. */
+  int myrc = rc, allrc;
+  if (MPI_Allreduce(&myrc, &allrc, 1, MPI_INT, MPI_MIN, s->comm) != MPI_SUCCESS) {
+    rc = BALLAST_EMPI;
+    goto out;
+  }
+  if (allrc) { rc = allrc; goto out; }
+  if (MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, s->comm) != MPI_SUCCESS) {
+    rc = BALLAST_EMPI;
+    goto out;
+  }
+  long rtotal = 0;
+  for (int r = 0; r < P; r++) {
+    rdisp[r] = (int)rtotal;
+    rtotal += rcount[r];
+  }
+  rbuf = malloc(sizeof(double) * (size_t)(rtotal ? rtotal : 1));
+  myrc = rbuf ? 0 : BALLAST_ENOMEM;
+  MPI_Allreduce(&myrc, &allrc, 1, MPI_INT, MPI_MIN, s->comm);
+  if (allrc) { rc = allrc; goto out; }
+  if (MPI_Alltoallv(sbuf, scount, sdisp, MPI_DOUBLE, rbuf, rcount, rdisp, MPI_DOUBLE,
+                    s->comm) != MPI_SUCCESS) {
+    rc = BALLAST_EMPI;
+    goto out;
+  }
+  /* Commit: drop the blocks that left, adopt the ones that arrived. */
+  for (int k = 0; k < s->nmine; k++) {
+    int b = s->mine[k];
+    if (new_owner[b] != me) md_block_free(&s->blocks[b]);
+  }
+  for (long off = 0; off < rtotal;) {
+    int b = (int)rbuf[off], n = (int)rbuf[off + 1];
+    md_block_t *blk = &s->blocks[b];
+    const double *w = rbuf + off + 2;
+    if (md_block_reserve(blk, n)) {
+      /* Nothing sensible remains to be done: the source copies are gone. */
+      fprintf(stderr, "ballast-md: out of memory adopting block %d\n", b);
+      MPI_Abort(s->comm, 2);
+    }
+    double *arr[9] = {blk->x, blk->y, blk->z, blk->vx, blk->vy, blk->vz,
+                      blk->fx, blk->fy, blk->fz};
+    for (int a = 0; a < 9; a++)
+      if (n) memcpy(arr[a], w + (size_t)a * n, sizeof(double) * (size_t)n);
+    for (int i = 0; i < n; i++)
+      blk->id[i] = (int64_t)w[9L * n + i];
+    blk->n = n;
+    off += 2 + 10L * n;
+  }
+  long moved = 0;
+  for (int b = 0; b < s->nblocks; b++)
+    if (new_owner[b] != s->owner[b]) moved++;
+  double bytes = 0, mybytes = 8.0 * (double)total;
+  MPI_Allreduce(&mybytes, &bytes, 1, MPI_DOUBLE, MPI_SUM, s->comm);
+  memcpy(s->owner, new_owner, sizeof(int) * (size_t)s->nblocks);
+  md_refresh_mine(s);
+  rc = md_neighbours_update(s);
+  if (moved) s->remaps++;
+  s->tasks_moved += moved;
+  s->bytes_moved += bytes;
+out:
+  free(scount); free(rcount); free(sdisp); free(rdisp);
+  free(sbuf); free(rbuf);
+  s->lb_seconds += MPI_Wtime() - t0;
+  return rc;
+}

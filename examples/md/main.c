@@ -1,0 +1,213 @@
+/*
+ * ballast-md: driver. Parses the command line, builds the decomposition and
+ * the initial state, runs velocity Verlet with each phase clocked as a
+ * ballast monitoring region nested in "step", and reports.
+ *
+ * Step (velocity Verlet, mass 1):
+ *   integrate: v += dt/2 f; x += dt v; boundaries
+ *   migrate:   particles that left their block go to the owning block/rank
+ *   halo:      ghost copies of neighbouring boundary cells
+ *   forces:    f(x), potential energy
+ *   integrate: v += dt/2 f
+ */
+#include "md.h"
+
+#include <ballast/common.h>
+#include <ballast/mon.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void die(md_sim_t *s, int rc, const char *what) {
+  fprintf(stderr, "ballast-md: rank %d: %s failed: %s\n", s->rank, what,
+          ballast_strerror(rc));
+  MPI_Abort(s->comm, 3);
+}
+
+/* Global sums (kinetic, potential, momentum, count) and extreme coordinates. */
+static void global_sums(md_sim_t *s, double g[8]) {
+  double l[8];
+  md_local_sums(s, l);
+  MPI_Allreduce(l, g, 6, MPI_DOUBLE, MPI_SUM, s->comm);
+  MPI_Allreduce(&l[6], &g[6], 1, MPI_DOUBLE, MPI_MIN, s->comm);
+  MPI_Allreduce(&l[7], &g[7], 1, MPI_DOUBLE, MPI_MAX, s->comm);
+}
+
+static int sim_init(md_sim_t *s, char *err, size_t errlen) {
+  if (md_geometry_init(s, err, errlen)) return -1;
+  s->owner = malloc(sizeof(int) * (size_t)s->nblocks);
+  s->mine = malloc(sizeof(int) * (size_t)s->nblocks);
+  s->blocks = calloc((size_t)s->nblocks, sizeof(md_block_t));
+  if (!s->owner || !s->mine || !s->blocks) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  md_strategy_map(s, s->p.strategy, s->p.seed, 0, s->owner);
+  md_refresh_mine(s);
+  if (md_neighbours_update(s)) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  return md_scenario_create(s, err, errlen);
+}
+
+static void sim_free(md_sim_t *s) {
+  for (int b = 0; s->blocks && b < s->nblocks; b++) md_block_free(&s->blocks[b]);
+  free(s->blocks);
+  free(s->owner);
+  free(s->mine);
+  md_neighbours_free(s);
+  md_scratch_free(&s->scr);
+  md_geometry_free(s);
+}
+
+static void phase(const char *name, int begin) {
+  /* Monitoring never changes what the simulation does: a failing region
+   * call would only lose a measurement. */
+  if (begin) (void)mon_region_begin(name);
+  else (void)mon_region_end(name);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  md_sim_t sim;
+  memset(&sim, 0, sizeof sim);
+  md_sim_t *s = &sim;
+  s->comm = MPI_COMM_WORLD;
+  MPI_Comm_rank(s->comm, &s->rank);
+  MPI_Comm_size(s->comm, &s->size);
+  char err[512];
+  /* Every rank parses the same arguments, so all agree on failure. */
+  if (md_parse_args(argc, argv, &s->p, err, sizeof err)) {
+    int help = !strcmp(err, "help");
+    if (s->rank == 0) {
+      if (!help) fprintf(stderr, "ballast-md: %s\n", err);
+      md_usage(help ? stdout : stderr);
+    }
+    MPI_Finalize();
+    return help ? 0 : 2;
+  }
+  int bad = sim_init(s, err, sizeof err) != 0, anybad;
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, s->comm);
+  if (anybad) {
+    if (bad && (s->rank == 0 || !s->p.json_only))
+      fprintf(stderr, "ballast-md: rank %d: %s\n", s->rank, err);
+    sim_free(s);
+    MPI_Finalize();
+    return 2;
+  }
+  const md_params_t *p = &s->p;
+  int rc;
+  if ((rc = md_halo_exchange(s))) die(s, rc, "halo exchange");
+  if ((rc = md_forces(s))) die(s, rc, "forces");
+  double g[8];
+  global_sums(s, g);
+  md_result_t res;
+  memset(&res, 0, sizeof res);
+  res.e0 = g[0] + g[1];
+  memcpy(res.mom0, &g[2], sizeof res.mom0);
+  if (s->rank == 0 && !p->json_only)
+    printf("ballast-md: %s, %ld particles, box %.2f, %d ranks, %d blocks (%dx%dx%d), "
+           "strategy %s%s, %s, dt %g, %d steps\n",
+           md_scenario_name(p->scenario), s->natoms, s->L[0], s->size, s->nblocks, s->nb[0],
+           s->nb[1], s->nb[2], md_strategy_name(p->strategy),
+           p->placement ? " (placement)" : "", s->periodic ? "periodic" : "walls", p->dt,
+           p->steps);
+
+  double *wall = calloc((size_t)p->steps, sizeof(double));
+  double *comp = calloc((size_t)p->steps, sizeof(double));
+  md_series_t ser = {calloc((size_t)p->steps, sizeof(double)),
+                     calloc((size_t)p->steps, sizeof(double)),
+                     calloc((size_t)p->steps, sizeof(double))};
+  if (!wall || !comp || !ser.wall || !ser.cmax || !ser.cavg) die(s, BALLAST_ENOMEM, "setup");
+  int every = p->progress > 0 ? (p->steps + p->progress - 1) / p->progress : 0;
+  int *newmap = malloc(sizeof(int) * (size_t)s->nblocks);
+  if (!newmap) die(s, BALLAST_ENOMEM, "setup");
+  int round = 0, last_report = 0;
+  const double h = 0.5 * p->dt;
+  double tloop = MPI_Wtime();
+  for (int step = 0; step < p->steps; step++) {
+    if (p->remap_every > 0 && step > 0 && step % p->remap_every == 0) {
+      md_strategy_map(s, p->strategy, p->seed, ++round, newmap);
+      if ((rc = md_apply_owner_map(s, newmap))) die(s, rc, "md_apply_owner_map");
+    }
+    double t0 = MPI_Wtime(), tc = 0, t;
+    phase("step", 1);
+    phase("integrate", 1);
+    t = MPI_Wtime();
+    md_kick(s, h);
+    md_drift(s, p->dt);
+    tc += MPI_Wtime() - t;
+    phase("integrate", 0);
+    phase("migrate", 1);
+    if ((rc = md_migrate(s))) die(s, rc, "particle migration");
+    phase("migrate", 0);
+    phase("halo", 1);
+    if ((rc = md_halo_exchange(s))) die(s, rc, "halo exchange");
+    phase("halo", 0);
+    phase("forces", 1);
+    t = MPI_Wtime();
+    if ((rc = md_forces(s))) die(s, rc, "forces");
+    tc += MPI_Wtime() - t;
+    phase("forces", 0);
+    phase("integrate", 1);
+    t = MPI_Wtime();
+    md_kick(s, h);
+    tc += MPI_Wtime() - t;
+    phase("integrate", 0);
+    phase("step", 0);
+    wall[step] = MPI_Wtime() - t0;
+    comp[step] = tc;
+    if (every && ((step + 1) % every == 0 || step + 1 == p->steps)) {
+      global_sums(s, g);
+      double e = g[0] + g[1], dr = fabs(e - res.e0) / fabs(res.e0);
+      if (dr > res.drift_max) res.drift_max = dr;
+      /* interval figures for the progress line */
+      int n = step + 1 - last_report;
+      double lw = 0, lc = 0, mw, mc, sc;
+      for (int k = last_report; k <= step; k++) { lw += wall[k]; lc += comp[k]; }
+      MPI_Reduce(&lw, &mw, 1, MPI_DOUBLE, MPI_MAX, 0, s->comm);
+      MPI_Reduce(&lc, &mc, 1, MPI_DOUBLE, MPI_MAX, 0, s->comm);
+      MPI_Reduce(&lc, &sc, 1, MPI_DOUBLE, MPI_SUM, 0, s->comm);
+      last_report = step + 1;
+      if (s->rank == 0 && !p->json_only) {
+        printf("step %6d/%d  E/N %.6f  drift %.2e  T %.4f  %.3f ms/step  imbalance %.3f"
+               "  remaps %d\n", step + 1, p->steps, e / g[5], dr, 2.0 * g[0] / (3.0 * g[5]),
+               1e3 * mw / n, sc > 0 ? mc / (sc / s->size) : 1.0, s->remaps);
+        fflush(stdout);
+      }
+    }
+  }
+  res.wall_total = MPI_Wtime() - tloop;
+  MPI_Reduce(wall, ser.wall, p->steps, MPI_DOUBLE, MPI_MAX, 0, s->comm);
+  MPI_Reduce(comp, ser.cmax, p->steps, MPI_DOUBLE, MPI_MAX, 0, s->comm);
+  MPI_Reduce(comp, ser.cavg, p->steps, MPI_DOUBLE, MPI_SUM, 0, s->comm);
+  for (int k = 0; k < p->steps; k++) ser.cavg[k] /= s->size;
+
+  global_sums(s, g);
+  res.e1 = g[0] + g[1];
+  res.ke1 = g[0];
+  res.pe1 = g[1];
+  res.drift = fabs(res.e1 - res.e0) / fabs(res.e0);
+  if (res.drift > res.drift_max) res.drift_max = res.drift;
+  memcpy(res.mom1, &g[2], sizeof res.mom1);
+  res.particles_end = lround(g[5]);
+  res.pos_min = g[6];
+  res.pos_max = g[7];
+  uint64_t ck[3];
+  if ((rc = md_id_checksum(s, ck))) die(s, rc, "checksum");
+  res.id_sum = ck[0];
+  res.id_xor = ck[1];
+  res.id_hash = ck[2];
+  md_report(s, &ser, &res);
+
+  free(newmap);
+  free(wall);
+  free(comp);
+  free(ser.wall);
+  free(ser.cmax);
+  free(ser.cavg);
+  sim_free(s);
+  MPI_Finalize();
+  return res.particles_end == s->natoms ? 0 : 4;
+}

@@ -1,0 +1,214 @@
+/*
+ * ballast-md: a 3D Lennard-Jones molecular dynamics code (reduced units,
+ * linked cells, velocity Verlet) decomposed into blocks of cells, each block
+ * a unit of work owned by one rank through an owner map that may change
+ * between steps. This header is the example's internal contract; it is not
+ * part of ballast's API.
+ *
+ * Units: sigma = epsilon = mass = k_B = 1. Potential: LJ truncated at
+ * rc = 2.5 and shifted so that U(rc) = 0 (the force is the plain LJ force
+ * inside rc, zero outside), the standard "truncated and shifted" choice:
+ * the shift removes the energy jump at the cutoff, so total energy is a
+ * conserved quantity of the discrete dynamics up to the O(dt^2) error of
+ * velocity Verlet and the small force jump at rc.
+ */
+#ifndef BALLAST_MD_H
+#define BALLAST_MD_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#define MD_RC 2.5          /* cutoff radius (sigma) */
+#define MD_DIM 3
+/* Doubles per particle in a migration record: block, x, v, f, id. */
+#define MD_MREC 11
+/* Doubles per ghost record: target block, local cell, x, y, z. */
+#define MD_GREC 5
+
+typedef enum { MD_UNIFORM = 0, MD_DROPLET, MD_CLUSTER } md_scenario_t;
+typedef enum { MD_BLOCK = 0, MD_RANDOM, MD_ROUNDROBIN } md_strategy_t;
+
+/* splitmix64: a small, seedable, reproducible generator. */
+static inline uint64_t md_rng_next(uint64_t *st) {
+  uint64_t z = (*st += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+/* Uniform in [0, 1). */
+static inline double md_rng_uniform(uint64_t *st) {
+  return (double)(md_rng_next(st) >> 11) * 0x1p-53;
+}
+
+/* Command-line parameters (options.c). */
+typedef struct {
+  md_scenario_t scenario;
+  md_strategy_t strategy;
+  long particles;      /* requested count; the lattice rounds it to 4*M^3 */
+  int steps;
+  double dt;
+  int nb[MD_DIM];      /* blocks per dimension; 0 = choose */
+  unsigned long seed;
+  int walls;           /* reflecting walls instead of periodic boundaries */
+  int placement;       /* one block per rank */
+  int window;          /* steps per measurement window; 0 = choose */
+  int remap_every;     /* re-apply the strategy's map every K steps; 0 = never */
+  int json_only;
+  double rho;          /* liquid density */
+  double temperature;  /* initial temperature */
+  double drift;        /* cluster drift speed (along x) */
+  int progress;        /* progress lines (number of reports over the run) */
+} md_params_t;
+
+/* One block: its owned particles as growable structure-of-arrays, and the
+ * ghost copies of neighbouring particles it needs for the force loop. */
+typedef struct {
+  int n, cap;
+  double *x, *y, *z, *vx, *vy, *vz, *fx, *fy, *fz;
+  int64_t *id;
+  int ng, gcap;
+  double *gx, *gy, *gz;
+  int *gcell;          /* ghost's cell in the block's extended cell grid */
+} md_block_t;
+
+/* A growable buffer of doubles (send/receive staging). */
+typedef struct {
+  double *v;
+  size_t n, cap;
+} md_dbuf_t;
+
+/* Per-dimension geometry of one cell: the blocks whose extended cell range
+ * (the block plus one ghost layer) contains the cell or its periodic image,
+ * with the image shift in box lengths. At most 4 entries are possible. */
+typedef struct {
+  int n;
+  int blk[4];
+  int shift[4];
+} md_ghostmap_t;
+
+/* Scratch arrays of the force loop (cell-sorted copies of a block). */
+typedef struct {
+  int *start;           /* [ncell + 1] first sorted index of each cell */
+  int ccap;
+  int *pc;              /* cell of each particle, owned then ghosts */
+  double *sx, *sy, *sz; /* positions sorted by cell */
+  int *sidx;            /* owned index, or -1 for a ghost */
+  int pcap;
+} md_scratch_t;
+
+typedef struct {
+  md_params_t p;
+  MPI_Comm comm;
+  int rank, size;
+
+  /* geometry (cells.c) */
+  double L[MD_DIM];     /* box lengths */
+  int nc[MD_DIM];       /* cells per dimension */
+  double cs[MD_DIM];    /* cell size (>= rc) */
+  int nb[MD_DIM];       /* blocks per dimension */
+  int nblocks;
+  int *blo[MD_DIM];     /* block i spans cells [blo[i], blo[i+1]) */
+  int *cell_blk[MD_DIM];/* block index (per dimension) of each cell */
+  md_ghostmap_t *gmap[MD_DIM];
+  int periodic;
+
+  /* ownership (blocks.c) */
+  int *owner;           /* owner[nblocks]: rank owning each block */
+  md_block_t *blocks;   /* [nblocks]; storage only where owner == rank */
+  int *mine;            /* my blocks, ascending */
+  int nmine;
+
+  /* neighbourhood (halo.c) */
+  int *nbr;             /* ranks owning blocks adjacent to mine (sorted) */
+  int nnbr;
+  md_dbuf_t *sendb;     /* [nnbr] */
+  md_dbuf_t recvb;
+  md_dbuf_t localq;     /* records for blocks on this rank */
+  int *rank_slot;       /* rank -> index in nbr, or -1 */
+
+  /* bookkeeping */
+  long natoms;          /* global particle count at start */
+  int remaps;
+  long tasks_moved;
+  double bytes_moved;
+  double lb_seconds;
+  double epot_local;    /* potential energy of my particles (last forces) */
+  md_scratch_t scr;
+} md_sim_t;
+
+/* options.c */
+int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t errlen);
+void md_usage(FILE *out);
+const char *md_scenario_name(md_scenario_t s);
+const char *md_strategy_name(md_strategy_t s);
+
+/* cells.c: geometry */
+int md_geometry_init(md_sim_t *s, char *err, size_t errlen);
+void md_geometry_free(md_sim_t *s);
+int md_block_index(const md_sim_t *s, int bx, int by, int bz);
+void md_block_coords(const md_sim_t *s, int b, int *bx, int *by, int *bz);
+int md_cell_coord(const md_sim_t *s, int d, double x);
+int md_block_of_pos(const md_sim_t *s, double x, double y, double z);
+/* Blocks adjacent to b (26-neighbourhood, with periodic wrap), b excluded,
+ * without duplicates; returns the count written to out (<= 26). */
+int md_block_neighbours(const md_sim_t *s, int b, int *out);
+
+/* blocks.c: block storage, owner maps, migration of whole blocks */
+int md_block_reserve(md_block_t *blk, int cap);
+/* Appends one particle: r9 = x, y, z, vx, vy, vz, fx, fy, fz. */
+int md_block_push(md_block_t *blk, const double *r9, int64_t id);
+void md_block_remove(md_block_t *blk, int i);
+void md_block_free(md_block_t *blk);
+int md_ghost_reserve(md_block_t *blk, int cap);
+void md_strategy_map(const md_sim_t *s, md_strategy_t st, unsigned long seed,
+                     int round, int *owner);
+void md_refresh_mine(md_sim_t *s);
+/* Collective: moves every block whose owner changes to its new owner (count
+ * then structure-of-arrays data over MPI), then adopts new_owner. Returns 0,
+ * BALLAST_EINVAL when new_owner is invalid or differs between ranks (nothing
+ * moves), BALLAST_ENOMEM or BALLAST_EMPI. */
+int md_apply_owner_map(md_sim_t *s, const int *new_owner);
+
+/* halo.c: neighbour ranks, ghost exchange, particle migration */
+int md_neighbours_update(md_sim_t *s);
+void md_neighbours_free(md_sim_t *s);
+int md_halo_exchange(md_sim_t *s);
+int md_migrate(md_sim_t *s);
+int md_dbuf_reserve(md_dbuf_t *b, size_t cap);
+void md_dbuf_free(md_dbuf_t *b);
+
+/* physics.c */
+int md_forces(md_sim_t *s);
+void md_scratch_free(md_scratch_t *w);
+void md_kick(md_sim_t *s, double h);
+void md_drift(md_sim_t *s, double dt);
+void md_local_sums(const md_sim_t *s, double out[8]);
+
+/* scenario.c */
+int md_scenario_create(md_sim_t *s, char *err, size_t errlen);
+
+/* summary.c */
+typedef struct {
+  double *wall;      /* per step: max over ranks of wall time */
+  double *cmax;      /* per step: max over ranks of compute time */
+  double *cavg;      /* per step: mean over ranks of compute time */
+} md_series_t;
+/* End-of-run figures gathered on every rank (md_report prints on rank 0). */
+typedef struct {
+  double e0, e1, ke1, pe1;   /* total energy at start and end, end split */
+  double drift, drift_max;   /* |E - E0| / |E0| at the end, max over samples */
+  double mom0[3], mom1[3];   /* total momentum at start and end */
+  double pos_min, pos_max;   /* extreme coordinates over all particles */
+  double wall_total;         /* seconds of the time-step loop */
+  long particles_end;
+  uint64_t id_sum, id_xor, id_hash;
+} md_result_t;
+double md_median(const double *v, int n);
+/* Collective: sum, xor and hash-sum of all particle ids (out[3]). */
+int md_id_checksum(const md_sim_t *s, uint64_t out[3]);
+/* Rank 0 prints the human summary (unless --json-only) and the JSON line. */
+void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * ballast-md command line: strict parsing (every number checked, every
+ * unknown or malformed option an error naming what was wrong).
+ */
+#include "md.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *md_scenario_name(md_scenario_t s) {
+  switch (s) {
+  case MD_UNIFORM: return "uniform";
+  case MD_DROPLET: return "droplet";
+  case MD_CLUSTER: return "cluster";
+  }
+  return "?";
+}
+
+const char *md_strategy_name(md_strategy_t s) {
+  switch (s) {
+  case MD_BLOCK: return "block";
+  case MD_RANDOM: return "random";
+  case MD_ROUNDROBIN: return "roundrobin";
+  }
+  return "?";
+}
+
+void md_usage(FILE *out) {
+  fprintf(out,
+    "usage: ballast-md [options]\n"
+    "  --scenario S      uniform | droplet | cluster          (default uniform)\n"
+    "  --particles N     particle count, rounded to the FCC lattice 4*M^3 of the\n"
+    "                    liquid (droplet/cluster keep the dense sphere and a\n"
+    "                    dilute gas of that lattice)                (default 4000)\n"
+    "  --steps N         time steps                                  (default 200)\n"
+    "  --dt X            time step, reduced units                  (default 0.005)\n"
+    "  --blocks X,Y,Z    blocks per dimension (default: about 8 per rank)\n"
+    "  --strategy S      owner map: block | random | roundrobin     (default block)\n"
+    "                    (ballast: not available yet in this example)\n"
+    "  --seed N          seed of particles and of the random map       (default 1)\n"
+    "  --walls           reflecting walls instead of periodic boundaries\n"
+    "  --placement       one block per rank (blocks default to MPI_Dims_create)\n"
+    "  --window W        steps per measurement window (default steps/10, >= 1)\n"
+    "  --remap-every K   re-apply the strategy's map every K steps: random draws\n"
+    "                    a new map, roundrobin rotates it (exercises\n"
+    "                    md_apply_owner_map); not valid with block     (default 0)\n"
+    "  --rho X           liquid density                             (default 0.8442)\n"
+    "  --temperature X   initial temperature                        (default 0.72)\n"
+    "  --drift X         cluster drift speed along x                  (default 2.0)\n"
+    "  --progress N      progress lines over the run, 0 = none        (default 10)\n"
+    "  --json-only       print only the {\"md_summary\": ...} line\n"
+    "  --help            this text\n");
+}
+
+static int fail(char *err, size_t len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, len, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static int parse_long(const char *opt, const char *s, long lo, long hi, long *out,
+                      char *err, size_t len) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end != '\0')
+    return fail(err, len, "%s: '%s' is not an integer", opt, s);
+  if (v < lo || v > hi)
+    return fail(err, len, "%s: %ld is out of range [%ld, %ld]", opt, v, lo, hi);
+  *out = v;
+  return 0;
+}
+
+static int parse_double(const char *opt, const char *s, double lo, double hi,
+                        double *out, char *err, size_t len) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end != '\0' || !isfinite(v))
+    return fail(err, len, "%s: '%s' is not a number", opt, s);
+  if (v < lo || v > hi)
+    return fail(err, len, "%s: %g is out of range [%g, %g]", opt, v, lo, hi);
+  *out = v;
+  return 0;
+}
+
+static int parse_blocks(const char *s, int nb[MD_DIM], char *err, size_t len) {
+  const char *q = s;
+  for (int d = 0; d < MD_DIM; d++) {
+    char *end;
+    errno = 0;
+    long v = strtol(q, &end, 10);
+    if (errno || end == q || v < 1 || v > 1024)
+      return fail(err, len, "--blocks: '%s' is not X,Y,Z with 1 <= X,Y,Z <= 1024", s);
+    nb[d] = (int)v;
+    if (d < MD_DIM - 1) {
+      if (*end != ',')
+        return fail(err, len, "--blocks: '%s' is not X,Y,Z (three comma-separated counts)", s);
+      q = end + 1;
+    } else if (*end != '\0') {
+      return fail(err, len, "--blocks: trailing characters in '%s'", s);
+    }
+  }
+  return 0;
+}
+
+int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) {
+  memset(p, 0, sizeof *p);
+  p->scenario = MD_UNIFORM;
+  p->strategy = MD_BLOCK;
+  p->particles = 4000;
+  p->steps = 200;
+  p->dt = 0.005;
+  p->seed = 1;
+  p->rho = 0.8442;
+  p->temperature = 0.72;
+  p->drift = 2.0;
+  p->progress = 10;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    long lv;
+    /* options that take no value */
+    if (!strcmp(a, "--walls")) { p->walls = 1; continue; }
+    if (!strcmp(a, "--placement")) { p->placement = 1; continue; }
+    if (!strcmp(a, "--json-only")) { p->json_only = 1; continue; }
+    if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+      return fail(err, len, "help");
+    if (strncmp(a, "--", 2) != 0)
+      return fail(err, len, "unexpected argument '%s'", a);
+    const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+    int known = !strcmp(a, "--scenario") || !strcmp(a, "--particles") ||
+                !strcmp(a, "--steps") || !strcmp(a, "--dt") || !strcmp(a, "--blocks") ||
+                !strcmp(a, "--strategy") || !strcmp(a, "--seed") ||
+                !strcmp(a, "--window") || !strcmp(a, "--remap-every") ||
+                !strcmp(a, "--rho") || !strcmp(a, "--temperature") ||
+                !strcmp(a, "--drift") || !strcmp(a, "--progress");
+    if (!known)
+      return fail(err, len, "unknown option '%s' (see --help)", a);
+    if (!v)
+      return fail(err, len, "%s needs a value", a);
+    i++;
+    if (!strcmp(a, "--scenario")) {
+      if (!strcmp(v, "uniform")) p->scenario = MD_UNIFORM;
+      else if (!strcmp(v, "droplet")) p->scenario = MD_DROPLET;
+      else if (!strcmp(v, "cluster")) p->scenario = MD_CLUSTER;
+      else return fail(err, len, "--scenario: unknown scenario '%s' (uniform, droplet, cluster)", v);
+    } else if (!strcmp(a, "--strategy")) {
+      if (!strcmp(v, "block")) p->strategy = MD_BLOCK;
+      else if (!strcmp(v, "random")) p->strategy = MD_RANDOM;
+      else if (!strcmp(v, "roundrobin")) p->strategy = MD_ROUNDROBIN;
+      else if (!strcmp(v, "ballast"))
+        return fail(err, len, "--strategy ballast: ballast's load balancing is not "
+                              "integrated into this example yet (use block, random or roundrobin)");
+      else return fail(err, len, "--strategy: unknown strategy '%s' (block, random, roundrobin)", v);
+    } else if (!strcmp(a, "--particles")) {
+      if (parse_long(a, v, 32, 50000000L, &lv, err, len)) return -1;
+      p->particles = lv;
+    } else if (!strcmp(a, "--steps")) {
+      if (parse_long(a, v, 1, INT_MAX / 2, &lv, err, len)) return -1;
+      p->steps = (int)lv;
+    } else if (!strcmp(a, "--dt")) {
+      if (parse_double(a, v, 1e-6, 0.05, &p->dt, err, len)) return -1;
+    } else if (!strcmp(a, "--blocks")) {
+      if (parse_blocks(v, p->nb, err, len)) return -1;
+    } else if (!strcmp(a, "--seed")) {
+      if (parse_long(a, v, 0, LONG_MAX, &lv, err, len)) return -1;
+      p->seed = (unsigned long)lv;
+    } else if (!strcmp(a, "--window")) {
+      if (parse_long(a, v, 1, INT_MAX / 2, &lv, err, len)) return -1;
+      p->window = (int)lv;
+    } else if (!strcmp(a, "--remap-every")) {
+      if (parse_long(a, v, 0, INT_MAX / 2, &lv, err, len)) return -1;
+      p->remap_every = (int)lv;
+    } else if (!strcmp(a, "--rho")) {
+      if (parse_double(a, v, 0.05, 1.2, &p->rho, err, len)) return -1;
+    } else if (!strcmp(a, "--temperature")) {
+      if (parse_double(a, v, 0.0, 10.0, &p->temperature, err, len)) return -1;
+    } else if (!strcmp(a, "--drift")) {
+      if (parse_double(a, v, 0.0, 10.0, &p->drift, err, len)) return -1;
+    } else if (!strcmp(a, "--progress")) {
+      if (parse_long(a, v, 0, 1000, &lv, err, len)) return -1;
+      p->progress = (int)lv;
+    }
+  }
+  if (p->remap_every > 0 && p->strategy == MD_BLOCK)
+    return fail(err, len, "--remap-every: the block strategy never changes its map; "
+                          "use --strategy random or roundrobin");
+  if (p->window > p->steps)
+    return fail(err, len, "--window %d is longer than the run (--steps %d)", p->window, p->steps);
+  if (p->window == 0)
+    p->window = p->steps >= 10 ? p->steps / 10 : 1;
+  return 0;
+}

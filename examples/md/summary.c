@@ -1,0 +1,127 @@
+/*
+ * End of run: the id checksum, medians over measurement windows, the human
+ * summary and the one-line JSON record {"md_summary": {...}}.
+ *
+ * Per step, wall = max over ranks of the step's wall time; imbalance =
+ * max / mean over ranks of the rank's compute time (forces + integration)
+ * in that step. Window figures are medians over the window's steps.
+ */
+#include "md.h"
+
+#include <ballast/common.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double md_median(const double *v, int n) {
+  if (n <= 0) return 0.0;
+  double *c = malloc(sizeof(double) * (size_t)n);
+  if (!c) return NAN;
+  memcpy(c, v, sizeof(double) * (size_t)n);
+  qsort(c, (size_t)n, sizeof(double), cmp_double);
+  double m = (n % 2) ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+  free(c);
+  return m;
+}
+
+static uint64_t mix(uint64_t x) {
+  uint64_t st = x;
+  return md_rng_next(&st);
+}
+
+int md_id_checksum(const md_sim_t *s, uint64_t out[3]) {
+  uint64_t loc[2] = {0, 0}, x = 0, sum[2];
+  for (int k = 0; k < s->nmine; k++) {
+    const md_block_t *b = &s->blocks[s->mine[k]];
+    for (int i = 0; i < b->n; i++) {
+      loc[0] += (uint64_t)b->id[i];
+      loc[1] += mix((uint64_t)b->id[i]);  /* a lost + duplicated pair shows here */
+      x ^= (uint64_t)b->id[i];
+    }
+  }
+  if (MPI_Allreduce(loc, sum, 2, MPI_UINT64_T, MPI_SUM, s->comm) != MPI_SUCCESS ||
+      MPI_Allreduce(&x, &out[1], 1, MPI_UINT64_T, MPI_BXOR, s->comm) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  out[0] = sum[0];
+  out[2] = sum[1];
+  return 0;
+}
+
+typedef struct {
+  double tps, tps_first, tps_last, imb_first, imb_last, imb_all;
+} windows_t;
+
+static windows_t windows(const md_series_t *ser, int steps, int w) {
+  windows_t r;
+  double *imb = malloc(sizeof(double) * (size_t)steps);
+  for (int i = 0; imb && i < steps; i++)
+    imb[i] = ser->cavg[i] > 0 ? ser->cmax[i] / ser->cavg[i] : 1.0;
+  r.tps = md_median(ser->wall, steps);
+  r.tps_first = md_median(ser->wall, w);
+  r.tps_last = md_median(ser->wall + steps - w, w);
+  r.imb_first = imb ? md_median(imb, w) : NAN;
+  r.imb_last = imb ? md_median(imb + steps - w, w) : NAN;
+  r.imb_all = imb ? md_median(imb, steps) : NAN;
+  free(imb);
+  return r;
+}
+
+void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r) {
+  if (s->rank != 0) return;
+  const md_params_t *p = &s->p;
+  windows_t w = windows(ser, p->steps, p->window);
+  char hash[32];
+  snprintf(hash, sizeof hash, "%016llx", (unsigned long long)r->id_hash);
+  if (!p->json_only) {
+    printf("\n== ballast-md summary ==\n");
+    printf("scenario %s, strategy %s%s, %d ranks, %d blocks (%dx%dx%d), %s\n",
+           md_scenario_name(p->scenario), md_strategy_name(p->strategy),
+           p->placement ? " (placement: one block per rank)" : "", s->size, s->nblocks,
+           s->nb[0], s->nb[1], s->nb[2], s->periodic ? "periodic" : "reflecting walls");
+    printf("particles %ld at start, %ld at end; box %.3f^3, %dx%dx%d cells\n", s->natoms,
+           r->particles_end, s->L[0], s->nc[0], s->nc[1], s->nc[2]);
+    printf("steps %d, dt %g; loop %.3f s\n", p->steps, p->dt, r->wall_total);
+    printf("time per step (median): %.3f ms; first window %.3f ms, last window %.3f ms "
+           "(window %d steps)\n", 1e3 * w.tps, 1e3 * w.tps_first, 1e3 * w.tps_last,
+           p->window);
+    printf("imbalance (max/avg compute): first window %.3f, last window %.3f, run %.3f\n",
+           w.imb_first, w.imb_last, w.imb_all);
+    printf("owner-map changes %d, blocks moved %ld (%.3g MB), %.4f s in md_apply_owner_map\n",
+           s->remaps, s->tasks_moved, s->bytes_moved / 1e6, s->lb_seconds);
+    printf("energy per particle: start %.8f, end %.8f (kinetic %.6f, potential %.6f)\n",
+           r->e0 / s->natoms, r->e1 / s->natoms, r->ke1 / s->natoms, r->pe1 / s->natoms);
+    printf("relative energy drift %.3e (max over samples %.3e)\n", r->drift, r->drift_max);
+    printf("momentum start (%.3e, %.3e, %.3e), end (%.3e, %.3e, %.3e)\n", r->mom0[0],
+           r->mom0[1], r->mom0[2], r->mom1[0], r->mom1[1], r->mom1[2]);
+    printf("particle ids: sum %llu, xor %llu, hash %s\n", (unsigned long long)r->id_sum,
+           (unsigned long long)r->id_xor, hash);
+  }
+  printf("{\"md_summary\": {\"steps\": %d, \"ranks\": %d, \"particles\": %ld, "
+         "\"particles_end\": %ld, \"scenario\": \"%s\", \"strategy\": \"%s\", "
+         "\"placement\": %s, \"walls\": %s, \"blocks\": %d, \"blocks_xyz\": [%d, %d, %d], "
+         "\"box\": %.17g, \"dt\": %g, \"seed\": %lu, \"window\": %d, "
+         "\"time_per_step\": %.6e, \"time_per_step_first_window\": %.6e, "
+         "\"time_per_step_last_window\": %.6e, \"imbalance_first_window\": %.6f, "
+         "\"imbalance_last_window\": %.6f, \"imbalance_run\": %.6f, "
+         "\"remaps\": %d, \"tasks_moved\": %ld, \"bytes_moved\": %.0f, \"lb_seconds\": %.6e, "
+         "\"loop_seconds\": %.6e, "
+         "\"energy_initial\": %.17g, \"energy_final\": %.17g, \"kinetic_final\": %.17g, "
+         "\"potential_final\": %.17g, \"energy_drift\": %.6e, \"energy_drift_max\": %.6e, "
+         "\"momentum_initial\": [%.17g, %.17g, %.17g], \"momentum_final\": [%.17g, %.17g, %.17g], "
+         "\"position_min\": %.17g, \"position_max\": %.17g, "
+         "\"id_sum\": %llu, \"id_xor\": %llu, \"id_checksum\": \"%s\"}}\n",
+         p->steps, s->size, s->natoms, r->particles_end, md_scenario_name(p->scenario),
+         md_strategy_name(p->strategy), p->placement ? "true" : "false",
+         p->walls ? "true" : "false", s->nblocks, s->nb[0], s->nb[1], s->nb[2], s->L[0],
+         p->dt, p->seed, p->window, w.tps, w.tps_first, w.tps_last, w.imb_first, w.imb_last,
+         w.imb_all, s->remaps, s->tasks_moved, s->bytes_moved, s->lb_seconds, r->wall_total,
+         r->e0, r->e1, r->ke1, r->pe1, r->drift, r->drift_max, r->mom0[0], r->mom0[1],
+         r->mom0[2], r->mom1[0], r->mom1[1], r->mom1[2], r->pos_min, r->pos_max,
+         (unsigned long long)r->id_sum, (unsigned long long)r->id_xor, hash);
+  fflush(stdout);
+}
