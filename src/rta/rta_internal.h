@@ -1,0 +1,112 @@
+/*
+ * rta's task-side private header (task tree, registered arrays, cost model,
+ * tree mapping). Never installed. The mapping engine has its own header.
+ *
+ * The tree is process-wide state owned by task.c; arrays by task_array.c;
+ * the per-task cost window by cost.c. tree_map.c reads all three.
+ */
+#ifndef BALLAST_RTA_INTERNAL_H
+#define BALLAST_RTA_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uthash.h>
+
+#include <ballast/rta.h>
+
+/* ---- registered arrays (task_array.c) ------------------------------------ */
+
+typedef struct rta__array {
+  void **slot;               /* the application's pointer */
+  rta_type_t type;           /* elem, or an MPI_Type_dup owned by rta */
+  int ndims;
+  int64_t dims[RTA_MAX_DIMS];
+  int64_t count;             /* product of dims */
+  size_t elem_bytes;         /* packed bytes of one element */
+  size_t mem_bytes;          /* bytes the array occupies in memory */
+  struct rta__array *next;   /* registration order */
+} rta__array_t;
+
+/** Bytes of the header that precedes each packed array. */
+#define RTA__ARRAY_HDR_BYTES (8 * (4 + RTA_MAX_DIMS))
+
+/** Packed bytes of one array: header + elements, each rounded up to 8.
+ * The packed arrays of a task: one 8-byte count, then each array. */
+int rta__array_packed_size(const rta__array_t *a, size_t *bytes);
+/** Packs every registered array of \a t into buf (len >= packed size). */
+int rta__arrays_pack(const rta_task_t *t, void *buf, size_t len, size_t *used);
+/**
+ * Unpacks arrays into the arrays registered on \a t, in order: each must
+ * have the packed type; its dims become the packed dims; the memory is
+ * (re)allocated with malloc and stored through the application's pointer.
+ * BALLAST_ESIZE when the buffer or the registrations do not match.
+ */
+int rta__arrays_unpack(rta_task_t *t, const void *buf, size_t len,
+                       size_t *used);
+/** Frees rta's records of the task's arrays (not the arrays). */
+void rta__arrays_clear(rta_task_t *t);
+
+/* ---- cost window (cost.c) ------------------------------------------------- */
+
+typedef struct {
+  double *ring;       /* capacity doubles, NULL until the first sample */
+  int cap;            /* ring capacity */
+  int n;              /* samples held (<= window) */
+  int head;           /* next write position */
+  long long total;    /* samples ever pushed */
+  double last;        /* last sample */
+  int *regions;       /* mon/PIA region ids this task was clocked under */
+  int nregions, capregions;
+} rta__cost_t;
+
+void rta__cost_clear(rta__cost_t *c);
+/** Called by task.c right after the task's region was entered. */
+void rta__cost_on_begin(rta_task_t *t);
+
+/* ---- the task ------------------------------------------------------------- */
+
+struct rta_task {
+  char *key;                 /* full path, owned */
+  const char *name;          /* points into key */
+  rta_task_t *parent;
+  rta_task_t **children;     /* definition order */
+  int nchildren, capchildren;
+  int nstages;               /* define_task calls on this task */
+  int stage;                 /* stage under the parent, -1 for roots */
+  rta_task_params_t params;  /* comm points to comm_copy */
+  rta_comm_est_t *comm_copy; /* keys owned */
+  uint64_t params_hash;      /* of nprocs, est_work, comm, state_size */
+  void *data;                /* application pointer */
+  int open;                  /* between begin and end */
+  rta__array_t *arrays;      /* registration order */
+  int narrays;
+  rta__cost_t cost;
+  UT_hash_handle hh;         /* keyed by key */
+};
+
+/** Iterates over every task defined on this process (hash order). */
+rta_task_t *rta__task_first(void);
+rta_task_t *rta__task_next(const rta_task_t *t);
+/** Number of tasks defined on this process. */
+int64_t rta__task_count(void);
+/** Number of open tasks. */
+int rta__open_depth(void);
+/** Parameter hash of a parameter record (FNV-1a over a canonical form). */
+uint64_t rta__params_hash(const rta_task_params_t *p);
+/** Validates a full key: 0, BALLAST_EINVAL or BALLAST_ENAMETOOLONG. */
+int rta__check_key(const char *key);
+
+/* ---- cost model reads (cost.c) -------------------------------------------- */
+
+int rta__cost_min_steps(void);
+/** Back to the default configuration, step counter and baselines (rta_reset). */
+int rta__cost_reset_config(void);
+/** Bytes sent per step to each rank of \a comm since the last baseline,
+ * measured (placement and scaling). \a out has comm-size entries.
+ * Returns 0 and *steps (steps since the baseline, 0 when nothing measured). */
+int rta__cost_partner_bytes(MPI_Comm comm, double *out, long long *steps);
+/** Resets the partner-volume baseline to now (after a mapping). */
+int rta__cost_partner_rebase(MPI_Comm comm);
+
+#endif /* BALLAST_RTA_INTERNAL_H */
