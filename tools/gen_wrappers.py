@@ -342,18 +342,18 @@ def wrapper_kind(e):
                         "if (status == MPI_STATUS_IGNORE)",
                         "  status = &mon_st_;",
                         "MPI_Request mon_rq_ = *request;"],
-                    ["mon__wreq_done(t, mon_rq_, *request, status);"], [])
+                    ["mon__wreq_done(t, mon_rq_, status);"], [])
     if k == "test":
         return emit(e, ["MPI_Status mon_st_;",
                         "if (status == MPI_STATUS_IGNORE)",
                         "  status = &mon_st_;",
                         "MPI_Request mon_rq_ = *request;"],
-                    ["mon__wreq_done(t, mon_rq_, *request, status);"], [],
+                    ["mon__wreq_done(t, mon_rq_, status);"], [],
                     cond="ret == MPI_SUCCESS && *flag")
     if k in ("waitall", "testall"):
         return emit(e, ["mon__wq_t q;",
                         "array_of_statuses = mon__wq_pre(&q, count, array_of_requests, array_of_statuses);"],
-                    ["mon__wq_all(t, &q, array_of_requests, array_of_statuses);"],
+                    ["mon__wq_all(t, &q, array_of_statuses);"],
                     ["mon__wq_fini(&q);"],
                     cond="ret == MPI_SUCCESS" + (" && *flag" if k == "testall" else ""))
     if k in ("waitany", "testany"):
@@ -361,14 +361,14 @@ def wrapper_kind(e):
                         "if (status == MPI_STATUS_IGNORE)",
                         "  status = &mon_st_;",
                         "mon__wq_t q;",
-                        "mon__wq_pre(&q, count, array_of_requests, NULL);"],
-                    ["mon__wq_one(t, &q, *index, array_of_requests, status);"],
+                        "mon__wq_handles(&q, count, array_of_requests);"],
+                    ["mon__wq_one(t, &q, *index, status);"],
                     ["mon__wq_fini(&q);"],
                     cond="ret == MPI_SUCCESS" + (" && *flag" if k == "testany" else ""))
     if k in ("waitsome", "testsome"):
         return emit(e, ["mon__wq_t q;",
                         "array_of_statuses = mon__wq_pre(&q, incount, array_of_requests, array_of_statuses);"],
-                    ["mon__wq_some(t, &q, *outcount, array_of_indices, array_of_requests, array_of_statuses);"],
+                    ["mon__wq_some(t, &q, *outcount, array_of_indices, array_of_statuses);"],
                     ["mon__wq_fini(&q);"])
     if k == "request_free":
         return emit(e, ["mon__wreq_free(t, *request);"], [], [])

@@ -31,12 +31,19 @@
 int mon__w_rank(MPI_Comm comm, int rank);
 /** World rank of \a rank in the group of window \a win (cached per window). */
 int mon__w_wrank(MPI_Win win, int rank);
+/** Frees the communicator and window caches (MPI_Finalize). */
+void mon__wrap_comm_finalize(void);
 /** Forget the cached group of a window about to be freed. */
 void mon__win_forget(MPI_Win win);
 /** Size of \a comm, or of its remote group for an intercommunicator. */
 int mon__w_size(MPI_Comm comm);
+/** Size of the local group of \a comm (= mon__w_size for intracommunicators). */
+int mon__w_lsize(MPI_Comm comm);
 /** Rank of the caller in \a comm. */
 int mon__w_myrank(MPI_Comm comm);
+/** The caller's part in a collective rooted at \a root: 1 the root (MPI_ROOT
+ *  of an intercommunicator), 0 another participant, -1 none (MPI_PROC_NULL). */
+int mon__w_role(MPI_Comm comm, int root);
 /**
  * Neighbours of a topology communicator (Cartesian, graph, distributed
  * graph), in MPI's neighbour order. \a in_ok / \a out_ok (may be NULL) get
@@ -109,12 +116,12 @@ void mon__wreq_post(MPI_Request req, int act, int partner, uint64_t bytes,
 /** Arms the tracked persistent requests among reqs[0..n-1]. */
 void mon__wreq_start(const MPI_Request *reqs, int n);
 /**
- * A request completed: \a before is its handle before the wait/test call,
- * \a after its handle now, \a st its status. Credits its bytes to the posting
- * activity (mon__account) when it is tracked and active.
+ * A request completed in a wait/test call: \a before is its handle as it was
+ * before the call, \a st its status. Credits its bytes to the posting
+ * activity (mon__account) when it is tracked and active; a completed
+ * non-persistent request stops being tracked.
  */
-void mon__wreq_done(mon__tls_t *t, MPI_Request before, MPI_Request after,
-                    const MPI_Status *st);
+void mon__wreq_done(mon__tls_t *t, MPI_Request before, const MPI_Status *st);
 /** MPI_Request_free: stops tracking; an active send is credited now. */
 void mon__wreq_free(mon__tls_t *t, MPI_Request req);
 
@@ -138,24 +145,27 @@ typedef struct {
   MPI_Status st_inline[MON__WQ_INLINE];
 } mon__wq_t;
 
+/** Before the call: copies the \a n handles (skipped when nothing is tracked). */
+void mon__wq_handles(mon__wq_t *q, int n, const MPI_Request *reqs);
 /**
- * Before the call: copies the \a n handles, and returns the status array to
- * pass to PMPI (a local one when \a statuses is MPI_STATUSES_IGNORE and a
- * handle is tracked; \a statuses otherwise). statuses NULL: handles only.
+ * Before the call: mon__wq_handles, and returns the status array to pass to
+ * PMPI: a local one when \a statuses is MPI_STATUSES_IGNORE and something is
+ * tracked, \a statuses otherwise.
  */
 MPI_Status *mon__wq_pre(mon__wq_t *q, int n, const MPI_Request *reqs,
                         MPI_Status *statuses);
 /** Waitall/Testall succeeded: every request completed, statuses by index. */
-void mon__wq_all(mon__tls_t *t, mon__wq_t *q, const MPI_Request *reqs,
-                 const MPI_Status *statuses);
+void mon__wq_all(mon__tls_t *t, mon__wq_t *q, const MPI_Status *statuses);
 /** Waitany/Testany: request \a index (or MPI_UNDEFINED) completed. */
-void mon__wq_one(mon__tls_t *t, mon__wq_t *q, int index, const MPI_Request *reqs,
-                 const MPI_Status *status);
-/** Waitsome/Testsome: \a outcount requests (or MPI_UNDEFINED) completed. */
+void mon__wq_one(mon__tls_t *t, mon__wq_t *q, int index, const MPI_Status *status);
+/** Waitsome/Testsome: \a outcount requests (or MPI_UNDEFINED) completed;
+ *  statuses[k] belongs to request indices[k]. */
 void mon__wq_some(mon__tls_t *t, mon__wq_t *q, int outcount, const int *indices,
-                  const MPI_Request *reqs, const MPI_Status *statuses);
+                  const MPI_Status *statuses);
 /** Releases what mon__wq_pre allocated. */
 void mon__wq_fini(mon__wq_t *q);
+/** Frees the request and message tables (MPI_Finalize). */
+void mon__wrap_requests_finalize(void);
 
 /** Number of requests currently tracked (tests and diagnostics). */
 long mon__wreq_tracked(void);

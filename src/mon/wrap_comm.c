@@ -1,0 +1,436 @@
+/*
+ * World-rank translation for the PMPI wrappers.
+ *
+ * A partner rank is recorded as a MPI_COMM_WORLD rank. Translating through
+ * groups on every call would cost a group construction per message, so each
+ * communicator (and each window) gets its translation computed once, on its
+ * first use by a wrapper, and cached:
+ *
+ *  - the cache is an open-addressing table keyed by the handle, read without
+ *    a lock (acquire loads of key then value) and written under one mutex.
+ *    Only the first call on a new communicator takes the mutex;
+ *  - MPI_COMM_WORLD needs no table at all;
+ *  - an entry is dropped (its slot keeps the key, its value becomes NULL)
+ *    when the handle is freed: by the MPI_Comm_free / MPI_Win_free wrappers,
+ *    and by an attribute delete callback, so frees that bypass the wrappers
+ *    (MPI_Comm_disconnect, PMPI calls of other tools) are seen as well.
+ *    Handle values are reused by MPI, hence the care;
+ *  - the table grows by rebuilding into a table twice as big, published with
+ *    a release store. Readers may still be walking the old one, so old tables
+ *    are retired, not freed, until mon__wrap_finalize.
+ *
+ * Each entry also holds the caller's rank, the group size and, for topology
+ * communicators, which neighbours exist (neighbourhood collectives' volumes).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common_internal.h"
+#include "mon/wrap_internal.h"
+
+#define LD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define ST_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+typedef struct {
+  int n;                   /* group size (remote group of an intercomm) */
+  int lsize;               /* local group size */
+  int inter;               /* an intercommunicator */
+  int myrank;              /* caller's rank in the communicator / window */
+  int has_topo;            /* neighbour data valid */
+  int indeg, outdeg;
+  unsigned char *in_ok;    /* per neighbour: 0 when MPI_PROC_NULL */
+  unsigned char *out_ok;
+  int ranks[];             /* world rank of each rank, -1 if none */
+} wgroup_t;
+
+typedef struct {
+  uintptr_t key;           /* 0 = empty slot */
+  wgroup_t *val;           /* NULL = forgotten */
+} slot_t;
+
+typedef struct ctab {
+  size_t cap;              /* power of two */
+  size_t used;             /* slots with a key (forgotten included) */
+  struct ctab *retired;    /* older tables, freed at finalize */
+  slot_t slots[];
+} ctab_t;
+
+typedef struct {
+  ctab_t *tab;
+  pthread_mutex_t mu;
+  int keyval;
+  int have_keyval;
+} cache_t;
+
+static cache_t comms = {NULL, PTHREAD_MUTEX_INITIALIZER, 0, 0};
+static cache_t wins = {NULL, PTHREAD_MUTEX_INITIALIZER, 0, 0};
+static int world_size = -1, world_rank = -1;
+
+static uintptr_t comm_key(MPI_Comm c) {
+  uintptr_t k = 0;
+  memcpy(&k, &c, sizeof c < sizeof k ? sizeof c : sizeof k);
+  return k;
+}
+
+static uintptr_t win_key(MPI_Win w) {
+  uintptr_t k = 0;
+  memcpy(&k, &w, sizeof w < sizeof k ? sizeof w : sizeof k);
+  return k;
+}
+
+static size_t slot_of(uintptr_t key, size_t cap) {
+  uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+  return (size_t)(h >> 32) & (cap - 1);
+}
+
+static wgroup_t *cache_find(cache_t *c, uintptr_t key) {
+  ctab_t *tb = LD_ACQ(&c->tab);
+  if (tb == NULL)
+    return NULL;
+  size_t mask = tb->cap - 1;
+  for (size_t i = slot_of(key, tb->cap);; i = (i + 1) & mask) {
+    uintptr_t k = LD_ACQ(&tb->slots[i].key);
+    if (k == key)
+      return LD_ACQ(&tb->slots[i].val);
+    if (k == 0)
+      return NULL;
+  }
+}
+
+/* Under c->mu: the slot of key in tb, or the empty slot where it goes. */
+static slot_t *probe_locked(ctab_t *tb, uintptr_t key) {
+  size_t mask = tb->cap - 1;
+  for (size_t i = slot_of(key, tb->cap);; i = (i + 1) & mask)
+    if (tb->slots[i].key == key || tb->slots[i].key == 0)
+      return &tb->slots[i];
+}
+
+/* Under c->mu: a table with room for one more key, or NULL on OOM. */
+static ctab_t *room_locked(cache_t *c) {
+  ctab_t *old = c->tab;
+  if (old != NULL && (old->used + 1) * 2 <= old->cap)
+    return old;
+  size_t live = 0;
+  if (old != NULL)
+    for (size_t i = 0; i < old->cap; i++)
+      live += old->slots[i].val != NULL;
+  size_t cap = 64;
+  while ((live + 1) * 4 > cap)
+    cap *= 2;
+  ctab_t *tb = calloc(1, sizeof *tb + cap * sizeof(slot_t));
+  if (tb == NULL)
+    return NULL;
+  tb->cap = cap;
+  tb->retired = old;
+  if (old != NULL)
+    for (size_t i = 0; i < old->cap; i++)
+      if (old->slots[i].val != NULL) {
+        slot_t *s = probe_locked(tb, old->slots[i].key);
+        *s = old->slots[i];
+        tb->used++;
+      }
+  ST_REL(&c->tab, tb);
+  return tb;
+}
+
+/* Publishes g under key; returns the entry now cached (g, or one another
+ * thread published first, in which case g is freed; NULL out of memory). */
+static wgroup_t *cache_insert(cache_t *c, uintptr_t key, wgroup_t *g) {
+  pthread_mutex_lock(&c->mu);
+  wgroup_t *have = cache_find(c, key);
+  if (have != NULL) {
+    pthread_mutex_unlock(&c->mu);
+    free(g);
+    return have;
+  }
+  ctab_t *tb = room_locked(c);
+  if (tb == NULL) {
+    pthread_mutex_unlock(&c->mu);
+    free(g); /* out of memory: no partner this time, retried next call */
+    return NULL;
+  }
+  slot_t *s = probe_locked(tb, key);
+  if (s->key == key) {
+    ST_REL(&s->val, g);
+  } else {
+    s->val = g;
+    ST_REL(&s->key, key);
+    tb->used++;
+  }
+  pthread_mutex_unlock(&c->mu);
+  return g;
+}
+
+static void cache_forget(cache_t *c, uintptr_t key) {
+  pthread_mutex_lock(&c->mu);
+  ctab_t *tb = c->tab;
+  if (tb != NULL) {
+    slot_t *s = probe_locked(tb, key);
+    if (s->key == key && s->val != NULL) {
+      wgroup_t *g = s->val;
+      ST_REL(&s->val, NULL);
+      free(g);
+    }
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
+static void cache_free(cache_t *c) {
+  pthread_mutex_lock(&c->mu);
+  ctab_t *tb = c->tab;
+  if (tb != NULL)
+    for (size_t i = 0; i < tb->cap; i++)
+      free(tb->slots[i].val);
+  while (tb != NULL) {
+    ctab_t *next = tb->retired;
+    free(tb);
+    tb = next;
+  }
+  c->tab = NULL;
+  c->have_keyval = 0;
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- building an entry ------------------------------------------------------ */
+
+static wgroup_t *group_new(MPI_Group g, int myrank, int ndeg) {
+  int n = 0;
+  if (PMPI_Group_size(g, &n) != MPI_SUCCESS || n < 0)
+    return NULL;
+  wgroup_t *w = malloc(sizeof *w + (size_t)n * sizeof(int) + 2 * (size_t)ndeg);
+  if (w == NULL)
+    return NULL;
+  memset(w, 0, sizeof *w);
+  w->n = n;
+  w->myrank = myrank;
+  w->in_ok = (unsigned char *)&w->ranks[n];
+  w->out_ok = w->in_ok + ndeg;
+  int *seq = malloc((size_t)(n ? n : 1) * sizeof(int));
+  MPI_Group world;
+  if (seq == NULL || PMPI_Comm_group(MPI_COMM_WORLD, &world) != MPI_SUCCESS) {
+    free(seq);
+    free(w);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++)
+    seq[i] = i;
+  int rc = n ? PMPI_Group_translate_ranks(g, n, seq, world, w->ranks) : MPI_SUCCESS;
+  PMPI_Group_free(&world);
+  free(seq);
+  if (rc != MPI_SUCCESS) {
+    free(w);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++)
+    if (w->ranks[i] < 0)
+      w->ranks[i] = MON_NO_PARTNER; /* MPI_UNDEFINED: not in MPI_COMM_WORLD */
+  return w;
+}
+
+/* Neighbour count of a topology communicator (0 without topology). */
+static int topo_degree(MPI_Comm comm, int myrank, int *kind, int *indeg, int *outdeg) {
+  *kind = MPI_UNDEFINED;
+  *indeg = *outdeg = 0;
+  if (PMPI_Topo_test(comm, kind) != MPI_SUCCESS)
+    return 0;
+  int nd = 0, w = 0;
+  if (*kind == MPI_CART && PMPI_Cartdim_get(comm, &nd) == MPI_SUCCESS)
+    *indeg = *outdeg = 2 * nd;
+  else if (*kind == MPI_GRAPH && PMPI_Graph_neighbors_count(comm, myrank, &nd) == MPI_SUCCESS)
+    *indeg = *outdeg = nd;
+  else if (*kind == MPI_DIST_GRAPH)
+    PMPI_Dist_graph_neighbors_count(comm, indeg, outdeg, &w);
+  else
+    *kind = MPI_UNDEFINED;
+  return *indeg > *outdeg ? *indeg : *outdeg;
+}
+
+static int comm_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra) {
+  (void)keyval, (void)attr, (void)extra;
+  cache_forget(&comms, comm_key(comm));
+  return MPI_SUCCESS;
+}
+
+static int win_delete_cb(MPI_Win win, int keyval, void *attr, void *extra) {
+  (void)keyval, (void)attr, (void)extra;
+  cache_forget(&wins, win_key(win));
+  return MPI_SUCCESS;
+}
+
+/* The keyval whose delete callback forgets an entry; -1 when unavailable. */
+static int keyval_of(cache_t *c, int is_win) {
+  int kv = -1;
+  pthread_mutex_lock(&c->mu);
+  if (!c->have_keyval) {
+    int rc = is_win ? PMPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, win_delete_cb,
+                                             &c->keyval, NULL)
+                    : PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete_cb,
+                                              &c->keyval, NULL);
+    c->have_keyval = rc == MPI_SUCCESS ? 1 : -1;
+  }
+  if (c->have_keyval > 0)
+    kv = c->keyval;
+  pthread_mutex_unlock(&c->mu);
+  return kv;
+}
+
+static wgroup_t *comm_build(MPI_Comm comm) {
+  int inter = 0, myrank = -1;
+  MPI_Group g;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+      PMPI_Comm_rank(comm, &myrank) != MPI_SUCCESS)
+    return NULL;
+  int kind = MPI_UNDEFINED, indeg = 0, outdeg = 0, ndeg = 0;
+  if (!inter)
+    ndeg = topo_degree(comm, myrank, &kind, &indeg, &outdeg);
+  if ((inter ? PMPI_Comm_remote_group(comm, &g) : PMPI_Comm_group(comm, &g)) != MPI_SUCCESS)
+    return NULL;
+  wgroup_t *w = group_new(g, myrank, ndeg);
+  PMPI_Group_free(&g);
+  if (w == NULL)
+    return NULL;
+  w->inter = inter;
+  w->lsize = w->n;
+  if (inter && PMPI_Comm_size(comm, &w->lsize) != MPI_SUCCESS)
+    w->lsize = 0;
+  if (kind != MPI_UNDEFINED) {
+    w->has_topo = 1;
+    w->indeg = indeg;
+    w->outdeg = outdeg;
+    memset(w->in_ok, 1, (size_t)ndeg * 2);
+    /* Cartesian neighbours per dimension: displacement -1, then +1; at a
+     * non-periodic border they are MPI_PROC_NULL and move nothing. */
+    for (int d = 0; kind == MPI_CART && d < indeg / 2; d++) {
+      int src = MPI_PROC_NULL, dst = MPI_PROC_NULL;
+      PMPI_Cart_shift(comm, d, 1, &src, &dst);
+      w->in_ok[2 * d] = w->out_ok[2 * d] = src != MPI_PROC_NULL;
+      w->in_ok[2 * d + 1] = w->out_ok[2 * d + 1] = dst != MPI_PROC_NULL;
+    }
+  }
+  /* Set the attribute before publishing: setting it can run the delete
+   * callback of an older value, which forgets the key. */
+  int kv = keyval_of(&comms, 0);
+  if (kv >= 0)
+    PMPI_Comm_set_attr(comm, kv, NULL);
+  return cache_insert(&comms, comm_key(comm), w);
+}
+
+static wgroup_t *comm_get(MPI_Comm comm) {
+  uintptr_t key = comm_key(comm);
+  if (key == 0 || comm == MPI_COMM_NULL)
+    return NULL;
+  wgroup_t *w = cache_find(&comms, key);
+  return w != NULL ? w : comm_build(comm);
+}
+
+static void world_init(void) {
+  if (__atomic_load_n(&world_size, __ATOMIC_RELAXED) < 0) {
+    int n = 0, r = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+    PMPI_Comm_size(MPI_COMM_WORLD, &n);
+    __atomic_store_n(&world_rank, r, __ATOMIC_RELAXED);
+    __atomic_store_n(&world_size, n, __ATOMIC_RELAXED);
+  }
+}
+
+/* ---- the interface ---------------------------------------------------------- */
+
+int mon__w_rank(MPI_Comm comm, int rank) {
+  if (rank < 0)
+    return MON_NO_PARTNER;
+  if (comm == MPI_COMM_WORLD)
+    return rank;
+  wgroup_t *w = comm_get(comm);
+  return w != NULL && rank < w->n ? w->ranks[rank] : MON_NO_PARTNER;
+}
+
+int mon__world_rank(MPI_Comm comm, int rank) { return mon__w_rank(comm, rank); }
+
+void mon__comm_forget(MPI_Comm comm) {
+  if (comm != MPI_COMM_NULL && comm != MPI_COMM_WORLD)
+    cache_forget(&comms, comm_key(comm));
+}
+
+int mon__w_size(MPI_Comm comm) {
+  if (comm == MPI_COMM_WORLD) {
+    world_init();
+    return world_size;
+  }
+  wgroup_t *w = comm_get(comm);
+  return w != NULL ? w->n : 0;
+}
+
+int mon__w_lsize(MPI_Comm comm) {
+  if (comm == MPI_COMM_WORLD)
+    return mon__w_size(comm);
+  wgroup_t *w = comm_get(comm);
+  return w != NULL ? w->lsize : 0;
+}
+
+int mon__w_role(MPI_Comm comm, int root) {
+  wgroup_t *w = comm == MPI_COMM_WORLD ? NULL : comm_get(comm);
+  if (w != NULL && w->inter)
+    return root == MPI_ROOT ? 1 : root == MPI_PROC_NULL ? -1 : 0;
+  return mon__w_myrank(comm) == root;
+}
+
+int mon__w_myrank(MPI_Comm comm) {
+  if (comm == MPI_COMM_WORLD) {
+    world_init();
+    return world_rank;
+  }
+  wgroup_t *w = comm_get(comm);
+  return w != NULL ? w->myrank : -1;
+}
+
+int mon__w_neighbours(MPI_Comm comm, int *indeg, int *outdeg,
+                      const unsigned char **in_ok, const unsigned char **out_ok) {
+  wgroup_t *w = comm == MPI_COMM_WORLD ? NULL : comm_get(comm);
+  if (w == NULL || !w->has_topo)
+    return -1;
+  *indeg = w->indeg;
+  *outdeg = w->outdeg;
+  if (in_ok)
+    *in_ok = w->in_ok;
+  if (out_ok)
+    *out_ok = w->out_ok;
+  return 0;
+}
+
+int mon__w_wrank(MPI_Win win, int rank) {
+  uintptr_t key = win_key(win);
+  if (rank < 0 || key == 0 || win == MPI_WIN_NULL)
+    return MON_NO_PARTNER;
+  wgroup_t *w = cache_find(&wins, key);
+  if (w == NULL) {
+    MPI_Group g;
+    if (PMPI_Win_get_group(win, &g) != MPI_SUCCESS)
+      return MON_NO_PARTNER;
+    int me = -1;
+    PMPI_Group_rank(g, &me);
+    w = group_new(g, me, 0);
+    PMPI_Group_free(&g);
+    if (w == NULL)
+      return MON_NO_PARTNER;
+    w->lsize = w->n;
+    int kv = keyval_of(&wins, 1);
+    if (kv >= 0)
+      PMPI_Win_set_attr(win, kv, NULL);
+    w = cache_insert(&wins, key, w);
+  }
+  return rank < w->n ? w->ranks[rank] : MON_NO_PARTNER;
+}
+
+void mon__win_forget(MPI_Win win) {
+  if (win != MPI_WIN_NULL)
+    cache_forget(&wins, win_key(win));
+}
+
+/* Called from the MPI_Finalize wrapper, after mon__finalize, while MPI is
+ * still up: nothing will read the caches any more. */
+void mon__wrap_comm_finalize(void) {
+  cache_free(&comms);
+  cache_free(&wins);
+  __atomic_store_n(&world_size, -1, __ATOMIC_RELAXED);
+}
