@@ -113,10 +113,16 @@ typedef struct {
   double tmax;      /**< longest call; 0 while ncalls == 0 */
 } pia_actdata_t;
 
-/** Communication volume with one peer rank (sent, point-to-point and RMA). */
+/**
+ * Communication volume with one peer rank, as mon records it: point-to-point
+ * and one-sided operations with a partner and a non-zero size, sends and
+ * receives apart (MPI_Sendrecv counts under its send side).
+ */
 typedef struct {
-  long long nbytes; /**< bytes */
-  long long nmsgs;  /**< messages */
+  long long nbytes; /**< bytes sent to the peer */
+  long long nmsgs;  /**< messages sent to the peer */
+  long long rbytes; /**< bytes received from the peer */
+  long long rmsgs;  /**< messages received from the peer */
 } pia_partnerdata_t;
 
 /* ---- regions ------------------------------------------------------------ */
@@ -280,7 +286,7 @@ BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
 /* ---- partners ---------------------------------------------------------- */
 
 /**
- * \brief Communication volume sent to one peer (a rank of MPI_COMM_WORLD),
+ * \brief Communication volume exchanged with one peer (a rank of MPI_COMM_WORLD),
  * over the whole run or inside one region.
  *
  * \param out overwritten with the volume (zeros when nothing was sent).
@@ -288,7 +294,8 @@ BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
  * \param region a region id (calls made while it was the innermost region),
  *        or PIA_REGION_ALL for the whole run.
  * \return 0; BALLAST_EINVAL when out is NULL; BALLAST_ENOTFOUND for a bad
- *         region; BALLAST_ERANGE for a peer outside the world.
+ *         region; BALLAST_ERANGE for a peer outside the world; BALLAST_ESTATE
+ *         outside MPI_Init .. MPI_Finalize.
  * O(threads). Thread safe.
  */
 BALLAST_API int pia_get_partner_data(pia_partnerdata_t *out, int peer,
@@ -300,7 +307,8 @@ BALLAST_API int pia_get_partner_data(pia_partnerdata_t *out, int peer,
  * \param n number of peers to read (at most the world size).
  * \param region as in pia_get_partner_data().
  * \return 0; BALLAST_EINVAL when out is NULL or n < 0; BALLAST_ERANGE when n
- *         exceeds the world size; BALLAST_ENOTFOUND for a bad region.
+ *         exceeds the world size; BALLAST_ENOTFOUND for a bad region;
+ *         BALLAST_ESTATE outside MPI_Init .. MPI_Finalize.
  * O(n x threads): one O(1) read per peer. Thread safe.
  */
 BALLAST_API int pia_get_partner_volumes(pia_partnerdata_t *out, int n,

@@ -85,12 +85,14 @@ static int world_size(void) {
 }
 
 static int partner_read(pia_partnerdata_t *out, int peer, int region) {
-  mon__partner_t p = {0, 0};
+  mon__partner_t p = {0};
   int rc = mon__partner_read(region, peer, &p);
   if (rc < 0)
     return rc;
   out->nbytes = (long long)p.bytes;
   out->nmsgs = (long long)p.msgs;
+  out->rbytes = (long long)p.rbytes;
+  out->rmsgs = (long long)p.rmsgs;
   return 0;
 }
 

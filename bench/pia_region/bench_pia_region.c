@@ -1,0 +1,121 @@
+/*
+ * Benchmark 1 of seed section 4.2.4: the time to find a random region by name
+ * and read its data (pia_find_region_by_name + pia_get_region_data), as the
+ * number of regions grows from 100 to 1,000,000.
+ *
+ * Method: one process (MPI singleton). Regions "r0000000" ... are created as
+ * children of the whole-program region with mon_region_begin/end, up to each
+ * size in turn. For each size, a fixed array of 2^16 random region indices
+ * (xorshift, fixed seed, uniform over the regions that exist) is prepared
+ * outside the timed loop; the timed loop does, for each index, one lookup by
+ * name and one read of the region's data, and sums a field so nothing is
+ * optimised away. Each size is measured REPS times; the median of the
+ * per-query means is printed (and the lookup alone, and the read alone).
+ *
+ * usage: bench_pia_region [max_regions (default 1000000)] [reps (default 11)]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ballast.h>
+
+enum { NQ = 1 << 16, NAMELEN = 16 };
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t xorshift(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, n, sizeof *v, cmp);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  long max = argc > 1 ? atol(argv[1]) : 1000000;
+  int reps = argc > 2 ? atoi(argv[2]) : 11;
+  if (max < 100 || reps < 1) {
+    fprintf(stderr, "usage: %s [max_regions >= 100] [reps >= 1]\n", argv[0]);
+    MPI_Finalize();
+    return 2;
+  }
+  static const long sizes[] = {100, 1000, 2000, 4000, 8000, 20000, 50000,
+                               100000, 200000, 500000, 1000000};
+  char (*names)[NAMELEN] = malloc(sizeof(*names) * (size_t)max);
+  int *ids = malloc(sizeof(int) * (size_t)max);
+  int *q = malloc(sizeof(int) * NQ);
+  double *t_both = malloc(sizeof(double) * reps), *t_find = malloc(sizeof(double) * reps),
+         *t_read = malloc(sizeof(double) * reps);
+  if (!names || !ids || !q || !t_both || !t_find || !t_read)
+    return 1;
+  printf("# pia_region: find a random region by name + read its data\n");
+  printf("# %8s %14s %14s %14s\n", "regions", "find+read ns", "find ns", "read ns");
+  long have = 0;
+  volatile double sink = 0;
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes && sizes[si] <= max; si++) {
+    long n = sizes[si];
+    for (; have < n; have++) {
+      snprintf(names[have], NAMELEN, "r%07ld", have);
+      mon_region_begin(names[have]);
+      mon_region_end(names[have]);
+      ids[have] = pia_find_region_by_name(names[have]);
+      if (ids[have] < 0) {
+        fprintf(stderr, "region %s: %s\n", names[have], ballast_strerror(ids[have]));
+        return 1;
+      }
+    }
+    for (int i = 0; i < NQ; i++)
+      q[i] = (int)(xorshift() % (uint64_t)n);
+    for (int r = 0; r < reps; r++) {
+      pia_regdata_t d;
+      double s = 0, t0 = now();
+      for (int i = 0; i < NQ; i++) {
+        pia_regid_t id = pia_find_region_by_name(names[q[i]]);
+        pia_get_region_data(&d, id);
+        s += d.count;
+      }
+      double t1 = now();
+      for (int i = 0; i < NQ; i++)
+        s += pia_find_region_by_name(names[q[i]]);
+      double t2 = now();
+      for (int i = 0; i < NQ; i++) {
+        pia_get_region_data(&d, ids[q[i]]);
+        s += d.wtime;
+      }
+      double t3 = now();
+      sink += s;
+      t_both[r] = (t1 - t0) / NQ * 1e9;
+      t_find[r] = (t2 - t1) / NQ * 1e9;
+      t_read[r] = (t3 - t2) / NQ * 1e9;
+    }
+    printf("  %8ld %14.1f %14.1f %14.1f\n", n, median(t_both, reps),
+           median(t_find, reps), median(t_read, reps));
+    fflush(stdout);
+  }
+  free(names);
+  free(ids);
+  free(q);
+  free(t_both);
+  free(t_find);
+  free(t_read);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,114 @@
+/* PIA on bad input: NULL pointers, empty and unknown names, bad ids, bad
+ * paths and peers. Each returns its documented negative code and leaves the
+ * caller's data untouched; nothing crashes. */
+#include <limits.h>
+
+#include <ballast.h>
+
+#include "test_util.h"
+
+static void check_regions(void) {
+  CHECK_EQ(pia_find_region_by_name(NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_find_region_by_name(""), BALLAST_EINVAL);
+  CHECK_EQ(pia_find_region_by_name("no such region"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_find_child_region(PIA_REGION_MAIN, NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_find_child_region(-3, "x"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_find_child_region(INT_MAX, "x"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_find_child_region(PIA_REGION_MAIN, "nope"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_find_region_by_path(NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_find_region_by_path("x//y"), BALLAST_EINVAL);
+  CHECK_EQ(pia_find_region_by_path("x/"), BALLAST_EINVAL);
+  CHECK_EQ(pia_find_region_by_path("nope/x"), BALLAST_ENOTFOUND);
+  char longname[300];
+  memset(longname, 'q', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  CHECK_EQ(pia_find_region_by_path(longname), BALLAST_ENAMETOOLONG);
+  CHECK_EQ(pia_find_region_by_name(longname), BALLAST_ENOTFOUND);
+
+  pia_regdata_t r;
+  memset(&r, 0x5a, sizeof r);
+  pia_regdata_t keep = r;
+  CHECK_EQ(pia_get_region_data(NULL, PIA_REGION_MAIN), BALLAST_EINVAL);
+  CHECK_EQ(pia_get_region_data(&r, -1), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_get_region_data(&r, pia_region_count()), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_get_region_data(&r, INT_MAX), BALLAST_ENOTFOUND);
+  CHECK(memcmp(&r, &keep, sizeof r) == 0);
+  CHECK_EQ(pia_parent_region(-1), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_child_region(INT_MAX), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_next_region(INT_MIN), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_next_region(PIA_REGION_MAIN), BALLAST_ENOTFOUND);
+}
+
+static void check_activities(void) {
+  CHECK_EQ(pia_find_activity_by_name(NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_find_activity_by_name(""), BALLAST_EINVAL);
+  CHECK_EQ(pia_find_activity_by_name("MPI_Sned"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_find_activity_by_name("mpi_send"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_init_activity_data(NULL), BALLAST_EINVAL);
+  CHECK(pia_activity_name(-1) == NULL);
+  CHECK(pia_activity_name(pia_activity_count()) == NULL);
+
+  pia_act_t send = pia_find_activity_by_name("MPI_Send");
+  CHECK_GE(send, 0);
+  pia_actdata_t d;
+  pia_init_activity_data(&d);
+  d.ncalls = 42;
+  d.nbytes = 43;
+  CHECK_EQ(pia_get_activity_data(NULL, send), BALLAST_EINVAL);
+  CHECK_EQ(pia_get_activity_data(&d, -1), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_get_activity_data(&d, pia_activity_count()), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_get_activity_data_by_region(&d, send, -7), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_get_activity_data_by_region(&d, send, INT_MAX), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_get_activity_data_by_region(NULL, send, 0), BALLAST_EINVAL);
+  CHECK_EQ(d.ncalls, 42); /* untouched by failed reads */
+  CHECK_EQ(d.nbytes, 43);
+
+  pia_partnerdata_t p;
+  int size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK_EQ(pia_get_partner_data(NULL, 0, PIA_REGION_ALL), BALLAST_EINVAL);
+  CHECK_EQ(pia_get_partner_data(&p, -1, PIA_REGION_ALL), BALLAST_ERANGE);
+  CHECK_EQ(pia_get_partner_data(&p, size, PIA_REGION_ALL), BALLAST_ERANGE);
+  CHECK_EQ(pia_get_partner_data(&p, 0, INT_MAX), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_get_partner_volumes(&p, -1, PIA_REGION_ALL), BALLAST_EINVAL);
+  CHECK_EQ(pia_get_partner_volumes(&p, size + 1, PIA_REGION_ALL), BALLAST_ERANGE);
+  CHECK_EQ(pia_get_partner_volumes(NULL, 1, PIA_REGION_ALL), BALLAST_EINVAL);
+}
+
+static void check_intervals(void) {
+  pia_interval_destroy(NULL);
+  CHECK_EQ(pia_interval_create(NULL), BALLAST_EINVAL);
+  pia_interval_t *iv = NULL;
+  CHECK_EQ(pia_interval_create(&iv), 0);
+  CHECK(iv != NULL);
+  pia_regdata_t r;
+  pia_actdata_t d;
+  CHECK_EQ(pia_interval_track_region(NULL, 0), BALLAST_EINVAL);
+  CHECK_EQ(pia_interval_track_region(iv, -1), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_interval_track_region(iv, INT_MAX), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_interval_track_activity(NULL, 0), BALLAST_EINVAL);
+  CHECK_EQ(pia_interval_track_activity(iv, -1), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_interval_track_activity(iv, pia_activity_count()), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_interval_mark(NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_interval_mark(iv), 0); /* nothing tracked: fine */
+  CHECK_EQ(pia_interval_region_data(iv, 0, &r), BALLAST_ENOTFOUND); /* untracked */
+  CHECK_EQ(pia_interval_activity_data(iv, 0, &d), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_interval_region_data(NULL, 0, &r), BALLAST_EINVAL);
+  CHECK_EQ(pia_interval_region_data(iv, 0, NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_interval_activity_data(iv, 0, NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_interval_track_region(iv, 0), 0);
+  CHECK_EQ(pia_interval_track_region(iv, 0), 0); /* again: no-op */
+  CHECK_EQ(pia_interval_region_data(iv, 0, &r), 0);
+  CHECK_EQ(r.id, 0);
+  pia_interval_destroy(iv);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  check_regions();
+  check_activities();
+  check_intervals();
+  TEST_PASS("pia_errors");
+  MPI_Finalize();
+  return 0;
+}
