@@ -1,6 +1,40 @@
 /**
  * \file ballast/mon.h
- * \brief Mon-C: ballast's monitoring module (regions, reports).
+ * \brief Mon-C: ballast's monitoring module (nested regions, end-of-run report).
+ *
+ * Every MPI call of the program is measured through PMPI as soon as the
+ * program is linked with libballast (or runs with it in LD_PRELOAD); nothing
+ * needs to be called for that. This header adds named, nested regions, which
+ * split the program's time, MPI time and traffic by phase.
+ *
+ * Regions form a tree: a region is identified by its name AND its parent, so
+ * "solve" entered inside "step" and "solve" entered inside "init" are two
+ * regions. Region 0, "ballast_main", is the whole program (MPI_Init to
+ * MPI_Finalize). Per region ballast keeps: the number of times it was
+ * left, inclusive wall time, inclusive MPI time (MPI calls in the region and
+ * in the regions nested in it), CPU time of the threads that ran it, and
+ * hardware counters (PAPI_TOT_CYC, PAPI_TOT_INS) where the machine has any.
+ * MPI activity statistics per region are those of the calls made while the
+ * region was the innermost open one.
+ *
+ * Each thread has its own stack of open regions; all calls here are thread
+ * safe and act on the calling thread's stack. Region calls are valid between
+ * MPI_Init and MPI_Finalize. With monitoring switched off (BALLAST_MONITOR=0)
+ * every call below checks its arguments and otherwise does nothing and
+ * returns 0, so instrumented code needs no change.
+ *
+ * Bad input never crashes the program nor changes the region stack: the call
+ * returns an error code and ballast warns once per distinct problem.
+ *
+ * Environment (read at MPI_Init):
+ * - BALLAST_MONITOR=0 switches monitoring off entirely: the wrappers only
+ *   call PMPI. Default 1.
+ * - BALLAST_REPORT=none|terse|full: the report rank 0 prints to stdout at
+ *   MPI_Finalize. Default terse.
+ * - BALLAST_REPORT_TOP=n: how many activities and regions the terse report
+ *   lists (default 5; full lists every activity and 20 regions).
+ * - BALLAST_PROFILE=path: rank 0 writes the job's profile (JSON) there at
+ *   MPI_Finalize. Format: see mon_profile_write().
  */
 #ifndef BALLAST_MON_H
 #define BALLAST_MON_H
@@ -12,10 +46,117 @@
 extern "C" {
 #endif
 
-/** \brief Enter the named region (nested). \return 0 or a negative BALLAST_E* code. */
+/**
+ * \brief Enters the region \a name, nested in the calling thread's innermost
+ * open region (or in ballast_main when none is open).
+ * \param name region name, 1..255 bytes, copied (the caller keeps ownership).
+ * \return 0; BALLAST_EINVAL for a NULL or empty name; BALLAST_ENAMETOOLONG
+ * for a name over 255 bytes; BALLAST_ESTATE before MPI_Init or after
+ * MPI_Finalize; BALLAST_ENOMEM when the region cannot be created.
+ * On error the stack is unchanged. Not collective; thread safe.
+ */
 BALLAST_API int mon_region_begin(const char *name);
-/** \brief Leave the named region. \return 0, or BALLAST_EMISMATCH when it is not the innermost. */
+
+/**
+ * \brief Leaves the region \a name, which must be the calling thread's
+ * innermost open region.
+ * \return 0; BALLAST_EMISMATCH when no region is open or the innermost one
+ * has another name (the stack is then left unchanged: nothing is closed);
+ * BALLAST_EINVAL / BALLAST_ENAMETOOLONG for a bad name; BALLAST_ESTATE
+ * outside MPI_Init..MPI_Finalize. Not collective; thread safe.
+ */
 BALLAST_API int mon_region_end(const char *name);
+
+/** IPM compatibility: operations of ipm_region() (the same values as
+ *  MPI_Pcontrol's levels: 1 enters, -1 leaves). */
+#ifndef IPM_START
+#define IPM_START 1
+#endif
+#ifndef IPM_END
+#define IPM_END (-1)
+#endif
+
+/**
+ * \brief IPM's region call: ipm_region(IPM_START, name) is
+ * mon_region_begin(name), ipm_region(IPM_END, name) is mon_region_end(name).
+ * MPI_Pcontrol(1, name) and MPI_Pcontrol(-1, name) do the same.
+ * \return as mon_region_begin / mon_region_end; BALLAST_EINVAL for another
+ * \a op. Not collective; thread safe.
+ */
+BALLAST_API int ipm_region(int op, const char *name);
+
+/** \brief A region name resolved once, for code that enters regions very
+ *  often (rta's tasks): entering through a handle hashes no string. */
+typedef struct mon_region_handle_s *mon_region_handle_t;
+
+/**
+ * \brief Creates a handle for regions named \a name.
+ * \param name region name (copied), as for mon_region_begin().
+ * \param[out] h the handle, to free with mon_region_handle_destroy(); set
+ * to NULL on error.
+ * \return 0; BALLAST_EINVAL (NULL \a h, NULL or empty name);
+ * BALLAST_ENAMETOOLONG; BALLAST_ENOMEM. Valid any time, even before
+ * MPI_Init. Thread safe; the handle may be used by several threads at once.
+ */
+BALLAST_API int mon_region_handle_create(const char *name, mon_region_handle_t *h);
+
+/** \brief Frees a handle (NULL does nothing). Regions it entered stay. */
+BALLAST_API void mon_region_handle_destroy(mon_region_handle_t h);
+
+/**
+ * \brief Enters the region of handle \a h in the calling thread's innermost
+ * open region: the same region mon_region_begin(name) would enter, in O(1)
+ * without string hashing once the handle was used under the same parent.
+ * \return as mon_region_begin(); BALLAST_EINVAL for a NULL handle.
+ */
+BALLAST_API int mon_region_enter(mon_region_handle_t h);
+
+/**
+ * \brief Leaves the region of handle \a h, which must be the innermost open one.
+ * \return as mon_region_end(); BALLAST_EINVAL for a NULL handle.
+ */
+BALLAST_API int mon_region_leave(mon_region_handle_t h);
+
+/**
+ * \brief Prints the end-of-run report now, as MPI_Finalize would (level
+ * MON_REPORT_TERSE or MON_REPORT_FULL). Collective over MPI_COMM_WORLD: every
+ * rank must call it; rank 0 prints to stdout. The library's own reductions
+ * are not counted as the application's traffic.
+ * \return 0; BALLAST_EINVAL for a bad level; BALLAST_ESTATE outside
+ * MPI_Init..MPI_Finalize; BALLAST_EDISABLED when monitoring is off.
+ */
+BALLAST_API int mon_report(int level);
+
+/** Report levels of mon_report() (BALLAST_REPORT=terse|full). */
+enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
+
+/**
+ * \brief Writes the job's profile file now, as MPI_Finalize does with
+ * BALLAST_PROFILE=path. Collective over MPI_COMM_WORLD; rank 0 writes \a path.
+ *
+ * Format (JSON, one object, times in seconds):
+ * \code
+ * {"ballast_profile": {
+ *   "version": 1, "command": "...", "ranks": 2, "wall": <max over ranks>,
+ *   "clock": "tsc"|"monotonic", "hwc": ["PAPI_TOT_CYC", ...],
+ *   "ranks_data": [
+ *     {"rank": 0, "wall": s, "mpi_time": s, "cputime": s, "threads": n,
+ *      "activities": {"MPI_Send": {"ncalls": n, "nbytes": n, "tsum": s,
+ *                                  "tmin": s, "tmax": s}, ...},
+ *      "library": {<same shape: the library's own MPI traffic>},
+ *      "regions": [{"id": 0, "name": "ballast_main", "parent": -1,
+ *                   "count": n, "wtime": s, "mtime": s, "cputime": s,
+ *                   "hwc": [..]}, ...],
+ *      "partners": {"1": {"bytes": n, "msgs": n, "rbytes": n, "rmsgs": n}}},
+ *     ...]}}
+ * \endcode
+ * Activities with no call and no byte are left out; "partners" is keyed by
+ * world rank; bytes/msgs were sent to that rank, rbytes/rmsgs received from it.
+ * \return 0; BALLAST_EIO when rank 0 cannot write the file (returned on
+ * rank 0 only); BALLAST_EINVAL for a NULL path; BALLAST_ESTATE,
+ * BALLAST_EDISABLED as mon_report().
+ */
+BALLAST_API int mon_profile_write(const char *path);
 
 #ifdef __cplusplus
 }

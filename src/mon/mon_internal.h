@@ -121,8 +121,10 @@ typedef struct {
 } mon__actstats_t;
 
 typedef struct {
-  uint64_t bytes;
+  uint64_t bytes;      /* sent to the partner (sends, puts, accumulates) */
   uint64_t msgs;
+  uint64_t rbytes;     /* received from the partner (receives, gets) */
+  uint64_t rmsgs;
 } mon__partner_t;
 
 int mon__region_count(void);
@@ -130,6 +132,7 @@ const char *mon__region_name(int id);            /* NULL for a bad id */
 int mon__region_find(const char *name);          /* first created with name */
 int mon__region_find_child(int parent, const char *name);
 int mon__region_current(void);                   /* calling thread's innermost */
+int mon__region_depth(void);                     /* calling thread's open regions */
 int mon__region_parent(int id);
 int mon__region_first_child(int id);
 int mon__region_next_sibling(int id);
@@ -142,5 +145,22 @@ int mon__act_find(const char *name);             /* O(1), groups included */
 int mon__act_read(int act, int region, mon__actstats_t *out);
 /** region < 0: whole run. */
 int mon__partner_read(int region, int partner, mon__partner_t *out);
+
+/* ---- signature tables (report, profile, tests) ------------------------------
+ * Not O(1): these visit every signature. Only call them while no other thread
+ * records (after MPI_Finalize's mon__finalize, or in tests).
+ */
+
+typedef struct {
+  int act, region, partner, thread; /* the signature ... */
+  uint64_t bytes;                   /* ... including the message size */
+  uint64_t count, nbytes;           /* calls; bytes credited (incl. completions) */
+  double tsum, tmin, tmax;          /* seconds; tmin = 0 when count == 0 */
+} mon__sigview_t;
+
+/** Number of distinct signatures over all threads. */
+uint64_t mon__sig_count(void);
+/** Calls cb for each signature; stops at and returns cb's first non-zero. */
+int mon__sig_foreach(int (*cb)(const mon__sigview_t *s, void *ctx), void *ctx);
 
 #endif /* BALLAST_MON_INTERNAL_H */

@@ -1,0 +1,212 @@
+/*
+ * Private to mon's core (clock.c, thread.c, table.c, aggregate.c,
+ * partners.c, regions.c, papi.c, report.c, profile.c, init.c). The wrappers
+ * and pia use mon_internal.h only.
+ *
+ * Memory model of the recorded data:
+ *  - every thread owns one mon__tls_t and is its only writer;
+ *  - counters that other threads read (aggregates, region statistics, the
+ *    running MPI time) are written with relaxed atomic stores and read with
+ *    relaxed atomic loads: a reader sees each counter whole, never torn;
+ *  - arrays indexed by region id are two-level "chunked" arrays: a fixed
+ *    top-level array of chunk pointers, chunks allocated once and published
+ *    with a release store. Nothing a reader can reach is ever moved or freed
+ *    before teardown;
+ *  - hash tables a reader must search (partners) take a per-thread mutex on
+ *    insert and on read only; the writer's lookup of an existing entry and its
+ *    counter updates take no lock.
+ */
+#ifndef BALLAST_MON_CORE_H
+#define BALLAST_MON_CORE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "mon/mon_internal.h"
+#include "mon/mon_acts.h"
+
+/* ---- relaxed atomics ------------------------------------------------------- */
+
+#define MON__LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define MON__ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define MON__LDACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define MON__STREL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+/* Single-writer add: a load and a store, no locked instruction. */
+#define MON__ADD(p, v) MON__ST((p), MON__LD(p) + (v))
+
+#define MON__TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* ---- chunked arrays indexed by region id ---------------------------------- */
+
+#define MON__CHUNK_BITS 10
+#define MON__CHUNK (1 << MON__CHUNK_BITS)
+#define MON__MAX_CHUNKS 16384 /* 16 M regions */
+#define MON__MAX_REGIONS (MON__CHUNK * MON__MAX_CHUNKS)
+
+/* ---- per-thread records ---------------------------------------------------- */
+
+/** Running aggregate of one activity (ticks, bytes). tmin = UINT64_MAX when empty. */
+typedef struct {
+  uint64_t ncalls, nbytes, tsum, tmin, tmax;
+} mon__agg_t;
+
+/** Per-thread statistics of one region (closed instances only). */
+typedef struct {
+  uint64_t count, wticks, mticks, cpu_ns;
+} mon__regacc_t;
+
+/** An open region on a thread's stack. */
+typedef struct {
+  int id;
+  uint64_t t0, m0, c0;
+  long long hw0[4];
+} mon__frame_t;
+
+typedef struct mon__sig mon__sig_t;
+typedef struct mon__pentry mon__pentry_t;
+
+#define MON__SIGCACHE 256
+#define MON__PCACHE 64
+
+struct mon__tls {
+  int index;                     /* registration order, 0 = first thread */
+  mon__tls_t *next;              /* global list (append only) */
+
+  uint64_t mpi_ticks;            /* running MPI time of this thread (atomic) */
+  mon__agg_t act[MON__NACT];     /* whole-run, per activity */
+  mon__agg_t lib[MON__NACT];     /* the library's own traffic */
+
+  /* region stack */
+  mon__frame_t *stack;
+  int depth, cap;
+  int cur_region;                /* innermost open region, 0 when none */
+
+  /* per-region data: [chunk][slot], chunks published with release */
+  mon__regacc_t *reg[MON__MAX_CHUNKS];
+  mon__agg_t **regact[MON__MAX_CHUNKS];     /* per region: MON__NACT aggregates */
+  long long (*reghw[MON__MAX_CHUNKS])[4];   /* PAPI, only when counters exist */
+  int last_regact_id;                       /* cache of the last block used */
+  mon__agg_t *last_regact;
+
+  /* signature table (table.c) */
+  mon__sig_t *sigs;
+  mon__sig_t *sigcache[MON__SIGCACHE];
+  void *sig_arena;                /* list of entry blocks */
+  uint64_t nsigs;
+  unsigned sig_arena_left;
+  mon__sig_t *sig_arena_next;
+
+  /* partner volumes (partners.c) */
+  pthread_mutex_t plock;
+  mon__pentry_t *partners;
+  mon__pentry_t *pcache[MON__PCACHE];
+  void *p_arena;
+  unsigned p_arena_left;
+  mon__pentry_t *p_arena_next;
+  uint64_t npartners;
+
+  /* PAPI (papi.c) */
+  int papi_set;                   /* event set, -1 when none */
+};
+
+/* ---- thread.c ------------------------------------------------------------------ */
+
+extern MON__TLS mon__tls_t *mon__tl_self;
+extern MON__TLS int mon__tl_lib_depth;
+/** Calling thread's state, created and registered on first use (NULL on OOM). */
+mon__tls_t *mon__tls_get(void);
+/** Head of the list of all threads' states (acquire load). */
+mon__tls_t *mon__tls_first(void);
+int mon__tls_count(void);
+/** Frees every thread's state (teardown, single-threaded). */
+void mon__tls_free_all(void);
+
+/* ---- clock.c ------------------------------------------------------------------- */
+
+void mon__clock_init(void);
+/** 1 when ticks come from the invariant TSC. */
+int mon__clock_is_tsc(void);
+uint64_t mon__thread_cpu_ns(void);
+
+/* ---- init.c -------------------------------------------------------------------- */
+
+enum { MON__OFF = 0, MON__ON = 1, MON__DONE = 2 };
+extern int mon__state; /* MON__OFF before init / when disabled; atomic */
+enum { MON__REPORT_NONE, MON__REPORT_TERSE, MON__REPORT_FULL };
+typedef struct {
+  int disabled;        /* BALLAST_MONITOR=0 */
+  int report;          /* MON__REPORT_* */
+  const char *profile; /* BALLAST_PROFILE or NULL */
+  int top;             /* BALLAST_REPORT_TOP */
+  char command[256];
+  uint64_t t_init, t_fin; /* ticks; t_fin 0 while running */
+  uint64_t cpu_fin_ns;    /* process CPU at finalize */
+} mon__config_t;
+extern mon__config_t mon__cfg;
+/** Emits a warning once per distinct (kind, name). Thread safe. */
+void mon__warn_once(const char *kind, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+uint64_t mon__process_cpu_ns(void);
+
+/* ---- table.c ------------------------------------------------------------------- */
+
+void mon__sig_add(mon__tls_t *t, int act, int region, int partner,
+                  uint64_t bytes, uint64_t ticks, uint64_t calls);
+void mon__sig_free(mon__tls_t *t);
+
+/* ---- aggregate.c --------------------------------------------------------------- */
+
+void mon__agg_reset(mon__agg_t *a, int n);
+/** Activity x region block of a thread, allocated on first use (NULL on OOM). */
+mon__agg_t *mon__regact_get(mon__tls_t *t, int region);
+void mon__regact_free(mon__tls_t *t);
+/** 1 when activity \a act receives data (partner is a source); completion:
+ *  for bytes credited by mon__account (the receive side of MPI_Sendrecv). */
+int mon__act_is_recv(int act, int completion);
+/** Builds the activity name index and direction tables (once). */
+void mon__acts_init(void);
+/** Library traffic of activity act summed over threads. */
+void mon__lib_read(int act, mon__agg_t *out);
+
+/* ---- partners.c ---------------------------------------------------------------- */
+
+void mon__partner_add(mon__tls_t *t, int region, int partner, uint64_t bytes,
+                      int recv);
+void mon__partner_free(mon__tls_t *t);
+/** Calls cb for each partner with data in region (< 0: whole run), summed over
+ *  threads; the callback may be called several times for one partner (once per
+ *  thread). Takes each thread's partner lock in turn. */
+void mon__partner_foreach(int region,
+                          void (*cb)(int partner, const mon__partner_t *p,
+                                     void *ctx),
+                          void *ctx);
+
+/* ---- regions.c ----------------------------------------------------------------- */
+
+void mon__regions_init(void);
+void mon__regions_free(void);
+/** Per-thread statistics record of a region (allocates the chunk); NULL on OOM. */
+mon__regacc_t *mon__regacc_get(mon__tls_t *t, int region);
+/** Closes every region open on the calling thread (warns once). Returns how many. */
+int mon__regions_close_all(void);
+/** Path "a/b/c" of a region (without ballast_main) into buf. */
+int mon__region_path(int id, char *buf, size_t len);
+
+/* ---- papi.c -------------------------------------------------------------------- */
+
+void mon__papi_init(void);
+int mon__papi_nevents(void);
+const char *mon__papi_event_name(int i);
+/** Reads the calling thread's counters into v (zeros when none). */
+void mon__papi_read(mon__tls_t *t, long long v[4]);
+void mon__papi_thread_free(mon__tls_t *t);
+
+/* ---- report.c / profile.c ------------------------------------------------------ */
+
+/** Collective over MPI_COMM_WORLD through PMPI; rank 0 prints / writes. */
+int mon__report(int level);
+int mon__profile_write(const char *path);
+/** 0 when the public collective calls (mon_report, ...) may run. */
+int mon__collective_ok(void);
+
+#endif /* BALLAST_MON_CORE_H */

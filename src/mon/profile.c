@@ -1,0 +1,278 @@
+/*
+ * The job's profile file (JSON), written by rank 0: the format is documented
+ * with mon_profile_write() in include/ballast/mon.h.
+ *
+ * Each rank renders its own part ("ranks_data" entry) as text; one
+ * PMPI_Gather of the lengths and one PMPI_Gatherv of the texts bring them to
+ * rank 0, plus one PMPI_Reduce for the job's wall time. All through PMPI, so
+ * none of it is counted as the application's traffic.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common_internal.h"
+#include "mon/mon_core.h"
+
+typedef struct {
+  char *s;
+  size_t len, cap;
+  int oom;
+} sb_t;
+
+static void sb_put(sb_t *b, const char *p, size_t n) {
+  if (b->oom)
+    return;
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (b->len + n + 1 > cap)
+      cap *= 2;
+    char *ns = realloc(b->s, cap);
+    if (!ns) {
+      b->oom = 1;
+      return;
+    }
+    b->s = ns;
+    b->cap = cap;
+  }
+  memcpy(b->s + b->len, p, n);
+  b->len += n;
+  b->s[b->len] = 0;
+}
+
+static void sb_printf(sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sb_t *b, const char *fmt, ...) {
+  char tmp[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  if ((size_t)n < sizeof tmp) {
+    sb_put(b, tmp, (size_t)n);
+    return;
+  }
+  char *big = malloc((size_t)n + 1);
+  if (!big) {
+    b->oom = 1;
+    return;
+  }
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  sb_put(b, big, (size_t)n);
+  free(big);
+}
+
+#define SB_LIT(b, lit) sb_put((b), (lit), sizeof(lit) - 1)
+
+/* A JSON string literal: quotes, backslashes and control bytes escaped. */
+static void sb_str(sb_t *b, const char *s) {
+  SB_LIT(b, "\"");
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') {
+      char e[2] = {'\\', (char)c};
+      sb_put(b, e, 2);
+    } else if (c < 0x20) {
+      sb_printf(b, "\\u%04x", c);
+    } else {
+      sb_put(b, (const char *)&c, 1);
+    }
+  }
+  SB_LIT(b, "\"");
+}
+
+/* JSON has no inf/nan. */
+static double fin(double x) { return isfinite(x) ? x : 0.0; }
+
+static void put_acts(sb_t *b, int lib) {
+  double sec = mon__tick_seconds();
+  int first = 1;
+  SB_LIT(b, "{");
+  for (int a = 0; a < MON__NACT; a++) {
+    uint64_t nc, nb;
+    double ts, tmn, tmx;
+    if (lib) {
+      mon__agg_t l;
+      mon__lib_read(a, &l);
+      nc = l.ncalls;
+      nb = l.nbytes;
+      ts = (double)l.tsum * sec;
+      tmn = l.ncalls ? (double)l.tmin * sec : 0.0;
+      tmx = (double)l.tmax * sec;
+    } else {
+      mon__actstats_t s = {0, 0, 0.0, INFINITY, 0.0};
+      mon__act_read(a, -1, &s);
+      nc = s.ncalls;
+      nb = s.nbytes;
+      ts = s.tsum;
+      tmn = s.ncalls ? s.tmin : 0.0;
+      tmx = s.tmax;
+    }
+    if (!nc && !nb)
+      continue;
+    if (!first)
+      SB_LIT(b, ",");
+    first = 0;
+    sb_str(b, mon__act_names[a]);
+    sb_printf(b, ":{\"ncalls\":%llu,\"nbytes\":%llu,\"tsum\":%.9g,\"tmin\":%.9g,\"tmax\":%.9g}",
+              (unsigned long long)nc, (unsigned long long)nb, fin(ts), fin(tmn), fin(tmx));
+  }
+  SB_LIT(b, "}");
+}
+
+typedef struct {
+  sb_t *b;
+  int first;
+  /* threads may each hold an entry for one partner: merge by sorting later */
+  int n, cap;
+  struct pe {
+    int partner;
+    mon__partner_t p;
+  } *v;
+} pctx_t;
+
+static void collect_partner(int partner, const mon__partner_t *p, void *ctx) {
+  pctx_t *c = ctx;
+  for (int i = 0; i < c->n; i++)
+    if (c->v[i].partner == partner) {
+      c->v[i].p.bytes += p->bytes;
+      c->v[i].p.msgs += p->msgs;
+      c->v[i].p.rbytes += p->rbytes;
+      c->v[i].p.rmsgs += p->rmsgs;
+      return;
+    }
+  if (c->n == c->cap) {
+    int nc = c->cap ? 2 * c->cap : 16;
+    struct pe *nv = realloc(c->v, (size_t)nc * sizeof *nv);
+    if (!nv)
+      return;
+    c->v = nv;
+    c->cap = nc;
+  }
+  c->v[c->n].partner = partner;
+  c->v[c->n].p = *p;
+  c->n++;
+}
+
+static int by_partner(const void *a, const void *b) {
+  return ((const struct pe *)a)->partner - ((const struct pe *)b)->partner;
+}
+
+static void put_rank(sb_t *b, int rank) {
+  mon__regstats_t r0;
+  mon__region_read(0, &r0);
+  sb_printf(b, "{\"rank\":%d,\"wall\":%.9g,\"mpi_time\":%.9g,\"cputime\":%.9g,\"threads\":%d,",
+            rank, r0.wtime, r0.mtime, r0.cputime, mon__tls_count());
+  SB_LIT(b, "\"activities\":");
+  put_acts(b, 0);
+  SB_LIT(b, ",\"library\":");
+  put_acts(b, 1);
+  SB_LIT(b, ",\"regions\":[");
+  int nr = mon__region_count();
+  for (int id = 0; id < nr; id++) {
+    mon__regstats_t s;
+    if (mon__region_read(id, &s) != 0)
+      continue;
+    sb_printf(b, "%s{\"id\":%d,\"name\":", id ? "," : "", id);
+    sb_str(b, mon__region_name(id));
+    sb_printf(b, ",\"parent\":%d,\"count\":%llu,\"wtime\":%.9g,\"mtime\":%.9g,\"cputime\":%.9g",
+              mon__region_parent(id), (unsigned long long)s.count, s.wtime, s.mtime,
+              s.cputime);
+    if (s.nhwc) {
+      SB_LIT(b, ",\"hwc\":[");
+      for (int i = 0; i < s.nhwc; i++)
+        sb_printf(b, "%s%lld", i ? "," : "", s.hwc[i]);
+      SB_LIT(b, "]");
+    }
+    SB_LIT(b, "}");
+  }
+  SB_LIT(b, "],\"partners\":{");
+  pctx_t c = {b, 1, 0, 0, NULL};
+  mon__partner_foreach(-1, collect_partner, &c);
+  qsort(c.v, (size_t)c.n, sizeof *c.v, by_partner);
+  for (int i = 0; i < c.n; i++)
+    sb_printf(b, "%s\"%d\":{\"bytes\":%llu,\"msgs\":%llu,\"rbytes\":%llu,\"rmsgs\":%llu}",
+              i ? "," : "", c.v[i].partner, (unsigned long long)c.v[i].p.bytes,
+              (unsigned long long)c.v[i].p.msgs, (unsigned long long)c.v[i].p.rbytes,
+              (unsigned long long)c.v[i].p.rmsgs);
+  free(c.v);
+  SB_LIT(b, "}}");
+}
+
+int mon__profile_write(const char *path) {
+  int rank = 0, n = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &n);
+  sb_t mine = {0};
+  put_rank(&mine, rank);
+  int len = mine.oom ? 0 : (int)mine.len;
+  mon__regstats_t r0;
+  mon__region_read(0, &r0);
+  double wall = r0.wtime, wmax = 0;
+  PMPI_Reduce(&wall, &wmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  int *lens = NULL, *displs = NULL;
+  char *all = NULL;
+  size_t total = 0;
+  if (rank == 0) {
+    lens = calloc((size_t)n, sizeof *lens);
+    displs = calloc((size_t)n, sizeof *displs);
+  }
+  PMPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank == 0 && lens && displs) {
+    for (int i = 0; i < n; i++) {
+      displs[i] = (int)total;
+      total += (size_t)lens[i];
+    }
+    all = malloc(total + 1);
+  }
+  PMPI_Gatherv(mine.s ? mine.s : "", len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0,
+               MPI_COMM_WORLD);
+  int rc = 0;
+  if (rank == 0) {
+    FILE *f = all ? fopen(path, "w") : NULL;
+    if (!f) {
+      BALLAST_WARN("mon: cannot write the profile to %s", path);
+      rc = all ? BALLAST_EIO : BALLAST_ENOMEM;
+    } else {
+      sb_t h = {0};
+      SB_LIT(&h, "{\"ballast_profile\":{\"version\":1,\"command\":");
+      sb_str(&h, mon__cfg.command);
+      sb_printf(&h, ",\"ranks\":%d,\"wall\":%.9g,\"clock\":\"%s\",\"hwc\":[", n, wmax,
+                mon__clock_is_tsc() ? "tsc" : "monotonic");
+      for (int i = 0; i < mon__papi_nevents(); i++)
+        sb_printf(&h, "%s\"%s\"", i ? "," : "", mon__papi_event_name(i));
+      SB_LIT(&h, "],\"ranks_data\":[\n");
+      int werr = h.oom || fwrite(h.s, 1, h.len, f) != h.len;
+      for (int i = 0; i < n && !werr; i++) {
+        if (i && fputs(",\n", f) < 0)
+          werr = 1;
+        if (lens[i] == 0) {
+          /* That rank ran out of memory rendering its part: say so, validly. */
+          if (fprintf(f, "{\"rank\":%d,\"error\":\"out of memory\"}", i) < 0)
+            werr = 1;
+        } else if (fwrite(all + displs[i], 1, (size_t)lens[i], f) != (size_t)lens[i]) {
+          werr = 1;
+        }
+      }
+      if (fputs("\n]}}\n", f) < 0)
+        werr = 1;
+      if (fclose(f) != 0)
+        werr = 1;
+      free(h.s);
+      if (werr) {
+        BALLAST_WARN("mon: error writing the profile %s", path);
+        rc = BALLAST_EIO;
+      }
+    }
+  }
+  free(mine.s);
+  free(lens);
+  free(displs);
+  free(all);
+  return rc;
+}

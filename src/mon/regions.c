@@ -1,0 +1,567 @@
+/*
+ * Nested named regions.
+ *
+ * The region tree is global: a region is identified by (parent, name), so
+ * "solve" under "step" and "solve" under "init" are two regions. Ids are dense
+ * and never reused; region 0 is the whole program ("ballast_main"). Tree
+ * nodes live in a chunked array that never moves: readers on any thread use
+ * ids below mon__region_count() without a lock. Creating a region and the
+ * (parent, name) -> child lookup take one global mutex; rta's handle form
+ * (mon_region_enter) caches the child and skips both the lock and the string.
+ *
+ * Each thread keeps its own stack of open regions. Closing one adds, for the
+ * closing thread: count += 1, inclusive wall ticks, inclusive MPI ticks (the
+ * difference of the thread's running MPI counter, see aggregate.c), thread
+ * CPU time, and PAPI counter deltas when the machine has counters. A region's
+ * figures are the sum over threads, and count closed instances only.
+ *
+ * Bad input never changes the stack: it returns an error and warns once per
+ * distinct problem (mon__warn_once).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common_internal.h"
+#include "mon/mon_core.h"
+
+#undef uthash_fatal
+#define uthash_fatal(msg) abort()
+#include <uthash.h>
+
+typedef struct {
+  const char *name; /* interned, owned by the names table */
+  int parent, name_id;
+  int first_child, next_sibling; /* atomic; -1 for none */
+} region_t;
+
+typedef struct {
+  char *name;
+  int id;           /* name id */
+  int first_region; /* first region created with this name */
+  UT_hash_handle hh;
+} name_t;
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static region_t *reg_meta[MON__MAX_CHUNKS];
+static int reg_count; /* published with release after the node is written */
+static name_t *names;
+static int names_count;
+/* (parent, name id) -> region id: open addressing, linear probing, load <= 1/2. */
+static int *child_slots;
+static size_t child_cap;
+
+static region_t *meta(int id) {
+  return &MON__LDACQ(&reg_meta[id >> MON__CHUNK_BITS])[id & (MON__CHUNK - 1)];
+}
+
+static size_t child_hash(int parent, int name_id) {
+  uint64_t k = ((uint64_t)(uint32_t)parent << 32) | (uint32_t)name_id;
+  k *= 0x9e3779b97f4a7c15ULL;
+  return (size_t)(k ^ (k >> 29));
+}
+
+/* Under reg_lock. */
+static int child_lookup(int parent, int name_id) {
+  if (!child_cap)
+    return -1;
+  for (size_t i = child_hash(parent, name_id) & (child_cap - 1);;
+       i = (i + 1) & (child_cap - 1)) {
+    int id = child_slots[i];
+    if (id < 0)
+      return -1;
+    region_t *r = meta(id);
+    if (r->parent == parent && r->name_id == name_id)
+      return id;
+  }
+}
+
+static int child_insert(int id) {
+  if ((size_t)(reg_count + 1) * 2 > child_cap) {
+    size_t ncap = child_cap ? child_cap * 2 : 1024;
+    int *ns = malloc(ncap * sizeof *ns);
+    if (!ns)
+      return BALLAST_ENOMEM;
+    memset(ns, 0xff, ncap * sizeof *ns);
+    for (size_t j = 0; j < child_cap; j++) {
+      int cid = child_slots[j];
+      if (cid <= 0)
+        continue;
+      region_t *r = meta(cid);
+      size_t i = child_hash(r->parent, r->name_id) & (ncap - 1);
+      while (ns[i] >= 0)
+        i = (i + 1) & (ncap - 1);
+      ns[i] = cid;
+    }
+    free(child_slots);
+    child_slots = ns;
+    child_cap = ncap;
+  }
+  region_t *r = meta(id);
+  size_t i = child_hash(r->parent, r->name_id) & (child_cap - 1);
+  while (child_slots[i] >= 0)
+    i = (i + 1) & (child_cap - 1);
+  child_slots[i] = id;
+  return 0;
+}
+
+/* Under reg_lock: the interned name (created when create != 0). */
+static name_t *name_get(const char *s, int create) {
+  name_t *n = NULL;
+  HASH_FIND_STR(names, s, n);
+  if (n || !create)
+    return n;
+  n = calloc(1, sizeof *n);
+  if (!n || !(n->name = strdup(s))) {
+    free(n);
+    return NULL;
+  }
+  n->id = names_count++;
+  n->first_region = -1;
+  HASH_ADD_KEYPTR(hh, names, n->name, strlen(n->name), n);
+  return n;
+}
+
+/* Under reg_lock: the child of parent named n, created on first use. */
+static int region_child(int parent, name_t *n) {
+  int id = child_lookup(parent, n->id);
+  if (id >= 0)
+    return id;
+  id = reg_count;
+  if (id >= MON__MAX_REGIONS)
+    return BALLAST_ERANGE;
+  int c = id >> MON__CHUNK_BITS;
+  if (!reg_meta[c]) {
+    region_t *chunk = calloc(MON__CHUNK, sizeof *chunk);
+    if (!chunk)
+      return BALLAST_ENOMEM;
+    MON__STREL(&reg_meta[c], chunk);
+  }
+  region_t *r = &reg_meta[c][id & (MON__CHUNK - 1)];
+  r->name = n->name;
+  r->parent = parent;
+  r->name_id = n->id;
+  r->first_child = -1;
+  r->next_sibling = -1;
+  if (id > 0) {
+    if (child_insert(id) != 0)
+      return BALLAST_ENOMEM;
+    region_t *p = meta(parent);
+    MON__ST(&r->next_sibling, MON__LD(&p->first_child));
+    MON__STREL(&p->first_child, id);
+  }
+  if (n->first_region < 0)
+    n->first_region = id;
+  MON__STREL(&reg_count, id + 1);
+  return id;
+}
+
+void mon__regions_init(void) {
+  pthread_mutex_lock(&reg_lock);
+  if (reg_count == 0) {
+    name_t *n = name_get("ballast_main", 1);
+    if (n)
+      region_child(-1, n);
+  }
+  pthread_mutex_unlock(&reg_lock);
+}
+
+void mon__regions_free(void) {
+  pthread_mutex_lock(&reg_lock);
+  name_t *n, *tmp;
+  HASH_ITER(hh, names, n, tmp) {
+    HASH_DEL(names, n);
+    free(n->name);
+    free(n);
+  }
+  names_count = 0;
+  for (int c = 0; c < MON__MAX_CHUNKS; c++) {
+    free(reg_meta[c]);
+    reg_meta[c] = NULL;
+  }
+  free(child_slots);
+  child_slots = NULL;
+  child_cap = 0;
+  MON__STREL(&reg_count, 0);
+  pthread_mutex_unlock(&reg_lock);
+}
+
+/* ---- per-thread statistics and the stack ---------------------------------------- */
+
+mon__regacc_t *mon__regacc_get(mon__tls_t *t, int region) {
+  int c = region >> MON__CHUNK_BITS;
+  mon__regacc_t *chunk = t->reg[c];
+  if (!chunk) {
+    chunk = calloc(MON__CHUNK, sizeof *chunk);
+    if (!chunk)
+      return NULL;
+    MON__STREL(&t->reg[c], chunk);
+  }
+  return &chunk[region & (MON__CHUNK - 1)];
+}
+
+static long long (*reghw_get(mon__tls_t *t, int region))[4] {
+  int c = region >> MON__CHUNK_BITS;
+  if (!t->reghw[c]) {
+    long long (*chunk)[4] = calloc(MON__CHUNK, sizeof *chunk);
+    if (!chunk)
+      return NULL;
+    MON__STREL(&t->reghw[c], chunk);
+  }
+  return &t->reghw[c][region & (MON__CHUNK - 1)];
+}
+
+static int push(mon__tls_t *t, int id) {
+  if (t->depth == t->cap) {
+    int ncap = t->cap ? t->cap * 2 : 16;
+    mon__frame_t *ns = realloc(t->stack, (size_t)ncap * sizeof *ns);
+    if (!ns)
+      return BALLAST_ENOMEM;
+    t->stack = ns;
+    t->cap = ncap;
+  }
+  /* Allocate the statistics record now, so closing the region cannot fail. */
+  if (!mon__regacc_get(t, id))
+    return BALLAST_ENOMEM;
+  if (mon__papi_nevents() > 0 && !reghw_get(t, id))
+    return BALLAST_ENOMEM;
+  mon__frame_t *f = &t->stack[t->depth++];
+  f->id = id;
+  mon__papi_read(t, f->hw0);
+  f->c0 = mon__thread_cpu_ns();
+  f->m0 = MON__LD(&t->mpi_ticks);
+  f->t0 = mon__ticks();
+  t->cur_region = id;
+  return 0;
+}
+
+static void pop(mon__tls_t *t) {
+  uint64_t now = mon__ticks();
+  mon__frame_t *f = &t->stack[--t->depth];
+  mon__regacc_t *a = &t->reg[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)];
+  MON__ADD(&a->wticks, now - f->t0);
+  MON__ADD(&a->mticks, MON__LD(&t->mpi_ticks) - f->m0);
+  MON__ADD(&a->cpu_ns, mon__thread_cpu_ns() - f->c0);
+  int nhw = mon__papi_nevents();
+  if (nhw > 0) {
+    long long v[4];
+    mon__papi_read(t, v);
+    long long *hw = t->reghw[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)];
+    for (int i = 0; i < nhw; i++)
+      MON__ADD(&hw[i], v[i] - f->hw0[i]);
+  }
+  /* The count last: a reader that sees the count sees the times too. */
+  __atomic_store_n(&a->count, MON__LD(&a->count) + 1, __ATOMIC_RELEASE);
+  t->cur_region = t->depth ? t->stack[t->depth - 1].id : 0;
+}
+
+/* ---- checks ---------------------------------------------------------------------------- */
+
+static int check_name(const char *name, const char *what) {
+  if (!name) {
+    mon__warn_once("null", what, "mon: %s of a region with a NULL name (ignored)", what);
+    return BALLAST_EINVAL;
+  }
+  if (!*name) {
+    mon__warn_once("empty", what, "mon: %s of a region with an empty name (ignored)", what);
+    return BALLAST_EINVAL;
+  }
+  if (strnlen(name, MON__NAME_MAX + 1) > MON__NAME_MAX) {
+    char head[33];
+    snprintf(head, sizeof head, "%s", name);
+    mon__warn_once("long", head,
+                   "mon: %s of a region whose name is longer than %d bytes "
+                   "(\"%s...\", ignored)", what, MON__NAME_MAX, head);
+    return BALLAST_ENAMETOOLONG;
+  }
+  return 0;
+}
+
+/* 1: record; 0: monitoring is off (calls succeed and do nothing); <0: error. */
+static int check_state(void) {
+  int st = MON__LD(&mon__state);
+  if (st == MON__ON)
+    return 1;
+  if (mon__cfg.disabled)
+    return 0;
+  mon__warn_once("state", st == MON__DONE ? "after" : "before",
+                 "mon: region call %s monitoring (%s)",
+                 st == MON__DONE ? "after the end of" : "before the start of",
+                 st == MON__DONE ? "after MPI_Finalize" : "before MPI_Init");
+  return BALLAST_ESTATE;
+}
+
+/* ---- public API -------------------------------------------------------------------- */
+
+int mon_region_begin(const char *name) {
+  int rc = check_name(name, "begin");
+  if (rc)
+    return rc;
+  if ((rc = check_state()) <= 0)
+    return rc;
+  mon__tls_t *t = mon__tls_get();
+  if (!t)
+    return BALLAST_ENOMEM;
+  pthread_mutex_lock(&reg_lock);
+  name_t *n = name_get(name, 1);
+  int id = n ? region_child(t->cur_region, n) : BALLAST_ENOMEM;
+  pthread_mutex_unlock(&reg_lock);
+  if (id < 0) {
+    mon__warn_once("create", name, "mon: cannot create region \"%s\": %s", name,
+                   ballast_strerror(id));
+    return id;
+  }
+  return push(t, id);
+}
+
+/* Checks that the innermost open region is the one being ended. */
+static int check_top(mon__tls_t *t, const char *name, int name_id) {
+  if (!t || t->depth == 0) {
+    mon__warn_once("nobegin", name,
+                   "mon: end of region \"%s\" without a begin (ignored)", name);
+    return BALLAST_EMISMATCH;
+  }
+  region_t *top = meta(t->stack[t->depth - 1].id);
+  if (name_id >= 0 ? top->name_id != name_id : strcmp(top->name, name) != 0) {
+    char key[2 * MON__NAME_MAX + 8];
+    snprintf(key, sizeof key, "%s>%s", top->name, name);
+    mon__warn_once("mismatch", key,
+                   "mon: end of region \"%s\" while \"%s\" is the innermost "
+                   "open region (ignored, regions stay open)", name, top->name);
+    return BALLAST_EMISMATCH;
+  }
+  return 0;
+}
+
+int mon_region_end(const char *name) {
+  int rc = check_name(name, "end");
+  if (rc)
+    return rc;
+  if ((rc = check_state()) <= 0)
+    return rc;
+  mon__tls_t *t = mon__tl_self;
+  if ((rc = check_top(t, name, -1)) != 0)
+    return rc;
+  pop(t);
+  return 0;
+}
+
+int ipm_region(int op, const char *name) {
+  if (op == IPM_START)
+    return mon_region_begin(name);
+  if (op == IPM_END)
+    return mon_region_end(name);
+  char key[16];
+  snprintf(key, sizeof key, "%d", op);
+  mon__warn_once("ipmop", key, "mon: ipm_region with unknown operation %d (ignored)", op);
+  return BALLAST_EINVAL;
+}
+
+int mon__regions_close_all(void) {
+  mon__tls_t *t = mon__tl_self;
+  if (!t || t->depth == 0)
+    return 0;
+  int n = t->depth;
+  mon__warn_once("open", meta(t->stack[n - 1].id)->name,
+                 "mon: MPI_Finalize with %d region(s) still open (innermost "
+                 "\"%s\"); closing them", n, meta(t->stack[n - 1].id)->name);
+  while (t->depth)
+    pop(t);
+  return n;
+}
+
+/* ---- handles (cheap form for rta) ------------------------------------------------------ */
+
+struct mon_region_handle_s {
+  int name_id;
+  uint64_t cache; /* atomic: (parent + 1) << 32 | child id; 0 = empty */
+  char name[];
+};
+
+int mon_region_handle_create(const char *name, mon_region_handle_t *h) {
+  if (!h)
+    return BALLAST_EINVAL;
+  *h = NULL;
+  int rc = check_name(name, "handle");
+  if (rc)
+    return rc;
+  size_t len = strlen(name);
+  mon_region_handle_t nh = malloc(sizeof *nh + len + 1);
+  if (!nh)
+    return BALLAST_ENOMEM;
+  memcpy(nh->name, name, len + 1);
+  nh->cache = 0;
+  pthread_mutex_lock(&reg_lock);
+  name_t *n = name_get(name, 1);
+  nh->name_id = n ? n->id : -1;
+  pthread_mutex_unlock(&reg_lock);
+  if (!n) {
+    free(nh);
+    return BALLAST_ENOMEM;
+  }
+  *h = nh;
+  return 0;
+}
+
+void mon_region_handle_destroy(mon_region_handle_t h) { free(h); }
+
+int mon_region_enter(mon_region_handle_t h) {
+  if (!h)
+    return BALLAST_EINVAL;
+  int rc = check_state();
+  if (rc <= 0)
+    return rc;
+  mon__tls_t *t = mon__tls_get();
+  if (!t)
+    return BALLAST_ENOMEM;
+  int parent = t->cur_region;
+  uint64_t c = MON__LD(&h->cache);
+  int id;
+  if ((int)(c >> 32) == parent + 1) {
+    id = (int)(uint32_t)c;
+  } else {
+    pthread_mutex_lock(&reg_lock);
+    name_t *n = name_get(h->name, 1);
+    id = n ? region_child(parent, n) : BALLAST_ENOMEM;
+    pthread_mutex_unlock(&reg_lock);
+    if (id < 0)
+      return id;
+    MON__ST(&h->cache, ((uint64_t)(uint32_t)(parent + 1) << 32) | (uint32_t)id);
+  }
+  return push(t, id);
+}
+
+int mon_region_leave(mon_region_handle_t h) {
+  if (!h)
+    return BALLAST_EINVAL;
+  int rc = check_state();
+  if (rc <= 0)
+    return rc;
+  mon__tls_t *t = mon__tl_self;
+  if ((rc = check_top(t, h->name, h->name_id)) != 0)
+    return rc;
+  pop(t);
+  return 0;
+}
+
+/* ---- read side --------------------------------------------------------------------------- */
+
+int mon__region_count(void) { return MON__LDACQ(&reg_count); }
+
+static int valid(int id) { return id >= 0 && id < mon__region_count(); }
+
+const char *mon__region_name(int id) { return valid(id) ? meta(id)->name : NULL; }
+
+int mon__region_find(const char *name) {
+  if (!name)
+    return BALLAST_EINVAL;
+  pthread_mutex_lock(&reg_lock);
+  name_t *n = name_get(name, 0);
+  int id = n ? n->first_region : -1;
+  pthread_mutex_unlock(&reg_lock);
+  return id >= 0 ? id : BALLAST_ENOTFOUND;
+}
+
+int mon__region_find_child(int parent, const char *name) {
+  if (!name)
+    return BALLAST_EINVAL;
+  if (!valid(parent))
+    return BALLAST_ENOTFOUND;
+  pthread_mutex_lock(&reg_lock);
+  name_t *n = name_get(name, 0);
+  int id = n ? child_lookup(parent, n->id) : -1;
+  pthread_mutex_unlock(&reg_lock);
+  return id >= 0 ? id : BALLAST_ENOTFOUND;
+}
+
+int mon__region_current(void) {
+  mon__tls_t *t = mon__tl_self;
+  return t ? t->cur_region : 0;
+}
+
+int mon__region_depth(void) {
+  mon__tls_t *t = mon__tl_self;
+  return t ? t->depth : 0;
+}
+
+int mon__region_parent(int id) {
+  if (!valid(id))
+    return BALLAST_ENOTFOUND;
+  return meta(id)->parent;
+}
+
+int mon__region_first_child(int id) {
+  if (!valid(id))
+    return BALLAST_ENOTFOUND;
+  return MON__LDACQ(&meta(id)->first_child);
+}
+
+int mon__region_next_sibling(int id) {
+  if (!valid(id))
+    return BALLAST_ENOTFOUND;
+  return MON__LDACQ(&meta(id)->next_sibling);
+}
+
+int mon__region_read(int id, mon__regstats_t *out) {
+  if (!out)
+    return BALLAST_EINVAL;
+  if (!valid(id))
+    return BALLAST_ENOTFOUND;
+  memset(out, 0, sizeof *out);
+  double sec = mon__tick_seconds();
+  out->nhwc = mon__papi_nevents();
+  if (id == 0) {
+    /* The whole program: live while it runs, fixed at MPI_Finalize. */
+    uint64_t fin = MON__LD(&mon__cfg.t_fin);
+    uint64_t end = fin ? fin : mon__ticks();
+    uint64_t m = 0;
+    for (mon__tls_t *t = mon__tls_first(); t; t = t->next)
+      m += MON__LD(&t->mpi_ticks);
+    out->count = 1;
+    out->wtime = mon__cfg.t_init ? (double)(end - mon__cfg.t_init) * sec : 0.0;
+    out->mtime = (double)m * sec;
+    out->cputime = (double)(fin ? mon__cfg.cpu_fin_ns : mon__process_cpu_ns()) * 1e-9;
+    return 0;
+  }
+  int c = id >> MON__CHUNK_BITS, s = id & (MON__CHUNK - 1);
+  uint64_t n = 0, w = 0, m = 0, cpu = 0;
+  for (mon__tls_t *t = mon__tls_first(); t; t = t->next) {
+    mon__regacc_t *chunk = MON__LDACQ(&t->reg[c]);
+    if (!chunk)
+      continue;
+    n += __atomic_load_n(&chunk[s].count, __ATOMIC_ACQUIRE);
+    w += MON__LD(&chunk[s].wticks);
+    m += MON__LD(&chunk[s].mticks);
+    cpu += MON__LD(&chunk[s].cpu_ns);
+    long long (*hw)[4] = MON__LDACQ(&t->reghw[c]);
+    for (int i = 0; hw && i < out->nhwc; i++)
+      out->hwc[i] += MON__LD(&hw[s][i]);
+  }
+  out->count = n;
+  out->wtime = (double)w * sec;
+  out->mtime = (double)m * sec;
+  out->cputime = (double)cpu * 1e-9;
+  return 0;
+}
+
+int mon__region_path(int id, char *buf, size_t len) {
+  if (!buf || !len)
+    return BALLAST_EINVAL;
+  if (!valid(id))
+    return BALLAST_ENOTFOUND;
+  if (id == 0) {
+    snprintf(buf, len, "%s", meta(0)->name);
+    return 0;
+  }
+  int chain[64], n = 0;
+  for (int r = id; r > 0 && n < 64; r = meta(r)->parent)
+    chain[n++] = r;
+  size_t off = 0;
+  buf[0] = 0;
+  if (n == 64) /* deeper than we print: mark the cut */
+    off += (size_t)snprintf(buf, len, ".../");
+  for (int i = n - 1; i >= 0 && off < len; i--)
+    off += (size_t)snprintf(buf + off, len - off, "%s%s", meta(chain[i])->name,
+                            i ? "/" : "");
+  return 0;
+}

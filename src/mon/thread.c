@@ -1,0 +1,101 @@
+/*
+ * Per-thread state and the wrappers' entry and exit.
+ *
+ * Each thread gets one mon__tls_t the first time it records anything. The
+ * state is appended to a global list under a mutex (once per thread, never on
+ * the hot path) and lives until teardown, so the figures of threads that have
+ * ended still count. The reentrancy guard and the library-traffic depth are
+ * plain thread-locals: checking them costs a TLS load.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common_internal.h"
+#include "mon/mon_core.h"
+
+MON__TLS mon__tls_t *mon__tl_self;
+MON__TLS int mon__tl_lib_depth;
+static MON__TLS int tl_guard;
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static mon__tls_t *list_head;   /* newest first; published with release */
+static int list_count;
+
+static mon__tls_t *tls_create(void) {
+  mon__tls_t *t = calloc(1, sizeof *t);
+  if (!t)
+    return NULL;
+  mon__agg_reset(t->act, MON__NACT);
+  mon__agg_reset(t->lib, MON__NACT);
+  t->last_regact_id = -1;
+  t->papi_set = -1;
+  pthread_mutex_init(&t->plock, NULL);
+  pthread_mutex_lock(&list_lock);
+  t->index = list_count++;
+  t->next = list_head;
+  MON__STREL(&list_head, t);
+  pthread_mutex_unlock(&list_lock);
+  mon__tl_self = t;
+  return t;
+}
+
+mon__tls_t *mon__tls_get(void) {
+  mon__tls_t *t = mon__tl_self;
+  return t ? t : tls_create();
+}
+
+mon__tls_t *mon__tls_first(void) { return MON__LDACQ(&list_head); }
+
+int mon__tls_count(void) { return MON__LDACQ(&list_count); }
+
+void mon__tls_free_all(void) {
+  pthread_mutex_lock(&list_lock);
+  mon__tls_t *t = list_head;
+  list_head = NULL;
+  list_count = 0;
+  pthread_mutex_unlock(&list_lock);
+  while (t) {
+    mon__tls_t *next = t->next;
+    mon__sig_free(t);
+    mon__partner_free(t);
+    mon__regact_free(t);
+    mon__papi_thread_free(t);
+    for (int c = 0; c < MON__MAX_CHUNKS; c++) {
+      free(t->reg[c]);
+      free(t->reghw[c]);
+    }
+    free(t->stack);
+    pthread_mutex_destroy(&t->plock);
+    free(t);
+    t = next;
+  }
+  /* Only the calling thread's pointer can be reset; teardown happens when the
+   * other threads are gone. */
+  mon__tl_self = NULL;
+}
+
+mon__tls_t *mon__enter(void) {
+  if (__builtin_expect(MON__LD(&mon__state) != MON__ON, 0) || tl_guard)
+    return NULL;
+  mon__tls_t *t = mon__tl_self;
+  if (__builtin_expect(!t, 0) && !(t = tls_create()))
+    return NULL;
+  tl_guard = 1;
+  return t;
+}
+
+void mon__leave(mon__tls_t *t) {
+  (void)t;
+  tl_guard = 0;
+}
+
+void mon__lib_begin(void) { mon__tl_lib_depth++; }
+
+void mon__lib_end(void) {
+  if (mon__tl_lib_depth > 0)
+    mon__tl_lib_depth--;
+  else
+    BALLAST_WARN("mon: library traffic end without begin (ignored)");
+}
+
+int mon__lib_depth(void) { return mon__tl_lib_depth; }
