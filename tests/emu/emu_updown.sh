@@ -25,11 +25,17 @@ DECOY_NS="${P}0-node0"; DECOY_BR="${P}0-br"; DECOY_LINK="$P-brx"
 ip netns add "$DECOY_NS" || emu_fail "cannot create decoy namespace"
 ip link add "$DECOY_BR" type bridge || emu_fail "cannot create decoy bridge"
 ip link add "$DECOY_LINK" type bridge || emu_fail "cannot create decoy link"
-trap 'EMUCLUSTER_QUIET=1 "$EMU" --prefix "$P" down; ip netns del "$DECOY_NS"; ip link del "$DECOY_BR"; ip link del "$DECOY_LINK"' EXIT
+trap 'EMUCLUSTER_QUIET=1 "$EMU" --prefix "$P" down; EMUCLUSTER_QUIET=1 "$EMU" --prefix "$Q" down; ip netns del "$DECOY_NS"; ip link del "$DECOY_BR"; ip link del "$DECOY_LINK"' EXIT
 hosts_before=$(md5sum /etc/hosts)
+etc_netns_before=$(ls -A /etc/netns 2>/dev/null || echo absent)
 
 E status >/dev/null; [[ $? == 1 ]] || emu_fail "status before up is not 'down'"
+# Two clusters brought up at once get distinct subnets; the second one (Q)
+# must survive everything done to the first.
+Q="f${P#e}"
+"$EMU" --prefix "$Q" up 1 & qpid=$!
 E up 3 || emu_fail "up 3"
+wait $qpid || emu_fail "up of the second cluster $Q"
 E status || emu_fail "status after up"
 [[ $(count_ns) == 3 ]] || emu_fail "want 3 namespaces, have $(count_ns)"
 ip link show "$P-br" >/dev/null || emu_fail "no bridge $P-br"
@@ -43,6 +49,14 @@ for i in 0 1 2; do
   E exec "$P-node$i" ip link show lo | grep -q "UP" || emu_fail "node $i lo down"
 done
 [[ $(hostname) != "$P-node0" ]] || emu_fail "the root hostname changed"
+qsubnet=$(cat "${STATE%/*}/$Q/subnet")
+[[ $qsubnet != "$subnet" ]] || emu_fail "clusters $P and $Q share subnet $subnet"
+# Names resolve inside the nodes (private hosts file), /sys shows the
+# node's own interfaces.
+r=$(E exec "$P-node0" getent hosts "$P-node2" | awk '{print $1}')
+[[ $r == "$subnet.3" ]] || emu_fail "$P-node2 resolves to '$r' in node 0"
+[[ $(E exec "$P-node1" ls /sys/class/net | xargs echo) == "eth0 lo" ]] ||
+  emu_fail "node 1 /sys/class/net: $(E exec "$P-node1" ls /sys/class/net)"
 [[ $(E hostlist 2) == "$P-node0:2,$P-node1:2,$P-node2:2" ]] || emu_fail "hostlist '$(E hostlist 2)'"
 hf=$(E hostfile 4)
 [[ $(cat "$hf") == "$P-node0 slots=4"$'\n'"$P-node1 slots=4"$'\n'"$P-node2 slots=4" ]] ||
@@ -96,5 +110,12 @@ kill -0 $sleeper 2>/dev/null && emu_fail "process in node 0 survived down"
 E down || emu_fail "second down"
 E status; [[ $? == 1 ]] || emu_fail "status after down is not 'down'"
 [[ $(md5sum /etc/hosts) == "$hosts_before" ]] || emu_fail "/etc/hosts changed"
+# The other cluster is intact.
+[[ $("$EMU" --prefix "$Q" exec "$Q-node0" hostname) == "$Q-node0" ]] ||
+  emu_fail "cluster $Q damaged by $P's down"
+"$EMU" --prefix "$Q" status >/dev/null || emu_fail "cluster $Q not up"
+"$EMU" --prefix "$Q" down || emu_fail "down $Q"
+[[ $(ls -A /etc/netns 2>/dev/null || echo absent) == "$etc_netns_before" ]] ||
+  emu_fail "/etc/netns changed: $(ls -A /etc/netns 2>&1)"
 "$EMU" --prefix 'Bad!' up 1 2>/dev/null && emu_fail "accepted a bad prefix"
 echo "PASS"
