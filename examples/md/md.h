@@ -59,6 +59,7 @@ typedef struct {
   double rho;          /* liquid density */
   double temperature;  /* initial temperature */
   double drift;        /* cluster drift speed (along x) */
+  int equilibrate;     /* warm-up steps with velocity rescaling, unmeasured */
   int progress;        /* progress lines (number of reports over the run) */
 } md_params_t;
 

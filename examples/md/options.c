@@ -51,6 +51,8 @@ void md_usage(FILE *out) {
     "  --rho X           liquid density                             (default 0.8442)\n"
     "  --temperature X   initial temperature                        (default 0.72)\n"
     "  --drift X         cluster drift speed along x                  (default 2.0)\n"
+    "  --equilibrate N   warm-up steps before the run, velocities rescaled to\n"
+    "                    the temperature each step (not measured)    (default 0)\n"
     "  --progress N      progress lines over the run, 0 = none        (default 10)\n"
     "  --json-only       print only the {\"md_summary\": ...} line\n"
     "  --help            this text\n");
@@ -139,7 +141,8 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
                 !strcmp(a, "--strategy") || !strcmp(a, "--seed") ||
                 !strcmp(a, "--window") || !strcmp(a, "--remap-every") ||
                 !strcmp(a, "--rho") || !strcmp(a, "--temperature") ||
-                !strcmp(a, "--drift") || !strcmp(a, "--progress");
+                !strcmp(a, "--drift") || !strcmp(a, "--progress") ||
+                !strcmp(a, "--equilibrate");
     if (!known)
       return fail(err, len, "unknown option '%s' (see --help)", a);
     if (!v)
@@ -183,6 +186,9 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
       if (parse_double(a, v, 0.0, 10.0, &p->temperature, err, len)) return -1;
     } else if (!strcmp(a, "--drift")) {
       if (parse_double(a, v, 0.0, 10.0, &p->drift, err, len)) return -1;
+    } else if (!strcmp(a, "--equilibrate")) {
+      if (parse_long(a, v, 0, 1000000, &lv, err, len)) return -1;
+      p->equilibrate = (int)lv;
     } else if (!strcmp(a, "--progress")) {
       if (parse_long(a, v, 0, 1000, &lv, err, len)) return -1;
       p->progress = (int)lv;
