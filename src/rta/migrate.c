@@ -1,0 +1,343 @@
+/* rta's migration engine: bounded-memory transport of task states with an
+ * all-or-nothing commit. The protocol is described in migrate.h. */
+#include "rta/migrate.h"
+
+#include <ballast/common.h>
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common_internal.h"
+#include "mon/mon_internal.h"
+
+#define MIGRATE_TAG 0x6d67 /* "mg" */
+#define DEFAULT_MEM_LIMIT ((size_t)64 << 20)
+
+static int fail_alloc_countdown; /* test hook; 0 = off */
+
+void rta__migrate_fail_alloc_after(int n) { fail_alloc_countdown = n; }
+
+static void *mig_malloc(size_t n) {
+  if (fail_alloc_countdown > 0 && --fail_alloc_countdown == 0)
+    return NULL;
+  return malloc(n ? n : 1);
+}
+
+typedef struct {
+  int64_t task, bytes, round;
+} header_t;
+
+typedef struct {
+  int64_t task;
+  int peer;
+  size_t bytes;
+  int round;
+  void *buf;        /* pack buffer (owned) or NULL when sent directly */
+  const void *send; /* what goes on the wire */
+  int staged;       /* incoming: unpack succeeded */
+} item_t;
+
+/* Agree on the first failing rank and its code. Returns 0 when none failed. */
+static int agree(MPI_Comm comm, int rank, int local_err, int *who, int *code) {
+  struct {
+    int val, idx;
+  } in, out;
+  in.val = local_err ? rank : INT_MAX;
+  in.idx = local_err;
+  if (MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm) != MPI_SUCCESS) {
+    *who = rank;
+    *code = BALLAST_EMPI;
+    return BALLAST_EMPI;
+  }
+  if (out.val == INT_MAX) {
+    *who = -1;
+    *code = 0;
+    return 0;
+  }
+  *who = out.val;
+  *code = out.idx;
+  return out.idx;
+}
+
+static int cmp_by_peer(const void *a, const void *b) {
+  const item_t *x = a, *y = b;
+  if (x->peer != y->peer)
+    return x->peer < y->peer ? -1 : 1;
+  return 0;
+}
+
+int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
+                 const rta__migrate_ops_t *ops, void *ctx, size_t mem_limit,
+                 rta__migrate_stats_t *stats) {
+  rta__migrate_stats_t st;
+  memset(&st, 0, sizeof st);
+  st.failed_rank = -1;
+  double t0 = MPI_Wtime();
+  int rank, nprocs;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nprocs);
+  if (mem_limit == 0)
+    mem_limit = DEFAULT_MEM_LIMIT;
+  size_t budget = mem_limit / (size_t)nprocs;
+  if (budget == 0)
+    budget = 1;
+
+  mon__lib_begin();
+  int err = 0, who = -1, code = 0;
+  item_t *out = NULL, *in = NULL;
+  header_t *sh = NULL, *rh = NULL;
+  int *scount = NULL, *rcount = NULL, *sdisp = NULL, *rdisp = NULL;
+  MPI_Request *reqs = NULL;
+  int nin = 0, nrounds = 0;
+
+  /* 1. Validate and size every outgoing state. A local problem is recorded
+   * and the rank still takes part in the agreement below. */
+  if (nmoves < 0 || (nmoves > 0 && !moves) || !ops || !ops->size ||
+      !ops->pack || !ops->unpack || !ops->finish)
+    err = BALLAST_EINVAL;
+  if (!err && nmoves > 0) {
+    out = calloc((size_t)nmoves, sizeof *out);
+    if (!out)
+      err = BALLAST_ENOMEM;
+  }
+  for (int i = 0; !err && i < nmoves; i++) {
+    if (moves[i].dest < 0 || moves[i].dest >= nprocs || moves[i].dest == rank) {
+      BALLAST_WARN("migration: task %lld has destination %d (comm size %d, own rank %d)",
+                   (long long)moves[i].task, moves[i].dest, nprocs, rank);
+      err = BALLAST_EINVAL;
+      break;
+    }
+    out[i].task = moves[i].task;
+    out[i].peer = moves[i].dest;
+    int rc = ops->size(ctx, moves[i].task, &out[i].bytes);
+    if (rc < 0) {
+      BALLAST_WARN("migration: size callback of task %lld failed: %s",
+                   (long long)moves[i].task, ballast_strerror(rc));
+      err = BALLAST_ECALLBACK;
+    } else if (out[i].bytes > (size_t)INT_MAX) {
+      /* One MPI message per state, counted in bytes as an int. */
+      BALLAST_WARN("migration: task %lld has %zu bytes of state, more than the "
+                   "%d one message can carry", (long long)moves[i].task,
+                   out[i].bytes, INT_MAX);
+      err = BALLAST_ETOOBIG;
+    }
+  }
+  if (agree(comm, rank, err, &who, &code))
+    goto done;
+
+  /* 2. Rounds: greedy over the moves in destination order, each round packing
+   * at most `budget` bytes (and at least one task). */
+  if (nmoves > 0)
+    qsort(out, (size_t)nmoves, sizeof *out, cmp_by_peer);
+  {
+    size_t acc = 0;
+    int r = 0;
+    for (int i = 0; i < nmoves; i++) {
+      if (acc > 0 && acc + out[i].bytes > budget) {
+        r++;
+        acc = 0;
+      }
+      out[i].round = r;
+      acc += out[i].bytes;
+    }
+  }
+
+  /* 3. Headers, counts first. */
+  scount = calloc((size_t)nprocs, sizeof *scount);
+  rcount = calloc((size_t)nprocs, sizeof *rcount);
+  sdisp = calloc((size_t)nprocs, sizeof *sdisp);
+  rdisp = calloc((size_t)nprocs, sizeof *rdisp);
+  sh = malloc(sizeof *sh * (size_t)(nmoves > 0 ? nmoves : 1));
+  if (!scount || !rcount || !sdisp || !rdisp || !sh)
+    err = BALLAST_ENOMEM;
+  if (agree(comm, rank, err, &who, &code))
+    goto done;
+  for (int i = 0; i < nmoves; i++) {
+    scount[out[i].peer] += 3;
+    sh[i].task = out[i].task;
+    sh[i].bytes = (int64_t)out[i].bytes;
+    sh[i].round = out[i].round;
+  }
+  if (MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm) != MPI_SUCCESS)
+    err = BALLAST_EMPI;
+  long long total_in = 0;
+  for (int p = 0; p < nprocs; p++) {
+    sdisp[p] = p ? sdisp[p - 1] + scount[p - 1] : 0;
+    rdisp[p] = p ? rdisp[p - 1] + rcount[p - 1] : 0;
+    total_in += rcount[p];
+  }
+  nin = (int)(total_in / 3);
+  rh = malloc(sizeof *rh * (size_t)(nin > 0 ? nin : 1));
+  in = calloc((size_t)(nin > 0 ? nin : 1), sizeof *in);
+  if (!rh || !in)
+    err = BALLAST_ENOMEM;
+  if (agree(comm, rank, err, &who, &code))
+    goto done;
+  if (MPI_Alltoallv(sh, scount, sdisp, MPI_INT64_T, rh, rcount, rdisp,
+                    MPI_INT64_T, comm) != MPI_SUCCESS)
+    err = BALLAST_EMPI;
+  {
+    int k = 0;
+    for (int p = 0; p < nprocs; p++)
+      for (int j = 0; j < rcount[p] / 3; j++, k++) {
+        in[k].task = rh[k].task;
+        in[k].peer = p;
+        in[k].bytes = (size_t)rh[k].bytes;
+        in[k].round = (int)rh[k].round;
+      }
+  }
+  int myrounds = 0;
+  for (int i = 0; i < nmoves; i++)
+    if (out[i].round + 1 > myrounds)
+      myrounds = out[i].round + 1;
+  for (int i = 0; i < nin; i++)
+    if (in[i].round + 1 > myrounds)
+      myrounds = in[i].round + 1;
+  if (MPI_Allreduce(&myrounds, &nrounds, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+    err = BALLAST_EMPI;
+  if (agree(comm, rank, err, &who, &code))
+    goto done;
+  reqs = malloc(sizeof *reqs * (size_t)(nmoves + nin > 0 ? nmoves + nin : 1));
+  if (!reqs)
+    err = BALLAST_ENOMEM;
+  if (agree(comm, rank, err, &who, &code))
+    goto done;
+
+  /* 4. Rounds: allocate and pack, agree, transfer, unpack. The agreement
+   * before any byte moves means a failed allocation or pack stops every rank
+   * at the same round, with no message left in flight. */
+  int oi = 0; /* first outgoing item of the current round */
+  for (int r = 0; r < nrounds; r++) {
+    int oend = oi;
+    while (oend < nmoves && out[oend].round == r)
+      oend++;
+    /* Incoming items are grouped by source, each source's rounds ascending:
+     * select this round's items wherever they are. */
+    for (int i = 0; i < nin && !err; i++) {
+      if (in[i].round != r)
+        continue;
+      in[i].buf = mig_malloc(in[i].bytes);
+      if (!in[i].buf) {
+        BALLAST_WARN("migration: cannot allocate %zu bytes for task %lld from rank %d",
+                     in[i].bytes, (long long)in[i].task, in[i].peer);
+        err = BALLAST_ENOMEM;
+      }
+    }
+    for (int i = oi; i < oend && !err; i++) {
+      const void *ptr = NULL;
+      if (ops->direct && ops->direct(ctx, out[i].task, &ptr, out[i].bytes) == 0) {
+        out[i].send = ptr;
+        continue;
+      }
+      out[i].buf = mig_malloc(out[i].bytes);
+      if (!out[i].buf) {
+        BALLAST_WARN("migration: cannot allocate %zu bytes to pack task %lld",
+                     out[i].bytes, (long long)out[i].task);
+        err = BALLAST_ENOMEM;
+        break;
+      }
+      int rc = ops->pack(ctx, out[i].task, out[i].buf, out[i].bytes);
+      if (rc < 0) {
+        BALLAST_WARN("migration: pack callback of task %lld failed: %s",
+                     (long long)out[i].task, ballast_strerror(rc));
+        err = rc == BALLAST_ESIZE ? BALLAST_ESIZE : BALLAST_ECALLBACK;
+        break;
+      }
+      out[i].send = out[i].buf;
+    }
+    if (agree(comm, rank, err, &who, &code))
+      goto done;
+    int nreq = 0;
+    for (int i = 0; i < nin; i++)
+      if (in[i].round == r)
+        MPI_Irecv(in[i].buf, (int)in[i].bytes, MPI_BYTE, in[i].peer, MIGRATE_TAG,
+                  comm, &reqs[nreq++]);
+    for (int i = oi; i < oend; i++)
+      MPI_Isend(out[i].send, (int)out[i].bytes, MPI_BYTE, out[i].peer,
+                MIGRATE_TAG, comm, &reqs[nreq++]);
+    MPI_Status *sts = malloc(sizeof *sts * (size_t)(nreq > 0 ? nreq : 1));
+    if (!sts || MPI_Waitall(nreq, reqs, sts ? sts : MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+      err = err ? err : (sts ? BALLAST_EMPI : BALLAST_ENOMEM);
+    int k = 0;
+    for (int i = 0; i < nin; i++) {
+      if (in[i].round != r)
+        continue;
+      int got = -1;
+      if (sts)
+        MPI_Get_count(&sts[k], MPI_BYTE, &got);
+      k++;
+      if (!err && (size_t)got != in[i].bytes) {
+        BALLAST_WARN("migration: task %lld from rank %d: %d bytes received, %zu announced",
+                     (long long)in[i].task, in[i].peer, got, in[i].bytes);
+        err = BALLAST_ESIZE;
+      }
+      if (err)
+        continue;
+      int rc = ops->unpack(ctx, in[i].task, in[i].peer, &in[i].buf, in[i].bytes);
+      if (rc < 0) {
+        BALLAST_WARN("migration: unpack of task %lld from rank %d failed: %s",
+                     (long long)in[i].task, in[i].peer, ballast_strerror(rc));
+        err = rc == BALLAST_ESIZE ? BALLAST_ESIZE : BALLAST_ECALLBACK;
+      } else {
+        in[i].staged = 1;
+        st.tasks_received++;
+        st.bytes_received += in[i].bytes;
+      }
+      free(in[i].buf);
+      in[i].buf = NULL;
+    }
+    free(sts);
+    for (int i = oi; i < oend; i++) {
+      free(out[i].buf);
+      out[i].buf = NULL;
+      st.tasks_sent++;
+      st.bytes_sent += out[i].bytes;
+    }
+    oi = oend;
+    st.rounds++;
+  }
+  agree(comm, rank, err, &who, &code);
+
+done:
+  /* 5. Commit everywhere or roll back everywhere. */
+  {
+    int outcome = (who < 0) ? RTA__COMMIT : RTA__ROLLBACK;
+    if (ops && ops->finish) {
+      for (int i = 0; i < nmoves && out; i++)
+        ops->finish(ctx, out[i].task, 1, outcome);
+      for (int i = 0; i < nin && in; i++)
+        if (in[i].staged)
+          ops->finish(ctx, in[i].task, 0, outcome);
+    }
+    for (int i = 0; i < nmoves && out; i++)
+      free(out[i].buf);
+    for (int i = 0; i < nin && in; i++)
+      free(in[i].buf);
+  }
+  free(out);
+  free(in);
+  free(sh);
+  free(rh);
+  free(scount);
+  free(rcount);
+  free(sdisp);
+  free(rdisp);
+  free(reqs);
+  mon__lib_end();
+  st.failed_rank = who;
+  st.failed_code = code;
+  st.seconds = MPI_Wtime() - t0;
+  if (who >= 0) {
+    st.tasks_sent = st.tasks_received = 0;
+    st.bytes_sent = st.bytes_received = 0;
+    if (who == rank)
+      BALLAST_WARN("migration rolled back: this rank failed with %s",
+                   ballast_err_name(code));
+  }
+  if (stats)
+    *stats = st;
+  if (who < 0)
+    return 0;
+  return who == rank ? code : BALLAST_EREMOTE;
+}

@@ -1,0 +1,261 @@
+/* The migration engine: many random remaps with checksums of every state,
+ * bounded rounds, the direct (no pack copy) and adopting (no unpack copy)
+ * paths, and rollback under injected faults (a failing pack or unpack
+ * callback, a failed allocation, a size mismatch): afterwards every task is
+ * where it was with the same bytes, and the next migration succeeds. */
+#include <stdint.h>
+
+#include <ballast/common.h>
+
+#include "rta/migrate.h"
+#include "test_util.h"
+
+#define NTASKS 64
+
+typedef struct {
+  int owner;              /* rank that holds the live state */
+  size_t len;
+  unsigned char *data;    /* live state, NULL where not owned */
+  unsigned char *staged;  /* received, not yet committed */
+  size_t staged_len;
+} task_t;
+
+static task_t tasks[NTASKS];
+static int me, np;
+
+/* Fault switches, set per scenario. */
+static int64_t fail_pack_task = -1, fail_unpack_task = -1, lie_size_task = -1;
+
+static unsigned char byte_of(int64_t t, size_t i, unsigned gen) {
+  return (unsigned char)((t * 131 + (int64_t)i * 7 + gen * 17) & 0xff);
+}
+
+static size_t len_of(int64_t t) { return (size_t)(t % 5 == 0 ? 300000 + t : 1000 + 37 * t); }
+
+/* Tasks whose id is a multiple of 3 travel raw, sent straight from the
+ * application's buffer (the engine's direct path, no pack copy); the others
+ * travel as [length][bytes] through pack. Odd tasks adopt the engine's receive
+ * buffer (no unpack copy), even ones copy out of it. */
+static int raw(int64_t t) { return t % 3 == 0; }
+
+static int op_size(void *ctx, int64_t t, size_t *bytes) {
+  (void)ctx;
+  *bytes = tasks[t].len + (raw(t) ? 0 : sizeof(uint64_t)) + (t == lie_size_task ? 8 : 0);
+  return 0;
+}
+static int op_direct(void *ctx, int64_t t, const void **ptr, size_t bytes) {
+  (void)ctx;
+  if (!raw(t) || bytes != tasks[t].len)
+    return 1;
+  *ptr = tasks[t].data;
+  return 0;
+}
+static int op_pack(void *ctx, int64_t t, void *buf, size_t bytes) {
+  (void)ctx;
+  if (t == fail_pack_task)
+    return BALLAST_ECALLBACK;
+  size_t off = 0;
+  if (!raw(t)) {
+    uint64_t n = tasks[t].len;
+    memcpy(buf, &n, sizeof n);
+    off = sizeof n;
+  }
+  memcpy((char *)buf + off, tasks[t].data, tasks[t].len);
+  if (bytes > tasks[t].len + off) /* the lying size: pad */
+    memset((char *)buf + off + tasks[t].len, 0, bytes - tasks[t].len - off);
+  return 0;
+}
+static int op_unpack(void *ctx, int64_t t, int src, void **buf, size_t bytes) {
+  (void)ctx;
+  (void)src;
+  if (t == fail_unpack_task)
+    return BALLAST_ECALLBACK;
+  size_t off = 0;
+  uint64_t n = bytes;
+  if (!raw(t)) {
+    memcpy(&n, *buf, sizeof n);
+    off = sizeof n;
+  }
+  /* The state describes its own size: a mismatch is the size error. */
+  if (n + off != bytes || n != len_of(t))
+    return BALLAST_ESIZE;
+  if (t % 2) {
+    tasks[t].staged = *buf;
+    *buf = NULL;
+    memmove(tasks[t].staged, tasks[t].staged + off, n);
+  } else {
+    tasks[t].staged = malloc(n);
+    CHECK(tasks[t].staged != NULL);
+    memcpy(tasks[t].staged, (char *)*buf + off, n);
+  }
+  tasks[t].staged_len = n;
+  return 0;
+}
+static int pending_owner[NTASKS];
+static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
+  (void)ctx;
+  if (outgoing) {
+    if (outcome == RTA__COMMIT) {
+      free(tasks[t].data);
+      tasks[t].data = NULL;
+      tasks[t].owner = pending_owner[t];
+    }
+  } else {
+    if (outcome == RTA__COMMIT) {
+      tasks[t].data = tasks[t].staged;
+      tasks[t].len = tasks[t].staged_len;
+      tasks[t].owner = me;
+    } else {
+      free(tasks[t].staged);
+    }
+    tasks[t].staged = NULL;
+  }
+}
+
+static const rta__migrate_ops_t ops = {op_size, op_direct, op_pack, op_unpack, op_finish};
+
+/* Checks every task this rank owns against its expected bytes, and that the
+ * owners agree globally: each task owned by exactly one rank. */
+static void verify(const int *expect_owner) {
+  int mine[NTASKS], all[NTASKS];
+  for (int t = 0; t < NTASKS; t++) {
+    mine[t] = tasks[t].data ? 1 : 0;
+    if (tasks[t].data) {
+      CHECK_EQ(expect_owner[t], me);
+      CHECK_EQ(tasks[t].len, len_of(t));
+      for (size_t i = 0; i < tasks[t].len; i += 97)
+        CHECK_EQ(tasks[t].data[i], byte_of(t, i, 0));
+      CHECK_EQ(tasks[t].data[tasks[t].len - 1], byte_of(t, tasks[t].len - 1, 0));
+    }
+    CHECK(tasks[t].staged == NULL);
+  }
+  MPI_Allreduce(mine, all, NTASKS, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  for (int t = 0; t < NTASKS; t++)
+    CHECK_EQ(all[t], 1);
+}
+
+static unsigned long long rng = 12345;
+static int rnd(int n) {
+  rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (int)((rng >> 33) % (unsigned long long)n);
+}
+
+/* Draws a new owner for every task (same draw on every rank) and migrates. */
+static int remap(size_t mem_limit, rta__migrate_stats_t *st, int *owner_now) {
+  rta__move_t moves[NTASKS];
+  int n = 0;
+  for (int t = 0; t < NTASKS; t++) {
+    pending_owner[t] = rnd(np);
+    if (owner_now[t] == me && pending_owner[t] != me) {
+      moves[n].task = t;
+      moves[n].dest = pending_owner[t];
+      n++;
+    }
+  }
+  int rc = rta__migrate(MPI_COMM_WORLD, moves, n, &ops, NULL, mem_limit, st);
+  if (rc == 0)
+    for (int t = 0; t < NTASKS; t++)
+      owner_now[t] = pending_owner[t];
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  int owner[NTASKS];
+  for (int t = 0; t < NTASKS; t++) {
+    owner[t] = t % np;
+    tasks[t].owner = owner[t];
+    tasks[t].len = len_of(t);
+    if (owner[t] == me) {
+      tasks[t].data = malloc(tasks[t].len);
+      for (size_t i = 0; i < tasks[t].len; i++)
+        tasks[t].data[i] = byte_of(t, i, 0);
+    }
+  }
+  verify(owner);
+
+  /* Many random remaps, alternating a generous and a tight memory bound. */
+  rta__migrate_stats_t st;
+  long long moved = 0;
+  for (int it = 0; it < 12; it++) {
+    size_t limit = (it % 2) ? (size_t)np * 200000 : 0;
+    CHECK_EQ(remap(limit, &st, owner), 0);
+    CHECK_EQ(st.failed_rank, -1);
+    if (it % 2) {
+      /* a state of 300 KB exceeds the per-round budget: several rounds */
+      int rounds_max = 0;
+      MPI_Allreduce(&st.rounds, &rounds_max, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      CHECK_GT(rounds_max, 1);
+    }
+    long long sent = st.tasks_sent, recvd = st.tasks_received, s_all, r_all;
+    MPI_Allreduce(&sent, &s_all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&recvd, &r_all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_EQ(s_all, r_all);
+    moved += s_all;
+    verify(owner);
+  }
+  CHECK_GT(moved, NTASKS); /* the draws really moved tasks around */
+
+  /* Faults: each on one rank only; everyone rolls back, nothing is lost. */
+  const int bad = np - 1;
+  for (int scenario = 0; scenario < 4; scenario++) {
+    int before[NTASKS];
+    memcpy(before, owner, sizeof before);
+    unsigned long long rng_before = rng;
+    /* Pick a task that will move away from or to `bad` in the next draw. */
+    unsigned long long save = rng;
+    int64_t victim = -1;
+    for (int t = 0; t < NTASKS; t++) {
+      int o = rnd(np);
+      if (victim < 0 && t % 3 != 0 && o != owner[t] && (owner[t] == bad || o == bad))
+        victim = t;
+    }
+    rng = save;
+    CHECK_GE(victim, 0);
+    int expect_here = 0;
+    if (scenario == 0 && owner[victim] == me) { fail_pack_task = victim; expect_here = 1; }
+    if (scenario == 1) {
+      /* the unpack happens on the destination */
+      int dest;
+      unsigned long long s2 = rng;
+      for (int t = 0; t <= victim; t++) dest = rnd(np);
+      rng = s2;
+      if (dest == me) { fail_unpack_task = victim; expect_here = 1; }
+    }
+    if (scenario == 2 && me == bad) { rta__migrate_fail_alloc_after(1); expect_here = 1; }
+    if (scenario == 3 && owner[victim] == me) { lie_size_task = victim; }
+    int rc = remap(0, &st, owner);
+    CHECK_NE(rc, 0);
+    CHECK_GE(st.failed_rank, 0);
+    if (expect_here)
+      CHECK(rc == BALLAST_ECALLBACK || rc == BALLAST_ENOMEM);
+    else if (scenario != 3)
+      CHECK(rc == BALLAST_EREMOTE || st.failed_rank == me);
+    if (scenario == 3)
+      CHECK(rc == BALLAST_ESIZE || rc == BALLAST_EREMOTE);
+    fail_pack_task = fail_unpack_task = lie_size_task = -1;
+    rta__migrate_fail_alloc_after(0);
+    for (int t = 0; t < NTASKS; t++)
+      CHECK_EQ(owner[t], before[t]);
+    verify(owner); /* identical bytes, same owners */
+    rng = rng_before;
+    CHECK_EQ(remap(0, &st, owner), 0); /* and the next remap succeeds */
+    verify(owner);
+  }
+
+  /* Bad input: a move to oneself is refused everywhere, nothing moves. */
+  {
+    rta__move_t self_move = {0, me};
+    int n = owner[0] == me ? 1 : 0;
+    int rc = rta__migrate(MPI_COMM_WORLD, &self_move, n, &ops, NULL, 0, &st);
+    CHECK_NE(rc, 0);
+    verify(owner);
+  }
+  for (int t = 0; t < NTASKS; t++)
+    free(tasks[t].data);
+  TEST_PASS("lb_migrate");
+  MPI_Finalize();
+  return 0;
+}
