@@ -1,0 +1,146 @@
+/* Migration throughput against a plain MPI_Alltoallv of the same bytes.
+ *
+ * Every rank owns T tasks of S bytes each; a seeded draw sends every task to
+ * another rank (a full reshuffle, the worst case of a remap). We time
+ *  (a) rta's migration engine: sizes, counts, headers, rounds, pack or
+ *      direct send, unpack into fresh buffers, commit (source frees);
+ *  (b) MPI_Alltoallv of the same bytes from one contiguous send buffer into
+ *      one preallocated receive buffer (the floor: no sizing, no per-task
+ *      buffers, no commit).
+ * Runs alternate (a) and (b) so both see the same machine state; medians over
+ * R repetitions. Output: one line per (T, S) with both medians, both
+ * throughputs (bytes moved per second per rank) and the ratio a/b.
+ *
+ * Usage: mpiexec -n 2 bench_lb_migrate [reps] [max_state_bytes]
+ */
+#include <ballast/common.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rta/migrate.h"
+
+typedef struct {
+  size_t len;
+  unsigned char *data;
+  unsigned char *staged;
+} task_t;
+
+static task_t *tasks;
+static int ntasks_total;
+
+static int op_size(void *c, int64_t t, size_t *b) { (void)c; *b = tasks[t].len; return 0; }
+static int op_direct(void *c, int64_t t, const void **p, size_t b) {
+  (void)c; (void)b; *p = tasks[t].data; return 0;
+}
+static int op_pack(void *c, int64_t t, void *buf, size_t b) {
+  (void)c; memcpy(buf, tasks[t].data, b); return 0;
+}
+static int op_unpack(void *c, int64_t t, int src, void **buf, size_t b) {
+  (void)c; (void)src; (void)b;
+  tasks[t].staged = *buf; /* adopt: no copy */
+  *buf = NULL;
+  return 0;
+}
+static void op_finish(void *c, int64_t t, int outgoing, int outcome) {
+  (void)c;
+  if (outcome != RTA__COMMIT) {
+    if (!outgoing) { free(tasks[t].staged); tasks[t].staged = NULL; }
+    return;
+  }
+  if (outgoing) { free(tasks[t].data); tasks[t].data = NULL; }
+  else { tasks[t].data = tasks[t].staged; tasks[t].staged = NULL; }
+}
+
+static int cmpd(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmpd);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int me, np;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  int reps = argc > 1 ? atoi(argv[1]) : 9;
+  size_t max_state = argc > 2 ? (size_t)atoll(argv[2]) : ((size_t)8 << 20);
+  if (me == 0)
+    printf("%8s %10s %12s %12s %10s %10s %7s\n", "tasks/rk", "state_B", "migrate_s",
+           "alltoallv_s", "mig_MB/s", "a2av_MB/s", "ratio");
+  const size_t per_rank_bytes = (size_t)64 << 20; /* 64 MiB moved per rank */
+  for (size_t S = 4096; S <= max_state; S *= 4) {
+    int T = (int)(per_rank_bytes / S);
+    if (T > 4096) T = 4096;
+    if (T < 2) T = 2;
+    ntasks_total = T * np;
+    tasks = calloc((size_t)ntasks_total, sizeof *tasks);
+    double *tm = malloc(sizeof(double) * (size_t)reps), *ta = malloc(sizeof(double) * (size_t)reps);
+    int *owner = malloc(sizeof(int) * (size_t)ntasks_total);
+    for (int t = 0; t < ntasks_total; t++) {
+      owner[t] = t % np;
+      tasks[t].len = S;
+      if (owner[t] == me) {
+        tasks[t].data = malloc(S);
+        memset(tasks[t].data, t & 0xff, S);
+      }
+    }
+    rta__move_t *moves = malloc(sizeof *moves * (size_t)ntasks_total);
+    const rta__migrate_ops_t ops = {op_size, op_direct, op_pack, op_unpack, op_finish};
+    /* Alltoallv buffers sized for the same bytes per rank. */
+    size_t bytes_out = (size_t)T * S;
+    unsigned char *sbuf = malloc(bytes_out), *rbuf = malloc(bytes_out);
+    memset(sbuf, 1, bytes_out);
+    memset(rbuf, 0, bytes_out);
+    int *sc = calloc((size_t)np, sizeof(int)), *sd = calloc((size_t)np, sizeof(int));
+    for (int r = 0; r < reps; r++) {
+      /* (a) migrate: every task moves to the next rank. */
+      int n = 0;
+      for (int t = 0; t < ntasks_total; t++)
+        if (owner[t] == me) {
+          moves[n].task = t;
+          moves[n].dest = (me + 1) % np;
+          n++;
+        }
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = MPI_Wtime();
+      rta__migrate_stats_t st;
+      int rc = rta__migrate(MPI_COMM_WORLD, moves, n, &ops, NULL, (size_t)256 << 20, &st);
+      MPI_Barrier(MPI_COMM_WORLD);
+      tm[r] = MPI_Wtime() - t0;
+      if (rc != 0) {
+        fprintf(stderr, "migrate failed: %s\n", ballast_strerror(rc));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      for (int t = 0; t < ntasks_total; t++)
+        owner[t] = (owner[t] + 1) % np;
+      /* (b) the same bytes through one MPI_Alltoallv. */
+      size_t chunk = bytes_out; /* all to the next rank, as (a) */
+      for (int p = 0; p < np; p++) { sc[p] = 0; sd[p] = 0; }
+      sc[(me + 1) % np] = (int)(chunk > (size_t)2147483647 ? 2147483647 : chunk);
+      int *rc_ = calloc((size_t)np, sizeof(int)), *rd = calloc((size_t)np, sizeof(int));
+      rc_[(me + np - 1) % np] = sc[(me + 1) % np];
+      MPI_Barrier(MPI_COMM_WORLD);
+      t0 = MPI_Wtime();
+      MPI_Alltoallv(sbuf, sc, sd, MPI_BYTE, rbuf, rc_, rd, MPI_BYTE, MPI_COMM_WORLD);
+      MPI_Barrier(MPI_COMM_WORLD);
+      ta[r] = MPI_Wtime() - t0;
+      free(rc_);
+      free(rd);
+    }
+    double mm = median(tm, reps), ma = median(ta, reps);
+    if (me == 0)
+      printf("%8d %10zu %12.6f %12.6f %10.1f %10.1f %7.3f\n", T, S, mm, ma,
+             bytes_out / mm / 1e6, bytes_out / ma / 1e6, ma / mm);
+    for (int t = 0; t < ntasks_total; t++)
+      free(tasks[t].data);
+    free(tasks); free(tm); free(ta); free(owner); free(moves); free(sbuf); free(rbuf);
+    free(sc); free(sd);
+  }
+  MPI_Finalize();
+  return 0;
+}
