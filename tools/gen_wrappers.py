@@ -225,6 +225,11 @@ def wrapper_generic(e):
         post.append("bytes = (uint64_t)(%s);" % c_expr(r["bytes"]))
     if "partner" in r:
         post.append("partner = %s;" % rank_of(e, r["partner"], status))
+        rank = r["partner"].split("@", 1)[0]
+        if rank != "status" and "bytes" in r:
+            # A transfer with MPI_PROC_NULL completes at once and moves nothing.
+            post.append("if (%s == MPI_PROC_NULL)" % rank)
+            post.append("  bytes = 0;")
     recv_comm = None
     if "recv" in r:
         recv_comm, is_file = recv_src(e, r["recv"], pre)

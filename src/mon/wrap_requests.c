@@ -12,6 +12,13 @@
  * Persistent requests stay tracked: MPI_Start arms them and each completion
  * of an armed one credits one transfer.
  *
+ * Handles are not unique: Open MPI hands out one shared, already completed
+ * request for every send that finished inside MPI_Isend, so the table is a
+ * multiset. Each entry carries a sequence number and a completion consumes
+ * the oldest entry of its handle; distinct live requests have distinct
+ * handles, so for them this is exact, and among entries of a shared
+ * completed request any order gives the same totals.
+ *
  * A request can be posted on one thread and completed on another, so the
  * table is shared: 64 shards chosen by the handle's hash, each an
  * open-addressing table (linear probing, backward-shift deletion) behind a
@@ -41,13 +48,15 @@ typedef struct {
   int partner;       /* send: world rank */
   unsigned flags;    /* MON__WREQ_* */
   int active;        /* persistent: armed by MPI_Start */
+  uint64_t seq;      /* posting order within the shard */
 } entry_t;
 
 typedef struct {
   char lock;
   size_t cap, n;     /* cap: power of two or 0 */
   entry_t *e;
-  char pad[64 - sizeof(char) - 2 * sizeof(size_t) - sizeof(entry_t *)];
+  uint64_t seq;      /* next sequence number */
+  char pad[64 - sizeof(char) - 2 * sizeof(size_t) - sizeof(entry_t *) - sizeof(uint64_t)];
 } shard_t;
 
 typedef struct {
@@ -98,21 +107,18 @@ static size_t home(const shard_t *s, uintptr_t key) {
   return (size_t)(hash(key) >> 6) & (s->cap - 1);
 }
 
-/* Under the lock: index of key, or -1. */
+/* Under the lock: index of the oldest entry of key, or -1. */
 static long find(const shard_t *s, uintptr_t key) {
+  long best = -1;
   if (s->cap == 0)
     return -1;
-  for (size_t i = home(s, key);; i = (i + 1) & (s->cap - 1)) {
-    if (s->e[i].key == key)
-      return (long)i;
-    if (s->e[i].key == 0)
-      return -1;
-  }
+  for (size_t i = home(s, key); s->e[i].key != 0; i = (i + 1) & (s->cap - 1))
+    if (s->e[i].key == key && (best < 0 || s->e[i].seq < s->e[best].seq))
+      best = (long)i;
+  return best;
 }
 
-/* Under the lock: stores e (replacing an entry with the same key: the handle
- * was reused after an untracked completion). Returns 1 when added, 0 when
- * replaced, -1 out of memory. */
+/* Under the lock: adds e. Returns 1, or -1 out of memory. */
 static int put(shard_t *s, const entry_t *e) {
   if ((s->n + 1) * 2 > s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 16;
@@ -133,12 +139,12 @@ static int put(shard_t *s, const entry_t *e) {
     free(old);
   }
   size_t i = home(s, e->key);
-  while (s->e[i].key != 0 && s->e[i].key != e->key)
+  while (s->e[i].key != 0)
     i = (i + 1) & (s->cap - 1);
-  int added = s->e[i].key == 0;
   s->e[i] = *e;
-  s->n += (size_t)added;
-  return added;
+  s->e[i].seq = s->seq++;
+  s->n++;
+  return 1;
 }
 
 /* Under the lock: removes slot i, shifting back the entries after it. */
@@ -217,9 +223,13 @@ void mon__wreq_start(const MPI_Request *rq, int n) {
     uintptr_t key = req_key(rq[k]);
     shard_t *s = shard_of(&reqs, key);
     lock(s);
-    long i = find(s, key);
-    if (i >= 0)
-      s->e[i].active = 1;
+    /* persistent handles are unique: arm the first inactive entry */
+    for (size_t i = s->cap ? home(s, key) : 0; s->cap && s->e[i].key != 0;
+         i = (i + 1) & (s->cap - 1))
+      if (s->e[i].key == key && !s->e[i].active) {
+        s->e[i].active = 1;
+        break;
+      }
     unlock(s);
   }
 }
