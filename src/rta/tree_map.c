@@ -94,7 +94,7 @@ static const char *get_str(rd_t *r) {
 static int pack_task(buf_t *b, const rta_task_t *t) {
   rta_task_cost_t c;
   size_t arr = 0;
-  int rc = rta_task_arrays_packed_size(t, &arr);
+  int rc = t->narrays ? rta_task_arrays_packed_size(t, &arr) : 0;
   if (rc)
     return rc;
   rta_task_cost(t, &c);
