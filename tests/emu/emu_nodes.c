@@ -6,10 +6,12 @@
  *    node: 2 communicators of 2 ranks, each holding the ranks of one host;
  *  - messages flow between every pair of ranks, small and large (the large
  *    ones take the rendezvous path of both vader and tcp), with their
- *    contents intact.
+ *    contents intact, through ballast's monitoring wrappers.
  * usage: emu_nodes NODE_A NODE_B */
 #include <stdint.h>
 #include <unistd.h>
+
+#include <ballast/mon.h>
 
 #include "test_util.h"
 
@@ -114,9 +116,13 @@ int main(int argc, char **argv) {
   check_hostnames(rank, argv[1], argv[2], all);
   check_shared_split(rank, all);
 
+  /* The traffic runs through ballast's monitoring wrappers (the program is
+   * linked with libballast), in a region of its own. */
+  CHECK_EQ(mon_region_begin("emu_exchange"), 0);
   exchange_all(rank, 1);
   exchange_all(rank, 1000);
   exchange_all(rank, BIG);
+  CHECK_EQ(mon_region_end("emu_exchange"), 0);
   /* Every rank completed every pair: count the verified pairs globally. */
   int pairs = size - 1, total = 0;
   CHECK_EQ(MPI_Allreduce(&pairs, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
