@@ -208,15 +208,17 @@ BALLAST_API pia_regid_t pia_current_region(void);
 BALLAST_API pia_regid_t pia_parent_region(pia_regid_t id);
 
 /**
- * \brief The first child of a region (children are in creation order).
+ * \brief The first child of a region. Children are listed newest first: the
+ * first child is the one created last (a new child is published at the head
+ * of its parent's list, so readers never see a half-linked list).
  * \return the child's id; BALLAST_ENOTFOUND for a bad id or a region without
  *         children.
  */
 BALLAST_API pia_regid_t pia_child_region(pia_regid_t id);
 
 /**
- * \brief The next sibling of a region (the next child of the same parent, in
- * creation order). Walk all children with pia_child_region() then
+ * \brief The next sibling of a region: the next child of the same parent, the
+ * one created just before it. Walk all children with pia_child_region() then
  * pia_next_region() until it returns a negative code.
  * \return the sibling's id; BALLAST_ENOTFOUND for a bad id or the last child.
  */

@@ -24,20 +24,40 @@ BALLAST_API pia_regid_t pia_find_child_region(pia_regid_t parent,
   return id >= 0 ? id : BALLAST_ENOTFOUND;
 }
 
+/* Syntax first, so that a malformed path is EINVAL / ENAMETOOLONG whatever
+ * regions exist: no empty component, none longer than MON__NAME_MAX. */
+static int path_check(const char *path) {
+  size_t len = 0;
+  for (const char *c = path;; c++) {
+    if (*c == '/' || !*c) {
+      if (len == 0)
+        return BALLAST_EINVAL;
+      if (len > MON__NAME_MAX)
+        return BALLAST_ENAMETOOLONG;
+      if (!*c)
+        return 0;
+      len = 0;
+    } else {
+      len++;
+    }
+  }
+}
+
 BALLAST_API pia_regid_t pia_find_region_by_path(const char *path) {
   if (!path)
     return BALLAST_EINVAL;
   if (*path == '/')
     path++;
+  if (!*path)
+    return PIA_REGION_MAIN;
+  int rc = path_check(path);
+  if (rc < 0)
+    return rc;
   int id = PIA_REGION_MAIN;
   char comp[MON__NAME_MAX + 1];
-  while (*path) {
+  for (;;) {
     const char *slash = strchr(path, '/');
     size_t len = slash ? (size_t)(slash - path) : strlen(path);
-    if (len == 0)
-      return BALLAST_EINVAL;
-    if (len > MON__NAME_MAX)
-      return BALLAST_ENAMETOOLONG;
     memcpy(comp, path, len);
     comp[len] = '\0';
     id = mon__region_find_child(id, comp);
@@ -46,8 +66,6 @@ BALLAST_API pia_regid_t pia_find_region_by_path(const char *path) {
     if (!slash)
       break;
     path = slash + 1;
-    if (!*path) /* "a/b/": a trailing slash is an empty last component */
-      return BALLAST_EINVAL;
   }
   return id;
 }
