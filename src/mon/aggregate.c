@@ -10,7 +10,9 @@
  *  - the thread's running MPI time t->mpi_ticks. Regions take the difference
  *    of this counter between their begin and end, which makes region MPI time
  *    inclusive (children included) at O(1) per call and per region;
- *  - the signature table and, with a partner and bytes, the partner volume.
+ *  - the signature table and, for point-to-point and one-sided calls with a
+ *    partner and bytes, the partner matrix (collectives keep their root in
+ *    the signature only).
  * Inside the library's own traffic (mon__lib_depth() > 0) only t->lib is
  * updated: those calls never reach the application's figures.
  *
@@ -96,9 +98,13 @@ static const mon__agg_t *regact_peek(const mon__tls_t *t, int region) {
 
 /* ---- hot path ---------------------------------------------------------------- */
 
-/* Direction of each activity's partner, filled by mon__acts_init (MPI_Init). */
-static unsigned char act_recv[MON__NACT];     /* mon__record */
-static unsigned char act_recv_acc[MON__NACT]; /* mon__account */
+/* What each activity's partner means for the partner matrix, filled by
+ * mon__acts_init (MPI_Init): P_NONE for collectives and local calls (their
+ * root stays in the signature only), P_SEND / P_RECV for point-to-point and
+ * one-sided calls. */
+enum { P_NONE = 0, P_SEND = 1, P_RECV = 2 };
+static unsigned char act_dir[MON__NACT];     /* mon__record */
+static unsigned char act_dir_acc[MON__NACT]; /* mon__account */
 
 void mon__record(mon__tls_t *t, int act, int partner, uint64_t bytes,
                  uint64_t ticks) {
@@ -109,14 +115,20 @@ void mon__record(mon__tls_t *t, int act, int partner, uint64_t bytes,
     return;
   }
   int region = t->cur_region;
+  if (__builtin_expect(act == MON_ACT_MPI_Init || act == MON_ACT_MPI_Init_thread, 0)) {
+    /* The run's wall clock starts where MPI_Init started, as IPM's does, so
+     * the time spent in MPI_Init is inside the wall time it is part of. */
+    if (ticks < mon__cfg.t_init)
+      MON__ST(&mon__cfg.t_init, mon__cfg.t_init - ticks);
+  }
   agg_add(&t->act[act], 1, bytes, ticks);
   mon__agg_t *blk = mon__regact_get(t, region);
   if (blk)
     agg_add(&blk[act], 1, bytes, ticks);
   MON__ADD(&t->mpi_ticks, ticks);
   mon__sig_add(t, act, region, partner, bytes, ticks, 1);
-  if (partner >= 0 && bytes > 0)
-    mon__partner_add(t, region, partner, bytes, act_recv[act]);
+  if (partner >= 0 && bytes > 0 && act_dir[act])
+    mon__partner_add(t, region, partner, bytes, act_dir[act] == P_RECV);
 }
 
 void mon__account(mon__tls_t *t, int act, int partner, uint64_t bytes) {
@@ -132,8 +144,8 @@ void mon__account(mon__tls_t *t, int act, int partner, uint64_t bytes) {
   if (blk)
     agg_add(&blk[act], 0, bytes, 0);
   mon__sig_add(t, act, region, partner, bytes, 0, 0);
-  if (partner >= 0)
-    mon__partner_add(t, region, partner, bytes, act_recv_acc[act]);
+  if (partner >= 0 && act_dir_acc[act])
+    mon__partner_add(t, region, partner, bytes, act_dir_acc[act] == P_RECV);
 }
 
 /* ---- activity names --------------------------------------------------------------- */
@@ -175,8 +187,12 @@ static void names_build(void) {
       HASH_ADD_KEYPTR(hh, names_hash, names_entries[i].name,
                       strlen(names_entries[i].name), &names_entries[i]);
     if (i < MON__NACT) {
-      act_recv[i] = (unsigned char)name_is_recv(mon__act_names[i]);
-      act_recv_acc[i] = act_recv[i] || strstr(mon__act_names[i], "Sendrecv");
+      unsigned pt = (1u << (MON_GRP_P2P - MON__NACT)) | (1u << (MON_GRP_RMA - MON__NACT));
+      if (!(mon__act_groups[i] & pt))
+        continue;
+      int recv = name_is_recv(mon__act_names[i]);
+      act_dir[i] = recv ? P_RECV : P_SEND;
+      act_dir_acc[i] = recv || strstr(mon__act_names[i], "Sendrecv") ? P_RECV : P_SEND;
     }
   }
 }
@@ -185,7 +201,7 @@ void mon__acts_init(void) { pthread_once(&names_once, names_build); }
 
 int mon__act_is_recv(int act, int completion) {
   pthread_once(&names_once, names_build);
-  return completion ? act_recv_acc[act] : act_recv[act];
+  return (completion ? act_dir_acc[act] : act_dir[act]) == P_RECV;
 }
 
 int mon__act_count(void) { return MON__NACT + MON__NGROUPS; }
