@@ -89,6 +89,9 @@ E shape --off || emu_fail "shape --off"
 qdisc_of 0 | grep -q tbf && emu_fail "tbf left after shape --off"
 E shape --rate 20mbit || emu_fail "shape --rate"
 qdisc_of 1 | grep -q "rate 20Mbit" || emu_fail "node 1 qdisc: $(qdisc_of 1)"
+E shape --node "$P-node0" --off || emu_fail "shape --node --off"
+qdisc_of 0 | grep -q tbf && emu_fail "tbf left on node 0 after shape --node --off"
+qdisc_of 1 | grep -q "rate 20Mbit" || emu_fail "shape --node changed node 1: $(qdisc_of 1)"
 
 # A crashed run: a process left inside a node and the node list lost.
 E exec "$P-node0" sleep 300 &
