@@ -24,6 +24,8 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ballastConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/ballastConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ballast)
 
+file(RELATIVE_PATH BALLAST_PC_RELPREFIX ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig
+  ${CMAKE_INSTALL_PREFIX})
 configure_file(${CMAKE_CURRENT_SOURCE_DIR}/cmake/ballast.pc.in
   ${CMAKE_CURRENT_BINARY_DIR}/ballast.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ballast.pc
