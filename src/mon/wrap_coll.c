@@ -1,6 +1,6 @@
 /*
- * Byte counts of the PMPI wrappers: type sizes, received sizes from a status,
- * and the volume of each collective.
+ * Byte counts of the PMPI wrappers: type sizes and the volume of each
+ * collective. (Received sizes from a status: wrap_status/, per MPI library.)
  *
  * A collective's volume at one rank is what it passes in its send buffer plus
  * what it gets in its receive buffer (the table in mpi31.spec). Only the
@@ -18,15 +18,6 @@ uint64_t mon__w_type(MPI_Datatype dt) {
   if (dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &sz) != MPI_SUCCESS || sz < 0)
     return 0;
   return (uint64_t)sz;
-}
-
-uint64_t mon__w_rbytes(const MPI_Status *st) {
-  MPI_Count n = 0;
-  /* MPI_BYTE makes the element count the byte count, whatever the receive's
-   * datatype, and the _x form does not overflow at 2 GiB. */
-  if (st == NULL || PMPI_Get_elements_x(st, MPI_BYTE, &n) != MPI_SUCCESS || n < 0)
-    return 0;
-  return (uint64_t)n;
 }
 
 /* count x type, touching the type only when something is moved. */

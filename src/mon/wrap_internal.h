@@ -8,7 +8,8 @@
  *  - wrap_requests.c: the table of tracked requests (nonblocking and
  *    persistent operations, accounted at completion), the message table of
  *    MPI_Mprobe/MPI_Mrecv, and the wait/test-family bookkeeping (mon__wq_*).
- *  - wrap_coll.c: byte volumes of collectives and type sizes.
+ *  - wrap_coll.c: byte volumes of collectives and type sizes;
+ *    wrap_status/: received bytes from a status, per MPI library.
  *  - wrap_misc.c: MPI_Pcontrol and the wrappers' finalisation.
  *
  * Nothing here fails into the application: on any internal error (out of

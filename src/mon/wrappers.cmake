@@ -21,3 +21,23 @@ set_source_files_properties(${MON_GEN_OUTPUTS} DIRECTORY ${PROJECT_SOURCE_DIR}
 target_sources(ballast_obj PRIVATE ${MON_GEN_DIR}/mon_wrappers.c ${MON_GEN_DIR}/mon_acts.c
   ${MON_GEN_DIR}/mon_acts.h)
 add_dependencies(ballast_obj ballast_mon_gen)
+
+# Received sizes from a status: the fast Open MPI reading when its status
+# layout is the known one, the portable MPI_Get_elements_x otherwise.
+include(CheckCSourceCompiles)
+set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
+check_c_source_compiles([=[
+#include <mpi.h>
+#if !defined(OPEN_MPI)
+#error not Open MPI
+#endif
+int main(void) { MPI_Status s; s._ucount = 1; return (int)s._ucount - 1; }
+]=] BALLAST_MPI_STATUS_UCOUNT)
+unset(CMAKE_REQUIRED_INCLUDES)
+unset(CMAKE_REQUIRED_LIBRARIES)
+if(BALLAST_MPI_STATUS_UCOUNT)
+  target_sources(ballast_obj PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/wrap_status/ompi.c)
+else()
+  target_sources(ballast_obj PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/wrap_status/generic.c)
+endif()
