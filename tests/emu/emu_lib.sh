@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the emu test drivers (sourced): skip handling, a unique cluster
 # prefix per run, and teardown on every exit path.
 # Expects EMU (path of tools/emucluster/emucluster) to be set.
