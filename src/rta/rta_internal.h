@@ -13,6 +13,7 @@
 
 #include <uthash.h>
 
+#include <ballast/mon.h>
 #include <ballast/rta.h>
 
 /* ---- registered arrays (task_array.c) ------------------------------------ */
@@ -79,6 +80,8 @@ struct rta_task {
   uint64_t params_hash;      /* of nprocs, est_work, comm, state_size */
   void *data;                /* application pointer */
   int open;                  /* between begin and end */
+  int in_region;             /* its mon region was entered at begin */
+  mon_region_handle_t region; /* created at the first begin */
   rta__array_t *arrays;      /* registration order */
   int narrays;
   rta__cost_t cost;

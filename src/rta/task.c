@@ -144,6 +144,7 @@ static void free_task_record(rta_task_t *t) {
   free(t->comm_copy);
   rta__arrays_clear(t);
   rta__cost_clear(&t->cost);
+  mon_region_handle_destroy(t->region);
   free(t->children);
   free(t->key);
   free(t);
@@ -320,8 +321,10 @@ int rta_reset(void) {
   /* Close what is open so mon's region stack stays balanced. */
   while (nopen > 0) {
     rta_task_t *o = open_stack[--nopen];
-    mon_region_end(o->key);
+    if (o->in_region)
+      mon_region_leave(o->region);
     o->open = 0;
+    o->in_region = 0;
   }
   HASH_ITER(hh, tasks, t, tmp) {
     HASH_DEL(tasks, t);
@@ -393,9 +396,17 @@ int rta_task_begin(rta_task_t *t) {
     open_stack = s;
     capopen = cap;
   }
-  /* Monitoring may be off (BALLAST_MONITOR=0): the task is still tracked
-   * as open, and estimates serve in the cost model. */
-  if (mon_region_begin(t->key) == 0)
+  /* The handle makes entering the region O(1), without hashing the key. */
+  if (!t->region) {
+    int rc = mon_region_handle_create(t->key, &t->region);
+    if (rc)
+      return rc;
+  }
+  /* Outside MPI_Init..MPI_Finalize the region cannot be entered: the task
+   * is still tracked as open, and estimates serve in the cost model. With
+   * monitoring off the region call succeeds and does nothing. */
+  t->in_region = mon_region_enter(t->region) == 0;
+  if (t->in_region)
     rta__cost_on_begin(t);
   open_stack[nopen++] = t;
   t->open = 1;
@@ -414,15 +425,18 @@ int rta_task_end(rta_task_t *t) {
                  ballast_err_name(BALLAST_EMISMATCH));
     return BALLAST_EMISMATCH;
   }
-  int rc = mon_region_end(t->key);
-  if (rc == BALLAST_EMISMATCH) {
-    /* An application region opened inside the task is still open: keep the
-     * task open too, so rta and mon agree; the application closes its
-     * region and ends the task again. */
-    return key_error("end_task: a region opened inside the task is still open",
-                     t->key, rc);
+  if (t->in_region) {
+    int rc = mon_region_leave(t->region);
+    if (rc == BALLAST_EMISMATCH) {
+      /* An application region opened inside the task is still open: keep
+       * the task open too, so rta and mon agree; the application closes its
+       * region and ends the task again. */
+      return key_error("end_task: a region opened inside the task is still open",
+                       t->key, rc);
+    }
   }
   t->open = 0;
+  t->in_region = 0;
   nopen--;
   return 0;
 }

@@ -1,6 +1,7 @@
 /* The task tree: construction (parallel siblings vs sequences), lookup,
  * begin/end nesting, removal, callback inheritance, and every bad-input path
  * with its exact code. */
+#include <ballast/pia.h>
 #include <ballast/rta.h>
 
 #include "test_util.h"
@@ -220,6 +221,29 @@ static void test_begin_end(void) {
     CHECK_EQ(rta_task_end(forces), 0);
   }
   CHECK_EQ(rta_task_end(b0), BALLAST_EMISMATCH);
+  CHECK(rta_current_task() == NULL);
+
+  /* Tasks are mon regions named by their keys, nested as they ran. */
+  pia_regid_t top = pia_find_child_region(PIA_REGION_MAIN, "md/forces");
+  CHECK_GE(top, 0);
+  pia_regid_t in = pia_find_child_region(top, "md/forces/block_0");
+  CHECK_GE(in, 0);
+  pia_regdata_t rd;
+  CHECK_EQ(pia_get_region_data(&rd, top), 0);
+  CHECK_EQ(rd.count, 1000);
+  CHECK_EQ(pia_get_region_data(&rd, in), 0);
+  CHECK_EQ(rd.count, 1000);
+  pia_regid_t md = pia_find_child_region(PIA_REGION_MAIN, "md");
+  CHECK_GE(md, 0);
+  CHECK_GE(pia_find_child_region(md, "md/forces"), 0);
+
+  /* An application region left open inside a task keeps the task open. */
+  CHECK_EQ(rta_task_begin(forces), 0);
+  CHECK_EQ(mon_region_begin("inner"), 0);
+  CHECK_EQ(rta_task_end(forces), BALLAST_EMISMATCH);
+  CHECK(rta_current_task() == forces);
+  CHECK_EQ(mon_region_end("inner"), 0);
+  CHECK_EQ(rta_task_end(forces), 0);
   CHECK(rta_current_task() == NULL);
   TEST_PASS("rta_task_tree: begin/end nesting");
 }
