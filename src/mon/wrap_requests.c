@@ -241,6 +241,9 @@ static void credit(mon__tls_t *t, const entry_t *e, const MPI_Status *st) {
     int src = e->comm == MPI_COMM_NULL ? MON_NO_PARTNER : mon__w_rank(e->comm, st->MPI_SOURCE);
     mon__account(t, e->act, src, mon__w_rbytes(st));
   } else {
+    int cancelled = 0;
+    if (st != NULL && PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
+      return; /* a cancelled send moved nothing */
     mon__account(t, e->act, e->partner, e->bytes);
   }
 }
