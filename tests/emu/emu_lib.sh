@@ -13,6 +13,21 @@ emu_require() {
     echo "SKIPPED: $why"
     exit 77
   fi
+  emu_reap_stale
+}
+
+# Removes the clusters of earlier test runs that died without their EXIT trap
+# (ctest kills a test that times out): prefixes e<pid>/f<pid> whose driver
+# process no longer exists.
+emu_reap_stale() {
+  local p pid
+  for p in $( (ip netns list | awk '{print $1}' | sed -n 's/^\([ef][0-9]\{1,7\}\)-node[0-9]*$/\1/p'
+               ip -o link show | awk -F': ' '{print $2}' | sed -n 's/^\([ef][0-9]\{1,7\}\)-br\(@.*\)\{0,1\}$/\1/p') | sort -u); do
+    pid=${p#?}
+    kill -0 "$pid" 2>/dev/null && continue
+    echo "removing stale test cluster $p (driver $pid is gone)"
+    EMUCLUSTER_QUIET=1 "$EMU" --prefix "$p" down || true
+  done
 }
 
 # A prefix no other run uses: "e" + pid (at most 8 characters).
