@@ -16,7 +16,7 @@ BALLAST_API const char *pia_activity_name(pia_act_t act) {
 BALLAST_API pia_act_t pia_find_activity_by_name(const char *name) {
   if (!name || !name[0])
     return BALLAST_EINVAL;
-  int act = mon__act_find(name);
+  int act = pia__act_find(name);
   return act >= 0 ? act : BALLAST_ENOTFOUND;
 }
 

@@ -13,6 +13,12 @@
 _Static_assert(sizeof(((mon__regstats_t *)0)->hwc) <= PIA_HWC_MAX * sizeof(long long),
                "pia_regdata_t must hold every counter mon keeps");
 
+/** Region lookup by name through the calling thread's cache (namecache.c):
+ * the id, or a negative code from mon. name is non-NULL. */
+int pia__region_find(const char *name);
+/** Activity lookup by name through a shared read-only table (namecache.c). */
+int pia__act_find(const char *name);
+
 /** 0 when \a id names an existing region, else BALLAST_ENOTFOUND. */
 static inline int pia__check_region(pia_regid_t id) {
   if (id < 0 || id >= mon__region_count())

@@ -9,7 +9,7 @@ BALLAST_API int pia_region_count(void) { return mon__region_count(); }
 BALLAST_API pia_regid_t pia_find_region_by_name(const char *name) {
   if (!name || !name[0])
     return BALLAST_EINVAL;
-  int id = mon__region_find(name);
+  int id = pia__region_find(name);
   return id >= 0 ? id : BALLAST_ENOTFOUND;
 }
 
