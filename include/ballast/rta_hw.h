@@ -118,11 +118,14 @@ BALLAST_API int rta_graph_stencil3d(int64_t nx, int64_t ny, int64_t nz,
                                     double state_bytes, rta_graph_t **out);
 
 /**
- * \brief Generates a molecular-dynamics linked-cell graph: nx*ny*nz cells in
- * a periodic box, 26 neighbours each (face/edge/corner halo volumes 1 : 1/8 :
- * 1/64 of \a face_bytes, i.e. slab, column and corner halos of one cutoff),
- * work of a cell = its particle count drawn from a density that decreases
- * linearly along x from 1.0 to \a density_ratio (>0, 1 = uniform), seeded.
+ * \brief Generates a molecular-dynamics linked-cell graph: nx*ny*nz cells of
+ * side = cutoff in a periodic box, each exchanging its whole cell with its 26
+ * neighbours. The work (and particle count) of a cell follows a density that
+ * falls linearly along x from 1 to \a density_ratio (1 = uniform), times
+ * \a particles_per_cell, with +-10% seeded noise; state = 48 bytes per
+ * particle; edge bytes = \a face_bytes * (particles of both cells) / (2 *
+ * particles_per_cell). Dimensions below 3 wrap onto themselves (repeats
+ * merge, self-edges vanish).
  * \return 0; BALLAST_EINVAL; BALLAST_ERANGE; BALLAST_ENOMEM.
  */
 BALLAST_API int rta_graph_md_cells(int64_t nx, int64_t ny, int64_t nz,
@@ -140,8 +143,9 @@ typedef struct rta_hw rta_hw_t;
 /** Options of rta_hw_discover_ex() and rta_hw_create_sim(). */
 typedef struct {
   /** NULL: the real topology (hwloc_topology_load). Else an hwloc synthetic
-   *  string ("pack:2 core:8") or the path of an hwloc XML file (a string
-   *  ending in ".xml" or starting with '/' or '.'). */
+   *  string ("pack:2 core:8"; " pu:1" is appended when the last level is not
+   *  PU) or the path of an hwloc XML file (a string ending in ".xml" or
+   *  starting with '/' or '.'). */
   const char *node_topology;
   /** NULL: a complete graph of nodes (or the measured links). Else the path
    *  of a SCOTCH target architecture file for the network between nodes
@@ -316,8 +320,15 @@ typedef struct {
   double steps_between_remaps;
   /** Seed of SCOTCH's (deterministic) random generator and of RANDOM. */
   unsigned seed;
-  /** SCOTCH_STRAT* flags (0: SCOTCH_STRATDEFAULT). */
+  /** Non-zero: SCOTCH's own strategy built from these SCOTCH_STRAT* flags
+   *  (SCOTCH_stratGraphMapBuild) instead of ballast's default. */
   int scotch_flags;
+  /** A SCOTCH mapping strategy string used as is for first mappings (NULL:
+   *  ballast's default, recursive bipartitioning with one multilevel pass
+   *  and FM refinement, about 3x faster than SCOTCH's default and as good
+   *  on stencils). Remaps (prev given) always use SCOTCH's built strategy
+   *  with SCOTCH_STRATREMAP, which accounts for the migration cost. */
+  const char *scotch_strategy;
 } rta_map_options_t;
 
 /** \brief Fills \a o with the defaults. */

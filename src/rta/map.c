@@ -1,0 +1,625 @@
+/* The mapping strategies: ballast's two-phase SCOTCH mapping (tasks -> nodes
+ * on the node architecture, then each node's tasks -> its slots on a
+ * tree-leaf built from hwloc), the single-pass tree-leaf, and the simple
+ * baselines (block, round-robin, random). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common_internal.h"
+#include "rta/rta_map_internal.h"
+
+static const char *const strategy_names[RTA_MAP_NSTRATEGIES] = {
+    "twophase", "tleaf", "block", "roundrobin", "random"};
+
+const char *rta_strategy_name(rta_strategy_t s) {
+  return (unsigned)s < RTA_MAP_NSTRATEGIES ? strategy_names[s] : "unknown";
+}
+
+int rta_strategy_parse(const char *name, rta_strategy_t *s) {
+  if (!name || !s)
+    return BALLAST_EINVAL;
+  for (int i = 0; i < RTA_MAP_NSTRATEGIES; i++)
+    if (strcmp(name, strategy_names[i]) == 0) {
+      *s = (rta_strategy_t)i;
+      return 0;
+    }
+  return BALLAST_EINVAL;
+}
+
+void rta_map_options_init(rta_map_options_t *o) {
+  if (!o)
+    return;
+  memset(o, 0, sizeof *o);
+  o->balrat = 0.03;
+  o->steps_between_remaps = 10;
+}
+
+/* What one mapping call works with. */
+typedef struct {
+  const rta_graph_t *g;
+  const rta_hw_t *hw;
+  const int64_t *prev;
+  rta_map_options_t o;
+  rta_map_quality_t *q;
+  SCOTCH_Num *velo; /* normalised vertex weights, whole graph */
+} mctx_t;
+
+/* ---- baselines ------------------------------------------------------------- */
+
+static void map_roundrobin(const mctx_t *c, int64_t *slot) {
+  for (int64_t v = 0; v < c->g->nvert; v++)
+    slot[v] = v % c->hw->nslots;
+}
+
+static uint64_t mix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+static void map_random(const mctx_t *c, int64_t *slot) {
+  uint64_t ns = (uint64_t)c->hw->nslots;
+  for (int64_t v = 0; v < c->g->nvert; v++)
+    slot[v] = (int64_t)(mix64(((uint64_t)c->o.seed << 32) ^ (uint64_t)v) % ns);
+}
+
+/* Consecutive vertices in blocks of equal work: vertex v goes to the slot
+ * its work's midpoint falls in. */
+static void map_block(const mctx_t *c, int64_t *slot) {
+  const rta_graph_t *g = c->g;
+  int ns = c->hw->nslots;
+  double total = 0;
+  for (int64_t v = 0; v < g->nvert; v++)
+    total += g->work[v];
+  double acc = 0;
+  for (int64_t v = 0; v < g->nvert; v++) {
+    double mid = total > 0 ? (acc + g->work[v] / 2) / total
+                           : (v + 0.5) / (double)g->nvert;
+    int64_t s = (int64_t)(mid * ns);
+    slot[v] = s < 0 ? 0 : s >= ns ? ns - 1 : s;
+    acc += g->work[v];
+  }
+}
+
+/* ---- shared SCOTCH helpers --------------------------------------------------- */
+
+/* Migration costs: state / steps in the unit of the (scaled) edge weights,
+ * capped so their sum fits. */
+static SCOTCH_Num *migration_costs(const mctx_t *c, const int64_t *verts,
+                                   int64_t n, double escale) {
+  SCOTCH_Num *m = malloc((size_t)(n ? n : 1) * sizeof *m);
+  if (!m)
+    return NULL;
+  double steps = c->o.steps_between_remaps, sum = 0;
+  for (int64_t i = 0; i < n; i++)
+    sum += c->g->state[verts ? verts[i] : i] / steps * escale;
+  double s = sum > RTA__ECAP ? escale * RTA__ECAP / sum : escale;
+  for (int64_t i = 0; i < n; i++)
+    m[i] = rta__scaled(c->g->state[verts ? verts[i] : i] / steps, s);
+  return m;
+}
+
+/* Does every node hold exactly one slot per core (the simulated case and a
+ * fully bound job)? */
+static int node_exact(const rta_hw_t *hw, int node) {
+  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
+  int b = hw->node_xslot[node], e = hw->node_xslot[node + 1];
+  if (e - b != t->ncores)
+    return 0;
+  char *seen = calloc((size_t)t->ncores, 1);
+  if (!seen)
+    return 0;
+  int ok = 1;
+  for (int i = b; i < e && ok; i++) {
+    int core = hw->slot_core[hw->node_slot[i]];
+    if (seen[core])
+      ok = 0;
+    seen[core] = 1;
+  }
+  free(seen);
+  return ok;
+}
+
+/* Largest number of slots sharing one core of \a node. */
+static int node_mult(const rta_hw_t *hw, int node, int *cnt) {
+  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
+  memset(cnt, 0, (size_t)t->ncores * sizeof *cnt);
+  int m = 1;
+  for (int i = hw->node_xslot[node]; i < hw->node_xslot[node + 1]; i++) {
+    int k = ++cnt[hw->slot_core[hw->node_slot[i]]];
+    if (k > m)
+      m = k;
+  }
+  return m;
+}
+
+/* ---- phase 1: tasks -> nodes --------------------------------------------------- */
+
+static int phase1(mctx_t *c, SCOTCH_Num *node_of) {
+  const rta_graph_t *g = c->g;
+  const rta_hw_t *hw = c->hw;
+  SCOTCH_Num n = (SCOTCH_Num)g->nvert, narc;
+  if (g->xadj[g->nvert] > INT32_MAX - 1)
+    return BALLAST_EOVERFLOW;
+  narc = (SCOTCH_Num)g->xadj[g->nvert];
+  int rc = 0, equal = 1;
+  SCOTCH_Num *vert = malloc(((size_t)n + 1) * sizeof *vert);
+  SCOTCH_Num *edlo = malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
+  SCOTCH_Num *edge = NULL, *wt = malloc((size_t)hw->nnodes * sizeof *wt);
+  SCOTCH_Num *paro = NULL, *vmlo = NULL;
+  rta__sgraph_t sg;
+  memset(&sg, 0, sizeof sg);
+  SCOTCH_Arch cw;
+  int has_cw = 0;
+  if (!vert || !edlo || !wt) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  for (int64_t v = 0; v <= g->nvert; v++)
+    vert[v] = (SCOTCH_Num)g->xadj[v];
+  if (sizeof(SCOTCH_Num) == sizeof(int32_t)) {
+    edge = (SCOTCH_Num *)g->adj;
+  } else {
+    edge = malloc((size_t)(narc ? narc : 1) * sizeof *edge);
+    if (!edge) {
+      rc = BALLAST_ENOMEM;
+      goto done;
+    }
+    for (SCOTCH_Num i = 0; i < narc; i++)
+      edge[i] = g->adj[i];
+  }
+  for (int k = 0; k < hw->nnodes; k++) {
+    wt[k] = hw->node_xslot[k + 1] - hw->node_xslot[k];
+    if (wt[k] != wt[0])
+      equal = 0;
+  }
+  const SCOTCH_Arch *arch;
+  double maxdist = 1;
+  if (hw->net == RTA__NET_ARCH && equal) {
+    arch = hw->arch;
+    for (int k = 1; k < hw->nnodes; k++) {
+      double d = rta__hw_node_dist(hw, 0, k) / hw->internode_cost;
+      if (d > maxdist)
+        maxdist = d;
+    }
+  } else {
+    if (hw->net == RTA__NET_ARCH)
+      BALLAST_WARN("nodes of unequal size: phase 1 maps onto a weighted "
+                   "complete graph, not the architecture file");
+    SCOTCH_archInit(&cw);
+    has_cw = 1;
+    if (SCOTCH_archCmpltw(&cw, hw->nnodes, wt) != 0) {
+      rc = BALLAST_ESCOTCH;
+      goto done;
+    }
+    arch = &cw;
+  }
+  double escale;
+  int exact;
+  rta__normalize(g->adjw, narc, RTA__ECAP / maxdist, &escale, &exact);
+  for (SCOTCH_Num i = 0; i < narc; i++)
+    edlo[i] = rta__scaled(g->adjw[i], escale);
+  if ((rc = rta__sgraph_build(&sg, NULL, c->o.seed, n, vert, c->velo, narc,
+                              edge, edlo)))
+    goto done;
+  if (c->prev) {
+    paro = malloc((size_t)n * sizeof *paro);
+    vmlo = migration_costs(c, NULL, n, escale);
+    if (!paro || !vmlo) {
+      rc = BALLAST_ENOMEM;
+      goto done;
+    }
+    for (SCOTCH_Num v = 0; v < n; v++)
+      paro[v] = c->prev[v] >= 0 && c->prev[v] < hw->nslots
+                    ? hw->slot_node[c->prev[v]] : -1;
+  }
+  rc = rta__sgraph_map(&sg, arch, hw->nnodes, c->o.scotch_flags, c->o.scotch_strategy,
+                       c->o.balrat / 2, paro, vmlo, node_of);
+done:
+  rta__sgraph_exit(&sg);
+  if (has_cw)
+    SCOTCH_archExit(&cw);
+  if (edge && edge != (SCOTCH_Num *)g->adj)
+    free(edge);
+  free(vert);
+  free(edlo);
+  free(wt);
+  free(paro);
+  free(vmlo);
+  return rc;
+}
+
+/* ---- phase 2: one node's tasks -> its slots --------------------------------------- */
+
+typedef struct {
+  int32_t *g2l;       /* nvert, -1 outside the current node */
+  int *cnt;           /* ncores scratch */
+  int *term_of_slot;  /* nslots */
+  SCOTCH_Context *ctx; /* shared by the nodes, reseeded for each */
+} p2scratch_t;
+
+static int phase2_node(mctx_t *c, int node, const int64_t *verts, int64_t k,
+                       p2scratch_t *sc, int64_t *slot) {
+  const rta_graph_t *g = c->g;
+  const rta_hw_t *hw = c->hw;
+  int b = hw->node_xslot[node], m = hw->node_xslot[node + 1] - b;
+  if (k == 0)
+    return 0;
+  if (m == 1) {
+    for (int64_t i = 0; i < k; i++)
+      slot[verts[i]] = hw->node_slot[b];
+    return 0;
+  }
+  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
+  int rc = 0;
+  rta__tgt_t tgt;
+  memset(&tgt, 0, sizeof tgt);
+  rta__sgraph_t sg;
+  memset(&sg, 0, sizeof sg);
+  SCOTCH_Num *sel = NULL, *vert = NULL, *edge = NULL, *edlo = NULL, *velo = NULL;
+  SCOTCH_Num *part = NULL, *paro = NULL, *vmlo = NULL;
+  double *w = NULL;
+  int *slot_of_term = NULL;
+  /* Target: the node's tree-leaf, restricted to the leaves of its slots
+   * unless they are exactly one per core. */
+  int exact = node_exact(hw, node), mult = 1;
+  slot_of_term = malloc((size_t)(exact ? t->ncores : m) * sizeof *slot_of_term);
+  if (!slot_of_term) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  if (exact) {
+    for (int i = 0; i < m; i++) {
+      int s = hw->node_slot[b + i];
+      slot_of_term[hw->slot_core[s]] = s;
+      sc->term_of_slot[s] = hw->slot_core[s];
+    }
+    rc = rta__tgt_tleaf(&tgt, t->nlevels, t->arity, t->cost, 1, 0, NULL);
+  } else {
+    mult = node_mult(hw, node, sc->cnt);
+    sel = malloc((size_t)m * sizeof *sel);
+    if (!sel) {
+      rc = BALLAST_ENOMEM;
+      goto done;
+    }
+    memset(sc->cnt, 0, (size_t)t->ncores * sizeof *sc->cnt);
+    for (int i = 0; i < m; i++) {
+      int s = hw->node_slot[b + i], core = hw->slot_core[s];
+      sel[i] = (SCOTCH_Num)core * mult + sc->cnt[core]++;
+      slot_of_term[i] = s;
+      sc->term_of_slot[s] = i;
+    }
+    rc = rta__tgt_tleaf(&tgt, t->nlevels, t->arity, t->cost, mult, m, sel);
+  }
+  if (rc)
+    goto done;
+  /* Rebuild the node's subgraph from scratch (inducing it and mapping onto
+   * a tree-leaf crashes SCOTCH 7.0.3). */
+  for (int64_t i = 0; i < k; i++)
+    sc->g2l[verts[i]] = (int32_t)i;
+  int64_t narc = 0;
+  for (int64_t i = 0; i < k; i++)
+    for (int64_t j = g->xadj[verts[i]]; j < g->xadj[verts[i] + 1]; j++)
+      narc += sc->g2l[g->adj[j]] >= 0;
+  vert = malloc(((size_t)k + 1) * sizeof *vert);
+  velo = malloc((size_t)k * sizeof *velo);
+  part = malloc((size_t)k * sizeof *part);
+  edge = malloc((size_t)(narc ? narc : 1) * sizeof *edge);
+  edlo = malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
+  w = malloc((size_t)(narc ? narc : 1) * sizeof *w);
+  if (!vert || !velo || !part || !edge || !edlo || !w) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  int64_t a = 0;
+  for (int64_t i = 0; i < k; i++) {
+    int64_t v = verts[i];
+    vert[i] = (SCOTCH_Num)a;
+    velo[i] = c->velo[v];
+    for (int64_t j = g->xadj[v]; j < g->xadj[v + 1]; j++) {
+      int32_t l = sc->g2l[g->adj[j]];
+      if (l >= 0) {
+        edge[a] = l;
+        w[a++] = g->adjw[j];
+      }
+    }
+  }
+  vert[k] = (SCOTCH_Num)a;
+  double escale;
+  int ex;
+  rta__normalize(w, narc, RTA__ECAP / tgt.maxdist, &escale, &ex);
+  for (int64_t i = 0; i < narc; i++)
+    edlo[i] = rta__scaled(w[i], escale);
+  if ((rc = rta__sgraph_build(&sg, sc->ctx, c->o.seed + (unsigned)node,
+                              (SCOTCH_Num)k, vert, velo, (SCOTCH_Num)narc,
+                              edge, edlo)))
+    goto done;
+  if (c->prev) {
+    paro = malloc((size_t)k * sizeof *paro);
+    vmlo = migration_costs(c, verts, k, escale);
+    if (!paro || !vmlo) {
+      rc = BALLAST_ENOMEM;
+      goto done;
+    }
+    for (int64_t i = 0; i < k; i++) {
+      int64_t p = c->prev[verts[i]];
+      paro[i] = p >= 0 && p < hw->nslots && hw->slot_node[p] == node
+                    ? sc->term_of_slot[p] : -1;
+    }
+  }
+  rc = rta__sgraph_map(&sg, rta__tgt_arch(&tgt), m, c->o.scotch_flags, c->o.scotch_strategy,
+                       c->o.balrat / 2, paro, vmlo, part);
+  if (!rc)
+    for (int64_t i = 0; i < k; i++)
+      slot[verts[i]] = slot_of_term[part[i]];
+done:
+  for (int64_t i = 0; i < k; i++)
+    sc->g2l[verts[i]] = -1;
+  rta__sgraph_exit(&sg);
+  rta__tgt_exit(&tgt);
+  free(sel);
+  free(vert);
+  free(velo);
+  free(part);
+  free(edge);
+  free(edlo);
+  free(w);
+  free(paro);
+  free(vmlo);
+  free(slot_of_term);
+  return rc;
+}
+
+static int map_twophase(mctx_t *c, int64_t *slot) {
+  const rta_graph_t *g = c->g;
+  const rta_hw_t *hw = c->hw;
+  int64_t n = g->nvert;
+  int rc = 0, maxcores = 1;
+  SCOTCH_Num *node_of = malloc((size_t)n * sizeof *node_of);
+  int64_t *xv = calloc((size_t)hw->nnodes + 1, sizeof *xv);
+  int64_t *order = malloc((size_t)n * sizeof *order);
+  p2scratch_t sc = {0};
+  for (int t = 0; t < hw->ntopo; t++)
+    if (hw->topo[t].ncores > maxcores)
+      maxcores = hw->topo[t].ncores;
+  sc.g2l = malloc((size_t)n * sizeof *sc.g2l);
+  sc.cnt = malloc((size_t)maxcores * sizeof *sc.cnt);
+  sc.term_of_slot = malloc((size_t)hw->nslots * sizeof *sc.term_of_slot);
+  if (!node_of || !xv || !order || !sc.g2l || !sc.cnt || !sc.term_of_slot) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  double t0 = rta__now();
+  if (hw->nnodes == 1) {
+    memset(node_of, 0, (size_t)n * sizeof *node_of);
+  } else if ((rc = phase1(c, node_of))) {
+    goto done;
+  }
+  double t1 = rta__now();
+  c->q->seconds_phase1 = t1 - t0;
+  /* Group the vertices by node, in vertex order. */
+  for (int64_t v = 0; v < n; v++)
+    xv[node_of[v] + 1]++;
+  for (int k = 0; k < hw->nnodes; k++)
+    xv[k + 1] += xv[k];
+  for (int64_t v = 0; v < n; v++)
+    order[xv[node_of[v]]++] = v;
+  for (int k = hw->nnodes; k > 0; k--)
+    xv[k] = xv[k - 1];
+  xv[0] = 0;
+  for (int64_t v = 0; v < n; v++)
+    sc.g2l[v] = -1;
+  SCOTCH_Context ctx;
+  if ((rc = rta__ctx_init(&ctx, c->o.seed)))
+    goto done;
+  sc.ctx = &ctx;
+  for (int k = 0; k < hw->nnodes && !rc; k++)
+    rc = phase2_node(c, k, order + xv[k], xv[k + 1] - xv[k], &sc, slot);
+  SCOTCH_contextExit(&ctx);
+  c->q->seconds_phase2 = rta__now() - t1;
+done:
+  free(node_of);
+  free(xv);
+  free(order);
+  free(sc.g2l);
+  free(sc.cnt);
+  free(sc.term_of_slot);
+  return rc;
+}
+
+/* ---- single pass: the whole machine as one tree-leaf ------------------------------ */
+
+static int same_topo(const rta__nodetopo_t *a, const rta__nodetopo_t *b) {
+  if (a->nlevels != b->nlevels)
+    return 0;
+  for (int l = 0; l < a->nlevels; l++)
+    if (a->arity[l] != b->arity[l] || a->cost[l] != b->cost[l])
+      return 0;
+  return 1;
+}
+
+static int map_tleaf(mctx_t *c, int64_t *slot) {
+  const rta_graph_t *g = c->g;
+  const rta_hw_t *hw = c->hw;
+  const rta__nodetopo_t *t0 = &hw->topo[0];
+  for (int k = 1; k < hw->ntopo; k++)
+    if (!same_topo(t0, &hw->topo[k])) {
+      BALLAST_WARN("single-pass tree-leaf needs identical nodes");
+      return BALLAST_ENOTSUP;
+    }
+  int nl = t0->nlevels + 1, arity[RTA__MAXLEV + 1];
+  double cost[RTA__MAXLEV + 1];
+  arity[0] = hw->nnodes;
+  cost[0] = hw->internode_cost;
+  for (int l = 0; l < t0->nlevels; l++) {
+    arity[l + 1] = t0->arity[l];
+    cost[l + 1] = t0->cost[l];
+  }
+  int exact = 1, mult = 1, rc = 0, nc = t0->ncores, ns = hw->nslots;
+  for (int k = 0; k < hw->nnodes && exact; k++)
+    exact = node_exact(hw, k);
+  SCOTCH_Num *sel = NULL, *part = malloc((size_t)g->nvert * sizeof *part);
+  int *cnt = calloc((size_t)nc, sizeof *cnt);
+  int *slot_of_term = malloc((size_t)ns * sizeof *slot_of_term);
+  SCOTCH_Num *term_of_slot = malloc((size_t)ns * sizeof *term_of_slot);
+  SCOTCH_Num *vert = malloc(((size_t)g->nvert + 1) * sizeof *vert);
+  SCOTCH_Num narc = (SCOTCH_Num)g->xadj[g->nvert];
+  SCOTCH_Num *edlo = malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
+  SCOTCH_Num *paro = NULL, *vmlo = NULL;
+  rta__tgt_t tgt;
+  memset(&tgt, 0, sizeof tgt);
+  rta__sgraph_t sg;
+  memset(&sg, 0, sizeof sg);
+  if (!part || !cnt || !slot_of_term || !term_of_slot || !vert || !edlo) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  double tb = rta__now();
+  if (exact) {
+    for (int s = 0; s < ns; s++) {
+      term_of_slot[s] = hw->slot_node[s] * nc + hw->slot_core[s];
+      slot_of_term[term_of_slot[s]] = s;
+    }
+    rc = rta__tgt_tleaf(&tgt, nl, arity, cost, 1, 0, NULL);
+  } else {
+    for (int k = 0; k < hw->nnodes; k++) {
+      int mk = node_mult(hw, k, cnt);
+      if (mk > mult)
+        mult = mk;
+    }
+    sel = malloc((size_t)ns * sizeof *sel);
+    if (!sel) {
+      rc = BALLAST_ENOMEM;
+      goto done;
+    }
+    for (int k = 0; k < hw->nnodes; k++) {
+      memset(cnt, 0, (size_t)nc * sizeof *cnt);
+      for (int i = hw->node_xslot[k]; i < hw->node_xslot[k + 1]; i++) {
+        int s = hw->node_slot[i], core = hw->slot_core[s];
+        sel[s] = ((SCOTCH_Num)k * nc + core) * mult + cnt[core]++;
+      }
+    }
+    for (int s = 0; s < ns; s++)
+      slot_of_term[s] = term_of_slot[s] = s;
+    rc = rta__tgt_tleaf(&tgt, nl, arity, cost, mult, ns, sel);
+  }
+  if (rc)
+    goto done;
+  for (int64_t v = 0; v <= g->nvert; v++)
+    vert[v] = (SCOTCH_Num)g->xadj[v];
+  double escale;
+  int ex;
+  rta__normalize(g->adjw, narc, RTA__ECAP / tgt.maxdist, &escale, &ex);
+  for (SCOTCH_Num i = 0; i < narc; i++)
+    edlo[i] = rta__scaled(g->adjw[i], escale);
+  if ((rc = rta__sgraph_build(&sg, NULL, c->o.seed, (SCOTCH_Num)g->nvert,
+                              vert, c->velo, narc, (SCOTCH_Num *)g->adj,
+                              edlo)))
+    goto done;
+  if (c->prev) {
+    paro = malloc((size_t)g->nvert * sizeof *paro);
+    vmlo = migration_costs(c, NULL, g->nvert, escale);
+    if (!paro || !vmlo) {
+      rc = BALLAST_ENOMEM;
+      goto done;
+    }
+    for (int64_t v = 0; v < g->nvert; v++)
+      paro[v] = c->prev[v] >= 0 && c->prev[v] < ns ? term_of_slot[c->prev[v]] : -1;
+  }
+  c->q->seconds_build += rta__now() - tb;
+  double t1 = rta__now();
+  rc = rta__sgraph_map(&sg, rta__tgt_arch(&tgt), ns, c->o.scotch_flags, c->o.scotch_strategy,
+                       c->o.balrat, paro, vmlo, part);
+  c->q->seconds_phase1 = rta__now() - t1;
+  if (!rc)
+    for (int64_t v = 0; v < g->nvert; v++)
+      slot[v] = slot_of_term[part[v]];
+done:
+  rta__sgraph_exit(&sg);
+  rta__tgt_exit(&tgt);
+  free(sel);
+  free(part);
+  free(cnt);
+  free(slot_of_term);
+  free(term_of_slot);
+  free(vert);
+  free(edlo);
+  free(paro);
+  free(vmlo);
+  return rc;
+}
+
+/* ---- entry points ------------------------------------------------------------------- */
+
+int rta_map_graph(const rta_graph_t *g, const rta_hw_t *hw, rta_strategy_t s,
+                  const int64_t *prev, unsigned seed, int64_t *slot_of_vertex,
+                  rta_map_quality_t *q) {
+  rta_map_options_t o;
+  rta_map_options_init(&o);
+  o.seed = seed;
+  return rta_map_graph_ex(g, hw, s, prev, &o, slot_of_vertex, q);
+}
+
+int rta_map_graph_ex(const rta_graph_t *cg, const rta_hw_t *hw,
+                     rta_strategy_t s, const int64_t *prev,
+                     const rta_map_options_t *opt, int64_t *slot_of_vertex,
+                     rta_map_quality_t *q) {
+  if (!cg || !hw || !slot_of_vertex || (unsigned)s >= RTA_MAP_NSTRATEGIES)
+    return BALLAST_EINVAL;
+  double t0 = rta__now();
+  rta_map_quality_t qq;
+  memset(&qq, 0, sizeof qq);
+  mctx_t c = {.g = cg, .hw = hw, .prev = prev, .q = &qq};
+  rta_map_options_init(&c.o);
+  if (opt) {
+    c.o = *opt;
+    if (!(c.o.balrat > 0))
+      c.o.balrat = 0.03;
+    if (!(c.o.steps_between_remaps > 0))
+      c.o.steps_between_remaps = 10;
+  }
+  /* Logically const: merging pending edges does not change the graph. */
+  rta_graph_t *g = (rta_graph_t *)cg;
+  int rc = rta__graph_finalize(g);
+  if (rc)
+    return rc;
+  if (prev)
+    for (int64_t v = 0; v < g->nvert; v++)
+      if (prev[v] < -1 || prev[v] >= hw->nslots)
+        return BALLAST_EINVAL;
+  if (s == RTA_MAP_TWOPHASE || s == RTA_MAP_TLEAF) {
+    if ((rc = rta__scotch_check()))
+      return rc;
+    double tb = rta__now(), vscale;
+    int exact;
+    c.velo = malloc((size_t)g->nvert * sizeof *c.velo);
+    if (!c.velo)
+      return BALLAST_ENOMEM;
+    rta__normalize(g->work, g->nvert, RTA__VCAP, &vscale, &exact);
+    for (int64_t v = 0; v < g->nvert; v++)
+      c.velo[v] = rta__scaled(g->work[v], vscale);
+    qq.seconds_build = rta__now() - tb;
+    rc = s == RTA_MAP_TWOPHASE ? map_twophase(&c, slot_of_vertex)
+                               : map_tleaf(&c, slot_of_vertex);
+    free(c.velo);
+    if (rc)
+      return rc;
+  } else if (s == RTA_MAP_BLOCK) {
+    map_block(&c, slot_of_vertex);
+  } else if (s == RTA_MAP_ROUNDROBIN) {
+    map_roundrobin(&c, slot_of_vertex);
+  } else {
+    map_random(&c, slot_of_vertex);
+  }
+  if (q) {
+    double tm = rta__now();
+    if ((rc = rta__quality(g, hw, slot_of_vertex, prev, &qq)))
+      return rc;
+    qq.seconds_metrics = rta__now() - tm;
+    qq.seconds = rta__now() - t0;
+    *q = qq;
+  }
+  return 0;
+}

@@ -1,0 +1,200 @@
+/*
+ * Internal contract of the task graph, the hardware model and the mapping
+ * engine (src/rta/graph*.c, hw*.c, map*.c). Never installed.
+ *
+ * Conventions:
+ *  - Vertex ids are int64_t in the API and in our CSR's offsets; neighbour
+ *    ids are int32_t because SCOTCH_Num is 32-bit in this build and every
+ *    graph we map must fit it anyway (checked at creation).
+ *  - Slot ids are ints (node-major in a simulated machine: slot = node *
+ *    cores_per_node + core); node ids are ints.
+ *  - Distances follow the public header's definition; rta__hw_dist() is the
+ *    one implementation, used by the metrics and by the tests.
+ */
+#ifndef BALLAST_RTA_MAP_INTERNAL_H
+#define BALLAST_RTA_MAP_INTERNAL_H
+
+#include <stdint.h>
+
+#include <scotch.h>
+
+#include <ballast/rta_hw.h>
+
+/* ---- graph ------------------------------------------------------------- */
+
+struct rta_graph {
+  int64_t nvert;
+  double *work;  /* nvert */
+  double *state; /* nvert */
+  /* Pending edges (rta_graph_add_edge), merged into the CSR on demand. */
+  int64_t npend, cappend;
+  int32_t *pu, *pv;
+  double *pw;
+  /* CSR of the symmetric graph: both directions stored, neighbours sorted,
+   * repeats merged. Valid when csr_ok and npend == 0. */
+  int csr_ok;
+  int64_t *xadj;   /* nvert + 1 */
+  int32_t *adj;    /* xadj[nvert] */
+  double *adjw;    /* xadj[nvert] */
+};
+
+/** Merges pending edges into the CSR (idempotent). 0 or BALLAST_ENOMEM. */
+int rta__graph_finalize(rta_graph_t *g);
+
+/**
+ * Builds a graph directly from a CSR that the graph takes over (arrays from
+ * malloc). The CSR must be symmetric with sorted, unique neighbours.
+ */
+int rta__graph_from_csr(int64_t nvert, int64_t *xadj, int32_t *adj,
+                        double *adjw, rta_graph_t **out);
+
+/* ---- hardware model ------------------------------------------------------- */
+
+#define RTA__MAXLEV 16
+
+/** One node's tree: levels with arity > 1 from the top; leaves are cores. */
+typedef struct {
+  int nlevels;
+  int arity[RTA__MAXLEV];
+  double cost[RTA__MAXLEV];     /* distance of two cores separated here */
+  char type[RTA__MAXLEV][24];   /* hwloc type name of the level's objects */
+  int64_t stride[RTA__MAXLEV];  /* cores under one child of this level */
+  int ncores;
+} rta__nodetopo_t;
+
+enum { RTA__NET_FLAT = 0, RTA__NET_ARCH = 1, RTA__NET_MEASURED = 2 };
+
+struct rta_hw {
+  int nnodes, nslots;
+  int sim;   /* built by rta_hw_create_sim */
+  int bound; /* every slot's binding known */
+  int *slot_node, *slot_core;
+  int *node_xslot, *node_slot; /* slots of node n: node_slot[node_xslot[n]..] */
+  int ntopo;
+  rta__nodetopo_t *topo; /* ntopo distinct node trees */
+  int *node_topo;        /* nnodes */
+  double internode_cost;
+  int net;               /* RTA__NET_* */
+  char net_desc[128];    /* for rta_hw_print */
+  SCOTCH_Arch *arch;     /* RTA__NET_ARCH: the loaded inter-node arch */
+  SCOTCH_ArchDom *arch_dom; /* terminal domain of each node */
+  float *ndist;          /* nnodes^2 node distances, when small enough */
+  double *lat, *bw;      /* RTA__NET_MEASURED: nnodes^2 */
+  int *leader;           /* node leader (slot) of each node, or NULL */
+};
+
+/** Distance between two slots (public definition; no range checks). */
+double rta__hw_dist(const rta_hw_t *hw, int a, int b);
+/** Distance between two distinct nodes (no range checks). */
+double rta__hw_node_dist(const rta_hw_t *hw, int a, int b);
+
+/**
+ * Fills \a t from an hwloc topology given as synthetic string or XML path
+ * (NULL: this machine). \a costs/ncosts override the level costs.
+ */
+int rta__hw_topo_from_desc(const char *desc, const double *costs, int ncosts,
+                           rta__nodetopo_t *t);
+/** Completes strides and ncores of \a t. 0 or BALLAST_ERANGE. */
+int rta__hw_topo_finish(rta__nodetopo_t *t);
+/** Default level costs (see rta_hw_node_level()); pkg_level = index of the
+ *  first level inside a package (nlevels when unknown). */
+void rta__hw_default_costs(rta__nodetopo_t *t, int pkg_level);
+
+/** Allocates the per-slot / per-node arrays of a model. */
+int rta__hw_alloc(rta_hw_t *hw, int nnodes, int nslots);
+/** Builds node_xslot/node_slot from slot_node. */
+int rta__hw_index_slots(rta_hw_t *hw);
+/** Loads a SCOTCH arch file as the inter-node network (EPARSE on error). */
+int rta__hw_load_arch(rta_hw_t *hw, const char *path);
+/** Precomputes node distances (ndist) when nnodes is small enough. */
+int rta__hw_cache_dist(rta_hw_t *hw);
+/** Sets inter-node distances from measured lat/bw (normalised). */
+void rta__hw_links_to_dist(rta_hw_t *hw);
+
+/* ---- SCOTCH helpers (map_scotch.c) ---------------------------------------- */
+
+/** Checks SCOTCH_numSizeof() against sizeof(SCOTCH_Num) once: 0 or ESCOTCH. */
+int rta__scotch_check(void);
+/** The comparison behind rta__scotch_check(), testable with any widths. */
+int rta__scotch_check_width(int lib_size, int hdr_size);
+
+/** Largest total vertex weight handed to SCOTCH (leaves room for SCOTCH's
+ *  products of loads with domain weights in 32 bits). */
+#define RTA__VCAP ((double)(1 << 24))
+/** Largest total of edge weight x distance handed to SCOTCH. */
+#define RTA__ECAP ((double)(1 << 30))
+
+/**
+ * Chooses the factor that turns non-negative weights \a w[0..n) into SCOTCH
+ * integers: small integer inputs whose sum fits \a cap stay as they are
+ * (*exact = 1); others are scaled to a mean of about 100 but a sum <= cap.
+ */
+void rta__normalize(const double *w, int64_t n, double cap, double *scale,
+                    int *exact);
+/** round(w * scale), at least 1. */
+SCOTCH_Num rta__scaled(double w, double scale);
+
+/** A SCOTCH target: a tree-leaf, possibly restricted to some of its leaves
+ *  (SCOTCH_archSub keeps a pointer to the full architecture). */
+typedef struct {
+  SCOTCH_Arch full, sub;
+  int has_full, has_sub;
+  SCOTCH_Num maxdist; /* SCOTCH's largest distance between terminals */
+} rta__tgt_t;
+
+/**
+ * Builds a tree-leaf target: levels (arity, cost = distance of two leaves
+ * separated at that level) from the top, plus an extra bottom level of
+ * \a mult leaves per core when mult > 1; with \a sel, only the leaves
+ * sel[0..nsel) (terminal i = sel[i]).
+ */
+int rta__tgt_tleaf(rta__tgt_t *t, int nlevels, const int *arity,
+                   const double *cost, int mult, int64_t nsel,
+                   const SCOTCH_Num *sel);
+/** The architecture to map onto. */
+SCOTCH_Arch *rta__tgt_arch(rta__tgt_t *t);
+/** Frees a target (safe on a zeroed one). */
+void rta__tgt_exit(rta__tgt_t *t);
+
+/** A SCOTCH graph with the context that makes its mapping deterministic. */
+typedef struct {
+  SCOTCH_Graph graph, bound;
+  SCOTCH_Context ctx;
+  int has_graph, has_bound, has_ctx;
+} rta__sgraph_t;
+
+/** A deterministic, single-threaded SCOTCH context seeded with \a seed. */
+int rta__ctx_init(SCOTCH_Context *ctx, unsigned seed);
+
+/**
+ * Builds the SCOTCH graph of a CSR (arrays owned by the caller, alive until
+ * rta__sgraph_exit) bound to \a ctx reseeded with \a seed, or (ctx NULL) to
+ * a context of its own from rta__ctx_init().
+ */
+int rta__sgraph_build(rta__sgraph_t *s, SCOTCH_Context *ctx, unsigned seed,
+                      SCOTCH_Num n, const SCOTCH_Num *vert,
+                      const SCOTCH_Num *velo, SCOTCH_Num narc,
+                      const SCOTCH_Num *edge, const SCOTCH_Num *edlo);
+void rta__sgraph_exit(rta__sgraph_t *s);
+
+/**
+ * Maps (or remaps, when \a parotab is given) the graph onto \a arch into
+ * parttab: with \a strat when given, else SCOTCH's strategy of \a flags when
+ * non-zero, else ballast's default; \a balrat for \a nparts parts.
+ */
+int rta__sgraph_map(rta__sgraph_t *s, const SCOTCH_Arch *arch,
+                    SCOTCH_Num nparts, int flags, const char *strat,
+                    double balrat,
+                    SCOTCH_Num *parotab, const SCOTCH_Num *vmlotab,
+                    SCOTCH_Num *parttab);
+
+/* ---- metrics (map_quality.c) ----------------------------------------------- */
+
+/** Fills the load, cut, hop-bytes and migration fields of \a q. */
+int rta__quality(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *slot,
+                 const int64_t *prev, rta_map_quality_t *q);
+
+/** Monotonic seconds. */
+double rta__now(void);
+
+#endif
