@@ -86,6 +86,66 @@ static void nonblocking(void) {
   CHECK_EQ(mon__wreq_tracked(), tracked);
 }
 
+/* The rest of the wait/test family, with real status arrays, and the send
+ * modes that need a buffer (Bsend) or a posted receive (Rsend). */
+static void wait_family(void) {
+  char buf[6][64];
+  MPI_Request rq[6];
+  MPI_Status st[6];
+  mw_act_t isend = mw_act("MPI_Isend"), issend = mw_act("MPI_Issend"),
+           ibsend = mw_act("MPI_Ibsend"), irecv = mw_act("MPI_Irecv"),
+           bsend = mw_act("MPI_Bsend"), rsend = mw_act("MPI_Rsend");
+  static char attach[4096];
+  MPI_Buffer_attach(attach, sizeof attach);
+  if (rank == 0) {
+    MPI_Isend(buf[0], 5, MPI_CHAR, 1, 0, MPI_COMM_WORLD, &rq[0]);
+    MPI_Issend(buf[1], 6, MPI_CHAR, 1, 1, MPI_COMM_WORLD, &rq[1]);
+    MPI_Ibsend(buf[2], 7, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &rq[2]);
+    int flag = 0;
+    while (!flag)
+      MPI_Testall(3, rq, &flag, st);
+    MPI_Bsend(buf[3], 11, MPI_CHAR, 1, 3, MPI_COMM_WORLD);
+    MPI_Recv(NULL, 0, MPI_CHAR, 1, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* receive posted */
+    MPI_Rsend(buf[4], 13, MPI_CHAR, 1, 4, MPI_COMM_WORLD);
+    /* freed while active: the send still happens and is credited */
+    MPI_Request fr;
+    MPI_Isend(buf[5], 17, MPI_CHAR, 1, 5, MPI_COMM_WORLD, &fr);
+    MPI_Request_free(&fr);
+    CHECK_ACT("MPI_Isend", isend, 2, 5 + 17);
+    CHECK_ACT("MPI_Issend", issend, 1, 6);
+    CHECK_ACT("MPI_Ibsend", ibsend, 1, 7);
+    CHECK_ACT("MPI_Bsend", bsend, 1, 11);
+    CHECK_ACT("MPI_Rsend", rsend, 1, 13);
+  } else {
+    for (int i = 0; i < 3; i++)
+      MPI_Irecv(buf[i], 64, MPI_CHAR, 0, i, MPI_COMM_WORLD, &rq[i]);
+    int done = 0, idx[3], n;
+    while (done < 3) {
+      MPI_Waitsome(3, rq, &n, idx, st);
+      for (int k = 0; k < n; k++) {
+        int c;
+        MPI_Get_count(&st[k], MPI_CHAR, &c);
+        CHECK_EQ(c, 5 + idx[k]);
+      }
+      done += n;
+    }
+    MPI_Irecv(buf[3], 64, MPI_CHAR, 0, 3, MPI_COMM_WORLD, &rq[3]);
+    MPI_Irecv(buf[4], 64, MPI_CHAR, 0, 4, MPI_COMM_WORLD, &rq[4]);
+    MPI_Send(NULL, 0, MPI_CHAR, 0, 99, MPI_COMM_WORLD);
+    MPI_Irecv(buf[5], 64, MPI_CHAR, 0, 5, MPI_COMM_WORLD, &rq[5]);
+    int got = 0, index, flag;
+    while (got < 3) {
+      MPI_Testany(3, &rq[3], &index, &flag, &st[0]);
+      if (flag && index != MPI_UNDEFINED)
+        got++;
+    }
+    CHECK_ACT("MPI_Irecv", irecv, 6, 5 + 6 + 7 + 11 + 13 + 17);
+  }
+  void *old;
+  int oldsize;
+  MPI_Buffer_detach(&old, &oldsize);
+}
+
 static void persistent(void) {
   char buf[50] = {0};
   MPI_Request rq;
@@ -205,6 +265,8 @@ int main(int argc, char **argv) {
   sendrecv_and_null();
   MPI_Barrier(MPI_COMM_WORLD);
   nonblocking();
+  MPI_Barrier(MPI_COMM_WORLD);
+  wait_family();
   MPI_Barrier(MPI_COMM_WORLD);
   persistent();
   MPI_Barrier(MPI_COMM_WORLD);
