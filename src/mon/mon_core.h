@@ -67,6 +67,7 @@ typedef struct mon__pentry mon__pentry_t;
 
 #define MON__SIGCACHE 256
 #define MON__PCACHE 64
+#define MON__RCACHE 64
 
 struct mon__tls {
   int index;                     /* registration order, 0 = first thread */
@@ -80,6 +81,12 @@ struct mon__tls {
   mon__frame_t *stack;
   int depth, cap;
   int cur_region;                /* innermost open region, 0 when none */
+  /* mon_region_begin's lock-free path: (parent, name pointer) -> child, checked
+   * with strcmp, so string literals skip the global lock and the hashing */
+  struct {
+    const char *name;
+    int parent, id;
+  } rcache[MON__RCACHE];
 
   /* per-region data: [chunk][slot], chunks published with release */
   mon__regacc_t *reg[MON__MAX_CHUNKS];

@@ -6,8 +6,10 @@
  * and never reused; region 0 is the whole program ("ballast_main"). Tree
  * nodes live in a chunked array that never moves: readers on any thread use
  * ids below mon__region_count() without a lock. Creating a region and the
- * (parent, name) -> child lookup take one global mutex; rta's handle form
- * (mon_region_enter) caches the child and skips both the lock and the string.
+ * (parent, name) -> child lookup take one global mutex; in the steady state
+ * neither is needed: mon_region_begin first tries a per-thread cache keyed
+ * by (parent, name pointer) and confirmed with strcmp, and rta's handle form
+ * (mon_region_enter) caches the child in the handle, hashing no string.
  *
  * Each thread keeps its own stack of open regions. Closing one adds, for the
  * closing thread: count += 1, inclusive wall ticks, inclusive MPI ticks (the
@@ -302,14 +304,25 @@ int mon_region_begin(const char *name) {
   mon__tls_t *t = mon__tls_get();
   if (!t)
     return BALLAST_ENOMEM;
-  pthread_mutex_lock(&reg_lock);
-  name_t *n = name_get(name, 1);
-  int id = n ? region_child(t->cur_region, n) : BALLAST_ENOMEM;
-  pthread_mutex_unlock(&reg_lock);
-  if (id < 0) {
-    mon__warn_once("create", name, "mon: cannot create region \"%s\": %s", name,
-                   ballast_strerror(id));
-    return id;
+  int parent = t->cur_region;
+  unsigned slot = (unsigned)(((uintptr_t)name >> 3) ^ ((unsigned)parent * 0x9e3779b1u)) &
+                  (MON__RCACHE - 1);
+  int id = t->rcache[slot].id;
+  /* The pointer alone could name a reused buffer: the strcmp makes it sure. */
+  if (!(t->rcache[slot].name == name && t->rcache[slot].parent == parent && id > 0 &&
+        strcmp(meta(id)->name, name) == 0)) {
+    pthread_mutex_lock(&reg_lock);
+    name_t *n = name_get(name, 1);
+    id = n ? region_child(parent, n) : BALLAST_ENOMEM;
+    pthread_mutex_unlock(&reg_lock);
+    if (id < 0) {
+      mon__warn_once("create", name, "mon: cannot create region \"%s\": %s", name,
+                     ballast_strerror(id));
+      return id;
+    }
+    t->rcache[slot].name = name;
+    t->rcache[slot].parent = parent;
+    t->rcache[slot].id = id;
   }
   return push(t, id);
 }

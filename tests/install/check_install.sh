@@ -3,9 +3,11 @@
 # program against it twice: with CMake (find_package(ballast) +
 # ballast::ballast) and with pkg-config, and runs both on 2 ranks. Each must
 # print its own line and ballast's report with the program's exact traffic.
-# usage: check_install.sh BUILD_DIR SOURCE_DIR MPIEXEC
+# usage: check_install.sh BUILD_DIR SOURCE_DIR MPIEXEC [EXTRA_CFLAGS]
+# EXTRA_CFLAGS: flags the app needs to load this build's library (the
+# sanitizer build passes -fsanitize=...).
 set -eu
-build=$1 src=$2 mpiexec=$3
+build=$1 src=$2 mpiexec=$3 xflags=${4:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -39,7 +41,7 @@ check_run() { # name, output file
 
 # 1. CMake package
 cmake -S "$src/app" -B "$tmp/app-cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
-  -DCMAKE_BUILD_TYPE=Release >"$tmp/cfg.log" 2>&1 || { cat "$tmp/cfg.log"; fail "configure with find_package(ballast)"; }
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="$xflags" >"$tmp/cfg.log" 2>&1 || { cat "$tmp/cfg.log"; fail "configure with find_package(ballast)"; }
 cmake --build "$tmp/app-cmake" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "build with ballast::ballast"; }
 "$mpiexec" -n 2 --oversubscribe "$tmp/app-cmake/app" >"$tmp/run1.out" 2>"$tmp/run1.err" ||
   { cat "$tmp/run1.out" "$tmp/run1.err"; fail "run of the CMake-built app"; }
@@ -47,7 +49,7 @@ check_run "find_package(ballast)" "$tmp/run1.out"
 
 # 2. pkg-config
 flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs ballast) || fail "pkg-config ballast"
-mpicc "$src/app/main.c" $flags -o "$tmp/app-pc" || fail "build with pkg-config flags: $flags"
+mpicc $xflags "$src/app/main.c" $flags -o "$tmp/app-pc" || fail "build with pkg-config flags: $flags"
 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   "$mpiexec" -n 2 --oversubscribe -x LD_LIBRARY_PATH "$tmp/app-pc" >"$tmp/run2.out" 2>"$tmp/run2.err" ||
   { cat "$tmp/run2.out" "$tmp/run2.err"; fail "run of the pkg-config-built app"; }

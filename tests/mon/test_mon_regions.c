@@ -67,6 +67,18 @@ static void test_nesting(void) {
   CHECK_EQ(mon__region_find("inner"), inner); /* the first one with the name */
   CHECK_EQ(rd(inner2).count, 1);
 
+  /* One buffer, two names: the region follows the text, not the pointer. */
+  char buf[8];
+  for (int i = 0; i < 2; i++) {
+    snprintf(buf, sizeof buf, "buf%d", i);
+    CHECK_EQ(mon_region_begin(buf), 0);
+    CHECK_STREQ(mon__region_name(mon__region_current()), buf);
+    CHECK_EQ(mon_region_end(buf), 0);
+  }
+  CHECK_NE(mon__region_find("buf0"), mon__region_find("buf1"));
+  CHECK_EQ(rd(mon__region_find("buf0")).count, 1);
+  CHECK_EQ(rd(mon__region_find("buf1")).count, 1);
+
   /* A region in itself nests as a child. */
   CHECK_EQ(mon_region_begin("rec"), 0);
   CHECK_EQ(mon_region_begin("rec"), 0);
