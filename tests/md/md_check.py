@@ -47,15 +47,10 @@ def rel(a, b):
     return abs(a - b) / max(abs(a), abs(b), 1e-300)
 
 
-def check_drift(a):
-    # The standard LJ liquid (rho 0.8442, T 0.72 after a rescaled warm-up),
-    # 1,000 steps at dt = 0.005: the bound of the issue, 1e-4, on the final
-    # drift and on every sampled energy. Velocity Verlet's energy error is a
-    # bounded O(dt^2) oscillation (measured here about 6e-6 at the end and
-    # 2.5e-5 at worst); a bug in forces, halos or migration breaks it at once.
-    d = run(a, a.np, "--particles", "864", "--steps", "1000", "--equilibrate", "200",
+def drift_run(a, steps):
+    d = run(a, a.np, "--particles", "864", "--steps", str(steps), "--equilibrate", "100",
             "--progress", "20")
-    check(d["steps"] == 1000, "steps", d["steps"])
+    check(d["steps"] == steps, "steps", d["steps"])
     check(d["particles"] == 864 and d["particles_end"] == 864, "count", d["particles_end"])
     check(d["energy_drift"] <= 1e-4, "energy_drift <= 1e-4", d["energy_drift"])
     check(d["energy_drift_max"] <= 1e-4, "energy_drift_max <= 1e-4", d["energy_drift_max"])
@@ -64,6 +59,22 @@ def check_drift(a):
     check(0.55 < t < 0.9, "temperature near 0.72", t)
     check(-5.5 < d["energy_final"] / d["particles"] < -3.5, "E/N of the LJ liquid",
           d["energy_final"] / d["particles"])
+
+
+def check_drift(a):
+    # The standard LJ liquid (rho 0.8442, T 0.72 after a rescaled warm-up),
+    # dt = 0.005, 300 steps, bound 1e-4 on the final drift and on every
+    # sampled energy. Velocity Verlet's energy error is a bounded O(dt^2)
+    # oscillation that reaches its full amplitude within the first ~100
+    # steps (measured 2.5e-5 at worst over 1,000 steps), so the short run
+    # meets the same bound as the long one; a bug in forces, halos or
+    # migration breaks it at once (a lost ghost gives ~1e-3 in a few steps).
+    drift_run(a, 300)
+
+
+def check_drift1000(a):
+    # The issue's own check: at most 1e-4 over 1,000 steps at dt = 0.005.
+    drift_run(a, 1000)
 
 
 def check_momentum(a):
@@ -85,14 +96,18 @@ def check_momentum(a):
 def check_remap(a):
     # md_apply_owner_map every 2 or 3 steps (random draws, round-robin
     # rotations): nothing lost or duplicated, and the dynamics unchanged.
-    base = run(a, a.np, "--particles", "864", "--steps", "60")
+    steps = 40
+    base = run(a, a.np, "--particles", "864", "--steps", str(steps))
     n = base["particles"]
     s, x = ids_expected(n)
     check(base["id_sum"] == s and base["id_xor"] == x, "ids 0..n-1", base["id_sum"], s)
     for args in (["--strategy", "random", "--remap-every", "2"],
                  ["--strategy", "roundrobin", "--remap-every", "3"]):
-        d = run(a, a.np, "--particles", "864", "--steps", "60", *args)
-        check(d["remaps"] >= 19, "owner map changed", args, d["remaps"])
+        d = run(a, a.np, "--particles", "864", "--steps", str(steps), *args)
+        k = int(args[-1])
+        # every re-application changes the map (a new random draw or a
+        # round-robin rotation), except a random draw that repeats the map
+        check(d["remaps"] >= (steps - 1) // k - 2, "owner map changed", args, d["remaps"])
         check(d["tasks_moved"] >= d["remaps"], "blocks moved", d["tasks_moved"])
         check(d["bytes_moved"] > 0, "bytes moved", d["bytes_moved"])
         check(d["particles_end"] == n, "count", args, d["particles_end"], n)
@@ -103,7 +118,7 @@ def check_remap(a):
               args, d["energy_final"], base["energy_final"])
     # the droplet moves particles between blocks all the time
     for st in ("block", "random"):
-        d = run(a, a.np, "--scenario", "droplet", "--particles", "4000", "--steps", "80",
+        d = run(a, a.np, "--scenario", "droplet", "--particles", "4000", "--steps", "50",
                 "--strategy", st, *(["--remap-every", "4"] if st == "random" else []))
         check(d["particles_end"] == d["particles"], "droplet count", st, d["particles_end"])
         if st == "block":
