@@ -154,7 +154,8 @@ typedef struct {
   const char *inter_arch;
   /** Discovery only. NULL: the environment variable BALLAST_HW_LAYOUT, else
    *  MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). A layout pretends ranks live
-   *  on given nodes: "nodes=2;ranks_per_node=2" (consecutive blocks),
+   *  on given nodes: "nodes=2;ranks_per_node=2" (consecutive blocks; ','
+   *  may replace ';'),
    *  "node_of_rank=0,0,1,1" or "file=PATH" (one node id per line, one line
    *  per rank). */
   const char *layout;

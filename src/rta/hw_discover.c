@@ -22,7 +22,7 @@
 static int parse_layout(const char *desc, int size, int *node_of) {
   if (strncmp(desc, "nodes=", 6) == 0) {
     int nn = 0, rpn = 0;
-    if (sscanf(desc, "nodes=%d;ranks_per_node=%d", &nn, &rpn) != 2 || nn < 1 ||
+    if (sscanf(desc, "nodes=%d%*[;,]ranks_per_node=%d", &nn, &rpn) != 2 || nn < 1 ||
         rpn < 1) {
       BALLAST_WARN("layout '%s': expected \"nodes=N;ranks_per_node=K\"", desc);
       return BALLAST_EPARSE;
@@ -145,7 +145,7 @@ static int pingpong(MPI_Comm comm, int me, int peer, char *buf, double *lat,
                     double *bw) {
   const int small_reps = 20, big_reps = 4, big = 1 << 20;
   int first = me < peer;
-  double t0 = 0, tsmall, tbig;
+  double t0 = 0, tsmall = 0, tbig = 0;
   for (int phase = 0; phase < 2; phase++) {
     int reps = phase ? big_reps : small_reps, len = phase ? big : 8;
     /* One warm-up exchange, then the timed ones. */

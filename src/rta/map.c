@@ -101,6 +101,29 @@ static SCOTCH_Num *migration_costs(const mctx_t *c, const int64_t *verts,
   return m;
 }
 
+/* SCOTCH 7.0.3's graphRemap crashes on a tree-leaf when an old part is -1
+ * (a vertex with no previous place there). Such vertices move anyway: give
+ * them the old part of a neighbour that has one (else 0) and the smallest
+ * migration cost, so the remap treats them as free to go anywhere. */
+static void fill_paro(SCOTCH_Num n, const SCOTCH_Num *vert,
+                      const SCOTCH_Num *edge, SCOTCH_Num *paro,
+                      SCOTCH_Num *vmlo) {
+  for (int pass = 0; pass < 2; pass++)
+    for (SCOTCH_Num v = 0; v < n; v++) {
+      if (paro[v] >= 0)
+        continue;
+      vmlo[v] = 1;
+      for (SCOTCH_Num j = vert[v]; j < vert[v + 1]; j++)
+        if (paro[edge[j]] >= 0) {
+          paro[v] = paro[edge[j]];
+          break;
+        }
+    }
+  for (SCOTCH_Num v = 0; v < n; v++)
+    if (paro[v] < 0)
+      paro[v] = 0;
+}
+
 /* Does every node hold exactly one slot per core (the simulated case and a
  * fully bound job)? */
 static int node_exact(const rta_hw_t *hw, int node) {
@@ -214,6 +237,7 @@ static int phase1(mctx_t *c, SCOTCH_Num *node_of) {
     for (SCOTCH_Num v = 0; v < n; v++)
       paro[v] = c->prev[v] >= 0 && c->prev[v] < hw->nslots
                     ? hw->slot_node[c->prev[v]] : -1;
+    fill_paro(n, vert, edge, paro, vmlo);
   }
   rc = rta__sgraph_map(&sg, arch, hw->nnodes, c->o.scotch_flags, c->o.scotch_strategy,
                        c->o.balrat / 2, paro, vmlo, node_of);
@@ -228,6 +252,50 @@ done:
   free(wt);
   free(paro);
   free(vmlo);
+  return rc;
+}
+
+int rta__subgraph(const rta_graph_t *g, const int64_t *verts, int64_t k,
+                  int32_t *g2l, SCOTCH_Num **vertp, SCOTCH_Num **edgep,
+                  double **wp, int64_t *narcp) {
+  for (int64_t i = 0; i < k; i++)
+    g2l[verts[i]] = (int32_t)i;
+  int64_t narc = 0;
+  for (int64_t i = 0; i < k; i++)
+    for (int64_t j = g->xadj[verts[i]]; j < g->xadj[verts[i] + 1]; j++)
+      narc += g2l[g->adj[j]] >= 0;
+  SCOTCH_Num *vert = malloc(((size_t)k + 1) * sizeof *vert);
+  SCOTCH_Num *edge = malloc((size_t)(narc ? narc : 1) * sizeof *edge);
+  double *w = malloc((size_t)(narc ? narc : 1) * sizeof *w);
+  int rc = 0;
+  if (!vert || !edge || !w) {
+    free(vert);
+    free(edge);
+    free(w);
+    vert = edge = NULL;
+    w = NULL;
+    rc = BALLAST_ENOMEM;
+  } else {
+    int64_t a = 0;
+    for (int64_t i = 0; i < k; i++) {
+      int64_t v = verts[i];
+      vert[i] = (SCOTCH_Num)a;
+      for (int64_t j = g->xadj[v]; j < g->xadj[v + 1]; j++) {
+        int32_t l = g2l[g->adj[j]];
+        if (l >= 0) {
+          edge[a] = l;
+          w[a++] = g->adjw[j];
+        }
+      }
+    }
+    vert[k] = (SCOTCH_Num)a;
+  }
+  for (int64_t i = 0; i < k; i++)
+    g2l[verts[i]] = -1;
+  *vertp = vert;
+  *edgep = edge;
+  *wp = w;
+  *narcp = narc;
   return rc;
 }
 
@@ -297,36 +365,18 @@ static int phase2_node(mctx_t *c, int node, const int64_t *verts, int64_t k,
     goto done;
   /* Rebuild the node's subgraph from scratch (inducing it and mapping onto
    * a tree-leaf crashes SCOTCH 7.0.3). */
-  for (int64_t i = 0; i < k; i++)
-    sc->g2l[verts[i]] = (int32_t)i;
   int64_t narc = 0;
-  for (int64_t i = 0; i < k; i++)
-    for (int64_t j = g->xadj[verts[i]]; j < g->xadj[verts[i] + 1]; j++)
-      narc += sc->g2l[g->adj[j]] >= 0;
-  vert = malloc(((size_t)k + 1) * sizeof *vert);
+  if ((rc = rta__subgraph(g, verts, k, sc->g2l, &vert, &edge, &w, &narc)))
+    goto done;
   velo = malloc((size_t)k * sizeof *velo);
   part = malloc((size_t)k * sizeof *part);
-  edge = malloc((size_t)(narc ? narc : 1) * sizeof *edge);
   edlo = malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
-  w = malloc((size_t)(narc ? narc : 1) * sizeof *w);
-  if (!vert || !velo || !part || !edge || !edlo || !w) {
+  if (!velo || !part || !edlo) {
     rc = BALLAST_ENOMEM;
     goto done;
   }
-  int64_t a = 0;
-  for (int64_t i = 0; i < k; i++) {
-    int64_t v = verts[i];
-    vert[i] = (SCOTCH_Num)a;
-    velo[i] = c->velo[v];
-    for (int64_t j = g->xadj[v]; j < g->xadj[v + 1]; j++) {
-      int32_t l = sc->g2l[g->adj[j]];
-      if (l >= 0) {
-        edge[a] = l;
-        w[a++] = g->adjw[j];
-      }
-    }
-  }
-  vert[k] = (SCOTCH_Num)a;
+  for (int64_t i = 0; i < k; i++)
+    velo[i] = c->velo[verts[i]];
   double escale;
   int ex;
   rta__normalize(w, narc, RTA__ECAP / tgt.maxdist, &escale, &ex);
@@ -348,6 +398,7 @@ static int phase2_node(mctx_t *c, int node, const int64_t *verts, int64_t k,
       paro[i] = p >= 0 && p < hw->nslots && hw->slot_node[p] == node
                     ? sc->term_of_slot[p] : -1;
     }
+    fill_paro((SCOTCH_Num)k, vert, edge, paro, vmlo);
   }
   rc = rta__sgraph_map(&sg, rta__tgt_arch(&tgt), m, c->o.scotch_flags, c->o.scotch_strategy,
                        c->o.balrat / 2, paro, vmlo, part);
@@ -355,8 +406,6 @@ static int phase2_node(mctx_t *c, int node, const int64_t *verts, int64_t k,
     for (int64_t i = 0; i < k; i++)
       slot[verts[i]] = slot_of_term[part[i]];
 done:
-  for (int64_t i = 0; i < k; i++)
-    sc->g2l[verts[i]] = -1;
   rta__sgraph_exit(&sg);
   rta__tgt_exit(&tgt);
   free(sel);
@@ -527,6 +576,7 @@ static int map_tleaf(mctx_t *c, int64_t *slot) {
     }
     for (int64_t v = 0; v < g->nvert; v++)
       paro[v] = c->prev[v] >= 0 && c->prev[v] < ns ? term_of_slot[c->prev[v]] : -1;
+    fill_paro((SCOTCH_Num)g->nvert, vert, (SCOTCH_Num *)g->adj, paro, vmlo);
   }
   c->q->seconds_build += rta__now() - tb;
   double t1 = rta__now();

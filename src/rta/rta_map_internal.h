@@ -188,6 +188,17 @@ int rta__sgraph_map(rta__sgraph_t *s, const SCOTCH_Arch *arch,
                     SCOTCH_Num *parotab, const SCOTCH_Num *vmlotab,
                     SCOTCH_Num *parttab);
 
+/**
+ * Rebuilds the subgraph of the vertices verts[0..k) (local ids = positions in
+ * verts) as a fresh CSR: *vertp (k+1), *edgep and *wp (*narcp arcs), all
+ * malloc'd for the caller. \a g2l (nvert) must be -1 everywhere and is so
+ * again on return. Used instead of SCOTCH_graphInducePart, whose result
+ * crashes SCOTCH 7.0.3 when mapped onto a tree-leaf.
+ */
+int rta__subgraph(const rta_graph_t *g, const int64_t *verts, int64_t k,
+                  int32_t *g2l, SCOTCH_Num **vertp, SCOTCH_Num **edgep,
+                  double **wp, int64_t *narcp);
+
 /* ---- metrics (map_quality.c) ----------------------------------------------- */
 
 /** Fills the load, cut, hop-bytes and migration fields of \a q. */
