@@ -2,22 +2,42 @@
  *
  * The same source is built twice: mon_overhead_plain (MPI only) and
  * mon_overhead_wrapped (linked to libballast, whose MPI_* wrap PMPI_*).
- * run.py runs both, alternately, and prints the difference of the medians.
+ * Two comparisons, both printed by run.py:
+ *  - across binaries: the median of the wrapped binary minus the median of
+ *    the plain one (run alternately, several rounds);
+ *  - within one process (robust to machine load): batches calling MPI_X
+ *    alternate with batches calling PMPI_X, the unwrapped entry point, and
+ *    the median of the paired differences is the added cost. In the plain
+ *    binary the same pairing measures nothing (MPI_X is PMPI_X) and serves as
+ *    the control.
  *
- * Each measurement times batches of calls with CLOCK_MONOTONIC and keeps the
- * per-call time of every batch; the median over the batches is printed, so a
- * preempted batch (2 cores, oversubscribed) does not move the figure.
+ * Each batch is timed with CLOCK_MONOTONIC; a per-call time per batch is
+ * kept and the median over batches reported, so a preempted batch (2 cores,
+ * oversubscribed) does not move the figure.
  *   comm_rank : MPI_Comm_rank(MPI_COMM_WORLD), a cheap local wrapped call
  *   iprobe    : MPI_Iprobe on an empty queue (local, wrapped, with a status)
- *   pingpong  : 8-byte MPI_Send/MPI_Recv round trip between ranks 0 and 1;
- *               the figure is per round trip (2 wrapped calls per rank)
- * Output (rank 0): "<variant> <test> median_ns <x> batches <n> calls_per_batch <k>"
+ *   pingpong  : 8-byte MPI_Send/MPI_Recv round trip between ranks 0 and 1,
+ *               per round trip (2 wrapped calls per rank)
+ * Output (rank 0), one line per test:
+ *   <variant> <test> mpi_ns <median> pmpi_ns <median> paired_added_ns <median>
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+typedef struct {
+  int (*comm_rank)(MPI_Comm, int *);
+  int (*iprobe)(int, int, MPI_Comm, int *, MPI_Status *);
+  int (*send)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+  int (*recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+} entry_t;
+
+static const entry_t wrapped = {MPI_Comm_rank, MPI_Iprobe, MPI_Send, MPI_Recv};
+static const entry_t direct = {PMPI_Comm_rank, PMPI_Iprobe, PMPI_Send, PMPI_Recv};
+
+static int rank, size, sink;
 
 static double now_ns(void) {
   struct timespec ts;
@@ -35,73 +55,80 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* One batch of test `which` through entry points e; per-call ns. */
+static double batch(int which, const entry_t *e) {
+  double t0 = now_ns();
+  int k = 0;
+  if (which == 0) {
+    for (k = 0; k < 1000; k++) {
+      int r;
+      e->comm_rank(MPI_COMM_WORLD, &r);
+      sink += r;
+    }
+  } else if (which == 1) {
+    for (k = 0; k < 1000; k++) {
+      int flag;
+      MPI_Status st;
+      e->iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_SELF, &flag, &st);
+      sink += flag;
+    }
+  } else {
+    char buf[8] = {0};
+    int peer = 1 - rank;
+    for (k = 0; k < 100; k++) {
+      if (rank == 0) {
+        e->send(buf, 8, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+        e->recv(buf, 8, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        e->recv(buf, 8, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        e->send(buf, 8, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+      }
+    }
+  }
+  return (now_ns() - t0) / k;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   const char *variant = argc > 1 ? argv[1] : "?";
   int batches = argc > 2 ? atoi(argv[2]) : 2001;
-  int rank, size;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  double *t = malloc((size_t)batches * sizeof *t);
-  if (t == NULL || batches < 1)
-    MPI_Abort(MPI_COMM_WORLD, 1);
-
-  /* local calls: each rank on its own, rank 0 reports */
-  const int k = 1000;
-  int sink = 0;
-  for (int b = -batches / 10; b < batches; b++) { /* warm-up batches first */
-    double t0 = now_ns();
-    for (int i = 0; i < k; i++) {
-      int r;
-      MPI_Comm_rank(MPI_COMM_WORLD, &r);
-      sink += r;
-    }
-    if (b >= 0)
-      t[b] = (now_ns() - t0) / k;
-  }
-  if (rank == 0)
-    printf("%s comm_rank median_ns %.2f batches %d calls_per_batch %d\n", variant,
-           median(t, batches), batches, k);
-
-  for (int b = -batches / 10; b < batches; b++) {
-    double t0 = now_ns();
-    for (int i = 0; i < k; i++) {
-      int flag;
-      MPI_Status st;
-      MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_SELF, &flag, &st);
-      sink += flag;
-    }
-    if (b >= 0)
-      t[b] = (now_ns() - t0) / k;
-  }
-  if (rank == 0)
-    printf("%s iprobe median_ns %.2f batches %d calls_per_batch %d\n", variant,
-           median(t, batches), batches, k);
-
-  PMPI_Barrier(MPI_COMM_WORLD);
-  if (size >= 2 && rank < 2) {
-    const int kp = 100;
-    char buf[8] = {0};
-    int peer = 1 - rank;
-    for (int b = -batches / 10; b < batches; b++) {
-      double t0 = now_ns();
-      for (int i = 0; i < kp; i++) {
-        if (rank == 0) {
-          MPI_Send(buf, 8, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
-          MPI_Recv(buf, 8, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-          MPI_Recv(buf, 8, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-          MPI_Send(buf, 8, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
-        }
+  double *tw = malloc((size_t)batches * sizeof *tw);
+  double *tp = malloc((size_t)batches * sizeof *tp);
+  double *td = malloc((size_t)batches * sizeof *td);
+  if (tw == NULL || tp == NULL || td == NULL || batches < 1 || size < 2)
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+  static const char *names[] = {"comm_rank", "iprobe", "pingpong"};
+  for (int which = 0; which < 3; which++) {
+    PMPI_Barrier(MPI_COMM_WORLD);
+    if (which == 2 && rank >= 2)
+      continue;
+    for (int b = -batches / 10; b < batches; b++) { /* warm-up batches first */
+      /* alternate which of the pair goes first, against drift */
+      double w, p;
+      if (b % 2) {
+        w = batch(which, &wrapped);
+        p = batch(which, &direct);
+      } else {
+        p = batch(which, &direct);
+        w = batch(which, &wrapped);
       }
-      if (b >= 0)
-        t[b] = (now_ns() - t0) / kp;
+      if (b >= 0) {
+        tw[b] = w;
+        tp[b] = p;
+        td[b] = w - p;
+      }
     }
     if (rank == 0)
-      printf("%s pingpong median_ns %.2f batches %d calls_per_batch %d\n", variant,
-             median(t, batches), batches, kp);
+      printf("%s %s mpi_ns %.2f pmpi_ns %.2f paired_added_ns %.2f batches %d\n", variant,
+             names[which], median(tw, batches), median(tp, batches), median(td, batches),
+             batches);
+    fflush(stdout);
   }
-  free(t);
+  free(tw);
+  free(tp);
+  free(td);
   if (sink == -1)
     printf("unreachable\n");
   MPI_Finalize();

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""Runs mon_overhead unwrapped and wrapped, alternately, several rounds, and
-prints the added cost per wrapped call (difference of medians).
+"""Runs mon_overhead unwrapped (plain), wrapped, and wrapped with
+BALLAST_MONITOR=0, alternately, for several rounds, and prints the cost the
+wrappers add per call, two ways (see mon_overhead.c):
+  across binaries: median over rounds of (wrapped - plain) medians;
+  paired: median over rounds of the in-process MPI_X - PMPI_X medians.
 
-usage: run.py MPIEXEC PLAIN WRAPPED [ROUNDS] [BATCHES]"""
+usage: run.py MPIEXEC PLAIN WRAPPED [ROUNDS [BATCHES]]"""
 import os
 import statistics
 import subprocess
 import sys
+
+TESTS = ("comm_rank", "iprobe", "pingpong")
 
 
 def run(mpiexec, exe, variant, batches, extra_env):
@@ -20,34 +25,43 @@ def run(mpiexec, exe, variant, batches, extra_env):
     res = {}
     for line in out.splitlines():
         f = line.split()
-        if len(f) >= 4 and f[0] == variant and f[2] == "median_ns":
-            res[f[1]] = float(f[3])
+        if len(f) >= 8 and f[0] == variant and f[1] in TESTS:
+            res[f[1]] = {"mpi": float(f[3]), "pmpi": float(f[5]), "paired": float(f[7])}
     return res
 
 
 def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
     mpiexec, plain, wrapped = sys.argv[1:4]
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 5
     batches = int(sys.argv[5]) if len(sys.argv) > 5 else 2001
     variants = [("plain", plain, {}),
                 ("wrapped", wrapped, {"BALLAST_REPORT": "none"}),
-                ("wrapped_off", wrapped, {"BALLAST_REPORT": "none", "BALLAST_MONITOR": "0"})]
-    res = {v: {} for v, _, _ in variants}
-    for r in range(rounds):
+                ("monitor0", wrapped, {"BALLAST_REPORT": "none", "BALLAST_MONITOR": "0"})]
+    res = {v: {t: [] for t in TESTS} for v, _, _ in variants}
+    for _ in range(rounds):
         for v, exe, env in variants:
-            for test, ns in run(mpiexec, exe, v, batches, env).items():
-                res[v].setdefault(test, []).append(ns)
-    print("mon_overhead: median over %d rounds of per-round medians (%d batches each), ns"
-          % (rounds, batches))
-    print("%-10s %10s %10s %12s %14s %12s" % ("test", "plain", "wrapped", "added", "added/call",
-                                              "monitor=0"))
-    for test in ("comm_rank", "iprobe", "pingpong"):
-        p = statistics.median(res["plain"][test])
-        w = statistics.median(res["wrapped"][test])
-        o = statistics.median(res["wrapped_off"][test])
-        calls = 2 if test == "pingpong" else 1  # a round trip is 2 calls per rank
-        print("%-10s %10.1f %10.1f %12.1f %14.1f %12.1f"
-              % (test, p, w, w - p, (w - p) / calls, o - p))
+            for test, r in run(mpiexec, exe, v, batches, env).items():
+                res[v][test].append(r)
+
+    def med(v, t, key):
+        return statistics.median(r[key] for r in res[v][t])
+
+    print("mon_overhead: %d rounds x %d batches, medians in ns per call "
+          "(pingpong: per round trip = 2 calls per rank)" % (rounds, batches))
+    print("%-10s %9s %9s %9s | %10s %10s %10s | %14s" % (
+        "test", "plain", "wrapped", "added", "paired", "control", "monitor=0", "added/call"))
+    for t in TESTS:
+        p, w = med("plain", t, "mpi"), med("wrapped", t, "mpi")
+        paired, control = med("wrapped", t, "paired"), med("plain", t, "paired")
+        off = med("monitor0", t, "paired")
+        calls = 2 if t == "pingpong" else 1
+        print("%-10s %9.1f %9.1f %9.1f | %10.1f %10.1f %10.1f | %14.1f" % (
+            t, p, w, w - p, paired, control, off, paired / calls))
+    print("added = wrapped - plain binary; paired = MPI_X - PMPI_X batches in the wrapped "
+          "process; control = the same pairing in the plain binary; monitor=0 = paired "
+          "with BALLAST_MONITOR=0; added/call = paired / calls per test unit")
 
 
 if __name__ == "__main__":
