@@ -471,4 +471,7 @@ BALLAST_API const rta_map_quality_t *rta_mapping_quality(const rta_mapping_t *m)
 #ifdef __cplusplus
 }
 #endif
+
+#include <ballast/rta_lb.h>
+#include <ballast/rta_policy.h>
 #endif /* BALLAST_RTA_H */

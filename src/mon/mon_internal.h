@@ -163,4 +163,23 @@ uint64_t mon__sig_count(void);
 /** Calls cb for each signature; stops at and returns cb's first non-zero. */
 int mon__sig_foreach(int (*cb)(const mon__sigview_t *s, void *ctx), void *ctx);
 
+/* ---- extra report sections (report_ext.c) -----------------------------------
+ * Another module (rta's load balancing) adds its own lines to the end-of-run
+ * report and one member to the profile, without mon knowing what they say.
+ */
+#include <stdio.h>
+
+typedef struct {
+  const char *name;                    /* profile member name; unique (same name: replaced) */
+  void (*report)(FILE *f, void *user); /* rank 0, inside the report; lines start with "# " */
+  char *(*json)(void *user);           /* rank 0: a malloc'ed JSON value, or NULL */
+  void *user;
+} mon__section_t;
+
+/** Adds (or replaces, by name) a section. 0; BALLAST_EINVAL; BALLAST_ENOMEM when full. */
+int mon__report_add_section(const mon__section_t *s);
+/** Called by the report and the profile on rank 0. */
+void mon__report_sections_print(FILE *f);
+void mon__report_sections_json(FILE *f);
+
 #endif /* BALLAST_MON_INTERNAL_H */

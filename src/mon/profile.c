@@ -259,7 +259,10 @@ int mon__profile_write(const char *path) {
           werr = 1;
         }
       }
-      if (fputs("\n]}}\n", f) < 0)
+      if (fputs("\n]", f) < 0)
+        werr = 1;
+      mon__report_sections_json(f);
+      if (fputs("}}\n", f) < 0)
         werr = 1;
       if (fclose(f) != 0)
         werr = 1;

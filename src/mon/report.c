@@ -272,6 +272,7 @@ static void print_report(FILE *f, int level, const red_t *r, const char *paths,
     int nh = mon__papi_nevents();
     fprintf(f, "# hw counters: %s\n", nh ? mon__papi_event_name(0) : "none on this machine");
   }
+  mon__report_sections_print(f);
   fprintf(f, "######################################################################\n");
 }
 

@@ -1,0 +1,297 @@
+/**
+ * \file ballast/rta_lb.h
+ * \brief Load-balancing contexts: when and how rta remaps a task subtree onto
+ * the processes of a communicator, moves task state and rebuilds the
+ * communicator the application uses.
+ *
+ * \section rta_lb_ctx Contexts and communicators
+ * rta_define_lb_context() binds the group of a communicator to the subtree of
+ * tasks under a root task defined on every process of it. It duplicates the
+ * communicator twice: a \e base communicator kept by ballast (its rank order
+ * never changes; the hardware model and the mappings refer to it) and the
+ * \e application communicator it returns. The application must use the
+ * returned communicator for everything that refers to tasks by rank. ballast
+ * owns it: it is freed by the remap that replaces it (the application then
+ * receives the new one through rta_perform_load_balancing()) or by
+ * rta_destroy_lb_context(). The communicator the application passed in is
+ * never freed.
+ *
+ * \section rta_lb_modes Placement and over-decomposition
+ * - \e Placement mode (every process owns exactly one leaf task under the
+ *   root): a remap is a permutation of tasks over processes. Task \e i is the
+ *   task that rank \e i owned when the context was defined; after every remap
+ *   the process that hosts task \e i has rank \e i in the returned
+ *   communicator (MPI_Comm_split with key \e i), so every partner rank the
+ *   application stored stays valid. The returned communicator changes at each
+ *   remap that moves a task.
+ * - \e Over-decomposition (any other distribution): tasks move between
+ *   processes, the returned communicator keeps the base rank order and does
+ *   not change; rta_task_owner() says which rank owns a task now and
+ *   rta_lb_local_task() lists this process's tasks.
+ *
+ * \section rta_lb_move Moving a task
+ * A leaf task (nprocs 1) that changes process travels with its key, its
+ * parameters (nprocs, est_work, state_size, declared partners) and its cost
+ * window. The destination defines it under its parent, \b which must be
+ * defined there (define the chain from the context root to every inner task on
+ * every process; a missing parent fails the remap with BALLAST_ENOTFOUND).
+ * Its state travels in two parts:
+ * - the bytes of the serialisation callbacks (rta_serial_t of rta.h): size()
+ *   and pack() run on the source, unpack() on the destination with the
+ *   callbacks found there (the task's nearest ancestor that has them);
+ * - the registered arrays. The destination's unpack() callback registers,
+ *   in the same order and with the same types, the pointers that will receive
+ *   them (each NULL or malloc'ed; rta frees what is there). rta then stores
+ *   the arrived arrays, with their dims, through those pointers: read the new
+ *   dims with rta_task_array_dims(). A task with no callbacks anywhere may move
+ *   only when it has neither state bytes nor arrays.
+ * A task whose whole state is one registered array of a ballast element type
+ * (no callback bytes) is sent straight from the application's array and
+ * received into the memory that becomes the destination's array: no copy on
+ * either side. Other states are packed once and unpacked once.
+ * Memory stays bounded: at most \c mem_limit bytes are packed and received
+ * per round on each rank (rta_lb_config_t).
+ *
+ * \section rta_lb_rollback All or nothing
+ * The remap is committed only when every rank has unpacked everything it
+ * received; only then are the sources' arrays freed (free()) and their
+ * release() callbacks called, and the moved tasks removed from the sources'
+ * trees. If anything fails anywhere (a callback, an allocation, a size
+ * mismatch, a missing parent), every rank drops what it received (release()
+ * on the destination for each successful unpack()), keeps its tasks, its
+ * state and the previous mapping, and returns an error: the failing rank's
+ * own code there, BALLAST_EREMOTE elsewhere; every rank logs the failing
+ * rank and code and rta_lb_last_error() returns them.
+ *
+ * \section rta_lb_gangs Multiprocessor tasks
+ * A leaf task with nprocs > 1 is a gang: at each remap it gets nprocs
+ * consecutive slots (base ranks) of one node, the node of the slot the
+ * mapping chose when it fits there, else the first node large enough; a gang
+ * larger than every node fails with BALLAST_ETOOBIG. rta_task_comm() gives
+ * each member the gang's sub-communicator. A gang's own state is not moved by
+ * rta (its members share it through that communicator).
+ *
+ * \section rta_lb_threads Threads
+ * Contexts are not thread safe: call everything here from the thread that
+ * calls MPI, like the rest of rta.
+ */
+#ifndef BALLAST_RTA_LB_H
+#define BALLAST_RTA_LB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include <ballast/common.h>
+#include <ballast/rta.h>
+#include <ballast/rta_policy.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A load-balancing context (opaque). */
+typedef struct rta_lb_context rta_lb_context_t;
+
+/** What a rank's time per step, fed to the policy, is made of. */
+typedef enum {
+  /** The time this rank's tasks spent in the step, as the cost model measured
+   * it (rta_step(): wall time inside the tasks minus time inside MPI), summed
+   * over the rank's tasks; wall time (below) when no task was clocked. */
+  RTA_LB_TIME_TASKS = 0,
+  /** Wall time between the end of the previous load-balancing call and the
+   * start of this one (includes waiting for partners). */
+  RTA_LB_TIME_WALL = 1
+} rta_lb_time_t;
+
+/** Configuration of a context. Fill with rta_lb_config_default(). */
+typedef struct {
+  rta_policy_config_t policy;  /**< when to remap (rta_policy.h) */
+  int strategy;                /**< an rta_strategy_t (default RTA_MAP_TWOPHASE) */
+  unsigned seed;               /**< seed of the mapping engine (and of RANDOM) */
+  double balrat;               /**< load imbalance allowed to SCOTCH (0: engine default) */
+  size_t mem_limit;            /**< bytes packed+received per migration round per rank (0: 64 MiB) */
+  rta_lb_time_t step_time;     /**< source of the per-rank step times */
+  int use_env;                 /**< 1 (default): the BALLAST_LB* variables override \c policy */
+} rta_lb_config_t;
+
+/** Counters and figures of a context (same on every rank unless noted). */
+typedef struct {
+  long long calls;            /**< load-balancing calls */
+  long long steps;            /**< calls that fed the policy (mode not off) */
+  long long remaps;           /**< committed remaps */
+  long long failed_remaps;    /**< remaps rolled back */
+  long long tasks_moved;      /**< tasks moved by committed remaps, all ranks */
+  double bytes_moved;         /**< state bytes moved by committed remaps, all ranks */
+  double seconds_mapping;     /**< time in rta_map_tasks (max over ranks, summed over remaps) */
+  double seconds_migrating;   /**< time moving state and rebuilding communicators (max over ranks) */
+  double seconds_deciding;    /**< time closing steps and deciding (this rank) */
+  double last_cost;           /**< cost in seconds of the last remap (mapping + migration) */
+  double imbalance_before;    /**< imbalance that triggered the last remap (0: none judged) */
+  double imbalance_predicted; /**< the mapping's max/avg core load after the last remap */
+  double imbalance_after;     /**< first imbalance judged after the last remap (0: not yet) */
+  double imbalance_first;     /**< first imbalance ever judged (0: not yet) */
+  double imbalance_last;      /**< latest imbalance judged (0: not yet) */
+  int last_error_rank;        /**< rank that failed the last failed remap, -1 when none */
+  int last_error_code;        /**< its BALLAST_E* code, 0 when none */
+} rta_lb_stats_t;
+
+/**
+ * \brief Fills \a cfg with the defaults: rta_policy_config_default(),
+ * two-phase strategy, seed 0, engine balance, 64 MiB rounds, task times,
+ * environment overrides on.
+ * \return 0; BALLAST_EINVAL for NULL. Thread safe.
+ */
+BALLAST_API int rta_lb_config_default(rta_lb_config_t *cfg);
+
+/**
+ * \brief Defines a load-balancing context over \a comm for the subtree under
+ * \a root.
+ *
+ * Collective over \a comm. Discovers the hardware (rta_hw_discover()),
+ * gathers the task tree (the root must be defined on every process, with the
+ * same key), creates the policy (\a cfg, then the environment when
+ * cfg->use_env) and places the gangs.
+ * \param comm the application's communicator (not freed, not kept: ballast
+ *        works on duplicates).
+ * \param root this process's handle of the shared root.
+ * \param cfg NULL for rta_lb_config_default().
+ * \param ctx receives the context (destroy with rta_destroy_lb_context()).
+ * \param out_comm receives the communicator the application must use from
+ *        now on (owned by ballast: see the file's description). May be NULL.
+ * \return 0; BALLAST_EINVAL for NULL arguments, MPI_COMM_NULL, an
+ * intercommunicator or a bad configuration; BALLAST_EMISMATCH when the ranks
+ * pass different roots; BALLAST_ETOOBIG when a gang fits no node;
+ * rta_map_tasks() codes (BALLAST_EEXIST, BALLAST_ENOTFOUND, ...);
+ * BALLAST_EREMOTE when another rank failed; BALLAST_EMPI; BALLAST_ENOMEM.
+ * Every rank returns an error together (the codes may differ as said) and
+ * then creates nothing.
+ */
+BALLAST_API int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
+                                      const rta_lb_config_t *cfg,
+                                      rta_lb_context_t **ctx,
+                                      MPI_Comm *out_comm);
+
+/**
+ * \brief Destroys a context: frees its communicators (the application's
+ * communicator from the context becomes invalid), mapping, hardware model
+ * and policy. The tasks stay. Collective over the context's processes; NULL
+ * does nothing. \return 0; BALLAST_EMPI when freeing a communicator failed.
+ */
+BALLAST_API int rta_destroy_lb_context(rta_lb_context_t *ctx);
+
+/**
+ * \brief The load-balancing call (seed form): finds the context whose
+ * application communicator is \a *comm and calls rta_lb_perform().
+ * \return rta_lb_perform()'s codes; BALLAST_EINVAL for NULL;
+ * BALLAST_ENOTFOUND when no context owns \a *comm (nothing is done, the call
+ * is then not collective).
+ */
+BALLAST_API int rta_perform_load_balancing(MPI_Comm *comm);
+
+/**
+ * \brief One load-balancing step of \a ctx. Collective over its processes.
+ *
+ * Policy off: counts the call and returns 0 at once (no step is closed,
+ * nothing is exchanged, the communicator is unchanged).
+ * Otherwise: closes a step of the cost model (rta_step()), allgathers each
+ * rank's time per step (rta_lb_config_t::step_time), feeds the policy and
+ * asks it (explicit: always remap). On a remap: rta_map_tasks() from the
+ * current owners (migration cost included), gang placement, migration (all
+ * or nothing), rebuilt communicators; the remap's cost (max over ranks of
+ * mapping + migration seconds) is given to the policy.
+ * \param ctx the context.
+ * \param comm NULL, or receives the application communicator (a new one
+ *        after a placement remap; the old one is then freed).
+ * \return 0 (remapped or not: see rta_lb_last_decision());
+ * BALLAST_EINVAL for NULL ctx; BALLAST_ESTATE when a task is open on some
+ * rank; a failed remap's code (the failing rank's own code there,
+ * BALLAST_EREMOTE elsewhere; the old mapping and state are intact);
+ * rta_map_tasks() codes; BALLAST_EMPI.
+ */
+BALLAST_API int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm);
+
+/** \brief The context whose application communicator is \a comm.
+ * \return 0; BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND. */
+BALLAST_API int rta_lb_find(MPI_Comm comm, rta_lb_context_t **ctx);
+
+/** \brief The context's current application communicator (MPI_COMM_NULL for NULL). */
+BALLAST_API MPI_Comm rta_lb_comm(const rta_lb_context_t *ctx);
+
+/** \brief 1 in placement mode, 0 in over-decomposition, -1 for NULL. */
+BALLAST_API int rta_lb_placement(const rta_lb_context_t *ctx);
+
+/**
+ * \brief The rank, in the application communicator, that owns the leaf task
+ * \a key now (for a gang: its first member).
+ * \return 0 and \a *rank; BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND when
+ * \a key is not a leaf of the context (as of its last mapping).
+ */
+BALLAST_API int rta_task_owner(const rta_lb_context_t *ctx, const char *key,
+                               int *rank);
+
+/** \brief Number of leaf tasks of the context (all ranks), as of its last mapping. */
+BALLAST_API int64_t rta_lb_ntasks(const rta_lb_context_t *ctx);
+
+/** \brief Number of leaf tasks this process owns (gangs it is a member of included). */
+BALLAST_API int rta_lb_nlocal(const rta_lb_context_t *ctx);
+
+/**
+ * \brief Iterator over this process's tasks: the i-th of them, sorted by key
+ * (0 <= i < rta_lb_nlocal()), or NULL. Valid until the next remap.
+ */
+BALLAST_API rta_task_t *rta_lb_local_task(const rta_lb_context_t *ctx, int i);
+
+/**
+ * \brief The gang sub-communicator of a multiprocessor task (members ordered
+ * by their base rank).
+ * \return 0 and \a *comm (MPI_COMM_NULL when this process is not a member);
+ * BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND when \a key is not a gang of the
+ * context. The communicator is owned by ballast and valid until the next
+ * committed remap or the context's destruction.
+ */
+BALLAST_API int rta_task_comm(const rta_lb_context_t *ctx, const char *key,
+                              MPI_Comm *comm);
+
+/**
+ * \brief The base ranks of a gang's members (\a n entries: its nprocs).
+ * \return 0; BALLAST_EINVAL; BALLAST_ENOTFOUND; BALLAST_ESIZE when \a n is
+ * smaller than the gang.
+ */
+BALLAST_API int rta_task_gang_ranks(const rta_lb_context_t *ctx,
+                                    const char *key, int *ranks, int n);
+
+/** \brief The last decision taken (zeroed before the first). \return 0; BALLAST_EINVAL. */
+BALLAST_API int rta_lb_last_decision(const rta_lb_context_t *ctx,
+                                     rta_decision_t *d);
+
+/** \brief The context's counters. \return 0; BALLAST_EINVAL. */
+BALLAST_API int rta_lb_get_stats(const rta_lb_context_t *ctx,
+                                 rta_lb_stats_t *s);
+
+/**
+ * \brief What failed in the last failed remap: the rank (in the base
+ * communicator, which is the application's rank order at definition) and its
+ * code. \return 0 (rank -1, code 0 when no remap failed yet); BALLAST_EINVAL.
+ */
+BALLAST_API int rta_lb_last_error(const rta_lb_context_t *ctx, int *rank,
+                                  int *code);
+
+/** \brief The policy's configuration after code and environment (read-only), or NULL. */
+BALLAST_API const rta_policy_config_t *rta_lb_policy(const rta_lb_context_t *ctx);
+
+/**
+ * \brief The dims of a registered array of \a task (after a move: the dims it
+ * arrived with).
+ * \return the number of dims (1..RTA_MAX_DIMS) and fills \a dims (room for
+ * RTA_MAX_DIMS); BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND when \a array is
+ * not registered on the task.
+ */
+BALLAST_API int rta_task_array_dims(const rta_task_t *task, void **array,
+                                    int64_t *dims);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BALLAST_RTA_LB_H */

@@ -1,0 +1,106 @@
+/*
+ * Load-balancing contexts (private). lb.c holds the context, the call and
+ * the communicators; lb_move.c adapts tasks to the migration engine;
+ * lb_task_glue.c reaches into the task tree for what the public API does not
+ * offer (defining an arriving task with its cost window, adopting an array);
+ * lb_gang.c places multiprocessor tasks; lb_report.c feeds mon's report.
+ */
+#ifndef BALLAST_RTA_LB_INTERNAL_H
+#define BALLAST_RTA_LB_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include <ballast/rta.h>
+#include <ballast/rta_lb.h>
+#include <ballast/rta_policy.h>
+
+/* One gang: a multiprocessor leaf and the base ranks it runs on. */
+typedef struct {
+  char *key;
+  int nprocs;
+  int *ranks;     /* nprocs base ranks, ascending */
+  MPI_Comm comm;  /* the gang's communicator on members, else MPI_COMM_NULL */
+} rta__gang_t;
+
+struct rta_lb_context {
+  MPI_Comm base;          /* dup of the application's comm; rank order fixed */
+  MPI_Comm app;           /* what the application uses (owned) */
+  int rank, size;
+  char *root_key;
+  rta_lb_config_t cfg;
+  rta_hw_t *hw;
+  rta_policy_t *policy;
+  rta_mapping_t *mapping; /* last mapping (owners = slots after a commit) */
+  int placement;
+  /* placement mode: index[v] = base rank that owned task v at definition */
+  int *index;             /* per mapping vertex; NULL in over-decomposition */
+  int64_t *where;         /* base rank hosting vertex v now (first member for gangs) */
+  rta_task_t **local;     /* this rank's leaves, sorted by key */
+  int nlocal;
+  rta__gang_t *gangs;
+  int ngangs;
+  rta_decision_t last;
+  rta_lb_stats_t stats;
+  double last_exit;       /* MPI_Wtime at the end of the previous call */
+  int pending_after;      /* a remap happened: record the next judged imbalance */
+  struct rta_lb_context *next; /* the registry */
+};
+
+/* ---- lb_move.c ---------------------------------------------------------- */
+
+typedef struct {
+  int64_t tasks;  /* tasks this rank sent */
+  uint64_t bytes; /* bytes this rank sent */
+  int failed_rank, failed_code;
+} rta__lb_move_result_t;
+
+/* Moves every single-processor leaf v of the mapping whose target slot[v]
+ * differs from its owner; collective over ctx->base. Commits or rolls back
+ * everywhere. */
+int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
+                 const int *slot, rta__lb_move_result_t *res);
+
+/* ---- lb_task_glue.c ----------------------------------------------------- */
+
+/* Samples of the task's cost window, oldest first (n <= RTA window). */
+int rta__lb_cost_samples(const rta_task_t *t, double *out, int max,
+                         long long *total);
+/* Restores a window of samples (oldest first) on a freshly defined task. */
+int rta__lb_cost_restore(rta_task_t *t, const double *s, int n,
+                         long long total);
+/* The task's only registered array when it is a ballast element type, else
+ * NULL; fills its element type and bytes. */
+void **rta__lb_single_elem_array(const rta_task_t *t, int *elem,
+                                 size_t *bytes);
+/* Stores \a mem (malloc'ed, adopted) as the task's single registered array
+ * with the given dims; frees what the slot held. BALLAST_ESIZE when the task
+ * does not have exactly one array of element type \a elem. */
+int rta__lb_adopt_array(rta_task_t *t, int elem, int ndims,
+                        const int64_t *dims, void *mem, size_t bytes);
+/* Frees every registered array of the task (free(*slot); *slot = NULL). */
+void rta__lb_free_arrays(rta_task_t *t);
+/* Dims of the single array (for the descriptor). */
+int rta__lb_array_shape(const rta_task_t *t, int *ndims, int64_t *dims);
+
+/* ---- lb_gang.c ---------------------------------------------------------- */
+
+/* Places every gang of \a m (nprocs > 1) on one node, from the mapped slot
+ * (or the current owner when \a from_owner). Fills ctx->gangs (old ones are
+ * freed by the caller). BALLAST_ETOOBIG when a gang fits no node. Local,
+ * deterministic: same result on every rank. */
+int rta__lb_place_gangs(rta_lb_context_t *ctx, const rta_mapping_t *m,
+                        int from_owner, rta__gang_t **out, int *nout);
+/* Creates the members' communicators (collective over ctx->base). */
+int rta__lb_gang_comms(rta_lb_context_t *ctx, rta__gang_t *g, int n);
+void rta__lb_gangs_free(rta__gang_t *g, int n);
+
+/* ---- lb_report.c -------------------------------------------------------- */
+
+/* Registers the context for the end-of-run report and the profile. */
+void rta__lb_report_add(rta_lb_context_t *ctx);
+void rta__lb_report_remove(rta_lb_context_t *ctx);
+
+#endif /* BALLAST_RTA_LB_INTERNAL_H */

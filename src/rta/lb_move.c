@@ -1,0 +1,572 @@
+/* Moving leaf tasks between the processes of a context: descriptors first
+ * (key, parameters, cost window, layout of the state: one MPI_Alltoallv),
+ * then the states through the migration engine (migrate.h), which commits
+ * everywhere or rolls back everywhere.
+ *
+ * The state of one task on the wire:
+ *   raw:    the bytes of its single registered array of a ballast element
+ *           type (no callback bytes): sent from the application's array,
+ *           received into the memory that becomes the destination's array;
+ *   packed: the callback bytes, padded to 8, then the registered arrays as
+ *           task_array.c packs them (count, headers, payloads).
+ */
+#include "rta/lb_internal.h"
+#include "rta/migrate.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common_internal.h"
+#include "mon/mon_internal.h"
+#include "rta/rta_internal.h"
+
+#define MAX_SAMPLES 1024
+
+static size_t round8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* ---- a small byte writer / reader ------------------------------------------ */
+
+typedef struct {
+  unsigned char *p;
+  size_t n, cap;
+  int oom;
+} wbuf_t;
+
+static void wput(wbuf_t *b, const void *src, size_t len) {
+  if (b->oom)
+    return;
+  if (b->n + len > b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 512;
+    while (cap < b->n + len)
+      cap *= 2;
+    unsigned char *p = realloc(b->p, cap);
+    if (!p) {
+      b->oom = 1;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, src, len);
+  b->n += len;
+}
+static void wi64(wbuf_t *b, int64_t v) { wput(b, &v, 8); }
+static void wf64(wbuf_t *b, double v) { wput(b, &v, 8); }
+static void wstr(wbuf_t *b, const char *s) {
+  int64_t n = (int64_t)strlen(s);
+  wi64(b, n);
+  wput(b, s, (size_t)n);
+}
+
+typedef struct {
+  const unsigned char *p, *end;
+  int bad;
+} rbuf_t;
+
+static void rget(rbuf_t *r, void *dst, size_t len) {
+  if (r->bad || (size_t)(r->end - r->p) < len) {
+    r->bad = 1;
+    memset(dst, 0, len);
+    return;
+  }
+  memcpy(dst, r->p, len);
+  r->p += len;
+}
+static int64_t ri64(rbuf_t *r) {
+  int64_t v;
+  rget(r, &v, 8);
+  return v;
+}
+static double rf64(rbuf_t *r) {
+  double v;
+  rget(r, &v, 8);
+  return v;
+}
+/* A string of the descriptor, copied into dst (RTA_KEY_MAX + 1 bytes). */
+static void rstr(rbuf_t *r, char *dst) {
+  int64_t n = ri64(r);
+  if (r->bad || n < 0 || n > RTA_KEY_MAX || (int64_t)(r->end - r->p) < n) {
+    r->bad = 1;
+    dst[0] = 0;
+    return;
+  }
+  memcpy(dst, r->p, (size_t)n);
+  dst[n] = 0;
+  r->p += n;
+}
+
+/* ---- per-move records ------------------------------------------------------------ */
+
+typedef struct {
+  rta_task_t *t;
+  int dest;
+  size_t user_bytes, arr_bytes;
+  int raw;
+  void **raw_slot;
+  rta_serial_t ops;
+  void *user;
+  int has_ops;
+} out_t;
+
+typedef struct {
+  int64_t v;
+  int src;
+  const unsigned char *desc; /* into the received descriptors */
+  size_t desc_len;
+  size_t user_bytes, arr_bytes;
+  int raw, raw_elem, raw_ndims;
+  int64_t raw_dims[RTA_MAX_DIMS];
+  rta_task_t *t;   /* defined at unpack */
+  int unpacked;    /* the unpack callback succeeded (release owed on rollback) */
+  rta_serial_t ops;
+  void *user;
+} in_t;
+
+typedef struct {
+  const rta_mapping_t *m;
+  out_t *out;
+  in_t *in;
+  int64_t *out_of; /* vertex -> index in out, -1 */
+  int64_t *in_of;  /* vertex -> index in in, -1 */
+} mctx_t;
+
+/* ---- descriptors ------------------------------------------------------------------ */
+
+static int describe(out_t *o, int64_t v, wbuf_t *b) {
+  rta_task_t *t = o->t;
+  const rta_task_params_t *p = rta_task_params(t);
+  o->has_ops = rta_task_serial(t, &o->ops, &o->user) == 0;
+  o->user_bytes = 0;
+  if (o->has_ops && o->ops.size) {
+    if (o->ops.size(t, &o->user_bytes, o->user) != 0) {
+      BALLAST_WARN("rta: load balancing: the size callback of \"%s\" failed",
+                   rta_task_key(t));
+      return BALLAST_ECALLBACK;
+    }
+  }
+  if (o->user_bytes > 0 && (!o->has_ops || !o->ops.pack)) {
+    BALLAST_WARN("rta: load balancing: \"%s\" has state bytes but no pack callback",
+                 rta_task_key(t));
+    return BALLAST_ECALLBACK;
+  }
+  int elem = 0;
+  size_t abytes = 0;
+  o->raw_slot = o->user_bytes == 0 ? rta__lb_single_elem_array(t, &elem, &abytes)
+                                   : NULL;
+  o->raw = o->raw_slot != NULL && (abytes == 0 || *o->raw_slot != NULL);
+  int ndims = 0;
+  int64_t dims[RTA_MAX_DIMS] = {0};
+  if (o->raw) {
+    rta__lb_array_shape(t, &ndims, dims);
+    o->arr_bytes = abytes;
+  } else {
+    int rc = rta_task_arrays_packed_size(t, &o->arr_bytes);
+    if (rc)
+      return rc;
+  }
+  wi64(b, v);
+  wi64(b, (int64_t)o->user_bytes);
+  wi64(b, (int64_t)o->arr_bytes);
+  wi64(b, o->raw);
+  wi64(b, elem);
+  wi64(b, ndims);
+  for (int d = 0; d < RTA_MAX_DIMS; d++)
+    wi64(b, dims[d]);
+  wi64(b, p->nprocs);
+  wf64(b, p->est_work);
+  wi64(b, (int64_t)p->state_size);
+  wi64(b, p->ncomm);
+  for (int k = 0; k < p->ncomm; k++) {
+    wstr(b, p->comm[k].key);
+    wf64(b, p->comm[k].bytes);
+  }
+  double s[MAX_SAMPLES];
+  long long total = 0;
+  int ns = rta__lb_cost_samples(t, s, MAX_SAMPLES, &total);
+  wi64(b, ns);
+  wi64(b, total);
+  for (int i = 0; i < ns; i++)
+    wf64(b, s[i]);
+  wstr(b, rta_task_key(t));
+  return b->oom ? BALLAST_ENOMEM : 0;
+}
+
+/* Reads the fixed part of a descriptor into \a x. */
+static int read_head(in_t *x) {
+  rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
+  x->v = ri64(&r);
+  x->user_bytes = (size_t)ri64(&r);
+  x->arr_bytes = (size_t)ri64(&r);
+  x->raw = (int)ri64(&r);
+  x->raw_elem = (int)ri64(&r);
+  x->raw_ndims = (int)ri64(&r);
+  for (int d = 0; d < RTA_MAX_DIMS; d++)
+    x->raw_dims[d] = ri64(&r);
+  return r.bad ? BALLAST_ESIZE : 0;
+}
+
+/* Defines the arriving task from its descriptor. */
+static int define_arrival(in_t *x) {
+  rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
+  for (int i = 0; i < 6 + RTA_MAX_DIMS; i++)
+    ri64(&r);
+  rta_task_params_t p = RTA_TASK_PARAMS_INIT;
+  p.nprocs = (int)ri64(&r);
+  p.est_work = rf64(&r);
+  p.state_size = (size_t)ri64(&r);
+  int64_t ncomm = ri64(&r);
+  if (r.bad || ncomm < 0 || ncomm > (int64_t)x->desc_len)
+    return BALLAST_ESIZE;
+  rta_comm_est_t *ce = calloc((size_t)(ncomm ? ncomm : 1), sizeof *ce);
+  char (*keys)[RTA_KEY_MAX + 1] = malloc((size_t)(ncomm ? ncomm : 1) * sizeof *keys);
+  double *s = malloc(MAX_SAMPLES * sizeof *s);
+  char key[RTA_KEY_MAX + 1];
+  int rc = (!ce || !keys || !s) ? BALLAST_ENOMEM : 0;
+  for (int64_t k = 0; !rc && k < ncomm; k++) {
+    rstr(&r, keys[k]);
+    ce[k].key = keys[k];
+    ce[k].bytes = rf64(&r);
+  }
+  int64_t ns = rc ? 0 : ri64(&r);
+  long long total = rc ? 0 : (long long)ri64(&r);
+  if (ns < 0 || ns > MAX_SAMPLES)
+    r.bad = 1;
+  for (int64_t i = 0; !rc && !r.bad && i < ns; i++)
+    s[i] = rf64(&r);
+  if (!rc)
+    rstr(&r, key);
+  if (!rc && r.bad)
+    rc = BALLAST_ESIZE;
+  p.ncomm = (int)ncomm;
+  p.comm = ce;
+  char *slash = rc ? NULL : strrchr(key, '/');
+  rta_task_t *parent = NULL;
+  if (!rc && !slash) {
+    BALLAST_WARN("rta: load balancing: root task \"%s\" cannot move", key);
+    rc = BALLAST_EINVAL;
+  }
+  if (!rc) {
+    *slash = 0;
+    if (rta_find_task(key, &parent) != 0) {
+      BALLAST_WARN("rta: load balancing: task \"%s/%s\" arrives but its parent "
+                   "\"%s\" is not defined on this process", key, slash + 1, key);
+      rc = BALLAST_ENOTFOUND;
+    }
+  }
+  if (!rc) {
+    const char *name = slash + 1;
+    rc = rta_define_task(parent, 1, &name, &p, &x->t);
+    *slash = '/';
+  }
+  if (!rc)
+    rc = rta__lb_cost_restore(x->t, s, (int)ns, total);
+  free(ce);
+  free(keys);
+  free(s);
+  return rc;
+}
+
+/* ---- engine operations --------------------------------------------------------- */
+
+static int op_size(void *vc, int64_t v, size_t *bytes) {
+  mctx_t *c = vc;
+  const out_t *o = &c->out[c->out_of[v]];
+  *bytes = o->raw ? o->arr_bytes : round8(o->user_bytes) + o->arr_bytes;
+  return 0;
+}
+
+static int op_direct(void *vc, int64_t v, const void **ptr, size_t bytes) {
+  mctx_t *c = vc;
+  const out_t *o = &c->out[c->out_of[v]];
+  (void)bytes;
+  if (!o->raw || !*o->raw_slot)
+    return 1;
+  *ptr = *o->raw_slot;
+  return 0;
+}
+
+static int op_pack(void *vc, int64_t v, void *buf, size_t bytes) {
+  mctx_t *c = vc;
+  out_t *o = &c->out[c->out_of[v]];
+  if (o->raw) {
+    if (o->arr_bytes)
+      memcpy(buf, *o->raw_slot, o->arr_bytes);
+    return 0;
+  }
+  unsigned char *p = buf;
+  if (o->user_bytes > 0) {
+    if (o->ops.pack(o->t, p, o->user_bytes, o->user) != 0) {
+      BALLAST_WARN("rta: load balancing: the pack callback of \"%s\" failed",
+                   rta_task_key(o->t));
+      return BALLAST_ECALLBACK;
+    }
+    memset(p + o->user_bytes, 0, round8(o->user_bytes) - o->user_bytes);
+  }
+  size_t off = round8(o->user_bytes), used = 0;
+  int rc = rta__arrays_pack(o->t, p + off, bytes - off, &used);
+  if (rc)
+    return rc;
+  return used == o->arr_bytes ? 0 : BALLAST_ESIZE;
+}
+
+static void drop_arrival(in_t *x) {
+  if (!x->t)
+    return;
+  rta__lb_free_arrays(x->t);
+  if (x->unpacked && x->ops.release)
+    x->ops.release(x->t, x->user);
+  rta_remove_task(x->t);
+  x->t = NULL;
+  x->unpacked = 0;
+}
+
+static int op_unpack(void *vc, int64_t v, int src, void **buf, size_t bytes) {
+  mctx_t *c = vc;
+  (void)src;
+  if (v < 0 || v >= rta_mapping_ntasks(c->m) || c->in_of[v] < 0)
+    return BALLAST_ESIZE;
+  in_t *x = &c->in[c->in_of[v]];
+  size_t want = x->raw ? x->arr_bytes : round8(x->user_bytes) + x->arr_bytes;
+  if (want != bytes)
+    return BALLAST_ESIZE;
+  int rc = define_arrival(x);
+  if (rc)
+    return rc;
+  int has_ops = rta_task_serial(x->t, &x->ops, &x->user) == 0;
+  int needs = x->user_bytes > 0 || x->raw || x->arr_bytes > 8;
+  if (needs && (!has_ops || !x->ops.unpack)) {
+    BALLAST_WARN("rta: load balancing: task \"%s\" arrives with state but no "
+                 "unpack callback serves it here", rta_task_key(x->t));
+    drop_arrival(x);
+    return BALLAST_ECALLBACK;
+  }
+  if (has_ops && x->ops.unpack) {
+    if (x->ops.unpack(x->t, *buf, x->user_bytes, x->user) != 0) {
+      BALLAST_WARN("rta: load balancing: the unpack callback of \"%s\" failed",
+                   rta_task_key(x->t));
+      drop_arrival(x);
+      return BALLAST_ECALLBACK;
+    }
+    x->unpacked = 1;
+  }
+  if (x->raw) {
+    rc = rta__lb_adopt_array(x->t, x->raw_elem, x->raw_ndims, x->raw_dims,
+                             *buf, bytes);
+    if (!rc)
+      *buf = NULL; /* adopted: it is the task's array now */
+  } else {
+    size_t used = 0, off = round8(x->user_bytes);
+    rc = rta__arrays_unpack(x->t, (unsigned char *)*buf + off, x->arr_bytes, &used);
+  }
+  if (rc)
+    drop_arrival(x);
+  return rc;
+}
+
+static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
+  mctx_t *c = vc;
+  if (outgoing) {
+    out_t *o = &c->out[c->out_of[v]];
+    if (outcome != RTA__COMMIT || !o->t)
+      return;
+    /* Arrays first: a release() that frees the structure holding the
+     * application's pointers must not leave rta writing through them. */
+    rta__lb_free_arrays(o->t);
+    if (o->has_ops && o->ops.release)
+      o->ops.release(o->t, o->user);
+    rta_remove_task(o->t);
+    o->t = NULL;
+  } else {
+    in_t *x = &c->in[c->in_of[v]];
+    if (outcome != RTA__COMMIT)
+      drop_arrival(x);
+  }
+}
+
+/* ---- the move ------------------------------------------------------------------------ */
+
+static int cmp_out(const void *a, const void *b) {
+  const out_t *x = a, *y = b;
+  if (x->dest != y->dest)
+    return x->dest < y->dest ? -1 : 1;
+  return strcmp(rta_task_key(x->t), rta_task_key(y->t));
+}
+
+/* First failing rank and code, as the engine agrees. */
+static int agree(MPI_Comm comm, int rank, int err, int *who, int *code) {
+  struct {
+    int val, idx;
+  } in = {err ? rank : INT_MAX, err}, out;
+  if (MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm) != MPI_SUCCESS) {
+    *who = rank;
+    *code = BALLAST_EMPI;
+    return BALLAST_EMPI;
+  }
+  *who = out.val == INT_MAX ? -1 : out.val;
+  *code = out.val == INT_MAX ? 0 : out.idx;
+  return *code;
+}
+
+int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
+                 const int *slot, rta__lb_move_result_t *res) {
+  memset(res, 0, sizeof *res);
+  res->failed_rank = -1;
+  MPI_Comm comm = ctx->base;
+  int me = ctx->rank, np = ctx->size;
+  int64_t n = rta_mapping_ntasks(m);
+  mctx_t c = {m, NULL, NULL, NULL, NULL};
+  wbuf_t b = {0};
+  int *scount = calloc((size_t)np, sizeof *scount);
+  int *rcount = calloc((size_t)np, sizeof *rcount);
+  int *sdisp = calloc((size_t)np, sizeof *sdisp);
+  int *rdisp = calloc((size_t)np, sizeof *rdisp);
+  unsigned char *rdesc = NULL;
+  rta__move_t *moves = NULL;
+  int nout = 0, nin = 0, err = 0, who = -1, code = 0;
+  c.out_of = malloc((size_t)(n ? n : 1) * sizeof *c.out_of);
+  c.in_of = malloc((size_t)(n ? n : 1) * sizeof *c.in_of);
+  c.out = calloc((size_t)(n ? n : 1), sizeof *c.out);
+  if (!scount || !rcount || !sdisp || !rdisp || !c.out_of || !c.in_of || !c.out)
+    err = BALLAST_ENOMEM;
+
+  mon__lib_begin();
+  /* 1. What leaves this rank, described (sizes asked now). */
+  for (int64_t v = 0; !err && v < n; v++) {
+    c.out_of[v] = c.in_of[v] = -1;
+    if (rta_mapping_nprocs(m, v) != 1 || rta_mapping_owner(m, v) != me ||
+        slot[v] == me)
+      continue;
+    rta_task_t *t = NULL;
+    if (rta_find_task(rta_mapping_key(m, v), &t) != 0) {
+      err = BALLAST_ENOTFOUND;
+      break;
+    }
+    c.out[nout].t = t;
+    c.out[nout].dest = slot[v];
+    nout++;
+  }
+  if (nout > 0)
+    qsort(c.out, (size_t)nout, sizeof *c.out, cmp_out);
+  for (int i = 0; !err && i < nout; i++) {
+    size_t before = b.n;
+    int64_t v = rta_mapping_find(m, rta_task_key(c.out[i].t));
+    c.out_of[v] = i;
+    err = describe(&c.out[i], v, &b);
+    scount[c.out[i].dest] += (int)(b.n - before);
+  }
+  if (agree(comm, me, err, &who, &code))
+    goto done;
+
+  /* 2. Descriptors, counts first. */
+  if (MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm) != MPI_SUCCESS)
+    err = BALLAST_EMPI;
+  size_t rtotal = 0;
+  for (int p = 0; p < np; p++) {
+    sdisp[p] = p ? sdisp[p - 1] + scount[p - 1] : 0;
+    rdisp[p] = p ? rdisp[p - 1] + rcount[p - 1] : 0;
+    rtotal += (size_t)rcount[p];
+  }
+  rdesc = malloc(rtotal ? rtotal : 1);
+  if (!err && !rdesc)
+    err = BALLAST_ENOMEM;
+  if (agree(comm, me, err, &who, &code))
+    goto done;
+  if (MPI_Alltoallv(b.p ? (void *)b.p : (void *)rdesc, scount, sdisp, MPI_BYTE,
+                    rdesc, rcount, rdisp, MPI_BYTE, comm) != MPI_SUCCESS)
+    err = BALLAST_EMPI;
+  /* Count the arrivals, then index them by vertex. */
+  for (int pass = 0; pass < 2 && !err; pass++) {
+    if (pass == 1 && !(c.in = calloc((size_t)(nin ? nin : 1), sizeof *c.in))) {
+      err = BALLAST_ENOMEM;
+      break;
+    }
+    int k = 0;
+    for (int p = 0; p < np && !err; p++) {
+      const unsigned char *q = rdesc + rdisp[p], *end = q + rcount[p];
+      while (q < end && !err) {
+        /* Descriptor length: walk it once (fixed part, partners, samples, key). */
+        rbuf_t r = {q, end, 0};
+        for (int i = 0; i < 7 + RTA_MAX_DIMS; i++)
+          ri64(&r);
+        rf64(&r);
+        ri64(&r);
+        int64_t ncomm = ri64(&r);
+        char tmp[RTA_KEY_MAX + 1];
+        for (int64_t j = 0; j < ncomm && !r.bad; j++) {
+          rstr(&r, tmp);
+          rf64(&r);
+        }
+        int64_t ns = ri64(&r);
+        ri64(&r);
+        for (int64_t j = 0; j < ns && !r.bad; j++)
+          rf64(&r);
+        rstr(&r, tmp);
+        if (r.bad) {
+          err = BALLAST_ESIZE;
+          break;
+        }
+        if (pass == 1) {
+          in_t *x = &c.in[k];
+          x->desc = q;
+          x->desc_len = (size_t)(r.p - q);
+          x->src = p;
+          if ((err = read_head(x)))
+            break;
+          if (x->v < 0 || x->v >= n) {
+            err = BALLAST_ESIZE;
+            break;
+          }
+          c.in_of[x->v] = k;
+        }
+        k++;
+        q = r.p;
+      }
+    }
+    nin = k;
+  }
+  if (agree(comm, me, err, &who, &code))
+    goto done;
+
+  /* 3. The states. */
+  moves = malloc((size_t)(nout ? nout : 1) * sizeof *moves);
+  if (!moves)
+    err = BALLAST_ENOMEM;
+  if (agree(comm, me, err, &who, &code))
+    goto done;
+  for (int i = 0; i < nout; i++) {
+    moves[i].task = rta_mapping_find(m, rta_task_key(c.out[i].t));
+    moves[i].dest = c.out[i].dest;
+  }
+  {
+    static const rta__migrate_ops_t ops = {op_size, op_direct, op_pack,
+                                           op_unpack, op_finish};
+    rta__migrate_stats_t st;
+    int rc = rta__migrate(comm, moves, nout, &ops, &c, ctx->cfg.mem_limit, &st);
+    who = st.failed_rank;
+    code = st.failed_code;
+    if (!rc) {
+      res->tasks = st.tasks_sent;
+      res->bytes = st.bytes_sent;
+    }
+  }
+
+done:
+  mon__lib_end();
+  res->failed_rank = who;
+  res->failed_code = code;
+  free(moves);
+  free(rdesc);
+  free(b.p);
+  free(scount);
+  free(rcount);
+  free(sdisp);
+  free(rdisp);
+  free(c.out);
+  free(c.in);
+  free(c.out_of);
+  free(c.in_of);
+  if (who < 0)
+    return 0;
+  return who == me ? code : BALLAST_EREMOTE;
+}
