@@ -213,6 +213,10 @@ static int make_task(rta_task_t *parent, const char *name,
   return 0;
 }
 
+static int cmp_task_key(const void *a, const void *b) {
+  return strcmp((*(rta_task_t *const *)a)->key, (*(rta_task_t *const *)b)->key);
+}
+
 int rta_define_task(rta_task_t *parent, int n, const char *const *names,
                     const rta_task_params_t *params, rta_task_t **out) {
   if (n < 1 || !names) {
@@ -225,12 +229,22 @@ int rta_define_task(rta_task_t *parent, int n, const char *const *names,
     return BALLAST_ENOMEM;
   int rc = 0, i;
   /* All or nothing: build and check every child before linking any. */
-  for (i = 0; i < n && !rc; i++) {
+  for (i = 0; i < n && !rc; i++)
     rc = make_task(parent, names[i], params ? &params[i] : &defaults, &made[i]);
-    for (int j = 0; j < i && !rc; j++)
-      if (strcmp(made[j]->key, made[i]->key) == 0)
-        rc = key_error("define_task: key repeated in one call", made[i]->key,
-                       BALLAST_EEXIST);
+  if (!rc && n > 1) {
+    /* A name repeated within the call: sort a copy, compare neighbours. */
+    rta_task_t **sorted = malloc((size_t)n * sizeof *sorted);
+    if (!sorted)
+      rc = BALLAST_ENOMEM;
+    else {
+      memcpy(sorted, made, (size_t)n * sizeof *sorted);
+      qsort(sorted, (size_t)n, sizeof *sorted, cmp_task_key);
+      for (i = 1; i < n && !rc; i++)
+        if (strcmp(sorted[i - 1]->key, sorted[i]->key) == 0)
+          rc = key_error("define_task: key repeated in one call", sorted[i]->key,
+                         BALLAST_EEXIST);
+      free(sorted);
+    }
   }
   if (!rc && parent && parent->capchildren < parent->nchildren + n) {
     rta_task_t **ch = realloc(parent->children,
