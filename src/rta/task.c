@@ -275,6 +275,25 @@ int rta_define_task(rta_task_t *parent, int n, const char *const *names,
   return 0;
 }
 
+int rta__task_adopt(rta_task_t *parent, const char *name,
+                    const rta_task_params_t *params, int stage,
+                    rta_task_t **out) {
+  rta_task_t *t;
+  if (parent && (stage < 0 || stage >= parent->nstages))
+    return BALLAST_EINVAL;
+  int rc = make_task(parent, name, params, &t);
+  if (rc)
+    return rc;
+  if (parent && add_child(parent, t)) {
+    free_task_record(t);
+    return BALLAST_ENOMEM;
+  }
+  t->stage = parent ? stage : -1;
+  HASH_ADD_KEYPTR(hh, tasks, t->key, strlen(t->key), t);
+  *out = t;
+  return 0;
+}
+
 int rta_find_task(const char *key, rta_task_t **out) {
   if (out)
     *out = NULL;
