@@ -109,7 +109,7 @@ typedef enum {
 typedef struct {
   rta_policy_config_t policy;  /**< when to remap (rta_policy.h) */
   int strategy;                /**< an rta_strategy_t (default RTA_MAP_TWOPHASE) */
-  unsigned seed;               /**< seed of the mapping engine (and of RANDOM) */
+  unsigned seed;               /**< seed of the mapping engine (and of RANDOM); remap k uses seed + k */
   double balrat;               /**< load imbalance allowed to SCOTCH (0: engine default) */
   size_t mem_limit;            /**< bytes packed+received per migration round per rank (0: 64 MiB) */
   rta_lb_time_t step_time;     /**< source of the per-rank step times */

@@ -26,7 +26,7 @@ int rta_lb_config_default(rta_lb_config_t *cfg) {
   return 0;
 }
 
-/* Same code on every rank: the first failing rank's, EREMOTE elsewhere. */
+/* A rank that failed returns its own code, every other BALLAST_EREMOTE. */
 static int agree(MPI_Comm comm, int rank, int err) {
   struct {
     int val, idx;
@@ -35,7 +35,7 @@ static int agree(MPI_Comm comm, int rank, int err) {
     return BALLAST_EMPI;
   if (out.val == INT_MAX)
     return 0;
-  return out.val == rank ? err : BALLAST_EREMOTE;
+  return err ? err : BALLAST_EREMOTE;
 }
 
 static int cmp_task_key(const void *a, const void *b) {
@@ -345,7 +345,9 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
   rta_map_tasks_options_t mo;
   rta_map_tasks_options_init(&mo);
   mo.strategy = (rta_strategy_t)ctx->cfg.strategy;
-  mo.engine.seed = ctx->cfg.seed;
+  /* Remap k uses seed + k: a seeded RANDOM strategy gives a new map each time. */
+  mo.engine.seed = ctx->cfg.seed +
+                   (unsigned)(ctx->stats.remaps + ctx->stats.failed_remaps);
   if (ctx->cfg.balrat > 0)
     mo.engine.balrat = ctx->cfg.balrat;
   rta_task_t *root = NULL;
