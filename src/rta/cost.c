@@ -14,6 +14,7 @@
 #include <ballast/pia.h>
 
 #include "common_internal.h"
+#include "mon/mon_internal.h"
 
 #define DEFAULT_WINDOW 10
 #define DEFAULT_MIN_STEPS 3
@@ -58,8 +59,8 @@ static void push_sample(rta__cost_t *c, double v) {
 
 void rta__cost_on_begin(rta_task_t *t) {
   int id = pia_current_region();
-  if (id < 0)
-    return;
+  if (id <= PIA_REGION_MAIN)
+    return; /* a task's region is never the whole program: monitoring is off */
   rta__cost_t *c = &t->cost;
   for (int i = 0; i < c->nregions; i++)
     if (c->regions[i] == id)
@@ -133,9 +134,8 @@ int rta_step(void) {
     return BALLAST_ESTATE;
   }
   steps++;
-  int rc = pia_current_region();
-  if (rc < 0)
-    return rc; /* monitoring off: estimates serve */
+  if (!mon__active())
+    return BALLAST_EDISABLED; /* monitoring off: estimates serve */
   if (!interval)
     return 0; /* no task has run under monitoring yet */
   for (rta_task_t *t = rta__task_first(); t; t = rta__task_next(t)) {

@@ -23,8 +23,38 @@ static void spin(double s) {
     x += 1;
 }
 
+/* Run with BALLAST_MONITOR=0: tasks still begin and end, nothing is
+ * measured, rta_step says monitoring is off, and estimates serve. */
+static void monitoring_off(void) {
+  rta_task_t *root, *k;
+  const char *rn[] = {"off"}, *kn[] = {"k"};
+  rta_task_params_t p = RTA_TASK_PARAMS_INIT;
+  p.est_work = 5;
+  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_define_task(root, 1, kn, &p, &k), 0);
+  for (int s = 0; s < 4; s++) {
+    CHECK_EQ(rta_task_begin(k), 0);
+    spin(0.001);
+    CHECK_EQ(rta_task_end(k), 0);
+    CHECK_EQ(rta_step(), BALLAST_EDISABLED);
+  }
+  rta_task_cost_t c;
+  CHECK_EQ(rta_task_cost(k, &c), 0);
+  CHECK_EQ(c.nsteps, 0);
+  CHECK_EQ(c.measured, 0);
+  CHECK(c.est_work == 5.0);
+  CHECK_EQ(rta_steps(), 4);
+  CHECK_EQ(rta_reset(), 0);
+  TEST_PASS("rta_task_cost: monitoring off");
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
+  if (argc > 1 && strcmp(argv[1], "off") == 0) {
+    monitoring_off();
+    MPI_Finalize();
+    return 0;
+  }
   rta_cost_config_t cfg;
   CHECK_EQ(rta_get_cost_config(&cfg), 0);
   CHECK_EQ(cfg.window, 10);
