@@ -18,7 +18,9 @@
  * region was the innermost open one.
  *
  * Each thread has its own stack of open regions; all calls here are thread
- * safe and act on the calling thread's stack. Region calls are valid between
+ * safe and act on the calling thread's stack. MPI_Finalize closes the
+ * regions still open on the thread that calls it (with one warning); regions
+ * left open on other threads are not counted. Region calls are valid between
  * MPI_Init and MPI_Finalize. With monitoring switched off (BALLAST_MONITOR=0)
  * every call below checks its arguments and otherwise does nothing and
  * returns 0, so instrumented code needs no change.

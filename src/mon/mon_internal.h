@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <ballast/mon.h>
 
@@ -167,7 +168,6 @@ int mon__sig_foreach(int (*cb)(const mon__sigview_t *s, void *ctx), void *ctx);
  * Another module (rta's load balancing) adds its own lines to the end-of-run
  * report and one member to the profile, without mon knowing what they say.
  */
-#include <stdio.h>
 
 typedef struct {
   const char *name;                    /* profile member name; unique (same name: replaced) */

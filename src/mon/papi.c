@@ -6,7 +6,8 @@
  * works (virtual machines usually expose no counters) mon says so in ONE info
  * line and regions carry no counters. Each thread that opens regions gets its
  * own event set on first use. Built only with BALLAST_HAVE_PAPI=1; otherwise
- * the same functions report "no counters".
+ * the same functions report "no counters". The one line is said by rank 0
+ * at info level (BALLAST_VERBOSE=2); the full report says it too.
  */
 #include "common_internal.h"
 #include "mon/mon_core.h"
@@ -49,27 +50,34 @@ static int make_set(int probe) {
   return set;
 }
 
+/* Said once per job: by rank 0 only. */
+#define SAY(...)                                                              \
+  do {                                                                        \
+    if (ballast__world_rank() <= 0)                                           \
+      BALLAST_INFO(__VA_ARGS__);                                              \
+  } while (0)
+
 void mon__papi_init(void) {
   int v = PAPI_library_init(PAPI_VER_CURRENT);
   if (v != PAPI_VER_CURRENT) {
-    BALLAST_INFO("mon: PAPI unavailable (%s); regions carry no hardware counters",
+    SAY("mon: PAPI unavailable (%s); regions carry no hardware counters",
                  v < 0 ? PAPI_strerror(v) : "version mismatch");
     return;
   }
   if (PAPI_thread_init(thread_id) != PAPI_OK) {
-    BALLAST_INFO("mon: PAPI thread support unavailable; no hardware counters");
+    SAY("mon: PAPI thread support unavailable; no hardware counters");
     return;
   }
   mon__tls_t *t = mon__tls_get();
   int set = make_set(1);
   if (set < 0) {
-    BALLAST_INFO("mon: this machine exposes no PAPI_TOT_CYC/PAPI_TOT_INS "
+    SAY("mon: this machine exposes no PAPI_TOT_CYC/PAPI_TOT_INS "
                  "counters; regions carry no hardware counters");
     return;
   }
   if (t)
     t->papi_set = set;
-  BALLAST_INFO("mon: %d PAPI counter(s) per region", nev);
+  SAY("mon: %d PAPI counter(s) per region", nev);
 }
 
 int mon__papi_nevents(void) { return nev; }
@@ -114,7 +122,8 @@ void mon__papi_thread_free(mon__tls_t *t) {
 #include <string.h>
 
 void mon__papi_init(void) {
-  BALLAST_INFO("mon: built without PAPI; regions carry no hardware counters");
+  if (ballast__world_rank() <= 0)
+    BALLAST_INFO("mon: built without PAPI; regions carry no hardware counters");
 }
 int mon__papi_nevents(void) { return 0; }
 const char *mon__papi_event_name(int i) {

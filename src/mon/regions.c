@@ -428,7 +428,7 @@ int mon_region_enter(mon_region_handle_t h) {
   if (!t)
     return BALLAST_ENOMEM;
   int parent = t->cur_region;
-  uint64_t c = MON__LD(&h->cache);
+  uint64_t c = MON__LDACQ(&h->cache); /* pairs with the release below */
   int id;
   if ((int)(c >> 32) == parent + 1) {
     id = (int)(uint32_t)c;
@@ -439,7 +439,7 @@ int mon_region_enter(mon_region_handle_t h) {
     pthread_mutex_unlock(&reg_lock);
     if (id < 0)
       return id;
-    MON__ST(&h->cache, ((uint64_t)(uint32_t)(parent + 1) << 32) | (uint32_t)id);
+    MON__STREL(&h->cache, ((uint64_t)(uint32_t)(parent + 1) << 32) | (uint32_t)id);
   }
   return push(t, id);
 }
