@@ -18,6 +18,11 @@
     }                                                                        \
   } while (0)
 
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
 /* Parses a layout description into node_of[size] (dense ids 0..N-1). */
 static int parse_layout(const char *desc, int size, int *node_of) {
   if (strncmp(desc, "nodes=", 6) == 0) {
@@ -42,7 +47,7 @@ static int parse_layout(const char *desc, int size, int *node_of) {
     while (*p) {
       char *end;
       long v = strtol(p, &end, 10);
-      if (end == p || v < 0 || v >= size || n >= size) {
+      if (end == p || v < 0 || v > INT32_MAX || n >= size) {
         BALLAST_WARN("layout '%s': bad or extra node id at '%s'", desc, p);
         return BALLAST_EPARSE;
       }
@@ -63,7 +68,7 @@ static int parse_layout(const char *desc, int size, int *node_of) {
     }
     long v;
     while (n < size && fscanf(f, "%ld", &v) == 1) {
-      if (v < 0 || v >= size) {
+      if (v < 0 || v > INT32_MAX) {
         fclose(f);
         BALLAST_WARN("layout file '%s': node id %ld out of range", desc + 5, v);
         return BALLAST_EPARSE;
@@ -88,17 +93,28 @@ static int parse_layout(const char *desc, int size, int *node_of) {
     return BALLAST_EPARSE;
   }
   /* Renumber densely, in order of first appearance. */
+  int *ids = malloc((size_t)size * sizeof *ids);
   int *map = malloc((size_t)size * sizeof *map);
-  if (!map)
+  if (!ids || !map) {
+    free(ids);
+    free(map);
     return BALLAST_ENOMEM;
+  }
+  memcpy(ids, node_of, (size_t)size * sizeof *ids);
+  qsort(ids, (size_t)size, sizeof *ids, cmp_int);
   for (int i = 0; i < size; i++)
     map[i] = -1;
   int next = 0;
   for (int r = 0; r < size; r++) {
-    if (map[node_of[r]] < 0)
-      map[node_of[r]] = next++;
-    node_of[r] = map[node_of[r]];
+    int *at = bsearch(&node_of[r], ids, (size_t)size, sizeof *ids, cmp_int);
+    int k = (int)(at - ids);
+    while (k > 0 && ids[k - 1] == node_of[r])
+      k--;
+    if (map[k] < 0)
+      map[k] = next++;
+    node_of[r] = map[k];
   }
+  free(ids);
   free(map);
   return 0;
 }
@@ -220,10 +236,15 @@ int rta_hw_refresh_links(rta_hw_t *hw, MPI_Comm comm) {
       goto done;
     }
   }
-  for (size_t k = 0; k < nn; k++) {
-    hw->lat[k] = row[k];
-    hw->bw[k] = row[nn + k] > 0 ? row[nn + k] : INFINITY;
-  }
+  /* Both ends timed the same ping-pong: use the mean of the two so the
+   * model is symmetric. */
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      size_t k = (size_t)i * n + j, t = (size_t)j * n + i;
+      hw->lat[k] = 0.5 * (row[k] + row[t]);
+      double b = 0.5 * (row[nn + k] + row[nn + t]);
+      hw->bw[k] = b > 0 ? b : INFINITY;
+    }
   if (n > 1) {
     hw->net = RTA__NET_MEASURED;
     snprintf(hw->net_desc, sizeof hw->net_desc,
