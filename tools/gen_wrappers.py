@@ -183,7 +183,12 @@ def rank_of(e, spec, status):
         raise SpecError("%s: partner needs R@C, got %r" % (e.name, spec))
     rank, handle = spec.split("@", 1)
     h = e.param(handle)
-    rank = "%s->MPI_SOURCE" % status if rank == "status" else rank
+    if rank == "status":
+        if not status:
+            raise SpecError("%s: partner=status@... needs status=" % e.name)
+        rank = "%s->MPI_SOURCE" % status
+    else:
+        e.param(rank)
     if h.base() == "MPI_Win":
         return "mon__w_wrank(%s, %s)" % (handle, rank)
     if h.base() == "MPI_Comm":
