@@ -1,5 +1,5 @@
 /* One-sided and MPI-IO accounting on 2 ranks: put/get/accumulate with fence,
- * request-based Rput/Rget at completion, lock/unlock, atomics, the target's
+ * request-based Rput/Rget at completion, lock/unlock, atomics, PSCW, the target's
  * world rank through a window on a reversed communicator; MPI-IO writes
  * (count x type), reads (from the status: a read past the end of the file
  * counts what it got), nonblocking and split-collective reads. */
@@ -51,6 +51,28 @@ static void rma(void) {
   CHECK_ACT("MPI_Win_lock", lock, 1, 0);
   /* the RMA group: 2 fences, 2 puts, get, acc, lock, rput, rget, fop, cas, unlock */
   CHECK_ACT("MPI_RMA", rmag, 12, 20 + 12 + 8 + 16 + 24 + 8 + 12);
+
+  /* PSCW: each rank exposes its window to the other and accesses the other's */
+  MPI_Group world, other;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, 1, &peer, &other);
+  mw_act_t post = mw_act("MPI_Win_post"), start = mw_act("MPI_Win_start"),
+           complete = mw_act("MPI_Win_complete"), wwait = mw_act("MPI_Win_wait");
+  put = mw_act("MPI_Put");
+  p = mw_partner(peer);
+  MPI_Win_post(other, 0, win);
+  MPI_Win_start(other, 0, win);
+  MPI_Put(src, 7, MPI_INT, peer, 60, 7, MPI_INT, win);
+  MPI_Win_complete(win);
+  MPI_Win_wait(win);
+  CHECK_ACT("MPI_Put", put, 1, 28);
+  CHECK_ACT("MPI_Win_post", post, 1, 0);
+  CHECK_ACT("MPI_Win_start", start, 1, 0);
+  CHECK_ACT("MPI_Win_complete", complete, 1, 0);
+  CHECK_ACT("MPI_Win_wait", wwait, 1, 0);
+  CHECK_PARTNER(peer, p, 28, 1, 0, 0);
+  MPI_Group_free(&other);
+  MPI_Group_free(&world);
   MPI_Win_free(&win);
 
   /* A window over a reversed communicator: target 0 there is world rank 1. */
