@@ -10,6 +10,9 @@
 #define NMSG 200
 
 static int rank, peer;
+/* Each thread talks on its own duplicate of MPI_COMM_WORLD, so the threads
+ * fill the communicator cache concurrently on their first messages. */
+static MPI_Comm comms[NT];
 
 static void *worker(void *arg) {
   int id = (int)(intptr_t)arg;
@@ -18,14 +21,14 @@ static void *worker(void *arg) {
   for (int i = 0; i < NMSG; i++) {
     if (rank == 0) {
       if (i % 2)
-        MPI_Send(buf, len, MPI_CHAR, 1, id, MPI_COMM_WORLD);
+        MPI_Send(buf, len, MPI_CHAR, 1, id, comms[id]);
       else {
         MPI_Request rq;
-        MPI_Isend(buf, len, MPI_CHAR, 1, id, MPI_COMM_WORLD, &rq);
+        MPI_Isend(buf, len, MPI_CHAR, 1, id, comms[id], &rq);
         MPI_Wait(&rq, MPI_STATUS_IGNORE);
       }
     } else {
-      MPI_Recv(buf, sizeof buf, MPI_CHAR, 0, id, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Recv(buf, sizeof buf, MPI_CHAR, MPI_ANY_SOURCE, id, comms[id], MPI_STATUS_IGNORE);
     }
   }
   return NULL;
@@ -49,6 +52,8 @@ int main(int argc, char **argv) {
   CHECK_EQ(size, 2);
   peer = 1 - rank;
 
+  for (int i = 0; i < NT; i++)
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[i]);
   mw_act_t send = mw_act("MPI_Send"), isend = mw_act("MPI_Isend"), recv = mw_act("MPI_Recv"),
            wait = mw_act("MPI_Wait"), irecv = mw_act("MPI_Irecv");
   mon__partner_t p = mw_partner(peer);
@@ -92,6 +97,8 @@ int main(int argc, char **argv) {
     CHECK_ACT("MPI_Irecv", irecv, 0, 1 + 2 + 3 + 4);
   CHECK_EQ(mon__wreq_tracked(), tracked);
 
+  for (int i = 0; i < NT; i++)
+    MPI_Comm_free(&comms[i]);
   TEST_PASS("monwrap_threads");
   MPI_Finalize();
   return 0;
