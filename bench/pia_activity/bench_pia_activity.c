@@ -14,7 +14,9 @@
  * grows: the point for U holds the signatures of all smaller U too, at most
  * 4(U + U/10 + ...) ~ 4.4U), then REPS timed loops of 2^16 reads each; the
  * median of the per-read means is printed, with the lookup by name alone,
- * and the check that the MPI_Send count read equals the number recorded.
+ * the read of the group MPI_P2P (a group read sums every member activity:
+ * O(activities), still independent of the signatures), and the check that
+ * the MPI_Send count read equals the number recorded.
  *
  * usage: bench_pia_activity [events per point (default 10000000)] [reps (11)]
  */
@@ -70,8 +72,10 @@ int main(int argc, char **argv) {
       return 1;
     }
   pia_act_t send = acts[0];
-  double *t_read = malloc(sizeof(double) * reps), *t_find = malloc(sizeof(double) * reps);
-  if (!t_read || !t_find)
+  pia_act_t p2p = pia_find_activity_by_name(PIA_GROUP_P2P);
+  double *t_read = malloc(sizeof(double) * reps), *t_find = malloc(sizeof(double) * reps),
+         *t_grp = malloc(sizeof(double) * reps);
+  if (!t_read || !t_find || !t_grp || p2p < 0)
     return 1;
   long long sends = 0;
   pia_actdata_t base;
@@ -80,8 +84,8 @@ int main(int argc, char **argv) {
   volatile double sink = 0;
   printf("# pia_activity: read MPI_Send's data; %ld recorded events per point\n",
          events);
-  printf("# %9s %12s %12s %12s %14s\n", "unique U", "events", "read ns",
-         "find ns", "MPI_Send calls");
+  printf("# %9s %12s %12s %12s %12s %14s\n", "unique U", "events", "read ns",
+         "find ns", "P2P grp ns", "MPI_Send calls");
   for (long u = 1; u <= 1000000; u *= 10) {
     double r0 = now();
     for (long e = 0; e < events; e++) {
@@ -108,7 +112,14 @@ int main(int argc, char **argv) {
       for (int i = 0; i < NQ; i++)
         s += pia_find_activity_by_name(names[i & 3]);
       double t2 = now();
+      for (int i = 0; i < NQ / 16; i++) {
+        pia_init_activity_data(&d);
+        pia_get_activity_data(&d, p2p);
+        s += d.tsum;
+      }
+      double t3 = now();
       sink += s;
+      t_grp[r] = (t3 - t2) / (NQ / 16) * 1e9;
       t_read[r] = (t1 - t0) / NQ * 1e9;
       t_find[r] = (t2 - t1) / NQ * 1e9;
     }
@@ -116,13 +127,15 @@ int main(int argc, char **argv) {
     pia_init_activity_data(&d);
     pia_get_activity_data(&d, send);
     long long got = d.ncalls - base.ncalls;
-    printf("  %9ld %12ld %12.1f %12.1f %14lld%s  (record %.1f ns/event)\n", u,
-           events, median(t_read, reps), median(t_find, reps), got,
+    printf("  %9ld %12ld %12.1f %12.1f %12.1f %14lld%s  (record %.1f ns/event)\n",
+           u, events, median(t_read, reps), median(t_find, reps),
+           median(t_grp, reps), got,
            got == sends ? "" : " MISMATCH", rec / events * 1e9);
     fflush(stdout);
   }
   free(t_read);
   free(t_find);
+  free(t_grp);
   MPI_Finalize();
   return 0;
 }

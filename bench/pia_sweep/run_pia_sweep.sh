@@ -53,7 +53,7 @@ bench() { # np label args
 echo "# pia_sweep: loop time in s, median of $REPS interleaved runs; overhead = median / median(plain) - 1"
 printf "%-3s %-34s %10s %10s %10s %10s %10s\n" np "grid per rank, blocks, angles, iters" \
   plain mon mon+pia "mon" "mon+pia"
-bench 2 "10x10x400 b40 a6 i100" --grid 10x10x400 --blocks 40 --angles 6 --iters 100
-bench 2 "20x20x200 b20 a6 i40" --grid 20x20x200 --blocks 20 --angles 6 --iters 40
-bench 2 "5x5x400 b80 a3 i200" --grid 5x5x400 --blocks 80 --angles 3 --iters 200
-bench 4 "10x10x400 b40 a6 i40 (oversub.)" --grid 10x10x400 --blocks 40 --angles 6 --iters 40
+bench 2 "10x10x400 b40 a6 i30" --grid 10x10x400 --blocks 40 --angles 6 --iters 30
+bench 2 "20x20x200 b20 a6 i12" --grid 20x20x200 --blocks 20 --angles 6 --iters 12
+bench 2 "5x5x400 b80 a3 i60" --grid 5x5x400 --blocks 80 --angles 3 --iters 60
+bench 4 "10x10x400 b40 a6 i12 (oversub.)" --grid 10x10x400 --blocks 40 --angles 6 --iters 12

@@ -145,7 +145,10 @@ BALLAST_API int pia_region_count(void);
  * \param name the region's name (NUL-terminated).
  * \return the region id (>= 0); BALLAST_EINVAL when name is NULL or empty;
  *         BALLAST_ENOTFOUND when no region has that name (yet).
- * O(1) (hash lookup). Thread safe.
+ * O(1), thread safe. Each thread caches the names it has found (the answer
+ * never changes once a region with the name exists), so repeated lookups of
+ * a name take no lock; the first lookup of a name on a thread, and lookups
+ * of names not found, ask the monitor's registry, which takes a lock.
  */
 BALLAST_API pia_regid_t pia_find_region_by_name(const char *name);
 

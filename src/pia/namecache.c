@@ -110,6 +110,7 @@ static pthread_once_t regions_once = PTHREAD_ONCE_INIT;
 
 static void regions_free(void *p) {
   table_t *t = p;
+  tl_regions = NULL; /* runs in the exiting thread */
   if (t) {
     free(t->slots);
     free(t);
@@ -140,7 +141,9 @@ int pia__region_find(const char *name) {
   table_t *t = tl_regions;
   if (t) {
     int id = table_get(t, h, name, mon__region_name);
-    if (id >= 0)
+    /* The range check keeps a cached id honest should mon's registry have
+     * been torn down (process exit) since it was cached. */
+    if (id >= 0 && id < mon__region_count())
       return id;
   }
   int id = mon__region_find(name);
