@@ -97,8 +97,10 @@ typedef struct {
   /** On the destination: rebuilds the state from \a buf of \a len bytes. May
    * call rta_task_set_data() and rta_register_array() on \a task. */
   int (*unpack)(rta_task_t *task, const void *buf, size_t len, void *user);
-  /** Releases the task's state on this process (after a committed move on the
-   * source, or after a rolled-back unpack on the destination). */
+  /** The "free" operation (named release so no malloc-debugging macro for
+   * free() can clash with it): releases the task's state on this process,
+   * after a committed move on the source, or after a rolled-back unpack on
+   * the destination. Registered arrays are freed by rta, not here. */
   int (*release)(rta_task_t *task, void *user);
 } rta_serial_t;
 
@@ -292,7 +294,7 @@ BALLAST_API size_t rta_elem_size(rta_elem_t e);
  * receive them.
  * \return 0; BALLAST_EINVAL for NULL task or array, ndims outside
  * 1..RTA_MAX_DIMS, NULL dims, a negative dimension, an invalid element type
- * or a NULL/uncommitted MPI datatype; BALLAST_EEXIST when \a array is already
+ * or MPI_DATATYPE_NULL; BALLAST_EEXIST when \a array is already
  * registered on the task; BALLAST_EOVERFLOW when the byte size overflows;
  * BALLAST_ENOTSUP for a datatype with a negative true lower bound;
  * BALLAST_EMPI; BALLAST_ENOMEM. Not collective, not thread safe.
