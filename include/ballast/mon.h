@@ -35,6 +35,10 @@
  *   MPI_Finalize. Default terse.
  * - BALLAST_REPORT_TOP=n: how many activities and regions the terse report
  *   lists (default 5; full lists every activity and 20 regions).
+ * - BALLAST_REGION_CPU=0: regions do not measure CPU time (cputime stays 0).
+ *   Reading a thread's CPU clock is a system call, the largest part of the
+ *   cost of entering and leaving a region; switch it off for very
+ *   fine-grained regions. Default 1.
  * - BALLAST_PROFILE=path: rank 0 writes the job's profile (JSON) there at
  *   MPI_Finalize. Format: see mon_profile_write().
  */

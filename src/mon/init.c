@@ -17,7 +17,7 @@
 #include <uthash.h>
 
 int mon__state = MON__OFF;
-mon__config_t mon__cfg = {.report = MON__REPORT_TERSE, .top = 5};
+mon__config_t mon__cfg = {.report = MON__REPORT_TERSE, .top = 5, .region_cpu = 1};
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int init_done;
@@ -107,6 +107,8 @@ static void read_env(void) {
     else
       BALLAST_WARN("mon: BALLAST_REPORT_TOP=%s is not in 1..1000; using 5", s);
   }
+  s = getenv("BALLAST_REGION_CPU");
+  mon__cfg.region_cpu = !(s && strcmp(s, "0") == 0);
   s = getenv("BALLAST_PROFILE");
   mon__cfg.profile = (s && *s) ? s : NULL;
 }

@@ -145,6 +145,7 @@ typedef struct {
   int report;          /* MON__REPORT_* */
   const char *profile; /* BALLAST_PROFILE or NULL */
   int top;             /* BALLAST_REPORT_TOP */
+  int region_cpu;      /* BALLAST_REGION_CPU: CPU time per region (default 1) */
   char command[256];
   uint64_t t_init, t_fin; /* ticks; t_fin 0 while running */
   uint64_t cpu_fin_ns;    /* process CPU at finalize */

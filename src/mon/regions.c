@@ -230,7 +230,9 @@ static int push(mon__tls_t *t, int id) {
   mon__frame_t *f = &t->stack[t->depth++];
   f->id = id;
   mon__papi_read(t, f->hw0);
-  f->c0 = mon__thread_cpu_ns();
+  /* A system call (no vDSO for thread CPU clocks): BALLAST_REGION_CPU=0 skips
+   * it for very fine-grained regions. */
+  f->c0 = mon__cfg.region_cpu ? mon__thread_cpu_ns() : 0;
   f->m0 = MON__LD(&t->mpi_ticks);
   f->t0 = mon__ticks();
   t->cur_region = id;
@@ -243,7 +245,8 @@ static void pop(mon__tls_t *t) {
   mon__regacc_t *a = &t->reg[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)];
   MON__ADD(&a->wticks, now - f->t0);
   MON__ADD(&a->mticks, MON__LD(&t->mpi_ticks) - f->m0);
-  MON__ADD(&a->cpu_ns, mon__thread_cpu_ns() - f->c0);
+  if (mon__cfg.region_cpu)
+    MON__ADD(&a->cpu_ns, mon__thread_cpu_ns() - f->c0);
   int nhw = mon__papi_nevents();
   if (nhw > 0) {
     long long v[4];

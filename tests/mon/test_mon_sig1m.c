@@ -31,6 +31,7 @@ int main(void) {
   setenv("BALLAST_REPORT", "none", 1);
   unsetenv("BALLAST_PROFILE");
   unsetenv("BALLAST_MONITOR");
+  setenv("BALLAST_REGION_CPU", "0", 1); /* regions without CPU time: checked below */
   mon__init(NULL, NULL);
   CHECK(mon__active());
   uint64_t base = mon__sig_count();
@@ -82,6 +83,13 @@ int main(void) {
   CHECK_EQ(tot.count, ncalls);
   CHECK_EQ(tot.nbytes, nbytes);
   CHECK_EQ(ncalls, NSIG + 1000);
+
+  mon__regstats_t rs;
+  CHECK_EQ(mon__region_read(reg, &rs), 0);
+  CHECK_EQ(rs.count, 1);
+  CHECK_DGT(rs.wtime, 0.0);
+  CHECK_EQ(rs.cputime, 0.0); /* BALLAST_REGION_CPU=0 */
+  CHECK_DLE(rs.mtime, rs.wtime); /* synthetic ticks, all inside the region */
 
   /* the group ALL is the sum of everything */
   mon__actstats_t all = {0, 0, 0.0, INFINITY, 0.0};
