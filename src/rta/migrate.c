@@ -13,6 +13,7 @@
 
 #define MIGRATE_TAG 0x6d67 /* "mg" */
 #define DEFAULT_MEM_LIMIT ((size_t)64 << 20)
+#define AGG_MAX ((size_t)64 << 10) /* smaller states share one message per peer */
 
 static int fail_alloc_countdown; /* test hook; 0 = off */
 
@@ -36,6 +37,7 @@ typedef struct {
   void *buf;        /* pack buffer (owned) or NULL when sent directly */
   const void *send; /* what goes on the wire */
   int staged;       /* incoming: unpack succeeded */
+  size_t off;       /* small states: offset in the peer's aggregate */
 } item_t;
 
 /* Agree on the first failing rank and its code. Returns 0 when none failed. */
@@ -89,6 +91,9 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   header_t *sh = NULL, *rh = NULL;
   int *scount = NULL, *rcount = NULL, *sdisp = NULL, *rdisp = NULL;
   MPI_Request *reqs = NULL;
+  unsigned char **sagg = NULL, **ragg = NULL; /* per peer, one round */
+  size_t *slen = NULL, *rlen = NULL;
+  int *rslot = NULL;
   int nin = 0, nrounds = 0;
 
   /* 1. Validate and size every outgoing state. A local problem is recorded
@@ -206,17 +211,44 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
 
   /* 4. Rounds: allocate and pack, agree, transfer, unpack. The agreement
    * before any byte moves means a failed allocation or pack stops every rank
-   * at the same round, with no message left in flight. */
+   * at the same round, with no message left in flight.
+   * Small states (below AGG_MAX bytes, known to both sides from the headers)
+   * travel together: one message per peer and round, so a remap of thousands
+   * of small tasks costs a few messages, not thousands of requests. Larger
+   * states travel one message each, sent directly from the application's
+   * memory where the caller allows it. */
+  sagg = calloc((size_t)nprocs, sizeof *sagg);
+  ragg = calloc((size_t)nprocs, sizeof *ragg);
+  slen = calloc((size_t)nprocs, sizeof *slen);
+  rlen = calloc((size_t)nprocs, sizeof *rlen);
+  rslot = malloc(sizeof *rslot * (size_t)(nmoves + nin + 2 * nprocs + 1));
+  if (!sagg || !ragg || !slen || !rlen || !rslot)
+    err = BALLAST_ENOMEM;
+  if (agree(comm, rank, err, &who, &code))
+    goto done;
+  free(reqs);
+  reqs = malloc(sizeof *reqs * (size_t)(nmoves + nin + 2 * nprocs + 1));
+  if (!reqs)
+    err = BALLAST_ENOMEM;
+  if (agree(comm, rank, err, &who, &code))
+    goto done;
   int oi = 0; /* first outgoing item of the current round */
   for (int r = 0; r < nrounds; r++) {
     int oend = oi;
     while (oend < nmoves && out[oend].round == r)
       oend++;
+    memset(slen, 0, sizeof *slen * (size_t)nprocs);
+    memset(rlen, 0, sizeof *rlen * (size_t)nprocs);
     /* Incoming items are grouped by source, each source's rounds ascending:
      * select this round's items wherever they are. */
     for (int i = 0; i < nin && !err; i++) {
       if (in[i].round != r)
         continue;
+      if (in[i].bytes < AGG_MAX) {
+        in[i].off = rlen[in[i].peer];
+        rlen[in[i].peer] += in[i].bytes;
+        continue;
+      }
       in[i].buf = mig_malloc(in[i].bytes);
       if (!in[i].buf) {
         BALLAST_WARN("migration: cannot allocate %zu bytes for task %lld from rank %d",
@@ -224,20 +256,39 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
         err = BALLAST_ENOMEM;
       }
     }
+    for (int p = 0; p < nprocs && !err; p++)
+      if (rlen[p] > 0 && !(ragg[p] = mig_malloc(rlen[p])))
+        err = BALLAST_ENOMEM;
+    for (int i = oi; i < oend; i++)
+      if (out[i].bytes < AGG_MAX) {
+        out[i].off = slen[out[i].peer];
+        slen[out[i].peer] += out[i].bytes;
+      }
+    for (int p = 0; p < nprocs && !err; p++)
+      if (slen[p] > 0 && !(sagg[p] = mig_malloc(slen[p])))
+        err = BALLAST_ENOMEM;
     for (int i = oi; i < oend && !err; i++) {
       const void *ptr = NULL;
+      int small = out[i].bytes < AGG_MAX;
       if (ops->direct && ops->direct(ctx, out[i].task, &ptr, out[i].bytes) == 0) {
-        out[i].send = ptr;
+        if (small)
+          memcpy(sagg[out[i].peer] + out[i].off, ptr, out[i].bytes);
+        else
+          out[i].send = ptr;
         continue;
       }
-      out[i].buf = mig_malloc(out[i].bytes);
-      if (!out[i].buf) {
+      void *dst = small ? sagg[out[i].peer] + out[i].off : NULL;
+      if (!small) {
+        out[i].buf = mig_malloc(out[i].bytes);
+        dst = out[i].buf;
+      }
+      if (!dst) {
         BALLAST_WARN("migration: cannot allocate %zu bytes to pack task %lld",
                      out[i].bytes, (long long)out[i].task);
         err = BALLAST_ENOMEM;
         break;
       }
-      int rc = ops->pack(ctx, out[i].task, out[i].buf, out[i].bytes);
+      int rc = ops->pack(ctx, out[i].task, dst, out[i].bytes);
       if (rc < 0) {
         BALLAST_WARN("migration: pack callback of task %lld failed: %s",
                      (long long)out[i].task, ballast_strerror(rc));
@@ -248,32 +299,56 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     }
     if (agree(comm, rank, err, &who, &code))
       goto done;
-    int nreq = 0;
+    /* Receives first (aggregates, then single states), then sends. rslot[k]
+     * says what request k receives: -1-p for peer p's aggregate, else the
+     * incoming item. */
+    int nreq = 0, nrecv = 0;
+    for (int p = 0; p < nprocs; p++)
+      if (rlen[p] > 0) {
+        rslot[nreq] = -1 - p;
+        MPI_Irecv(ragg[p], (int)rlen[p], MPI_BYTE, p, MIGRATE_TAG + 1, comm,
+                  &reqs[nreq++]);
+      }
     for (int i = 0; i < nin; i++)
-      if (in[i].round == r)
+      if (in[i].round == r && in[i].bytes >= AGG_MAX) {
+        rslot[nreq] = i;
         MPI_Irecv(in[i].buf, (int)in[i].bytes, MPI_BYTE, in[i].peer, MIGRATE_TAG,
                   comm, &reqs[nreq++]);
+      }
+    nrecv = nreq;
+    for (int p = 0; p < nprocs; p++)
+      if (slen[p] > 0)
+        MPI_Isend(sagg[p], (int)slen[p], MPI_BYTE, p, MIGRATE_TAG + 1, comm,
+                  &reqs[nreq++]);
     for (int i = oi; i < oend; i++)
-      MPI_Isend(out[i].send, (int)out[i].bytes, MPI_BYTE, out[i].peer,
-                MIGRATE_TAG, comm, &reqs[nreq++]);
+      if (out[i].bytes >= AGG_MAX)
+        MPI_Isend(out[i].send, (int)out[i].bytes, MPI_BYTE, out[i].peer,
+                  MIGRATE_TAG, comm, &reqs[nreq++]);
     MPI_Status *sts = malloc(sizeof *sts * (size_t)(nreq > 0 ? nreq : 1));
     if (!sts || MPI_Waitall(nreq, reqs, sts ? sts : MPI_STATUSES_IGNORE) != MPI_SUCCESS)
       err = err ? err : (sts ? BALLAST_EMPI : BALLAST_ENOMEM);
-    int k = 0;
-    for (int i = 0; i < nin; i++) {
-      if (in[i].round != r)
-        continue;
+    for (int k = 0; k < nrecv && !err; k++) {
       int got = -1;
-      if (sts)
-        MPI_Get_count(&sts[k], MPI_BYTE, &got);
-      k++;
-      if (!err && (size_t)got != in[i].bytes) {
-        BALLAST_WARN("migration: task %lld from rank %d: %d bytes received, %zu announced",
-                     (long long)in[i].task, in[i].peer, got, in[i].bytes);
+      MPI_Get_count(&sts[k], MPI_BYTE, &got);
+      size_t want = rslot[k] < 0 ? rlen[-1 - rslot[k]] : in[rslot[k]].bytes;
+      if ((size_t)got != want) {
+        BALLAST_WARN("migration: %d bytes received from rank %d, %zu announced",
+                     got, sts[k].MPI_SOURCE, want);
         err = BALLAST_ESIZE;
       }
-      if (err)
+    }
+    for (int i = 0; i < nin; i++) {
+      if (in[i].round != r || err)
         continue;
+      if (in[i].bytes < AGG_MAX) {
+        /* The caller may keep what it is given: hand it its own buffer. */
+        in[i].buf = mig_malloc(in[i].bytes);
+        if (!in[i].buf) {
+          err = BALLAST_ENOMEM;
+          continue;
+        }
+        memcpy(in[i].buf, ragg[in[i].peer] + in[i].off, in[i].bytes);
+      }
       int rc = ops->unpack(ctx, in[i].task, in[i].peer, &in[i].buf, in[i].bytes);
       if (rc < 0) {
         BALLAST_WARN("migration: unpack of task %lld from rank %d failed: %s",
@@ -288,6 +363,16 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       in[i].buf = NULL;
     }
     free(sts);
+    for (int i = 0; i < nin; i++)
+      if (in[i].round == r) {
+        free(in[i].buf);
+        in[i].buf = NULL;
+      }
+    for (int p = 0; p < nprocs; p++) {
+      free(sagg[p]);
+      free(ragg[p]);
+      sagg[p] = ragg[p] = NULL;
+    }
     for (int i = oi; i < oend; i++) {
       free(out[i].buf);
       out[i].buf = NULL;
@@ -324,6 +409,17 @@ done:
   free(sdisp);
   free(rdisp);
   free(reqs);
+  for (int p = 0; p < nprocs; p++) {
+    if (sagg)
+      free(sagg[p]);
+    if (ragg)
+      free(ragg[p]);
+  }
+  free(sagg);
+  free(ragg);
+  free(slen);
+  free(rlen);
+  free(rslot);
   mon__lib_end();
   st.failed_rank = who;
   st.failed_code = code;

@@ -1,0 +1,196 @@
+/* The cost of a remap through a load-balancing context as tasks and state
+ * grow: mapping time, migration time, and the migration's throughput against
+ * a plain MPI_Alltoallv of the same bytes between the same pairs of ranks.
+ *
+ * Every rank defines T tasks; each task's state is one registered array of S
+ * bytes (doubles), so it takes rta's zero-copy path (sent from the array,
+ * received into the memory that becomes the new array). With "packed" the
+ * task also has 16 bytes of callback state, which forces the packed path
+ * (one pack copy, one unpack copy). Each remap is explicit with the RANDOM
+ * strategy and a new seed, so about (np-1)/np of the tasks move. After each
+ * remap, the same per-pair byte counts are sent with MPI_Alltoallv from and
+ * into preallocated, touched buffers (the floor). Remaps and Alltoallv
+ * alternate so both see the same machine state; medians over R repetitions.
+ *
+ * Usage: mpiexec -n 2 bench_lb_remap [reps] [packed|zero] [case index]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ballast/rta.h>
+
+static int me, np, packed;
+
+typedef struct {
+  double *a;
+  char extra[16];
+} st_t;
+
+static int cb_size(rta_task_t *t, size_t *len, void *u) {
+  (void)t;
+  (void)u;
+  *len = packed ? 16 : 0;
+  return 0;
+}
+static int cb_pack(rta_task_t *t, void *buf, size_t len, void *u) {
+  (void)u;
+  memcpy(buf, ((st_t *)rta_task_data(t))->extra, len);
+  return 0;
+}
+static int cb_unpack(rta_task_t *t, const void *buf, size_t len, void *u) {
+  (void)u;
+  st_t *s = calloc(1, sizeof *s);
+  if (!s)
+    return -1;
+  if (len)
+    memcpy(s->extra, buf, len);
+  rta_task_set_data(t, s);
+  int64_t z = 0;
+  return rta_register_array(t, (void **)&s->a, rta_type_elem(RTA_DOUBLE), 1, &z);
+}
+static int cb_release(rta_task_t *t, void *u) {
+  (void)u;
+  free(rta_task_data(t));
+  return 0;
+}
+
+static int cmpd(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmpd);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void run(int T, size_t S, int reps) {
+  rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
+  rp.serial = (rta_serial_t){cb_size, cb_pack, cb_unpack, cb_release};
+  const char *rn = "bench";
+  rta_task_t *root;
+  rta_define_task(NULL, 1, &rn, &rp, &root);
+  int64_t count = (int64_t)(S / sizeof(double));
+  for (int i = 0; i < T; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "t%06d", i * np + me);
+    const char *nm = name;
+    rta_task_params_t p = RTA_TASK_PARAMS_INIT;
+    rta_task_t *t;
+    rta_define_task(root, 1, &nm, &p, &t);
+    st_t *s = calloc(1, sizeof *s);
+    s->a = malloc(S);
+    memset(s->a, i & 0xff, S);
+    rta_task_set_data(t, s);
+    rta_register_array(t, (void **)&s->a, rta_type_elem(RTA_DOUBLE), 1, &count);
+  }
+  rta_lb_config_t cfg;
+  rta_lb_config_default(&cfg);
+  cfg.use_env = 0;
+  cfg.policy.mode = RTA_POLICY_EXPLICIT;
+  cfg.strategy = RTA_MAP_RANDOM;
+  cfg.seed = 11;
+  rta_lb_context_t *ctx;
+  MPI_Comm comm;
+  if (rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm) != 0)
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  double *tmap = malloc(sizeof(double) * (size_t)reps);
+  double *tmig = malloc(sizeof(double) * (size_t)reps);
+  double *ta2a = malloc(sizeof(double) * (size_t)reps);
+  double *bytes = malloc(sizeof(double) * (size_t)reps);
+  int *sc = calloc((size_t)np, sizeof *sc), *rc = calloc((size_t)np, sizeof *rc);
+  int *sd = calloc((size_t)np, sizeof *sd), *rd = calloc((size_t)np, sizeof *rd);
+  size_t cap = (size_t)T * S * 2 + 1;
+  char *sbuf = malloc(cap), *rbuf = malloc(cap);
+  memset(sbuf, 1, cap);
+  memset(rbuf, 0, cap);
+  char **keys = malloc(sizeof(char *) * (size_t)T * (size_t)np);
+  for (int r = 0; r < reps; r++) {
+    /* What this rank holds before the remap. */
+    int nl = rta_lb_nlocal(ctx);
+    for (int i = 0; i < nl; i++)
+      keys[i] = strdup(rta_task_key(rta_lb_local_task(ctx, i)));
+    rta_lb_stats_t s0, s1;
+    rta_lb_get_stats(ctx, &s0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rta_perform_load_balancing(&comm) != 0)
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    rta_lb_get_stats(ctx, &s1);
+    tmap[r] = s1.seconds_mapping - s0.seconds_mapping;
+    tmig[r] = s1.seconds_migrating - s0.seconds_migrating;
+    bytes[r] = s1.bytes_moved - s0.bytes_moved;
+    /* The same bytes per pair with a plain Alltoallv. */
+    memset(sc, 0, sizeof(int) * (size_t)np);
+    for (int i = 0; i < nl; i++) {
+      int owner;
+      rta_task_owner(ctx, keys[i], &owner);
+      if (owner != me)
+        sc[owner] += (int)S;
+      free(keys[i]);
+    }
+    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int p = 1; p < np; p++) {
+      sd[p] = sd[p - 1] + sc[p - 1];
+      rd[p] = rd[p - 1] + rc[p - 1];
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    MPI_Alltoallv(sbuf, sc, sd, MPI_BYTE, rbuf, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = MPI_Wtime() - t0;
+    MPI_Allreduce(&t, &ta2a[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  }
+  double mb = median(bytes, reps), mmap = median(tmap, reps);
+  double mmig = median(tmig, reps), ma = median(ta2a, reps);
+  if (me == 0)
+    printf("%8d %10zu %10.0f %10.5f %10.5f %10.5f %10.1f %10.1f %7.3f\n", T, S,
+           mb / 1e6, mmap, mmig, ma, mb / mmig / 1e6, mb / ma / 1e6,
+           ma / mmig);
+  for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
+    st_t *s = rta_task_data(rta_lb_local_task(ctx, i));
+    free(s->a);
+    free(s);
+  }
+  rta_destroy_lb_context(ctx);
+  rta_remove_task(root);
+  free(tmap);
+  free(tmig);
+  free(ta2a);
+  free(bytes);
+  free(sc);
+  free(rc);
+  free(sd);
+  free(rd);
+  free(sbuf);
+  free(rbuf);
+  free(keys);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  int reps = argc > 1 ? atoi(argv[1]) : 9;
+  packed = argc > 2 && !strcmp(argv[2], "packed");
+  if (reps < 1)
+    reps = 1;
+  if (me == 0)
+    printf("# %d ranks, %s path, medians of %d remaps (RANDOM, new seed each)\n"
+           "%8s %10s %10s %10s %10s %10s %10s %10s %7s\n", np,
+           packed ? "packed" : "zero-copy", reps, "tasks/rk", "state_B",
+           "MB_moved", "map_s", "migrate_s", "a2av_s", "mig_MB/s", "a2av_MB/s",
+           "ratio");
+  static const struct {
+    int T;
+    size_t S;
+  } cases[] = {{16, 1024},   {256, 1024},     {4096, 1024},   {1024, 16384},
+               {256, 65536}, {64, 262144},    {32, 1 << 20},  {8, 4 << 20},
+               {4, 16 << 20}};
+  int only = argc > 3 ? atoi(argv[3]) : -1;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    if (only < 0 || (size_t)only == c)
+      run(cases[c].T, cases[c].S, reps);
+  rta_reset();
+  MPI_Finalize();
+  return 0;
+}
