@@ -30,8 +30,10 @@
  *     - \c BALLAST_EINVAL: a NULL pointer or an empty name;
  *     - \c BALLAST_ENOTFOUND: an id that does not exist (negative, or not yet
  *       created) or a name that is not known;
- *     - other negative codes passed on from the monitor, such as
- *       \c BALLAST_EDISABLED when monitoring is switched off (BALLAST_MONITOR=0).
+ *     - other negative codes passed on from the monitor.
+ *  - With monitoring switched off (BALLAST_MONITOR=0) nothing is recorded:
+ *    no region exists (region lookups and reads return BALLAST_ENOTFOUND),
+ *    activities can be found by name and read as zeros.
  *  - Ids never change and are never reused while the process runs: an id found
  *    once stays valid (and names the same entity) while new regions and
  *    activity signatures appear.
@@ -197,8 +199,8 @@ BALLAST_API int pia_get_region_data(pia_regdata_t *data, pia_regid_t id);
 
 /**
  * \brief The innermost region open on the calling thread.
- * \return its id (PIA_REGION_MAIN when none is open), or a negative code when
- *         monitoring is not running.
+ * \return its id; PIA_REGION_MAIN when none is open, and on a thread that
+ *         never entered a monitored call or region.
  * O(1). Thread safe (each thread has its own region stack).
  */
 BALLAST_API pia_regid_t pia_current_region(void);
@@ -269,7 +271,8 @@ BALLAST_API int pia_init_activity_data(pia_actdata_t *data);
  * \param data the record to add into (caller-owned).
  * \param act an activity or group id.
  * \return 0; BALLAST_EINVAL when data is NULL; BALLAST_ENOTFOUND for a bad id.
- * O(threads), independent of the number of signatures. Thread safe.
+ * O(threads) for one call; a group sums its member calls, O(calls in the
+ * MPI API x threads). Independent of the number of signatures. Thread safe.
  */
 BALLAST_API int pia_get_activity_data(pia_actdata_t *data, pia_act_t act);
 
@@ -282,7 +285,7 @@ BALLAST_API int pia_get_activity_data(pia_actdata_t *data, pia_act_t act);
  *
  * \return 0; BALLAST_EINVAL when data is NULL; BALLAST_ENOTFOUND for a bad
  *         activity or region id.
- * O(threads). Thread safe.
+ * Cost as pia_get_activity_data(). Thread safe.
  */
 BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
                                                 pia_act_t act,
