@@ -2,8 +2,8 @@
  * Neighbourhood communication: the ranks owning blocks adjacent to this
  * rank's blocks, the ghost (halo) exchange before the force loop, and the
  * migration of particles that left their block. Ranks talk only to their
- * neighbours (counts first, then data); blocks on the same rank are served
- * by direct copies.
+ * neighbours (one message per neighbour and exchange, sized by probing);
+ * blocks on the same rank are served by direct copies.
  */
 #include "md.h"
 
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TAG_HALO_N = 601, TAG_HALO_D, TAG_MIG_N, TAG_MIG_D };
+enum { TAG_HALO = 601, TAG_MIG };
 
 int md_dbuf_reserve(md_dbuf_t *b, size_t cap) {
   if (cap <= b->cap) return 0;
@@ -84,36 +84,37 @@ int md_neighbours_update(md_sim_t *s) {
 
 /* Sends sendb[k] to nbr[k] for every neighbour and receives theirs, all
  * concatenated into recvb. The relation is symmetric, so each pair of
- * neighbours exchanges a count (possibly 0) and then the data. */
-static int exchange(md_sim_t *s, int tag_n, int tag_d) {
+ * neighbours exchanges exactly one message per call (possibly empty); the
+ * receiver learns its size by probing, which saves a round of counts. */
+static int exchange(md_sim_t *s, int tag) {
   int nn = s->nnbr, rc = 0;
   s->recvb.n = 0;
   if (nn == 0) return 0;
-  MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * (size_t)nn);
-  long *sn = malloc(sizeof(long) * (size_t)nn), *rn = malloc(sizeof(long) * (size_t)nn);
-  if (!req || !sn || !rn) { rc = BALLAST_ENOMEM; goto out; }
-  for (int k = 0; k < nn; k++) {
-    sn[k] = (long)s->sendb[k].n;
-    MPI_Irecv(&rn[k], 1, MPI_LONG, s->nbr[k], tag_n, s->comm, &req[k]);
-    MPI_Isend(&sn[k], 1, MPI_LONG, s->nbr[k], tag_n, s->comm, &req[nn + k]);
-  }
-  if (MPI_Waitall(2 * nn, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) { rc = BALLAST_EMPI; goto out; }
-  size_t tot = 0;
-  for (int k = 0; k < nn; k++) tot += (size_t)rn[k];
-  if (md_dbuf_reserve(&s->recvb, tot ? tot : 1)) { rc = BALLAST_ENOMEM; goto out; }
-  size_t off = 0;
-  for (int k = 0; k < nn; k++) {
+  MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)nn);
+  if (!req) return BALLAST_ENOMEM;
+  for (int k = 0; k < nn; k++)
     /* counts stay below 2^31 doubles per neighbour for any size we run */
-    MPI_Irecv(s->recvb.v + off, (int)rn[k], MPI_DOUBLE, s->nbr[k], tag_d, s->comm, &req[k]);
-    MPI_Isend(s->sendb[k].v, (int)sn[k], MPI_DOUBLE, s->nbr[k], tag_d, s->comm, &req[nn + k]);
-    off += (size_t)rn[k];
+    MPI_Isend(s->sendb[k].v, (int)s->sendb[k].n, MPI_DOUBLE, s->nbr[k], tag, s->comm,
+              &req[k]);
+  for (int k = 0; k < nn && !rc; k++) {
+    MPI_Status st;
+    int cnt;
+    if (MPI_Probe(s->nbr[k], tag, s->comm, &st) != MPI_SUCCESS ||
+        MPI_Get_count(&st, MPI_DOUBLE, &cnt) != MPI_SUCCESS) {
+      rc = BALLAST_EMPI;
+      break;
+    }
+    if (md_dbuf_reserve(&s->recvb, s->recvb.n + (size_t)cnt + 1)) {
+      rc = BALLAST_ENOMEM;
+      break;
+    }
+    if (MPI_Recv(s->recvb.v + s->recvb.n, cnt, MPI_DOUBLE, s->nbr[k], tag, s->comm,
+                 MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      rc = BALLAST_EMPI;
+    s->recvb.n += (size_t)cnt;
   }
-  if (MPI_Waitall(2 * nn, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) { rc = BALLAST_EMPI; goto out; }
-  s->recvb.n = tot;
-out:
+  if (MPI_Waitall(nn, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS && !rc) rc = BALLAST_EMPI;
   free(req);
-  free(sn);
-  free(rn);
   return rc;
 }
 
@@ -167,7 +168,7 @@ int md_halo_exchange(md_sim_t *s) {
           }
     }
   }
-  int rc = exchange(s, TAG_HALO_N, TAG_HALO_D);
+  int rc = exchange(s, TAG_HALO);
   if (rc) return rc;
   for (size_t o = 0; o < s->recvb.n; o += MD_GREC) {
     const double *r = s->recvb.v + o;
@@ -218,7 +219,7 @@ int md_migrate(md_sim_t *s) {
     int rc = adopt(s, s->localq.v + o);
     if (rc) return rc;
   }
-  int rc = exchange(s, TAG_MIG_N, TAG_MIG_D);
+  int rc = exchange(s, TAG_MIG);
   if (rc) return rc;
   for (size_t o = 0; o < s->recvb.n; o += MD_MREC)
     if ((rc = adopt(s, s->recvb.v + o))) return rc;
