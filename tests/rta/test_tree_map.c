@@ -5,7 +5,8 @@
  *     gives every rank tasks;
  *  B. placement mode (one leaf per rank): bytes measured per rank pair from a
  *     ring exchange, exact edge cut; estimates again once nothing is measured;
- *  C. over-decomposition with declared bytes scaled by the measured bytes. */
+ *  C. over-decomposition with declared bytes scaled by the measured bytes;
+ *  D. measured bytes on a communicator that reorders the world's ranks. */
 #include <ballast/rta.h>
 
 #include <time.h>
@@ -214,6 +215,66 @@ static void scaled(void) {
   TEST_PASS("rta_tree_map: declared bytes scaled by measured bytes");
 }
 
+/* D. A communicator whose ranks are the world's in reverse, a simulated
+ * machine of 2-core nodes, and traffic inside and across nodes: the measured
+ * bytes must land on the right pairs of the context's ranks. */
+static void reversed(void) {
+  MPI_Comm rev;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, size - 1 - rank, &rev);
+  int me;
+  MPI_Comm_rank(rev, &me);
+  CHECK_EQ(me, size - 1 - rank);
+  rta_hw_t *sim = NULL;
+  CHECK_EQ(rta_hw_create_sim(size / 2, "core:2 pu:1", NULL, NULL, &sim), 0);
+  CHECK_EQ(rta_hw_nslots(sim), size);
+
+  rta_task_t *root, *leaf;
+  const char *rn[] = {"rv"};
+  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
+  char name[16];
+  snprintf(name, sizeof name, "r%d", me);
+  const char *n[] = {name};
+  CHECK_EQ(rta_define_task(root, 1, n, NULL, &leaf), 0);
+  /* Even ranks send 1000 bytes to the next rank (same node); with 4 ranks
+   * or more every rank also sends 500 bytes two ranks on (another node). */
+  char *sb = calloc(1000, 1), *rb = calloc(1000, 1);
+  for (int s = 0; s < 3; s++) {
+    CHECK_EQ(rta_task_begin(leaf), 0);
+    MPI_Request rq[4];
+    int nr = 0;
+    if (me % 2 == 0)
+      MPI_Isend(sb, 1000, MPI_BYTE, me + 1, 1, rev, &rq[nr++]);
+    else
+      MPI_Irecv(rb, 1000, MPI_BYTE, me - 1, 1, rev, &rq[nr++]);
+    if (size >= 4) {
+      MPI_Isend(sb, 500, MPI_BYTE, (me + 2) % size, 2, rev, &rq[nr++]);
+      MPI_Irecv(rb + 500, 500, MPI_BYTE, (me + size - 2) % size, 2, rev, &rq[nr++]);
+    }
+    MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+    CHECK_EQ(rta_task_end(leaf), 0);
+    CHECK_EQ(rta_step(), 0);
+  }
+  free(sb);
+  free(rb);
+  rta_map_tasks_options_t o;
+  rta_map_tasks_options_init(&o);
+  o.strategy = RTA_MAP_ROUNDROBIN;
+  o.fresh = 1;
+  rta_mapping_t *m = NULL;
+  CHECK_EQ(rta_map_tasks(rev, root, sim, &o, &m), 0);
+  CHECK_EQ(rta_mapping_placement(m), 1);
+  for (int i = 0; i < size; i++)
+    CHECK_EQ(rta_mapping_owner(m, i), i); /* ranks of rev, not of the world */
+  double cut = 1000.0 * (size / 2) + (size >= 4 ? 500.0 * size : 0);
+  double inter = size >= 4 ? 500.0 * size : 0;
+  CHECK_NEAR(rta_mapping_quality(m)->edge_cut, cut, 1e-6);
+  CHECK_NEAR(rta_mapping_quality(m)->internode_volume, inter, 1e-6);
+  rta_mapping_destroy(m);
+  rta_hw_destroy(sim);
+  MPI_Comm_free(&rev);
+  TEST_PASS("rta_tree_map: measured bytes on a reordered communicator");
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -223,6 +284,7 @@ int main(int argc, char **argv) {
   stencil();
   placement();
   scaled();
+  reversed();
   rta_hw_destroy(hw);
   CHECK_EQ(rta_reset(), 0);
   MPI_Finalize();
