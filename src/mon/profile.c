@@ -4,7 +4,8 @@
  *
  * Each rank renders its own part ("ranks_data" entry) as text; one
  * PMPI_Gather of the lengths and one PMPI_Gatherv of the texts bring them to
- * rank 0, plus one PMPI_Reduce for the job's wall time. All through PMPI, so
+ * rank 0, after one PMPI_Allreduce for the job's wall time (and rank 0's
+ * readiness to receive). All through PMPI, so
  * none of it is counted as the application's traffic.
  */
 #include <math.h>
@@ -213,23 +214,38 @@ int mon__profile_write(const char *path) {
   int len = mine.oom ? 0 : (int)mine.len;
   mon__regstats_t r0;
   mon__region_read(0, &r0);
-  double wall = r0.wtime, wmax = 0;
-  PMPI_Reduce(&wall, &wmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   int *lens = NULL, *displs = NULL;
-  char *all = NULL;
-  size_t total = 0;
   if (rank == 0) {
     lens = calloc((size_t)n, sizeof *lens);
     displs = calloc((size_t)n, sizeof *displs);
   }
+  /* The job's wall time and, in the same reduction, whether rank 0 can
+   * receive: every rank must skip the gathers together if it cannot. */
+  double wr[2] = {r0.wtime, rank == 0 && (!lens || !displs) ? 1.0 : 0.0}, red[2];
+  PMPI_Allreduce(wr, red, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  double wmax = red[0];
+  char *all = NULL;
+  size_t total = 0;
+  if (red[1] != 0.0) {
+    if (rank == 0)
+      BALLAST_WARN("mon: out of memory on rank 0; no profile written to %s", path);
+    free(mine.s);
+    free(lens);
+    free(displs);
+    return rank == 0 ? BALLAST_ENOMEM : 0;
+  }
   PMPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (rank == 0 && lens && displs) {
+  if (rank == 0) {
     for (int i = 0; i < n; i++) {
       displs[i] = (int)total;
       total += (size_t)lens[i];
     }
     all = malloc(total + 1);
   }
+  /* Without room for the texts, rank 0 receives nothing (zero counts). */
+  if (rank == 0 && !all)
+    for (int i = 0; i < n; i++)
+      lens[i] = displs[i] = 0;
   PMPI_Gatherv(mine.s ? mine.s : "", len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0,
                MPI_COMM_WORLD);
   int rc = 0;

@@ -6,8 +6,10 @@
  * figure at once. Regions are local objects (ids differ between ranks), so
  * rank 0 first broadcasts the paths of the regions it will list (its own
  * largest by inclusive wall time) and each rank packs its figures for those
- * paths (zeros where it has no such region). Five collectives in all, through
- * PMPI, so the report is not counted as the application's traffic.
+ * paths (zeros where it has no such region). Six collectives in all (two
+ * broadcasts, a one-int agreement that every rank has its buffers, three
+ * reductions), through PMPI, so the report is not counted as the
+ * application's traffic.
  *
  * Layout of the packed array (P = MON__NACT + MON__NGROUPS, K regions):
  *   [G_*]            global figures
@@ -282,7 +284,7 @@ int mon__report(int level) {
   PMPI_Comm_size(MPI_COMM_WORLD, &n);
   int k = level == MON__REPORT_FULL ? (mon__cfg.top > 20 ? mon__cfg.top : 20) : mon__cfg.top;
 
-  /* 1-2: rank 0's region list. */
+  /* 1: the size of rank 0's region list. */
   int hdr[2] = {0, 0};
   char *paths = NULL;
   if (rank == 0)
@@ -291,28 +293,20 @@ int mon__report(int level) {
   k = hdr[0];
   if (rank != 0 && hdr[1] > 0)
     paths = malloc((size_t)hdr[1]);
-  int ok = hdr[1] == 0 || paths != NULL;
-  if (hdr[1] > 0) {
-    /* Every rank takes part even without memory, so nobody hangs. */
-    char dummy;
-    PMPI_Bcast(paths ? paths : &dummy, paths ? hdr[1] : 0, MPI_CHAR, 0, MPI_COMM_WORLD);
-  }
-  if (!ok)
-    k = 0;
-
-  /* 3-5: every figure, packed, reduced three ways. */
-  size_t len = (size_t)G_N + 3 * P + 4 * (size_t)hdr[0];
+  size_t len = (size_t)G_N + 3 * P + 4 * (size_t)k;
   double *buf = calloc(len * 4, sizeof *buf);
-  int *ids = malloc(((size_t)hdr[0] + 1) * sizeof *ids);
-  int rc = 0;
-  if (!buf || !ids) {
+  int *ids = malloc(((size_t)k + 1) * sizeof *ids);
+  int rc = 0, ok = buf && ids && (hdr[1] == 0 || paths), all_ok = 0;
+  /* 2: every rank must take part in the same collectives: agree first. */
+  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all_ok) {
     rc = BALLAST_ENOMEM;
-    /* Keep the collective matched: reduce a zero-length message. */
-    double z = 0;
-    PMPI_Reduce(&z, NULL, 0, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-    PMPI_Reduce(&z, NULL, 0, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    PMPI_Reduce(&z, NULL, 0, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+      BALLAST_WARN("mon: out of memory on some rank while building the report; no report");
   } else {
+    /* 3: the region paths; 4-6: every figure, packed, reduced three ways. */
+    if (hdr[1] > 0)
+      PMPI_Bcast(paths, hdr[1], MPI_CHAR, 0, MPI_COMM_WORLD);
     for (int i = 0; i < hdr[0]; i++)
       ids[i] = -1;
     if (k > 0)

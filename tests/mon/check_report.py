@@ -181,6 +181,9 @@ with tempfile.TemporaryDirectory() as tmp:
     check("##ballast" not in out, "BALLAST_MONITOR=0 prints no report")
     check(not os.path.exists(prof), "BALLAST_MONITOR=0 writes no profile")
     check("ballast-ring:" in out, "the program still runs with monitoring off")
+out, err = run({"BALLAST_REPORT": "none", "BALLAST_PROFILE": "/nonexistent/dir/p.json"})
+check("cannot write the profile to /nonexistent/dir/p.json" in err,
+      "unwritable profile path: a warning, and the run still succeeds")
 out, err = run({"BALLAST_REPORT": "bogus"})
 check("##ballast##" in out and "BALLAST_REPORT=bogus" in err, "bad BALLAST_REPORT: warning + terse")
 
