@@ -247,6 +247,9 @@ int main(int argc, char **argv) {
 
   pia_regid_t comm = pia_find_region_by_name("comm");
   CHECK_GT(comm, 0);
+  pia_act_t send0 = pia_find_activity_by_name("MPI_Send");
+  int nact = pia_activity_count();
+  CHECK_GT(nact, 0);
   pia_regdata_t r;
   CHECK_EQ(pia_get_region_data(&r, comm), 0);
   CHECK_EQ(r.count, 1);
@@ -261,6 +264,24 @@ int main(int argc, char **argv) {
   t0 = now();
   check_tree(t0);
   check_main(now() - t0);
+
+  /* Activity ids are stable while new signatures appear (new calls, new
+   * sizes, new partners, new regions). */
+  double x = rank, y = 0, xb[3] = {0, 0, 0};
+  for (int i = 1; i <= 50; i++) {
+    mon_region_begin(i % 2 ? "sig_odd" : "sig_even");
+    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Bcast(xb, i % 3 + 1, MPI_DOUBLE, i % 2, MPI_COMM_WORLD);
+    mon_region_end(i % 2 ? "sig_odd" : "sig_even");
+  }
+  CHECK_EQ(y, 1.0);
+  CHECK_EQ(pia_find_activity_by_name("MPI_Send"), send0);
+  CHECK_EQ(pia_activity_count(), nact);
+  CHECK_STREQ(pia_activity_name(send0), "MPI_Send");
+  pia_actdata_t d;
+  pia_init_activity_data(&d);
+  CHECK_EQ(pia_get_activity_data(&d, pia_find_activity_by_name("MPI_Allreduce")), 0);
+  CHECK_EQ(d.ncalls, 50);
   MPI_Barrier(MPI_COMM_WORLD);
   TEST_PASS("pia_values");
   MPI_Finalize();
