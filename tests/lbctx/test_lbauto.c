@@ -15,6 +15,7 @@
 #define UNIT 0.002 /* seconds of busy loop per unit of work */
 
 static int me, np;
+static long long total_remaps, total_moved; /* over every context: the profile's figures */
 
 static double work_of(int id) { return id < NT / 2 ? 4.0 : 1.0; }
 
@@ -117,6 +118,8 @@ static void test_auto(void) {
   CHECK_DGT(s.seconds_mapping, 0);
   double after = work_imbalance(ctx);
   CHECK_DLT(after, before);
+  total_remaps += s.remaps;
+  total_moved += s.tasks_moved;
   CHECK_EQ(rta_destroy_lb_context(ctx), 0);
   CHECK_EQ(rta_remove_task(root), 0);
   TEST_PASS("lbauto: remaps exactly when the policy says, work spread");
@@ -164,6 +167,8 @@ static void test_env_off(void) {
   }
   rta_lb_get_stats(ctx, &s);
   CHECK_EQ(s.remaps, 3);
+  total_remaps += s.remaps;
+  total_moved += s.tasks_moved;
   CHECK_EQ(rta_destroy_lb_context(ctx), 0);
   CHECK_EQ(rta_remove_task(root), 0);
   unsetenv("BALLAST_LB");
@@ -178,5 +183,29 @@ int main(int argc, char **argv) {
   test_env_off();
   rta_reset();
   MPI_Finalize();
+  /* The profile (BALLAST_PROFILE, written by rank 0 at MPI_Finalize) carries
+   * load balancing's section, with the destroyed contexts' figures. */
+  const char *path = getenv("BALLAST_PROFILE");
+  if (me == 0 && path) {
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *lb = strstr(buf, "\"load_balancing\":{");
+    CHECK(lb != NULL);
+    long long contexts = -1, remaps = -1, moved = -1;
+    CHECK(sscanf(lb, "\"load_balancing\":{\"contexts\":%lld", &contexts) == 1);
+    CHECK_EQ(contexts, 3);
+    const char *r = strstr(lb, "\"remaps\":");
+    CHECK(r && sscanf(r, "\"remaps\":%lld", &remaps) == 1);
+    CHECK_EQ(remaps, total_remaps);
+    const char *m = strstr(lb, "\"tasks_moved\":");
+    CHECK(m && sscanf(m, "\"tasks_moved\":%lld", &moved) == 1);
+    CHECK_EQ(moved, total_moved);
+    CHECK(strstr(lb, "\"seconds_mapping\":") && strstr(lb, "\"imbalance_before\":"));
+    printf("PASS lbauto: the profile records load balancing\n");
+  }
   return 0;
 }
