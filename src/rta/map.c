@@ -160,30 +160,78 @@ static int node_mult(const rta_hw_t *hw, int node, int *cnt) {
 
 /* ---- phase 1: tasks -> nodes --------------------------------------------------- */
 
+/* Large first mappings coarsen the graph first (see graph_coarsen.c) when it
+ * has more than COARSEN_PER_NODE vertices per node and COARSEN_FLOOR in all.
+ * One level only: measured on a 100^3 27-point stencil onto 1,024 x 24
+ * cores, one level halves the CPU time for +0.3% hop-bytes; a second level
+ * saves another 20% but costs +18% hop-bytes (no refinement on the finest
+ * levels). */
+#define COARSEN_PER_NODE 256
+#define COARSEN_FLOOR 300000
+#define COARSEN_LEVELS 1
+
 static int phase1(mctx_t *c, SCOTCH_Num *node_of) {
   const rta_graph_t *g = c->g;
   const rta_hw_t *hw = c->hw;
-  SCOTCH_Num n = (SCOTCH_Num)g->nvert, narc;
   if (g->xadj[g->nvert] > INT32_MAX - 1)
     return BALLAST_EOVERFLOW;
-  narc = (SCOTCH_Num)g->xadj[g->nvert];
-  int rc = 0, equal = 1;
-  SCOTCH_Num *vert = malloc(((size_t)n + 1) * sizeof *vert);
-  SCOTCH_Num *edlo = malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
-  SCOTCH_Num *edge = NULL, *wt = malloc((size_t)hw->nnodes * sizeof *wt);
+  int rc = 0, equal = 1, nlev = 0;
+  rta__csr_t lev[4], fine = {g->nvert, g->xadj, g->adj, g->adjw, c->velo};
+  int32_t *cmap[4] = {NULL, NULL, NULL, NULL};
+  memset(lev, 0, sizeof lev);
+  const rta__csr_t *cur = &fine;
+  SCOTCH_Num *vert = NULL, *edlo = NULL, *edge = NULL, *part = NULL;
+  SCOTCH_Num *wt = malloc((size_t)hw->nnodes * sizeof *wt);
   SCOTCH_Num *paro = NULL, *vmlo = NULL;
   rta__sgraph_t sg;
   memset(&sg, 0, sizeof sg);
   SCOTCH_Arch cw;
   int has_cw = 0;
-  if (!vert || !edlo || !wt) {
+  if (!wt) {
     rc = BALLAST_ENOMEM;
     goto done;
   }
-  for (int64_t v = 0; v <= g->nvert; v++)
-    vert[v] = (SCOTCH_Num)g->xadj[v];
+  /* Coarsen big first mappings (a remap keeps every vertex's old place). */
+  int64_t target = (int64_t)hw->nnodes * COARSEN_PER_NODE;
+  if (target < COARSEN_FLOOR)
+    target = COARSEN_FLOOR;
+  if (!c->prev && g->nvert > target) {
+    double tot = 0;
+    SCOTCH_Num mx = 1;
+    for (int64_t v = 0; v < g->nvert; v++) {
+      tot += c->velo[v];
+      if (c->velo[v] > mx)
+        mx = c->velo[v];
+    }
+    SCOTCH_Num maxvw = (SCOTCH_Num)(tot / (16.0 * hw->nnodes));
+    if (maxvw < mx)
+      maxvw = mx;
+    while (cur->n > target && nlev < COARSEN_LEVELS) {
+      cmap[nlev] = malloc((size_t)cur->n * sizeof *cmap[nlev]);
+      if (!cmap[nlev]) {
+        rc = BALLAST_ENOMEM;
+        goto done;
+      }
+      if ((rc = rta__coarsen(cur, maxvw, &lev[nlev], cmap[nlev])))
+        goto done;
+      int64_t before = cur->n;
+      cur = &lev[nlev++];
+      if (cur->n > before * 0.85)
+        break; /* matching stalls: stop here */
+    }
+  }
+  SCOTCH_Num n = (SCOTCH_Num)cur->n, narc = (SCOTCH_Num)cur->xadj[cur->n];
+  vert = malloc(((size_t)n + 1) * sizeof *vert);
+  edlo = malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
+  part = nlev ? malloc((size_t)n * sizeof *part) : node_of;
+  if (!vert || !edlo || !part) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  for (SCOTCH_Num v = 0; v <= n; v++)
+    vert[v] = (SCOTCH_Num)cur->xadj[v];
   if (sizeof(SCOTCH_Num) == sizeof(int32_t)) {
-    edge = (SCOTCH_Num *)g->adj;
+    edge = (SCOTCH_Num *)cur->adj;
   } else {
     edge = malloc((size_t)(narc ? narc : 1) * sizeof *edge);
     if (!edge) {
@@ -191,7 +239,7 @@ static int phase1(mctx_t *c, SCOTCH_Num *node_of) {
       goto done;
     }
     for (SCOTCH_Num i = 0; i < narc; i++)
-      edge[i] = g->adj[i];
+      edge[i] = cur->adj[i];
   }
   for (int k = 0; k < hw->nnodes; k++) {
     wt[k] = hw->node_xslot[k + 1] - hw->node_xslot[k];
@@ -221,10 +269,10 @@ static int phase1(mctx_t *c, SCOTCH_Num *node_of) {
   }
   double escale;
   int exact;
-  rta__normalize(g->adjw, narc, RTA__ECAP / maxdist, &escale, &exact);
+  rta__normalize(cur->w, narc, RTA__ECAP / maxdist, &escale, &exact);
   for (SCOTCH_Num i = 0; i < narc; i++)
-    edlo[i] = rta__scaled(g->adjw[i], escale);
-  if ((rc = rta__sgraph_build(&sg, NULL, c->o.seed, n, vert, c->velo, narc,
+    edlo[i] = rta__scaled(cur->w[i], escale);
+  if ((rc = rta__sgraph_build(&sg, NULL, c->o.seed, n, vert, cur->vw, narc,
                               edge, edlo)))
     goto done;
   if (c->prev) {
@@ -239,14 +287,39 @@ static int phase1(mctx_t *c, SCOTCH_Num *node_of) {
                     ? hw->slot_node[c->prev[v]] : -1;
     fill_paro(n, vert, edge, paro, vmlo);
   }
-  rc = rta__sgraph_map(&sg, arch, hw->nnodes, c->o.scotch_flags, c->o.scotch_strategy,
-                       c->o.balrat / 2, paro, vmlo, node_of);
+  rc = rta__sgraph_map(&sg, arch, hw->nnodes, c->o.scotch_flags,
+                       c->o.scotch_strategy, c->o.balrat / 2, paro, vmlo, part);
+  /* Project back through the levels. */
+  if (!rc && nlev) {
+    SCOTCH_Num *up = part;
+    for (int l = nlev - 1; l >= 0; l--) {
+      int64_t nf = l ? lev[l - 1].n : g->nvert;
+      SCOTCH_Num *down = l ? malloc((size_t)nf * sizeof *down) : node_of;
+      if (!down) {
+        rc = BALLAST_ENOMEM;
+        break;
+      }
+      for (int64_t v = 0; v < nf; v++)
+        down[v] = up[cmap[l][v]];
+      if (up != part)
+        free(up);
+      up = down;
+    }
+    if (rc && up != part && up != node_of)
+      free(up);
+  }
 done:
   rta__sgraph_exit(&sg);
   if (has_cw)
     SCOTCH_archExit(&cw);
-  if (edge && edge != (SCOTCH_Num *)g->adj)
+  if (edge && edge != (SCOTCH_Num *)cur->adj)
     free(edge);
+  for (int l = 0; l < 4; l++) {
+    rta__csr_free(&lev[l]);
+    free(cmap[l]);
+  }
+  if (part != node_of)
+    free(part);
   free(vert);
   free(edlo);
   free(wt);
@@ -400,7 +473,13 @@ static int phase2_node(mctx_t *c, int node, const int64_t *verts, int64_t k,
     }
     fill_paro((SCOTCH_Num)k, vert, edge, paro, vmlo);
   }
-  rc = rta__sgraph_map(&sg, rta__tgt_arch(&tgt), m, c->o.scotch_flags, c->o.scotch_strategy,
+  char direct[512];
+  const char *strat = c->o.scotch_strategy;
+  if (!strat && k <= RTA__DIRECT_MAX) {
+    rta__strategy_string(direct, sizeof direct, c->o.balrat / 2, 1);
+    strat = direct;
+  }
+  rc = rta__sgraph_map(&sg, rta__tgt_arch(&tgt), m, c->o.scotch_flags, strat,
                        c->o.balrat / 2, paro, vmlo, part);
   if (!rc)
     for (int64_t i = 0; i < k; i++)

@@ -192,12 +192,16 @@ void rta__sgraph_exit(rta__sgraph_t *s) {
 /* ballast's default first-mapping strategy: SCOTCH's recursive
  * bipartitioning with a single multilevel pass per bipartition (SCOTCH's own
  * runs two and keeps the better) and FM refinement without diffusion: about
- * 3x faster, and on stencils within a percent of SCOTCH's hop-bytes. */
-static void default_strategy(char *buf, size_t len, double bal) {
+ * 3x faster, and on stencils within a percent of SCOTCH's hop-bytes. Small
+ * graphs (a node's share in phase 2) grow 4 initial bipartitions instead of
+ * 10 at the coarsest level: 1.5x faster for +0.4% hop-bytes (skipping the
+ * multilevel scheme altogether was 2x faster but up to 9% worse). */
+void rta__strategy_string(char *buf, size_t len, double bal, int direct) {
   char f[96];
   snprintf(f, sizeof f, "f{move=120,pass=-1,bal=%g,type=b}", bal);
   snprintf(buf, len, "r{job=t,bal=%g,map=t,poli=S,sep=m{asc=b{bnd=%s,org=%s,"
-           "width=3},low=h{pass=10}%s,vert=120,rat=0.8}}", bal, f, f, f);
+           "width=3},low=h{pass=%d}%s,vert=120,rat=0.8}}", bal, f, f,
+           direct ? 4 : 10, f);
 }
 
 int rta__sgraph_map(rta__sgraph_t *s, const SCOTCH_Arch *arch,
@@ -211,7 +215,7 @@ int rta__sgraph_map(rta__sgraph_t *s, const SCOTCH_Arch *arch,
   char buf[1024];
   if (!parotab && !flags) {
     if (!stratstr) {
-      default_strategy(buf, sizeof buf, balrat);
+      rta__strategy_string(buf, sizeof buf, balrat, 0);
       stratstr = buf;
     }
     if (SCOTCH_stratGraphMap(&strat, stratstr) != 0) {

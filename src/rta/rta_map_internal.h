@@ -48,6 +48,26 @@ int rta__graph_finalize(rta_graph_t *g);
 int rta__graph_from_csr(int64_t nvert, int64_t *xadj, int32_t *adj,
                         double *adjw, rta_graph_t **out);
 
+/** A plain CSR (coarsening levels): xadj int64, adj int32, w double, vw. */
+typedef struct {
+  int64_t n;
+  int64_t *xadj;
+  int32_t *adj;
+  double *w;
+  SCOTCH_Num *vw;
+} rta__csr_t;
+
+/**
+ * One level of heavy-edge matching: pairs each vertex with its heaviest
+ * unmatched neighbour (ties: lowest id) unless their weight would exceed
+ * \a maxvw. Fills \a out (malloc'd; rta__csr_free) and cmap[in->n] (fine ->
+ * coarse). Deterministic. 0 or BALLAST_ENOMEM.
+ */
+int rta__coarsen(const rta__csr_t *in, SCOTCH_Num maxvw, rta__csr_t *out,
+                 int32_t *cmap);
+/** Frees the arrays of a CSR built by rta__coarsen(). */
+void rta__csr_free(rta__csr_t *c);
+
 /* ---- hardware model ------------------------------------------------------- */
 
 #define RTA__MAXLEV 16
@@ -162,6 +182,12 @@ typedef struct {
   SCOTCH_Context ctx;
   int has_graph, has_bound, has_ctx;
 } rta__sgraph_t;
+
+/** ballast's default SCOTCH strategy for \a bal; \a direct: the cheaper
+ *  variant for small graphs (fewer initial bipartitions). */
+void rta__strategy_string(char *buf, size_t len, double bal, int direct);
+/** Graphs up to this size use the direct strategy in phase 2. */
+#define RTA__DIRECT_MAX 4000
 
 /** A deterministic, single-threaded SCOTCH context seeded with \a seed. */
 int rta__ctx_init(SCOTCH_Context *ctx, unsigned seed);

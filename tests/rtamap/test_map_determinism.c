@@ -17,25 +17,25 @@ static uint64_t fnv(const int64_t *a, int64_t n) {
  * strategies and random. */
 static void map_all(uint64_t *h) {
   rta_graph_t *g1 = NULL, *g2 = NULL;
-  CHECK_EQ(rta_graph_stencil3d(20, 20, 20, 27, 4.0, 8.0, &g1), 0);
-  CHECK_EQ(rta_graph_md_cells(12, 12, 12, 50, 0.3, 2.0, 9, &g2), 0);
+  CHECK_EQ(rta_graph_stencil3d(16, 16, 16, 27, 4.0, 8.0, &g1), 0);
+  CHECK_EQ(rta_graph_md_cells(10, 10, 10, 50, 0.3, 2.0, 9, &g2), 0);
   rta_hw_t *hw = NULL;
   CHECK_EQ(rta_hw_create_sim(8, "pack:2 core:4", NULL, NULL, &hw), 0);
-  int64_t *s = malloc(8000 * sizeof *s);
+  int64_t *s = malloc(4096 * sizeof *s);
   const rta_strategy_t st[3] = {RTA_MAP_TWOPHASE, RTA_MAP_TLEAF, RTA_MAP_RANDOM};
   for (int k = 0; k < 3; k++) {
     CHECK_EQ(rta_map_graph(g1, hw, st[k], NULL, 11, s, NULL), 0);
-    h[k] = fnv(s, 8000);
+    h[k] = fnv(s, 4096);
   }
   CHECK_EQ(rta_map_graph(g2, hw, RTA_MAP_TWOPHASE, NULL, 11, s, NULL), 0);
-  h[3] = fnv(s, 1728);
+  h[3] = fnv(s, 1000);
   /* A remap from the stencil's two-phase mapping after a load change. */
   CHECK_EQ(rta_map_graph(g1, hw, RTA_MAP_TWOPHASE, NULL, 11, s, NULL), 0);
-  for (int v = 0; v < 400; v++)
+  for (int v = 0; v < 256; v++)
     CHECK_EQ(rta_graph_set_vertex(g1, v, 4.0, 8.0), 0);
-  int64_t *r = malloc(8000 * sizeof *r);
+  int64_t *r = malloc(4096 * sizeof *r);
   CHECK_EQ(rta_map_graph(g1, hw, RTA_MAP_TWOPHASE, s, 11, r, NULL), 0);
-  h[4] = fnv(r, 8000);
+  h[4] = fnv(r, 4096);
   free(r);
   free(s);
   rta_hw_destroy(hw);
