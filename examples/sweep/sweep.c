@@ -41,7 +41,14 @@ typedef struct {
   int iters;        /* iterations */
   int px, py;       /* process grid */
   int pia;          /* query PIA every iteration */
+  int ab;           /* A/B: alternate monitored and PMPI-only iterations */
 } opts_t;
+
+typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+typedef int (*recv_fn)(void *, int, MPI_Datatype, int, int, MPI_Comm,
+                       MPI_Status *);
+typedef int (*allreduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op,
+                            MPI_Comm);
 
 typedef struct {
   opts_t o;
@@ -50,28 +57,38 @@ typedef struct {
   double *psik;           /* [jt][it][mm]: z face carried through the blocks */
   double *facex, *facey;  /* [kb][jt][mm], [kb][it][mm] */
   double *mu, *eta, *xi, *w;
+  send_fn send;           /* MPI_Send, or PMPI_Send in unmonitored A/B steps */
+  recv_fn recv;
+  allreduce_fn allreduce;
 } sweep_t;
 
 static void usage(const char *prog) {
   fprintf(stderr,
           "usage: %s [--grid IxJxK] [--blocks NB] [--angles M] [--iters N]\n"
-          "          [--px PX] [--pia]\n"
+          "          [--px PX] [--pia] [--ab]\n"
           "  --grid    cells per rank (default 10x10x400, the seed's base grid)\n"
           "  --blocks  z blocks pipelined per octant (default 40)\n"
           "  --angles  angles per octant (default 6)\n"
           "  --iters   iterations (default 20)\n"
           "  --px      ranks along x (default: the squarest factor of the size)\n"
-          "  --pia     query PIA every iteration (ballast-sweep only)\n",
+          "  --pia     query PIA every iteration (ballast-sweep only)\n"
+          "  --ab      alternate iterations (ABBA) between monitored + PIA and\n"
+          "            unmonitored (PMPI_ calls, no region, no query); rank 0\n"
+          "            prints the median time of each (ballast-sweep only)\n",
           prog);
 }
 
 static int parse(int argc, char **argv, int size, opts_t *o) {
-  *o = (opts_t){10, 10, 400, 10, 6, 20, 0, 0, 0};
+  *o = (opts_t){10, 10, 400, 10, 6, 20, 0, 0, 0, 0};
   int nblocks = 40;
   for (int a = 1; a < argc; a++) {
     const char *s = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
     if (!strcmp(s, "--pia")) {
       o->pia = 1;
+      continue;
+    }
+    if (!strcmp(s, "--ab")) {
+      o->ab = o->pia = 1;
       continue;
     }
     if (!v)
@@ -103,7 +120,7 @@ static int parse(int argc, char **argv, int size, opts_t *o) {
     return -1;
   o->py = size / o->px;
 #ifdef SWEEP_PLAIN
-  if (o->pia)
+  if (o->pia || o->ab)
     return -1; /* the plain build has no PIA */
 #endif
   return 0;
@@ -210,20 +227,20 @@ static void sweep(sweep_t *s) {
       int nk = o->kt - k0 < o->kb ? o->kt - k0 : o->kb;
       int cx = nk * o->jt * o->mm, cy = nk * o->it * o->mm;
       if (rupx >= 0)
-        MPI_Recv(s->facex, cx, MPI_DOUBLE, rupx, tagx, MPI_COMM_WORLD,
+        s->recv(s->facex, cx, MPI_DOUBLE, rupx, tagx, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
       else
         memset(s->facex, 0, sizeof(double) * nfx); /* vacuum boundary */
       if (rupy >= 0)
-        MPI_Recv(s->facey, cy, MPI_DOUBLE, rupy, tagy, MPI_COMM_WORLD,
+        s->recv(s->facey, cy, MPI_DOUBLE, rupy, tagy, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
       else
         memset(s->facey, 0, sizeof(double) * nfy);
       block(s, di, dj, dk, k0, nk);
       if (rdnx >= 0)
-        MPI_Send(s->facex, cx, MPI_DOUBLE, rdnx, tagx, MPI_COMM_WORLD);
+        s->send(s->facex, cx, MPI_DOUBLE, rdnx, tagx, MPI_COMM_WORLD);
       if (rdny >= 0)
-        MPI_Send(s->facey, cy, MPI_DOUBLE, rdny, tagy, MPI_COMM_WORLD);
+        s->send(s->facey, cy, MPI_DOUBLE, rdny, tagy, MPI_COMM_WORLD);
     }
   }
 }
@@ -240,7 +257,7 @@ static double update(sweep_t *s, double *prev) {
     s->src[c] = 1.0 + 0.5 * s->flux[c];
   }
   double g = 0.0;
-  MPI_Allreduce(&dmax, &g, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  s->allreduce(&dmax, &g, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return g;
 }
 
@@ -273,6 +290,41 @@ static double avg(const pia_actdata_t *d) {
 }
 #endif
 
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, n, sizeof *v, cmp_dbl);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* A/B mode: median iteration time of the monitored (A) and unmonitored (B)
+ * iterations, and their ratio. Iteration 0 (warm-up) is left out. */
+static void print_ab(const double *tit, int n) {
+  double *a = malloc(sizeof(double) * n), *b = malloc(sizeof(double) * n);
+  int na = 0, nb = 0;
+  if (!a || !b) {
+    free(a);
+    free(b);
+    return;
+  }
+  for (int i = 1; i < n; i++) {
+    if (((i + 1) / 2) % 2 == 0)
+      a[na++] = tit[i];
+    else
+      b[nb++] = tit[i];
+  }
+  if (na && nb) {
+    double ma = median(a, na), mb = median(b, nb);
+    printf("ab: monitored+pia median %.6f s (%d), unmonitored median %.6f s "
+           "(%d), overhead %+.3f%%\n", ma, na, mb, nb, (ma / mb - 1.0) * 100.0);
+  }
+  free(a);
+  free(b);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   sweep_t s;
@@ -286,6 +338,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   setup(&s);
+  s.send = MPI_Send;
+  s.recv = MPI_Recv;
+  s.allreduce = MPI_Allreduce;
+  double *tit = alloc((size_t)s.o.iters); /* per-iteration time (A/B mode) */
   double *prev = alloc((size_t)s.o.it * s.o.jt * s.o.kt);
   double dmax = 0.0;
 #ifndef SWEEP_PLAIN
@@ -297,13 +353,25 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
   for (int iter = 0; iter < s.o.iters; iter++) {
-#ifndef SWEEP_PLAIN
-    mon_region_begin("sweep");
+    double ti = MPI_Wtime();
+    /* A/B mode: ABBA pattern; B iterations bypass monitoring entirely. */
+    int mon_on = !s.o.ab || ((iter + 1) / 2) % 2 == 0;
+#ifdef SWEEP_PLAIN
+    (void)mon_on;
+#else
+    if (s.o.ab) {
+      s.send = mon_on ? MPI_Send : PMPI_Send;
+      s.recv = mon_on ? MPI_Recv : PMPI_Recv;
+      s.allreduce = mon_on ? MPI_Allreduce : PMPI_Allreduce;
+    }
+    if (mon_on)
+      mon_region_begin("sweep");
 #endif
     sweep(&s);
 #ifndef SWEEP_PLAIN
-    mon_region_end("sweep");
-    if (s.o.pia) {
+    if (mon_on)
+      mon_region_end("sweep");
+    if (s.o.pia && mon_on) {
       int rc = query(&q);
       if (rc < 0) {
         /* e.g. BALLAST_MONITOR=0: nothing is recorded, "sweep" never exists */
@@ -316,6 +384,8 @@ int main(int argc, char **argv) {
     }
 #endif
     dmax = update(&s, prev);
+    /* update() ends in an allreduce: every rank finished this iteration */
+    tit[iter] = MPI_Wtime() - ti;
   }
   double t = MPI_Wtime() - t0, tmax = 0.0, sum = 0.0, gsum = 0.0;
   MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -340,8 +410,11 @@ int main(int argc, char **argv) {
     }
 #endif
     printf("time: %.6f\n", tmax);
+    if (s.o.ab)
+      print_ab(tit, s.o.iters);
   }
   free(prev);
+  free(tit);
   release(&s);
   MPI_Finalize();
   return 0;
