@@ -195,7 +195,8 @@ static void put_rank(sb_t *b, int rank) {
   SB_LIT(b, "],\"partners\":{");
   pctx_t c = {b, 1, 0, 0, NULL};
   mon__partner_foreach(-1, collect_partner, &c);
-  qsort(c.v, (size_t)c.n, sizeof *c.v, by_partner);
+  if (c.n > 0) /* qsort(NULL, 0) is undefined */
+    qsort(c.v, (size_t)c.n, sizeof *c.v, by_partner);
   for (int i = 0; i < c.n; i++)
     sb_printf(b, "%s\"%d\":{\"bytes\":%llu,\"msgs\":%llu,\"rbytes\":%llu,\"rmsgs\":%llu}",
               i ? "," : "", c.v[i].partner, (unsigned long long)c.v[i].p.bytes,
