@@ -365,6 +365,22 @@ BALLAST_API int rta_map_graph_ex(const rta_graph_t *g, const rta_hw_t *hw,
                                  rta_map_quality_t *q);
 
 /**
+ * \brief rta_map_graph_ex(), with phase 2 of RTA_MAP_TWOPHASE shared among
+ * the ranks of \a comm (node k's share is mapped by rank k mod size, then
+ * gathered), so it runs in parallel over the nodes as in the seed's figure 5.
+ * Other strategies run redundantly on every rank. Collective over \a comm:
+ * every rank passes the same inputs and gets the same full mapping; an error
+ * on one rank is returned everywhere (BALLAST_EREMOTE where it was remote).
+ * Uses PMPI (not counted as the application's traffic).
+ * \return as rta_map_graph_ex(), plus BALLAST_EMPI, BALLAST_EREMOTE.
+ */
+BALLAST_API int rta_map_graph_par(const rta_graph_t *g, const rta_hw_t *hw,
+                                  rta_strategy_t s, const int64_t *prev,
+                                  const rta_map_options_t *opt, MPI_Comm comm,
+                                  int64_t *slot_of_vertex,
+                                  rta_map_quality_t *q);
+
+/**
  * \brief Computes the quality of a given mapping (seconds* fields 0 except
  * seconds_metrics). \param prev may be NULL. \return 0 or BALLAST_EINVAL
  * (a slot out of range), BALLAST_ENOMEM.

@@ -43,6 +43,7 @@ typedef struct {
   rta_map_options_t o;
   rta_map_quality_t *q;
   SCOTCH_Num *velo; /* normalised vertex weights, whole graph */
+  MPI_Comm comm;    /* MPI_COMM_NULL, or phase 2 shared among its ranks */
 } mctx_t;
 
 /* ---- baselines ------------------------------------------------------------- */
@@ -500,6 +501,51 @@ done:
   return rc;
 }
 
+/* Gathers every rank's phase-2 results (nodes k = rank mod size), so all
+ * ranks end with the whole mapping; an error anywhere fails everywhere. */
+static int share_phase2(mctx_t *c, int rc, const int64_t *xv,
+                        const int64_t *order, int64_t *slot) {
+  int rank, size, worst;
+  PMPI_Comm_rank(c->comm, &rank);
+  PMPI_Comm_size(c->comm, &size);
+  if (PMPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  if (worst)
+    return rc ? rc : BALLAST_EREMOTE;
+  int nn = c->hw->nnodes;
+  int *cnt = calloc((size_t)size, sizeof *cnt), *dsp = calloc((size_t)size, sizeof *dsp);
+  int64_t *mine = malloc((size_t)(c->g->nvert ? c->g->nvert : 1) * sizeof *mine);
+  int64_t *all = malloc((size_t)(c->g->nvert ? c->g->nvert : 1) * sizeof *all);
+  if (!cnt || !dsp || !mine || !all) {
+    rc = BALLAST_ENOMEM;
+  } else {
+    for (int k = 0; k < nn; k++)
+      cnt[k % size] += (int)(xv[k + 1] - xv[k]);
+    for (int r = 1; r < size; r++)
+      dsp[r] = dsp[r - 1] + cnt[r - 1];
+    int64_t m = 0;
+    for (int k = rank; k < nn; k += size)
+      for (int64_t i = xv[k]; i < xv[k + 1]; i++)
+        mine[m++] = slot[order[i]];
+    if (PMPI_Allgatherv(mine, (int)m, MPI_INT64_T, all, cnt, dsp, MPI_INT64_T,
+                        c->comm) != MPI_SUCCESS) {
+      rc = BALLAST_EMPI;
+    } else {
+      for (int r = 0; r < size; r++) {
+        int64_t p = dsp[r];
+        for (int k = r; k < nn; k += size)
+          for (int64_t i = xv[k]; i < xv[k + 1]; i++)
+            slot[order[i]] = all[p++];
+      }
+    }
+  }
+  free(cnt);
+  free(dsp);
+  free(mine);
+  free(all);
+  return rc;
+}
+
 static int map_twophase(mctx_t *c, int64_t *slot) {
   const rta_graph_t *g = c->g;
   const rta_hw_t *hw = c->hw;
@@ -523,6 +569,8 @@ static int map_twophase(mctx_t *c, int64_t *slot) {
   if (hw->nnodes == 1) {
     memset(node_of, 0, (size_t)n * sizeof *node_of);
   } else if ((rc = phase1(c, node_of))) {
+    if (c->comm != MPI_COMM_NULL) /* the others wait in the exchange */
+      share_phase2(c, rc, NULL, NULL, NULL);
     goto done;
   }
   double t1 = rta__now();
@@ -540,12 +588,24 @@ static int map_twophase(mctx_t *c, int64_t *slot) {
   for (int64_t v = 0; v < n; v++)
     sc.g2l[v] = -1;
   SCOTCH_Context ctx;
-  if ((rc = rta__ctx_init(&ctx, c->o.seed)))
+  if ((rc = rta__ctx_init(&ctx, c->o.seed))) {
+    if (c->comm != MPI_COMM_NULL)
+      share_phase2(c, rc, NULL, NULL, NULL);
     goto done;
+  }
   sc.ctx = &ctx;
-  for (int k = 0; k < hw->nnodes && !rc; k++)
+  int rank = 0, size = 1;
+  if (c->comm != MPI_COMM_NULL) {
+    PMPI_Comm_rank(c->comm, &rank);
+    PMPI_Comm_size(c->comm, &size);
+  }
+  /* Node k's share is computed by rank k mod size (every rank when
+   * mapping alone). */
+  for (int k = rank; k < hw->nnodes && !rc; k += size)
     rc = phase2_node(c, k, order + xv[k], xv[k + 1] - xv[k], &sc, slot);
   SCOTCH_contextExit(&ctx);
+  if (c->comm != MPI_COMM_NULL)
+    rc = share_phase2(c, rc, xv, order, slot);
   c->q->seconds_phase2 = rta__now() - t1;
 done:
   free(node_of);
@@ -691,16 +751,37 @@ int rta_map_graph(const rta_graph_t *g, const rta_hw_t *hw, rta_strategy_t s,
   return rta_map_graph_ex(g, hw, s, prev, &o, slot_of_vertex, q);
 }
 
+static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
+                     rta_strategy_t s, const int64_t *prev,
+                     const rta_map_options_t *opt, MPI_Comm comm,
+                     int64_t *slot_of_vertex, rta_map_quality_t *q);
+
 int rta_map_graph_ex(const rta_graph_t *cg, const rta_hw_t *hw,
                      rta_strategy_t s, const int64_t *prev,
                      const rta_map_options_t *opt, int64_t *slot_of_vertex,
                      rta_map_quality_t *q) {
+  return map_graph(cg, hw, s, prev, opt, MPI_COMM_NULL, slot_of_vertex, q);
+}
+
+int rta_map_graph_par(const rta_graph_t *cg, const rta_hw_t *hw,
+                      rta_strategy_t s, const int64_t *prev,
+                      const rta_map_options_t *opt, MPI_Comm comm,
+                      int64_t *slot_of_vertex, rta_map_quality_t *q) {
+  if (comm == MPI_COMM_NULL)
+    return BALLAST_EINVAL;
+  return map_graph(cg, hw, s, prev, opt, comm, slot_of_vertex, q);
+}
+
+static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
+                     rta_strategy_t s, const int64_t *prev,
+                     const rta_map_options_t *opt, MPI_Comm comm,
+                     int64_t *slot_of_vertex, rta_map_quality_t *q) {
   if (!cg || !hw || !slot_of_vertex || (unsigned)s >= RTA_MAP_NSTRATEGIES)
     return BALLAST_EINVAL;
   double t0 = rta__now();
   rta_map_quality_t qq;
   memset(&qq, 0, sizeof qq);
-  mctx_t c = {.g = cg, .hw = hw, .prev = prev, .q = &qq};
+  mctx_t c = {.g = cg, .hw = hw, .prev = prev, .q = &qq, .comm = comm};
   rta_map_options_init(&c.o);
   if (opt) {
     c.o = *opt;

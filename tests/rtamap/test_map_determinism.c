@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 static uint64_t fnv(const int64_t *a, int64_t n) {
+  /* FNV-1a over the bytes. */
   uint64_t h = 1469598103934665603ull;
   const unsigned char *p = (const unsigned char *)a;
   for (size_t i = 0; i < (size_t)n * sizeof *a; i++)
@@ -36,6 +37,17 @@ static void map_all(uint64_t *h) {
   int64_t *r = malloc(4096 * sizeof *r);
   CHECK_EQ(rta_map_graph(g1, hw, RTA_MAP_TWOPHASE, s, 11, r, NULL), 0);
   h[4] = fnv(r, 4096);
+  /* Phase 2 shared among the ranks: the same mapping as alone. */
+  rta_map_options_t o;
+  rta_map_options_init(&o);
+  o.seed = 11;
+  for (int v = 0; v < 256; v++)
+    CHECK_EQ(rta_graph_set_vertex(g1, v, 1.0, 8.0), 0);
+  rta_map_quality_t q;
+  CHECK_EQ(rta_map_graph_par(g1, hw, RTA_MAP_TWOPHASE, NULL, &o, MPI_COMM_WORLD,
+                             r, &q), 0);
+  CHECK(fnv(r, 4096) == h[0]);
+  CHECK_DGE(q.seconds_phase2, 0);
   free(r);
   free(s);
   rta_hw_destroy(hw);
