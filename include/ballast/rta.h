@@ -421,6 +421,10 @@ typedef struct rta_mapping rta_mapping_t;
  * other processes. Declared figures serve whenever nothing was measured.
  * State size = registered arrays + the declared state_size.
  *
+ * With RTA_MAP_TWOPHASE every process takes part in the mapping (phase 2 of
+ * each node runs on one of them, rta_map_graph_par()); other strategies are
+ * computed on rank 0 and broadcast.
+ *
  * rta's own MPI traffic here is counted apart from the application's.
  *
  * \param comm the context's communicator; its size must equal the slots of \a hw
@@ -467,7 +471,9 @@ BALLAST_API double rta_mapping_work(const rta_mapping_t *m, int64_t i);
 BALLAST_API double rta_mapping_state_bytes(const rta_mapping_t *m, int64_t i);
 /** \brief 1 when the mapping was computed in placement mode (one leaf per rank). */
 BALLAST_API int rta_mapping_placement(const rta_mapping_t *m);
-/** \brief Quality figures of the mapping (computed by the mapping engine), or NULL. */
+/** \brief Quality figures of the mapping (computed by the mapping engine), or
+ * NULL. The figures are the same on every rank except the seconds* timings,
+ * which may be the local rank's (two-phase maps phase 2 in parallel). */
 BALLAST_API const rta_map_quality_t *rta_mapping_quality(const rta_mapping_t *m);
 
 #ifdef __cplusplus

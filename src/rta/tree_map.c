@@ -6,8 +6,9 @@
  *    everything.
  * 2. Every process merges the records the same way (sorted by key, then
  *    rank), so validation errors and the graph are identical everywhere.
- * 3. Rank 0 maps the graph (rta_map_graph_ex) and broadcasts the slots and
- *    the quality record.
+ * 3. Two-phase: every rank maps with rta_map_graph_par (phase 2 shared
+ *    among the ranks, node by node). Other strategies: rank 0 maps
+ *    (rta_map_graph_ex) and broadcasts the slots and the quality record.
  * rta's own MPI traffic is bracketed by mon__lib_begin()/mon__lib_end().
  */
 #include "rta/rta_internal.h"
@@ -540,7 +541,15 @@ static int map_gathered(MPI_Comm comm, const world_t *w, const char *root_key,
         rc = BALLAST_ENOMEM;
     }
   rc = agree(comm, rc);
-  if (!rc) {
+  if (!rc && o->strategy == RTA_MAP_TWOPHASE) {
+    /* Every rank holds the graph: phase 2 runs in parallel over the nodes
+     * (seed figure 5); the engine agrees on errors itself. */
+    rc = rta_map_graph_par(g, hw, o->strategy, o->fresh ? NULL : prev,
+                           &o->engine, comm, slots, &m->q);
+    if (rc && w->me == 0)
+      BALLAST_WARN("rta: map_tasks: the mapping engine failed: %s",
+                   ballast_strerror(rc));
+  } else if (!rc) {
     int mrc = 0;
     if (w->me == 0)
       mrc = rta_map_graph_ex(g, hw, o->strategy, o->fresh ? NULL : prev,
