@@ -38,10 +38,10 @@ typedef struct {
 } region_t;
 
 typedef struct {
-  char *name;
   int id;           /* name id */
   int first_region; /* first region created with this name */
   UT_hash_handle hh;
+  char name[];      /* one allocation per name: 10^6 regions stay small */
 } name_t;
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -113,14 +113,15 @@ static name_t *name_get(const char *s, int create) {
   HASH_FIND_STR(names, s, n);
   if (n || !create)
     return n;
-  n = calloc(1, sizeof *n);
-  if (!n || !(n->name = strdup(s))) {
-    free(n);
+  size_t len = strlen(s);
+  n = malloc(sizeof *n + len + 1);
+  if (!n)
     return NULL;
-  }
+  memset(n, 0, sizeof *n);
+  memcpy(n->name, s, len + 1);
   n->id = names_count++;
   n->first_region = -1;
-  HASH_ADD_KEYPTR(hh, names, n->name, strlen(n->name), n);
+  HASH_ADD_KEYPTR(hh, names, n->name, len, n);
   return n;
 }
 
@@ -173,7 +174,6 @@ void mon__regions_free(void) {
   name_t *n, *tmp;
   HASH_ITER(hh, names, n, tmp) {
     HASH_DEL(names, n);
-    free(n->name);
     free(n);
   }
   names_count = 0;
