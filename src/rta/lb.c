@@ -113,6 +113,7 @@ static void context_free(rta_lb_context_t *ctx) {
   free(ctx->index);
   free(ctx->where);
   free(ctx->local);
+  free(ctx->stepbuf);
   free(ctx);
 }
 
@@ -171,6 +172,8 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     ctx->base = base;
   if (!err)
     err = rta_policy_create(&ctx->cfg.policy, size, &ctx->policy);
+  if (!err && !(ctx->stepbuf = malloc(3 * (size_t)size * sizeof *ctx->stepbuf)))
+    err = BALLAST_ENOMEM;
   int rc = agree(base != MPI_COMM_NULL ? base : comm, rank, err);
   if (!rc) {
     rc = rta_hw_discover(base, &ctx->hw);
@@ -486,23 +489,29 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   }
   double mine = err ? 0 : step_time(ctx, wall, closed, before);
   free(before);
-  double *times = malloc((size_t)ctx->size * sizeof *times);
-  if (!times && !err)
-    err = BALLAST_ENOMEM;
+  /* One collective per step: every rank's time and error code together,
+   * into buffers allocated with the context (nothing allocated per step). */
+  double *all = ctx->stepbuf, *times = ctx->stepbuf + 2 * ctx->size;
+  double pair[2] = {mine, (double)err};
   mon__lib_begin();
-  int rc = agree(ctx->base, ctx->rank, err);
-  if (!rc && MPI_Allgather(&mine, 1, MPI_DOUBLE, times, 1, MPI_DOUBLE,
-                           ctx->base) != MPI_SUCCESS)
+  int rc = 0;
+  if (MPI_Allgather(pair, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, ctx->base) !=
+      MPI_SUCCESS) {
     rc = BALLAST_EMPI;
+  } else {
+    for (int r = 0; r < ctx->size && !rc; r++)
+      if (all[2 * r + 1] != 0)
+        rc = err ? err : BALLAST_EREMOTE;
+    for (int r = 0; r < ctx->size; r++)
+      times[r] = all[2 * r];
+  }
   mon__lib_end();
   if (rc) {
-    free(times);
     ctx->last_exit = MPI_Wtime();
     return rc;
   }
   ctx->stats.steps++;
   rta_policy_observe(ctx->policy, times, ctx->size);
-  free(times);
   rta_decision_t d;
   rta_policy_decide(ctx->policy, &d);
   ctx->last = d;
