@@ -12,7 +12,7 @@
 # netns, nsenter or unshare), with a message saying why.
 set -uo pipefail
 EMU=$1 MPIEXEC=$2 PROG=$3 RATE=${4:-100mbit}
-# shellcheck source=../emu/emu_lib.sh
+# shellcheck source=SCRIPTDIR/../emu/emu_lib.sh
 . "$(dirname "$0")/../emu/emu_lib.sh"
 emu_require
 P=$(emu_prefix)
