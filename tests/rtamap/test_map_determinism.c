@@ -18,15 +18,15 @@ static uint64_t fnv(const int64_t *a, int64_t n) {
  * strategies and random. */
 static void map_all(uint64_t *h) {
   rta_graph_t *g1 = NULL, *g2 = NULL;
-  CHECK_EQ(rta_graph_stencil3d(16, 16, 16, 27, 4.0, 8.0, &g1), 0);
+  CHECK_EQ(rta_graph_stencil3d(12, 12, 12, 27, 4.0, 8.0, &g1), 0);
   CHECK_EQ(rta_graph_md_cells(10, 10, 10, 50, 0.3, 2.0, 9, &g2), 0);
   rta_hw_t *hw = NULL;
   CHECK_EQ(rta_hw_create_sim(8, "pack:2 core:4", NULL, NULL, &hw), 0);
-  int64_t *s = malloc(4096 * sizeof *s);
+  int64_t *s = malloc(1728 * sizeof *s);
   const rta_strategy_t st[3] = {RTA_MAP_TWOPHASE, RTA_MAP_TLEAF, RTA_MAP_RANDOM};
   for (int k = 0; k < 3; k++) {
     CHECK_EQ(rta_map_graph(g1, hw, st[k], NULL, 11, s, NULL), 0);
-    h[k] = fnv(s, 4096);
+    h[k] = fnv(s, 1728);
   }
   CHECK_EQ(rta_map_graph(g2, hw, RTA_MAP_TWOPHASE, NULL, 11, s, NULL), 0);
   h[3] = fnv(s, 1000);
@@ -34,9 +34,9 @@ static void map_all(uint64_t *h) {
   CHECK_EQ(rta_map_graph(g1, hw, RTA_MAP_TWOPHASE, NULL, 11, s, NULL), 0);
   for (int v = 0; v < 256; v++)
     CHECK_EQ(rta_graph_set_vertex(g1, v, 4.0, 8.0), 0);
-  int64_t *r = malloc(4096 * sizeof *r);
+  int64_t *r = malloc(1728 * sizeof *r);
   CHECK_EQ(rta_map_graph(g1, hw, RTA_MAP_TWOPHASE, s, 11, r, NULL), 0);
-  h[4] = fnv(r, 4096);
+  h[4] = fnv(r, 1728);
   /* Phase 2 shared among the ranks: the same mapping as alone. */
   rta_map_options_t o;
   rta_map_options_init(&o);
@@ -46,7 +46,7 @@ static void map_all(uint64_t *h) {
   rta_map_quality_t q;
   CHECK_EQ(rta_map_graph_par(g1, hw, RTA_MAP_TWOPHASE, NULL, &o, MPI_COMM_WORLD,
                              r, &q), 0);
-  CHECK(fnv(r, 4096) == h[0]);
+  CHECK(fnv(r, 1728) == h[0]);
   CHECK_DGE(q.seconds_phase2, 0);
   free(r);
   free(s);
