@@ -74,6 +74,7 @@ void md_strategy_map(const md_sim_t *s, md_strategy_t st, unsigned long seed,
   int nb = s->nblocks, P = s->size;
   switch (st) {
   case MD_BLOCK:
+  case MD_BALLAST: /* ballast starts from the block map and remaps from there */
     /* Blocks are numbered x-major, so contiguous ranges are slabs along x
      * (for nblocks a multiple of ranks, whole planes of blocks). */
     for (int b = 0; b < nb; b++)

@@ -14,6 +14,7 @@
 
 #include <ballast/common.h>
 #include <ballast/mon.h>
+#include <ballast/rta.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,43 +62,44 @@ static void sim_free(md_sim_t *s) {
   md_geometry_free(s);
 }
 
-static void phase(const char *name, int begin) {
-  /* Monitoring never changes what the simulation does: a failing region
+static void phase(rta_task_t *t, int begin) {
+  /* Monitoring never changes what the simulation does: a failing clock
    * call would only lose a measurement. */
-  if (begin) (void)mon_region_begin(name);
-  else (void)mon_region_end(name);
+  if (begin) (void)rta_task_begin(t);
+  else (void)rta_task_end(t);
 }
 
-/* One velocity Verlet step, phases clocked as regions nested in "step".
- * Returns this rank's compute time (forces + integration). */
+/* One velocity Verlet step, phases clocked as rta tasks nested in "step"
+ * (mon regions "step", "step/integrate", ...). Returns this rank's compute
+ * time (forces + integration). */
 static double time_step(md_sim_t *s) {
   const double h = 0.5 * s->p.dt;
   double tc = 0, t;
   int rc;
-  phase("step", 1);
-  phase("integrate", 1);
+  phase(s->ph_step, 1);
+  phase(s->ph_integrate, 1);
   t = MPI_Wtime();
   md_kick(s, h);
   md_drift(s, s->p.dt);
   tc += MPI_Wtime() - t;
-  phase("integrate", 0);
-  phase("migrate", 1);
+  phase(s->ph_integrate, 0);
+  phase(s->ph_migrate, 1);
   if ((rc = md_migrate(s))) die(s, rc, "particle migration");
-  phase("migrate", 0);
-  phase("halo", 1);
+  phase(s->ph_migrate, 0);
+  phase(s->ph_halo, 1);
   if ((rc = md_halo_exchange(s))) die(s, rc, "halo exchange");
-  phase("halo", 0);
-  phase("forces", 1);
+  phase(s->ph_halo, 0);
+  phase(s->ph_forces, 1);
   t = MPI_Wtime();
   if ((rc = md_forces(s))) die(s, rc, "forces");
   tc += MPI_Wtime() - t;
-  phase("forces", 0);
-  phase("integrate", 1);
+  phase(s->ph_forces, 0);
+  phase(s->ph_integrate, 1);
   t = MPI_Wtime();
   md_kick(s, h);
   tc += MPI_Wtime() - t;
-  phase("integrate", 0);
-  phase("step", 0);
+  phase(s->ph_integrate, 0);
+  phase(s->ph_step, 0);
   return tc;
 }
 
@@ -153,10 +155,15 @@ int main(int argc, char **argv) {
   }
   const md_params_t *p = &s->p;
   int rc;
+  if ((rc = md_phases_define(s))) die(s, rc, "defining the phase tasks");
   if ((rc = md_halo_exchange(s))) die(s, rc, "halo exchange");
   if ((rc = md_forces(s))) die(s, rc, "forces");
   double g[8];
   equilibrate(s);
+  /* ballast: the blocks become the tasks of a load-balancing context once
+   * the liquid is equilibrated; from here on s->comm is the context's */
+  if (p->strategy == MD_BALLAST && (rc = md_lb_init(s)))
+    die(s, rc, "defining the load-balancing context");
   global_sums(s, g);
   md_result_t res;
   memset(&res, 0, sizeof res);
@@ -188,7 +195,20 @@ int main(int argc, char **argv) {
     }
     double t0 = MPI_Wtime();
     comp[step] = time_step(s);
+    /* ballast: one load-balancing call per step (a no-op under BALLAST_LB=off),
+     * counted in the step's time */
+    int remapped = 0;
+    if (s->lb && (rc = md_lb_step(s, &remapped))) die(s, rc, "rta_perform_load_balancing");
     wall[step] = MPI_Wtime() - t0;
+    if (remapped && s->rank == 0 && !p->json_only) {
+      rta_decision_t d;
+      rta_lb_last_decision(s->lb, &d);
+      printf("step %6d: ballast remapped (imbalance %.3f > threshold %.2f, predicted "
+             "gain %.3f s > cost %.3f s): %lld blocks moved so far, remap %d took %.3f s\n",
+             step + 1, d.imbalance, rta_lb_policy(s->lb)->threshold, d.predicted_gain,
+             d.remap_cost, s->lbst.tasks_moved, s->remaps, s->lbst.last_cost);
+      fflush(stdout);
+    }
     if (every && ((step + 1) % every == 0 || step + 1 == p->steps)) {
       global_sums(s, g);
       double e = g[0] + g[1], dr = fabs(e - res.e0) / fabs(res.e0);
@@ -230,7 +250,17 @@ int main(int argc, char **argv) {
   res.id_sum = ck[0];
   res.id_xor = ck[1];
   res.id_hash = ck[2];
+  if (s->lb) {
+    /* the rank that reaches the load-balancing call last waits least in its
+     * collective: its deciding time is the closest to ballast's own cost */
+    MPI_Allreduce(&s->lbst.seconds_deciding, &s->lb_deciding_min, 1, MPI_DOUBLE, MPI_MIN,
+                  s->comm);
+    s->lb_seconds = s->lbst.seconds_mapping + s->lbst.seconds_migrating + s->lb_deciding_min;
+  }
   md_report(s, &ser, &res);
+  if (p->trace && s->rank == 0) md_write_trace(s, &ser, p->trace);
+  if (p->pia) md_pia_listing(s);
+  md_lb_finish(s);
 
   free(newmap);
   free(wall);

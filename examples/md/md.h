@@ -16,6 +16,7 @@
 #define BALLAST_MD_H
 
 #include <mpi.h>
+#include <ballast/rta_lb.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -28,7 +29,7 @@
 #define MD_GREC 5
 
 typedef enum { MD_UNIFORM = 0, MD_DROPLET, MD_CLUSTER } md_scenario_t;
-typedef enum { MD_BLOCK = 0, MD_RANDOM, MD_ROUNDROBIN } md_strategy_t;
+typedef enum { MD_BLOCK = 0, MD_RANDOM, MD_ROUNDROBIN, MD_BALLAST } md_strategy_t;
 
 /* splitmix64: a small, seedable, reproducible generator. */
 static inline uint64_t md_rng_next(uint64_t *st) {
@@ -61,6 +62,9 @@ typedef struct {
   double drift;        /* cluster drift speed (along x) */
   int equilibrate;     /* warm-up steps with velocity rescaling, unmeasured */
   int progress;        /* progress lines (number of reports over the run) */
+  int pia;             /* print the phases' PIA region data at the end */
+  const char *trace;   /* file for the per-step times (rank 0), or NULL */
+  int lb_random;       /* ballast: map with RTA_MAP_RANDOM instead of two-phase */
 } md_params_t;
 
 /* One block: its owned particles as growable structure-of-arrays, and the
@@ -137,6 +141,18 @@ typedef struct {
   double lb_seconds;
   double epot_local;    /* potential energy of my particles (last forces) */
   md_scratch_t scr;
+
+  /* ballast (lb.c): phases are rta tasks of the per-rank tree "step"; with
+   * --strategy ballast each block is the task "md/block_<b>" of the load-
+   * balancing context, its force computation clocked as that task. */
+  rta_task_t *ph_step, *ph_forces, *ph_integrate, *ph_halo, *ph_migrate;
+  rta_task_t *md_root;
+  rta_task_t **btask;   /* [nblocks]: task of each block I own, else NULL */
+  int clock_blocks;     /* 1: md_forces clocks each block as its task */
+  rta_lb_context_t *lb;
+  long long lb_remaps_seen;
+  rta_lb_stats_t lbst;  /* the context's statistics after the last call */
+  double lb_deciding_min; /* min over ranks of seconds_deciding (set at the end) */
 } md_sim_t;
 
 /* options.c */
@@ -190,6 +206,22 @@ void md_local_sums(const md_sim_t *s, double out[8]);
 /* scenario.c */
 int md_scenario_create(md_sim_t *s, char *err, size_t errlen);
 
+/* lb.c: ballast's task tree, load balancing and PIA listing */
+/* Defines the phase tasks (every strategy). Returns 0 or a BALLAST_E* code. */
+int md_phases_define(md_sim_t *s);
+/* Collective: defines "md" and my blocks as tasks, creates the load-balancing
+ * context and switches s->comm to the context's communicator. */
+int md_lb_init(md_sim_t *s);
+/* Collective: one rta_perform_load_balancing() call; after a remap adopts the
+ * new owners (and, in placement mode, the new communicator and rank). Sets
+ * *remapped. */
+int md_lb_step(md_sim_t *s, int *remapped);
+/* Collective: the context's statistics, destroys it (s->comm back to the
+ * world), removes every task. */
+void md_lb_finish(md_sim_t *s);
+/* Rank 0 prints the phases' PIA region data (max over ranks of wtime, mtime). */
+void md_pia_listing(const md_sim_t *s);
+
 /* summary.c */
 typedef struct {
   double *wall;      /* per step: max over ranks of wall time */
@@ -211,5 +243,8 @@ double md_median(const double *v, int n);
 int md_id_checksum(const md_sim_t *s, uint64_t out[3]);
 /* Rank 0 prints the human summary (unless --json-only) and the JSON line. */
 void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r);
+/* Rank 0: one line per step (step, wall max, compute max, compute mean,
+ * imbalance) into path; a warning on stderr when it cannot be written. */
+void md_write_trace(const md_sim_t *s, const md_series_t *ser, const char *path);
 
 #endif

@@ -25,6 +25,7 @@ const char *md_strategy_name(md_strategy_t s) {
   case MD_BLOCK: return "block";
   case MD_RANDOM: return "random";
   case MD_ROUNDROBIN: return "roundrobin";
+  case MD_BALLAST: return "ballast";
   }
   return "?";
 }
@@ -39,8 +40,14 @@ void md_usage(FILE *out) {
     "  --steps N         time steps                                  (default 200)\n"
     "  --dt X            time step, reduced units                  (default 0.005)\n"
     "  --blocks X,Y,Z    blocks per dimension (default: about 8 per rank)\n"
-    "  --strategy S      owner map: block | random | roundrobin     (default block)\n"
-    "                    (ballast: not available yet in this example)\n"
+    "  --strategy S      owner map: block | random | roundrobin | ballast\n"
+    "                    (ballast: starts as block, then ballast's load\n"
+    "                    balancing moves blocks; policy from BALLAST_LB*,\n"
+    "                    automatic by default)                   (default block)\n"
+    "  --lb-random       ballast: remap with the random mapping strategy\n"
+    "                    instead of the two-phase one (exercises moves)\n"
+    "  --pia             print the phases' PIA region data at the end\n"
+    "  --trace FILE      rank 0 writes the time of every step to FILE\n"
     "  --seed N          seed of particles and of the random map       (default 1)\n"
     "  --walls           reflecting walls instead of periodic boundaries\n"
     "  --placement       one block per rank (blocks default to MPI_Dims_create)\n"
@@ -131,6 +138,8 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
     if (!strcmp(a, "--walls")) { p->walls = 1; continue; }
     if (!strcmp(a, "--placement")) { p->placement = 1; continue; }
     if (!strcmp(a, "--json-only")) { p->json_only = 1; continue; }
+    if (!strcmp(a, "--pia")) { p->pia = 1; continue; }
+    if (!strcmp(a, "--lb-random")) { p->lb_random = 1; continue; }
     if (!strcmp(a, "--help") || !strcmp(a, "-h"))
       return fail(err, len, "help");
     if (strncmp(a, "--", 2) != 0)
@@ -142,7 +151,7 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
                 !strcmp(a, "--window") || !strcmp(a, "--remap-every") ||
                 !strcmp(a, "--rho") || !strcmp(a, "--temperature") ||
                 !strcmp(a, "--drift") || !strcmp(a, "--progress") ||
-                !strcmp(a, "--equilibrate");
+                !strcmp(a, "--equilibrate") || !strcmp(a, "--trace");
     if (!known)
       return fail(err, len, "unknown option '%s' (see --help)", a);
     if (!v)
@@ -157,10 +166,9 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
       if (!strcmp(v, "block")) p->strategy = MD_BLOCK;
       else if (!strcmp(v, "random")) p->strategy = MD_RANDOM;
       else if (!strcmp(v, "roundrobin")) p->strategy = MD_ROUNDROBIN;
-      else if (!strcmp(v, "ballast"))
-        return fail(err, len, "--strategy ballast: ballast's load balancing is not "
-                              "integrated into this example yet (use block, random or roundrobin)");
-      else return fail(err, len, "--strategy: unknown strategy '%s' (block, random, roundrobin)", v);
+      else if (!strcmp(v, "ballast")) p->strategy = MD_BALLAST;
+      else return fail(err, len, "--strategy: unknown strategy '%s' "
+                                 "(block, random, roundrobin, ballast)", v);
     } else if (!strcmp(a, "--particles")) {
       if (parse_long(a, v, 32, 50000000L, &lv, err, len)) return -1;
       p->particles = lv;
@@ -189,11 +197,18 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
     } else if (!strcmp(a, "--equilibrate")) {
       if (parse_long(a, v, 0, 1000000, &lv, err, len)) return -1;
       p->equilibrate = (int)lv;
+    } else if (!strcmp(a, "--trace")) {
+      p->trace = v;
     } else if (!strcmp(a, "--progress")) {
       if (parse_long(a, v, 0, 1000, &lv, err, len)) return -1;
       p->progress = (int)lv;
     }
   }
+  if (p->remap_every > 0 && p->strategy == MD_BALLAST)
+    return fail(err, len, "--remap-every: with --strategy ballast, ballast decides when to "
+                          "remap (BALLAST_LB=explicit remaps at every step)");
+  if (p->lb_random && p->strategy != MD_BALLAST)
+    return fail(err, len, "--lb-random needs --strategy ballast");
   if (p->remap_every > 0 && p->strategy == MD_BLOCK)
     return fail(err, len, "--remap-every: the block strategy never changes its map; "
                           "use --strategy random or roundrobin");

@@ -91,8 +91,26 @@ void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r) 
            p->window);
     printf("imbalance (max/avg compute): first window %.3f, last window %.3f, run %.3f\n",
            w.imb_first, w.imb_last, w.imb_all);
-    printf("owner-map changes %d, blocks moved %ld (%.3g MB), %.4f s in md_apply_owner_map\n",
-           s->remaps, s->tasks_moved, s->bytes_moved / 1e6, s->lb_seconds);
+    if (s->lb) {
+      const rta_policy_config_t *pc = rta_lb_policy(s->lb);
+      static const char *mode[] = {"off", "explicit", "auto"};
+      printf("ballast load balancing (policy %s, threshold %.2f, window %d, warm-up %d): "
+             "%lld calls, %d remaps, %ld blocks moved (%.3g MB)\n",
+             pc ? mode[pc->mode] : "?", pc ? pc->threshold : 0, pc ? pc->window : 0,
+             pc ? pc->warmup : 0, s->lbst.calls, s->remaps, s->tasks_moved,
+             s->bytes_moved / 1e6);
+      printf("  imbalance judged by ballast: first %.3f, before last remap %.3f, "
+             "predicted %.3f, after %.3f, latest %.3f\n", s->lbst.imbalance_first,
+             s->lbst.imbalance_before, s->lbst.imbalance_predicted, s->lbst.imbalance_after,
+             s->lbst.imbalance_last);
+      printf("  cost %.4f s = mapping %.4f + migrating %.4f + deciding %.4f "
+             "(%.2f%% of the loop)\n", s->lb_seconds, s->lbst.seconds_mapping,
+             s->lbst.seconds_migrating, s->lb_deciding_min,
+             r->wall_total > 0 ? 100.0 * s->lb_seconds / r->wall_total : 0.0);
+    } else {
+      printf("owner-map changes %d, blocks moved %ld (%.3g MB), %.4f s in md_apply_owner_map\n",
+             s->remaps, s->tasks_moved, s->bytes_moved / 1e6, s->lb_seconds);
+    }
     printf("energy per particle: start %.8f, end %.8f (kinetic %.6f, potential %.6f)\n",
            r->e0 / s->natoms, r->e1 / s->natoms, r->ke1 / s->natoms, r->pe1 / s->natoms);
     printf("relative energy drift %.3e (max over samples %.3e)\n", r->drift, r->drift_max);
@@ -109,7 +127,9 @@ void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r) 
          "\"time_per_step_last_window\": %.6e, \"imbalance_first_window\": %.6f, "
          "\"imbalance_last_window\": %.6f, \"imbalance_run\": %.6f, "
          "\"remaps\": %d, \"tasks_moved\": %ld, \"bytes_moved\": %.0f, \"lb_seconds\": %.6e, "
-         "\"loop_seconds\": %.6e, "
+         "\"loop_seconds\": %.6e, \"lb_calls\": %lld, \"lb_seconds_mapping\": %.6e, "
+         "\"lb_seconds_migrating\": %.6e, \"lb_seconds_deciding\": %.6e, "
+         "\"lb_imbalance_first\": %.6f, \"lb_imbalance_last\": %.6f, "
          "\"energy_initial\": %.17g, \"energy_final\": %.17g, \"kinetic_final\": %.17g, "
          "\"potential_final\": %.17g, \"energy_drift\": %.6e, \"energy_drift_max\": %.6e, "
          "\"momentum_initial\": [%.17g, %.17g, %.17g], \"momentum_final\": [%.17g, %.17g, %.17g], "
@@ -120,8 +140,26 @@ void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r) 
          p->walls ? "true" : "false", s->nblocks, s->nb[0], s->nb[1], s->nb[2], s->L[0],
          p->dt, p->seed, p->window, w.tps, w.tps_first, w.tps_last, w.imb_first, w.imb_last,
          w.imb_all, s->remaps, s->tasks_moved, s->bytes_moved, s->lb_seconds, r->wall_total,
+         s->lbst.calls, s->lbst.seconds_mapping, s->lbst.seconds_migrating, s->lb_deciding_min,
+         s->lbst.imbalance_first, s->lbst.imbalance_last,
          r->e0, r->e1, r->ke1, r->pe1, r->drift, r->drift_max, r->mom0[0], r->mom0[1],
          r->mom0[2], r->mom1[0], r->mom1[1], r->mom1[2], r->pos_min, r->pos_max,
          (unsigned long long)r->id_sum, (unsigned long long)r->id_xor, hash);
   fflush(stdout);
+}
+
+void md_write_trace(const md_sim_t *s, const md_series_t *ser, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "ballast-md: cannot write the trace to %s\n", path);
+    return;
+  }
+  fprintf(f, "# ballast-md trace: scenario %s, strategy %s, %d ranks, %ld particles\n"
+             "# step wall_max_s compute_max_s compute_avg_s imbalance\n",
+          md_scenario_name(s->p.scenario), md_strategy_name(s->p.strategy), s->size,
+          s->natoms);
+  for (int k = 0; k < s->p.steps; k++)
+    fprintf(f, "%d %.6e %.6e %.6e %.4f\n", k + 1, ser->wall[k], ser->cmax[k], ser->cavg[k],
+            ser->cavg[k] > 0 ? ser->cmax[k] / ser->cavg[k] : 1.0);
+  if (fclose(f)) fprintf(stderr, "ballast-md: error writing the trace to %s\n", path);
 }
