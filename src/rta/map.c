@@ -1,39 +1,13 @@
-/* The mapping strategies: ballast's two-phase SCOTCH mapping (tasks -> nodes
- * on the node architecture, then each node's tasks -> its slots on a
- * tree-leaf built from hwloc), the single-pass tree-leaf, and the simple
- * baselines (block, round-robin, random). */
+/* ballast's mapping strategies: the two-phase SCOTCH mapping (tasks ->
+ * nodes on the node architecture, then each node's tasks -> its slots on a
+ * tree-leaf built from hwloc) and the single-pass tree-leaf, with the entry
+ * points (the baselines are in map_basic.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common_internal.h"
 #include "rta/rta_map_internal.h"
-
-static const char *const strategy_names[RTA_MAP_NSTRATEGIES] = {
-    "twophase", "tleaf", "block", "roundrobin", "random"};
-
-const char *rta_strategy_name(rta_strategy_t s) {
-  return (unsigned)s < RTA_MAP_NSTRATEGIES ? strategy_names[s] : "unknown";
-}
-
-int rta_strategy_parse(const char *name, rta_strategy_t *s) {
-  if (!name || !s)
-    return BALLAST_EINVAL;
-  for (int i = 0; i < RTA_MAP_NSTRATEGIES; i++)
-    if (strcmp(name, strategy_names[i]) == 0) {
-      *s = (rta_strategy_t)i;
-      return 0;
-    }
-  return BALLAST_EINVAL;
-}
-
-void rta_map_options_init(rta_map_options_t *o) {
-  if (!o)
-    return;
-  memset(o, 0, sizeof *o);
-  o->balrat = 0.03;
-  o->steps_between_remaps = 10;
-}
 
 /* What one mapping call works with. */
 typedef struct {
@@ -45,44 +19,6 @@ typedef struct {
   SCOTCH_Num *velo; /* normalised vertex weights, whole graph */
   MPI_Comm comm;    /* MPI_COMM_NULL, or phase 2 shared among its ranks */
 } mctx_t;
-
-/* ---- baselines ------------------------------------------------------------- */
-
-static void map_roundrobin(const mctx_t *c, int64_t *slot) {
-  for (int64_t v = 0; v < c->g->nvert; v++)
-    slot[v] = v % c->hw->nslots;
-}
-
-static uint64_t mix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-static void map_random(const mctx_t *c, int64_t *slot) {
-  uint64_t ns = (uint64_t)c->hw->nslots;
-  for (int64_t v = 0; v < c->g->nvert; v++)
-    slot[v] = (int64_t)(mix64(((uint64_t)c->o.seed << 32) ^ (uint64_t)v) % ns);
-}
-
-/* Consecutive vertices in blocks of equal work: vertex v goes to the slot
- * its work's midpoint falls in. */
-static void map_block(const mctx_t *c, int64_t *slot) {
-  const rta_graph_t *g = c->g;
-  int ns = c->hw->nslots;
-  double total = 0;
-  for (int64_t v = 0; v < g->nvert; v++)
-    total += g->work[v];
-  double acc = 0;
-  for (int64_t v = 0; v < g->nvert; v++) {
-    double mid = total > 0 ? (acc + g->work[v] / 2) / total
-                           : (v + 0.5) / (double)g->nvert;
-    int64_t s = (int64_t)(mid * ns);
-    slot[v] = s < 0 ? 0 : s >= ns ? ns - 1 : s;
-    acc += g->work[v];
-  }
-}
 
 /* ---- shared SCOTCH helpers --------------------------------------------------- */
 
@@ -817,11 +753,11 @@ static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
     if (rc)
       return rc;
   } else if (s == RTA_MAP_BLOCK) {
-    map_block(&c, slot_of_vertex);
+    rta__map_block(c.g, c.hw, slot_of_vertex);
   } else if (s == RTA_MAP_ROUNDROBIN) {
-    map_roundrobin(&c, slot_of_vertex);
+    rta__map_roundrobin(c.g, c.hw, slot_of_vertex);
   } else {
-    map_random(&c, slot_of_vertex);
+    rta__map_random(c.g, c.hw, c.o.seed, slot_of_vertex);
   }
   if (q) {
     double tm = rta__now();

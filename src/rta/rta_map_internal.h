@@ -225,6 +225,16 @@ int rta__subgraph(const rta_graph_t *g, const int64_t *verts, int64_t k,
                   int32_t *g2l, SCOTCH_Num **vertp, SCOTCH_Num **edgep,
                   double **wp, int64_t *narcp);
 
+/* ---- baselines (map_basic.c) ------------------------------------------------ */
+
+/** Vertex v -> slot v mod nslots. */
+void rta__map_roundrobin(const rta_graph_t *g, const rta_hw_t *hw, int64_t *slot);
+/** A seeded, uniformly random slot per vertex. */
+void rta__map_random(const rta_graph_t *g, const rta_hw_t *hw, unsigned seed,
+                     int64_t *slot);
+/** Consecutive vertices in blocks of equal work, one block per slot. */
+void rta__map_block(const rta_graph_t *g, const rta_hw_t *hw, int64_t *slot);
+
 /* ---- metrics (map_quality.c) ----------------------------------------------- */
 
 /** Fills the load, cut, hop-bytes and migration fields of \a q. */
