@@ -201,10 +201,13 @@ int md_lb_step(md_sim_t *s, int *remapped) {
   if ((rc = rta_lb_get_stats(s->lb, &s->lbst))) return rc;
   if (s->lbst.remaps != s->lb_remaps_seen) {
     s->lb_remaps_seen = s->lbst.remaps;
-    *remapped = 1;
+    /* a committed remap whose mapping keeps every block where it is
+     * (rta_map_tasks weighs migration cost) leaves the owner map as it was:
+     * "remaps" counts the owner-map changes, as for the other strategies */
+    *remapped = s->lbst.tasks_moved != s->tasks_moved ? 1 : 2;
+    if (*remapped == 1) s->remaps++;
     if ((rc = adopt(s))) return rc;
   }
-  s->remaps = (int)s->lbst.remaps;
   s->tasks_moved = (long)s->lbst.tasks_moved;
   s->bytes_moved = s->lbst.bytes_moved;
   s->lb_seconds = s->lbst.seconds_mapping + s->lbst.seconds_migrating + s->lbst.seconds_deciding;

@@ -152,7 +152,7 @@ typedef struct {
   rta_lb_context_t *lb;
   long long lb_remaps_seen;
   rta_lb_stats_t lbst;  /* the context's statistics after the last call */
-  double lb_deciding_min; /* min over ranks of seconds_deciding (set at the end) */
+  double lb_deciding_min; /* sum over steps of the min over ranks of the deciding seconds */
 } md_sim_t;
 
 /* options.c */
@@ -214,7 +214,8 @@ int md_phases_define(md_sim_t *s);
 int md_lb_init(md_sim_t *s);
 /* Collective: one rta_perform_load_balancing() call; after a remap adopts the
  * new owners (and, in placement mode, the new communicator and rank). Sets
- * *remapped. */
+ * *remapped: 0 no remap, 1 a remap that moved blocks, 2 a committed remap
+ * whose mapping moved nothing. */
 int md_lb_step(md_sim_t *s, int *remapped);
 /* Collective: the context's statistics, destroys it (s->comm back to the
  * world), removes every task. */

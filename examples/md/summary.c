@@ -95,9 +95,9 @@ void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r) 
       const rta_policy_config_t *pc = rta_lb_policy(s->lb);
       static const char *mode[] = {"off", "explicit", "auto"};
       printf("ballast load balancing (policy %s, threshold %.2f, window %d, warm-up %d): "
-             "%lld calls, %d remaps, %ld blocks moved (%.3g MB)\n",
+             "%lld calls, %lld remaps (%d changed the owner map), %ld blocks moved (%.3g MB)\n",
              pc ? mode[pc->mode] : "?", pc ? pc->threshold : 0, pc ? pc->window : 0,
-             pc ? pc->warmup : 0, s->lbst.calls, s->remaps, s->tasks_moved,
+             pc ? pc->warmup : 0, s->lbst.calls, s->lbst.remaps, s->remaps, s->tasks_moved,
              s->bytes_moved / 1e6);
       printf("  imbalance judged by ballast: first %.3f, before last remap %.3f, "
              "predicted %.3f, after %.3f, latest %.3f\n", s->lbst.imbalance_first,
@@ -127,7 +127,7 @@ void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r) 
          "\"time_per_step_last_window\": %.6e, \"imbalance_first_window\": %.6f, "
          "\"imbalance_last_window\": %.6f, \"imbalance_run\": %.6f, "
          "\"remaps\": %d, \"tasks_moved\": %ld, \"bytes_moved\": %.0f, \"lb_seconds\": %.6e, "
-         "\"loop_seconds\": %.6e, \"lb_calls\": %lld, \"lb_seconds_mapping\": %.6e, "
+         "\"loop_seconds\": %.6e, \"lb_calls\": %lld, \"lb_remaps\": %lld, \"lb_seconds_mapping\": %.6e, "
          "\"lb_seconds_migrating\": %.6e, \"lb_seconds_deciding\": %.6e, "
          "\"lb_imbalance_first\": %.6f, \"lb_imbalance_last\": %.6f, "
          "\"energy_initial\": %.17g, \"energy_final\": %.17g, \"kinetic_final\": %.17g, "
@@ -140,7 +140,7 @@ void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r) 
          p->walls ? "true" : "false", s->nblocks, s->nb[0], s->nb[1], s->nb[2], s->L[0],
          p->dt, p->seed, p->window, w.tps, w.tps_first, w.tps_last, w.imb_first, w.imb_last,
          w.imb_all, s->remaps, s->tasks_moved, s->bytes_moved, s->lb_seconds, r->wall_total,
-         s->lbst.calls, s->lbst.seconds_mapping, s->lbst.seconds_migrating, s->lb_deciding_min,
+         s->lbst.calls, s->lbst.remaps, s->lbst.seconds_mapping, s->lbst.seconds_migrating, s->lb_deciding_min,
          s->lbst.imbalance_first, s->lbst.imbalance_last,
          r->e0, r->e1, r->ke1, r->pe1, r->drift, r->drift_max, r->mom0[0], r->mom0[1],
          r->mom0[2], r->mom1[0], r->mom1[1], r->mom1[2], r->pos_min, r->pos_max,
