@@ -24,6 +24,7 @@
 struct mon__pentry {
   int64_t key; /* region << 32 | partner; region -1 for the whole run */
   uint64_t bytes, msgs, rbytes, rmsgs;
+  mon__pentry_t *whole; /* a region's entry: the same partner's whole-run entry */
   UT_hash_handle hh;
 };
 
@@ -81,14 +82,16 @@ static void pentry_add(mon__pentry_t *e, uint64_t bytes, int recv) {
   }
 }
 
+/* One lookup per message: a region's entry points at the whole-run one. */
 void mon__partner_add(mon__tls_t *t, int region, int partner, uint64_t bytes,
                       int recv) {
-  mon__pentry_t *e = pentry_get(t, pkey(-1, partner));
-  if (e)
-    pentry_add(e, bytes, recv);
-  e = pentry_get(t, pkey(region, partner));
-  if (e)
-    pentry_add(e, bytes, recv);
+  mon__pentry_t *e = pentry_get(t, pkey(region, partner));
+  if (!e)
+    return;
+  if (!e->whole && !(e->whole = pentry_get(t, pkey(-1, partner))))
+    return;
+  pentry_add(e, bytes, recv);
+  pentry_add(e->whole, bytes, recv);
 }
 
 void mon__partner_free(mon__tls_t *t) {
