@@ -172,7 +172,7 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     ctx->base = base;
   if (!err)
     err = rta_policy_create(&ctx->cfg.policy, size, &ctx->policy);
-  if (!err && !(ctx->stepbuf = malloc(3 * (size_t)size * sizeof *ctx->stepbuf)))
+  if (!err && !(ctx->stepbuf = malloc(4 * (size_t)size * sizeof *ctx->stepbuf)))
     err = BALLAST_ENOMEM;
   int rc = agree(base != MPI_COMM_NULL ? base : comm, rank, err);
   if (!rc) {
@@ -419,7 +419,7 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
     if (!lrc)
       lrc = refresh_local(ctx, slot);
     rc = agree(ctx->base, ctx->rank, lrc);
-    if (!rc)
+    if (!rc && ctx->ngangs > 0) /* ngangs is the same on every rank */
       rc = agree(ctx->base, ctx->rank, rta__lb_gang_comms(ctx, ctx->gangs, ctx->ngangs));
     int any = 0;
     for (int64_t v = 0; v < n; v++)
@@ -436,10 +436,17 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
   rta__lb_gangs_free(gangs, ngangs);
   free(slot);
   double t2 = MPI_Wtime();
-  double local[2] = {t1 - t0, t2 - t1}, mx[2] = {0, 0};
-  double moved[2] = {(double)mv.tasks, (double)mv.bytes}, tot[2] = {0, 0};
-  MPI_Allreduce(local, mx, 2, MPI_DOUBLE, MPI_MAX, ctx->base);
-  MPI_Allreduce(moved, tot, 2, MPI_DOUBLE, MPI_SUM, ctx->base);
+  /* Max of the times and sum of the moves over ranks, in one collective. */
+  double local[4] = {t1 - t0, t2 - t1, (double)mv.tasks, (double)mv.bytes};
+  double mx[2] = {0, 0}, tot[2] = {0, 0};
+  double *all = ctx->stepbuf; /* the step's times were consumed by the policy */
+  if (MPI_Allgather(local, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, ctx->base) == MPI_SUCCESS)
+    for (int r = 0; r < ctx->size; r++) {
+      mx[0] = all[4 * r] > mx[0] ? all[4 * r] : mx[0];
+      mx[1] = all[4 * r + 1] > mx[1] ? all[4 * r + 1] : mx[1];
+      tot[0] += all[4 * r + 2];
+      tot[1] += all[4 * r + 3];
+    }
   ctx->stats.seconds_mapping += mx[0];
   ctx->stats.seconds_migrating += mx[1];
   *cost = mx[0] + mx[1];

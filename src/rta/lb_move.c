@@ -427,7 +427,9 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   c.out_of = malloc((size_t)(n ? n : 1) * sizeof *c.out_of);
   c.in_of = malloc((size_t)(n ? n : 1) * sizeof *c.in_of);
   c.out = calloc((size_t)(n ? n : 1), sizeof *c.out);
-  if (!scount || !rcount || !sdisp || !rdisp || !c.out_of || !c.in_of || !c.out)
+  moves = malloc((size_t)(n ? n : 1) * sizeof *moves);
+  if (!scount || !rcount || !sdisp || !rdisp || !c.out_of || !c.in_of || !c.out ||
+      !moves)
     err = BALLAST_ENOMEM;
 
   mon__lib_begin();
@@ -529,11 +531,6 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
     goto done;
 
   /* 3. The states. */
-  moves = malloc((size_t)(nout ? nout : 1) * sizeof *moves);
-  if (!moves)
-    err = BALLAST_ENOMEM;
-  if (agree(comm, me, err, &who, &code))
-    goto done;
   for (int i = 0; i < nout; i++) {
     moves[i].task = rta_mapping_find(m, rta_task_key(c.out[i].t));
     moves[i].dest = c.out[i].dest;
