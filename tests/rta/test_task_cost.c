@@ -1,5 +1,5 @@
 /* The cost model: tasks that busy-wait for known relative times each step
- * (1 : 4 : 8) get moving averages in that order and ratio (within a loose
+ * (1 : 4 : 16) get moving averages in that order and ratio (within a loose
  * band: this is not a timing test), the window holds the configured number
  * of steps, and measurements replace estimates after min_steps. */
 #include <ballast/rta.h>
@@ -8,18 +8,20 @@
 
 #include "test_util.h"
 
-static double now(void) {
+static double cpu_now(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-/* Spin on the wall clock: the region's wall time is at least \a s, whatever
- * the scheduler does. */
+/* Spin until the thread has used \a s seconds of CPU: the region's wall time
+ * is at least \a s, and on a loaded machine every spin is stretched by about
+ * the same factor, so the ratios between tasks survive (a wall-clock spin
+ * would add one scheduling delay to each, squashing the ratios). */
 static void spin(double s) {
-  double t0 = now();
+  double t0 = cpu_now();
   volatile double x = 0;
-  while (now() - t0 < s)
+  while (cpu_now() - t0 < s)
     x += 1;
 }
 
@@ -48,31 +50,12 @@ static void monitoring_off(void) {
   TEST_PASS("rta_task_cost: monitoring off");
 }
 
-int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  if (argc > 1 && strcmp(argv[1], "off") == 0) {
-    monitoring_off();
-    MPI_Finalize();
-    return 0;
-  }
-  rta_cost_config_t cfg;
-  CHECK_EQ(rta_get_cost_config(&cfg), 0);
-  CHECK_EQ(cfg.window, 10);
-  CHECK_EQ(cfg.min_steps, 3);
-  /* Bad configurations, each rejected and leaving the old one. */
-  CHECK_EQ(rta_set_cost_config(NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_get_cost_config(NULL), BALLAST_EINVAL);
-  cfg.window = 0;
-  CHECK_EQ(rta_set_cost_config(&cfg), BALLAST_EINVAL);
-  cfg.window = 4;
-  cfg.min_steps = 5;
-  CHECK_EQ(rta_set_cost_config(&cfg), BALLAST_EINVAL);
-  cfg.min_steps = 0;
-  CHECK_EQ(rta_set_cost_config(&cfg), BALLAST_EINVAL);
-  CHECK_EQ(rta_set_window(0), BALLAST_EINVAL);
-  cfg.min_steps = 3;
+/* One run of the synthetic workload. The bookkeeping is checked hard; the
+ * timing ratios are returned (1: inside their band), so a run spoiled by a
+ * loaded machine can be repeated. */
+static int run_attempt(int attempt) {
+  rta_cost_config_t cfg = {4, 3};
   CHECK_EQ(rta_set_cost_config(&cfg), 0);
-
   rta_task_t *root, *k[4];
   const char *rn[] = {"cost"};
   const char *kn[] = {"a", "b", "c", "once"};
@@ -91,13 +74,13 @@ int main(int argc, char **argv) {
   CHECK(c.est_work == 10.0);
   CHECK_EQ(rta_task_cost(NULL, &c), BALLAST_EINVAL);
 
-  const double unit = 0.010;
+  const double unit = 0.005;
   long long s0 = rta_steps();
   for (int step = 0; step < 6; step++) {
     CHECK_EQ(rta_begin_task("cost"), 0);
     for (int i = 0; i < 3; i++) {
       CHECK_EQ(rta_task_begin(k[i]), 0);
-      spin(unit * (i == 0 ? 1 : i == 1 ? 2 : 8));
+      spin(unit * (i == 0 ? 1 : i == 1 ? 2 : 16));
       CHECK_EQ(rta_task_end(k[i]), 0);
     }
     /* "b" runs twice in a step: its step time is the sum of both. */
@@ -127,16 +110,15 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_task_cost(root, &cr), 0);
   CHECK_DGE(ca.avg_time, unit);
   CHECK_DGE(cb.avg_time, 4 * unit);
-  CHECK_DGE(cc.avg_time, 8 * unit);
-  /* a : b : c = 1 : 4 : 8 (b runs twice for 2 units). The band is loose: the
-   * machine may be shared, and a preempted spin only lasts longer. */
+  CHECK_DGE(cc.avg_time, 16 * unit);
+  /* a : b : c = 1 : 4 : 16 (b runs twice for 2 units). Soft checks, in a
+   * loose band: on a loaded machine a preempted spin lasts longer. */
   double rab = cb.avg_time / ca.avg_time, rbc = cc.avg_time / cb.avg_time;
-  CHECK_DLT(ca.avg_time, cb.avg_time);
-  CHECK_DLT(cb.avg_time, cc.avg_time);
-  CHECK_DGT(rab, 2.0);
-  CHECK_DLT(rab, 8.0);
-  CHECK_DGT(rbc, 1.2);
-  CHECK_DLT(rbc, 4.0);
+  int ok = ca.avg_time < cb.avg_time && cb.avg_time < cc.avg_time &&
+           rab > 2.0 && rab < 10.0 && rbc > 2.0 && rbc < 10.0;
+  if (!ok)
+    fprintf(stderr, "attempt %d: b/a %.2f c/b %.2f (expected 4 and 4)\n",
+            attempt, rab, rbc);
   CHECK_DGT(ca.last_time, 0);
   /* The root's region includes its children: at least their sum. */
   CHECK_DGE(cr.avg_time, ca.avg_time + cb.avg_time + cc.avg_time);
@@ -156,20 +138,52 @@ int main(int argc, char **argv) {
 
   /* A step in which a task's time jumps moves its average the right way. */
   CHECK_EQ(rta_task_begin(k[0]), 0);
-  spin(unit * 8);
+  spin(unit * 16);
   CHECK_EQ(rta_task_end(k[0]), 0);
   CHECK_EQ(rta_step(), 0);
   rta_task_cost_t ca2;
   CHECK_EQ(rta_task_cost(k[0], &ca2), 0);
-  CHECK_DGT(ca2.avg_time, 2 * ca.avg_time);
-  CHECK_DGE(ca2.last_time, unit * 8);
+  ok = ok && ca2.avg_time > 2 * ca.avg_time;
+  CHECK_DGE(ca2.last_time, unit * 16);
   CHECK_EQ(ca2.total_steps, 7);
   CHECK_EQ(ca2.nsteps, 2);
-  TEST_PASS("rta_task_cost: moving averages and estimate switch");
-
   CHECK_EQ(rta_reset(), 0);
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  if (argc > 1 && strcmp(argv[1], "off") == 0) {
+    monitoring_off();
+    MPI_Finalize();
+    return 0;
+  }
+  rta_cost_config_t cfg;
   CHECK_EQ(rta_get_cost_config(&cfg), 0);
   CHECK_EQ(cfg.window, 10);
+  CHECK_EQ(cfg.min_steps, 3);
+  /* Bad configurations, each rejected and leaving the old one. */
+  CHECK_EQ(rta_set_cost_config(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_get_cost_config(NULL), BALLAST_EINVAL);
+  cfg.window = 0;
+  CHECK_EQ(rta_set_cost_config(&cfg), BALLAST_EINVAL);
+  cfg.window = 4;
+  cfg.min_steps = 5;
+  CHECK_EQ(rta_set_cost_config(&cfg), BALLAST_EINVAL);
+  cfg.min_steps = 0;
+  CHECK_EQ(rta_set_cost_config(&cfg), BALLAST_EINVAL);
+  CHECK_EQ(rta_set_window(0), BALLAST_EINVAL);
+  cfg.min_steps = 3;
+  CHECK_EQ(rta_set_cost_config(&cfg), 0);
+
+  int ok = 0;
+  for (int attempt = 0; attempt < 5 && !ok; attempt++)
+    ok = run_attempt(attempt);
+  CHECK(ok);
+  TEST_PASS("rta_task_cost: moving averages and estimate switch");
+
+  CHECK_EQ(rta_get_cost_config(&cfg), 0);
+  CHECK_EQ(cfg.window, 10); /* rta_reset restored the defaults */
   MPI_Finalize();
   return 0;
 }
