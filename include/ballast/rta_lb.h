@@ -71,6 +71,12 @@
  * each member the gang's sub-communicator. A gang's own state is not moved by
  * rta (its members share it through that communicator).
  *
+ * \section rta_lb_life Lifetime
+ * Destroy contexts before rta_reset() or removing the context's root: a
+ * context keeps handles of this process's tasks. Tasks the application
+ * defines or removes under the root between remaps are taken into account by
+ * the next remap (owners and the local list refresh then).
+ *
  * \section rta_lb_threads Threads
  * Contexts are not thread safe: call everything here from the thread that
  * calls MPI, like the rest of rta.

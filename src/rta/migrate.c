@@ -271,7 +271,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       }
     }
     for (int p = 0; p < nprocs && !err; p++)
-      if (rlen[p] > 0 && !(ragg[p] = mig_malloc(rlen[p])))
+      if (rlen[p] > 0 && !(ragg[p] = mig_malloc_large(rlen[p])))
         err = BALLAST_ENOMEM;
     for (int i = oi; i < oend; i++)
       if (out[i].bytes < AGG_MAX) {
@@ -279,7 +279,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
         slen[out[i].peer] += out[i].bytes;
       }
     for (int p = 0; p < nprocs && !err; p++)
-      if (slen[p] > 0 && !(sagg[p] = mig_malloc(slen[p])))
+      if (slen[p] > 0 && !(sagg[p] = mig_malloc_large(slen[p])))
         err = BALLAST_ENOMEM;
     for (int i = oi; i < oend && !err; i++) {
       const void *ptr = NULL;
@@ -293,7 +293,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       }
       void *dst = small ? sagg[out[i].peer] + out[i].off : NULL;
       if (!small) {
-        out[i].buf = mig_malloc(out[i].bytes);
+        out[i].buf = mig_malloc_large(out[i].bytes);
         dst = out[i].buf;
       }
       if (!dst) {
