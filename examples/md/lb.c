@@ -158,6 +158,11 @@ int md_lb_init(md_sim_t *s) {
   free(names); free(np); free(par); free(ce); free(pk); free(out);
   /* every rank goes into the (collective) context definition, which fails
    * everywhere when one rank's tree is incomplete */
+  /* Per-block times are a few hundred microseconds: on a loaded machine a
+   * single preemption charged to one block dominates it, so the cost model
+   * averages over 20 steps instead of 10. */
+  rta_cost_config_t cc = {20, 3};
+  if (!rc) rc = rta_set_cost_config(&cc);
   rta_lb_config_t cfg;
   rta_lb_config_default(&cfg);
   cfg.strategy = s->p.lb_random ? RTA_MAP_RANDOM : RTA_MAP_TWOPHASE;
