@@ -330,6 +330,16 @@ typedef struct {
    *  on stencils). Remaps (prev given) always use SCOTCH's built strategy
    *  with SCOTCH_STRATREMAP, which accounts for the migration cost. */
   const char *scotch_strategy;
+  /** Non-zero: with rta_map_graph_par(), phase 1 of RTA_MAP_TWOPHASE runs
+   *  distributed over the communicator's ranks with PT-Scotch
+   *  (SCOTCH_dgraphMap of the graph split in vertex blocks, onto a weighted
+   *  complete graph of the nodes, weights = cores per node; the node of every
+   *  vertex is then gathered on every rank), for graphs too large for one
+   *  rank's phase 1. First mappings only: remaps (prev given), builds
+   *  without PT-Scotch and rta_map_graph_ex() keep the sequential phase 1.
+   *  PT-Scotch is not deterministic across rank counts: the result depends
+   *  on the number of ranks (every rank still gets the same mapping). */
+  int distributed_phase1;
 } rta_map_options_t;
 
 /** \brief Fills \a o with the defaults. */

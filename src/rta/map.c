@@ -504,6 +504,12 @@ static int map_twophase(mctx_t *c, int64_t *slot) {
   double t0 = rta__now();
   if (hw->nnodes == 1) {
     memset(node_of, 0, (size_t)n * sizeof *node_of);
+  } else if (c->comm != MPI_COMM_NULL && c->o.distributed_phase1 &&
+             !c->prev && rta__phase1_dist_available()) {
+    /* collective: fails on every rank together */
+    if ((rc = rta__phase1_dist(g, hw, c->velo, c->comm, c->o.balrat / 2,
+                               c->o.seed, node_of)))
+      goto done;
   } else if ((rc = phase1(c, node_of))) {
     if (c->comm != MPI_COMM_NULL) /* the others wait in the exchange */
       share_phase2(c, rc, NULL, NULL, NULL);

@@ -225,6 +225,23 @@ int rta__subgraph(const rta_graph_t *g, const int64_t *verts, int64_t k,
                   int32_t *g2l, SCOTCH_Num **vertp, SCOTCH_Num **edgep,
                   double **wp, int64_t *narcp);
 
+/* ---- distributed phase 1 (map_dist.c) ---------------------------------------- */
+
+/** 1 when this build has PT-Scotch (rta__phase1_dist() works), else 0. */
+int rta__phase1_dist_available(void);
+
+/**
+ * Phase 1 with PT-Scotch: vertex blocks of \a g (velo: normalised vertex
+ * weights) mapped over the ranks of \a comm onto a weighted complete graph of
+ * the nodes of \a hw with imbalance \a bal; node_of (nvert) filled on every
+ * rank. Collective; an error anywhere is returned everywhere (EREMOTE where
+ * remote). 0; BALLAST_ESCOTCH; BALLAST_EMPI; BALLAST_EOVERFLOW;
+ * BALLAST_ENOMEM; BALLAST_ENOTSUP without PT-Scotch.
+ */
+int rta__phase1_dist(const rta_graph_t *g, const rta_hw_t *hw,
+                     const SCOTCH_Num *velo, MPI_Comm comm, double bal,
+                     unsigned seed, SCOTCH_Num *node_of);
+
 /* ---- baselines (map_basic.c) ------------------------------------------------ */
 
 /** Vertex v -> slot v mod nslots. */
