@@ -179,11 +179,12 @@ int main(int argc, char **argv) {
 
   double *wall = calloc((size_t)p->steps, sizeof(double));
   double *decide = calloc((size_t)p->steps, sizeof(double)); /* ballast: deciding s per step */
+  int *lbev = calloc((size_t)p->steps, sizeof(int));          /* ballast: remap at the step */
   double *comp = calloc((size_t)p->steps, sizeof(double));
   md_series_t ser = {calloc((size_t)p->steps, sizeof(double)),
                      calloc((size_t)p->steps, sizeof(double)),
-                     calloc((size_t)p->steps, sizeof(double))};
-  if (!wall || !decide || !comp || !ser.wall || !ser.cmax || !ser.cavg) die(s, BALLAST_ENOMEM, "setup");
+                     calloc((size_t)p->steps, sizeof(double)), NULL};
+  if (!wall || !decide || !lbev || !comp || !ser.wall || !ser.cmax || !ser.cavg) die(s, BALLAST_ENOMEM, "setup");
   int every = p->progress > 0 ? (p->steps + p->progress - 1) / p->progress : 0;
   int *newmap = malloc(sizeof(int) * (size_t)s->nblocks);
   if (!newmap) die(s, BALLAST_ENOMEM, "setup");
@@ -202,6 +203,7 @@ int main(int argc, char **argv) {
     double dec0 = s->lbst.seconds_deciding;
     if (s->lb && (rc = md_lb_step(s, &remapped))) die(s, rc, "rta_perform_load_balancing");
     decide[step] = s->lbst.seconds_deciding - dec0;
+    lbev[step] = remapped;
     wall[step] = MPI_Wtime() - t0;
     if (remapped && s->rank == 0 && !p->json_only) {
       rta_decision_t d;
@@ -269,6 +271,7 @@ int main(int argc, char **argv) {
     s->lb_seconds = s->lbst.seconds_mapping + s->lbst.seconds_migrating + s->lb_deciding_min;
   }
   md_report(s, &ser, &res);
+  ser.lbev = lbev;
   if (p->trace && s->rank == 0) md_write_trace(s, &ser, p->trace);
   if (p->pia) md_pia_listing(s);
   md_lb_finish(s);
@@ -276,6 +279,7 @@ int main(int argc, char **argv) {
   free(newmap);
   free(wall);
   free(decide);
+  free(lbev);
   free(comp);
   free(ser.wall);
   free(ser.cmax);

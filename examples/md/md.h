@@ -228,6 +228,7 @@ typedef struct {
   double *wall;      /* per step: max over ranks of wall time */
   double *cmax;      /* per step: max over ranks of compute time */
   double *cavg;      /* per step: mean over ranks of compute time */
+  int *lbev;         /* per step (trace only): 1 remap moved blocks, 2 remap moved none */
 } md_series_t;
 /* End-of-run figures gathered on every rank (md_report prints on rank 0). */
 typedef struct {
@@ -245,7 +246,7 @@ int md_id_checksum(const md_sim_t *s, uint64_t out[3]);
 /* Rank 0 prints the human summary (unless --json-only) and the JSON line. */
 void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r);
 /* Rank 0: one line per step (step, wall max, compute max, compute mean,
- * imbalance) into path; a warning on stderr when it cannot be written. */
+ * imbalance, ballast remap 0/1/2) into path; a warning on stderr when it cannot be written. */
 void md_write_trace(const md_sim_t *s, const md_series_t *ser, const char *path);
 
 #endif

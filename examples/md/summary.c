@@ -155,11 +155,13 @@ void md_write_trace(const md_sim_t *s, const md_series_t *ser, const char *path)
     return;
   }
   fprintf(f, "# ballast-md trace: scenario %s, strategy %s, %d ranks, %ld particles\n"
-             "# step wall_max_s compute_max_s compute_avg_s imbalance\n",
+             "# step wall_max_s compute_max_s compute_avg_s imbalance remap\n"
+             "# (remap: 1 ballast remapped after this step and moved blocks, 2 remapped and "
+             "moved none)\n",
           md_scenario_name(s->p.scenario), md_strategy_name(s->p.strategy), s->size,
           s->natoms);
   for (int k = 0; k < s->p.steps; k++)
-    fprintf(f, "%d %.6e %.6e %.6e %.4f\n", k + 1, ser->wall[k], ser->cmax[k], ser->cavg[k],
-            ser->cavg[k] > 0 ? ser->cmax[k] / ser->cavg[k] : 1.0);
+    fprintf(f, "%d %.6e %.6e %.6e %.4f %d\n", k + 1, ser->wall[k], ser->cmax[k], ser->cavg[k],
+            ser->cavg[k] > 0 ? ser->cmax[k] / ser->cavg[k] : 1.0, ser->lbev ? ser->lbev[k] : 0);
   if (fclose(f)) fprintf(stderr, "ballast-md: error writing the trace to %s\n", path);
 }
