@@ -8,9 +8,9 @@ step is the median of the repetitions, smoothed by a running median over 5
 steps. Colours: block black, random orange, round-robin blue, ballast green
 (the steps after which ballast remapped and moved blocks are marked by green
 ticks at the top). The y axis of each
-panel starts at 0; its top (printed by the script, in ms) is 1.1 x the
-largest plotted value; grey grid lines every 10 ms, vertical ones every 50
-steps.
+panel starts at 0 (ms, labelled every 20 or 50 ms); its top (printed by the
+script) is 1.1 x the largest plotted value; grey grid lines every 10 ms,
+vertical ones every 50 steps (labelled with the step).
 
 usage: plot.py [--out bench/md_fig6/out] [--png bench/md_fig6/fig6.png]
 """
@@ -25,6 +25,12 @@ COL = {"block": (0, 0, 0), "random": (230, 130, 0), "roundrobin": (30, 90, 220),
        "ballast": (0, 160, 60)}
 SCEN = ["uniform", "droplet", "cluster"]
 W, H, PAD = 420, 300, 30
+
+
+# 3x5 digits, rows top to bottom, bit 2 = left column
+FONT = {"0": [7, 5, 5, 5, 7], "1": [2, 6, 2, 2, 7], "2": [7, 1, 7, 4, 7], "3": [7, 1, 7, 1, 7],
+        "4": [5, 5, 7, 1, 1], "5": [7, 4, 7, 1, 7], "6": [7, 4, 7, 5, 7], "7": [7, 1, 1, 1, 1],
+        "8": [7, 5, 7, 5, 7], "9": [7, 5, 7, 1, 7]}
 
 
 def png(path, w, h, px):
@@ -64,6 +70,17 @@ def main():
             i = (y * tw + x) * 3
             px[i:i + 3] = bytes(c)
 
+    def text(x, y, t, c=(90, 90, 90), k=2):
+        """Digits at (x, y) (top left), k x k pixels per font pixel."""
+        for ch in t:
+            for r, bits in enumerate(FONT.get(ch, [0] * 5)):
+                for col in range(3):
+                    if bits & (4 >> col):
+                        for dy in range(k):
+                            for dx in range(k):
+                                put(x + col * k + dx, y + r * k + dy, c)
+            x += 4 * k
+
     def line(x0, y0, x1, y1, c):
         n = max(abs(x1 - x0), abs(y1 - y0), 1)
         for i in range(n + 1):
@@ -99,8 +116,11 @@ def main():
             return round(y0 - (y0 - y1) * t / top)
         for ms in range(10, int(top * 1e3) + 1, 10):
             line(x0, Y(ms / 1e3), x1, Y(ms / 1e3), (225, 225, 225))
+            if ms % (20 if top < 0.15 else 50) == 0:
+                text(ox + 2, Y(ms / 1e3) - 5, str(ms))
         for s in range(50, n, 50):
             line(X(s), y0, X(s), y1, (225, 225, 225))
+            text(X(s) - 4 * len(str(s)), y0 + 6, str(s))
         line(x0, y0, x1, y0, (0, 0, 0))
         line(x0, y0, x0, y1, (0, 0, 0))
         for st, v in series.items():
