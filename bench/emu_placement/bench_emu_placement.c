@@ -189,6 +189,7 @@ static MPI_Comm ballast_place(const char *rn, int stencil, int me, int heavy,
   cfg.use_env = 0;
   cfg.policy.mode = RTA_POLICY_EXPLICIT;
   cfg.strategy = RTA_MAP_TWOPHASE;
+  cfg.measure_links = 1; /* ballast's measured-model mapping */
   MPI_Comm c;
   if (rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, ctx, &c))
     DIE("define_lb_context");

@@ -120,6 +120,10 @@ typedef struct {
   size_t mem_limit;            /**< bytes packed+received per migration round per rank (0: 64 MiB) */
   rta_lb_time_t step_time;     /**< source of the per-rank step times */
   int use_env;                 /**< 1 (default): the BALLAST_LB* variables override \c policy */
+  int measure_links;           /**< 1: measure latency and bandwidth between node leaders when
+                                    the context is defined and map with those inter-node costs
+                                    (rta_hw_options_t.measure_links); 0 (default): every
+                                    inter-node hop costs the same */
 } rta_lb_config_t;
 
 /** Counters and figures of a context (same on every rank unless noted). */
@@ -155,7 +159,8 @@ BALLAST_API int rta_lb_config_default(rta_lb_config_t *cfg);
  * \brief Defines a load-balancing context over \a comm for the subtree under
  * \a root.
  *
- * Collective over \a comm. Discovers the hardware (rta_hw_discover()),
+ * Collective over \a comm. Discovers the hardware (rta_hw_discover_ex(),
+ * with measured inter-node links when cfg->measure_links),
  * gathers the task tree (the root must be defined on every process, with the
  * same key), creates the policy (\a cfg, then the environment when
  * cfg->use_env) and places the gangs.

@@ -176,7 +176,10 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     err = BALLAST_ENOMEM;
   int rc = agree(base != MPI_COMM_NULL ? base : comm, rank, err);
   if (!rc) {
-    rc = rta_hw_discover(base, &ctx->hw);
+    rta_hw_options_t ho;
+    rta_hw_options_init(&ho);
+    ho.measure_links = ctx->cfg.measure_links;
+    rc = rta_hw_discover_ex(base, &ho, &ctx->hw);
     rc = agree(base, rank, rc);
   }
   if (!rc) {

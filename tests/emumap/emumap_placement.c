@@ -102,6 +102,7 @@ int main(int argc, char **argv) {
   cfg.use_env = 0;
   cfg.policy.mode = RTA_POLICY_EXPLICIT;
   cfg.strategy = RTA_MAP_TWOPHASE;
+  cfg.measure_links = 1; /* the "measured-model mapping" of issue 7 */
   rta_lb_context_t *ctx = NULL;
   MPI_Comm comm = MPI_COMM_NULL;
   CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
