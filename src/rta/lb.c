@@ -10,6 +10,7 @@
 
 #include "common_internal.h"
 #include "mon/mon_internal.h"
+#include "rta/rta_internal.h"
 
 /* The registry of contexts, keyed by application communicator (a list: a
  * program has a handful of contexts). */
@@ -26,17 +27,6 @@ int rta_lb_config_default(rta_lb_config_t *cfg) {
   return 0;
 }
 
-/* A rank that failed returns its own code, every other BALLAST_EREMOTE. */
-static int agree(MPI_Comm comm, int rank, int err) {
-  struct {
-    int val, idx;
-  } in = {err ? rank : INT_MAX, err}, out;
-  if (MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm) != MPI_SUCCESS)
-    return BALLAST_EMPI;
-  if (out.val == INT_MAX)
-    return 0;
-  return err ? err : BALLAST_EREMOTE;
-}
 
 static int cmp_task_key(const void *a, const void *b) {
   return strcmp(rta_task_key(*(rta_task_t *const *)a),
@@ -174,13 +164,13 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     err = rta_policy_create(&ctx->cfg.policy, size, &ctx->policy);
   if (!err && !(ctx->stepbuf = malloc(4 * (size_t)size * sizeof *ctx->stepbuf)))
     err = BALLAST_ENOMEM;
-  int rc = agree(base != MPI_COMM_NULL ? base : comm, rank, err);
+  int rc = rta__agree(base != MPI_COMM_NULL ? base : comm, err, NULL, NULL);
   if (!rc) {
     rta_hw_options_t ho;
     rta_hw_options_init(&ho);
     ho.measure_links = ctx->cfg.measure_links;
     rc = rta_hw_discover_ex(base, &ho, &ctx->hw);
-    rc = agree(base, rank, rc);
+    rc = rta__agree(base, rc, NULL, NULL);
   }
   if (!rc) {
     /* Gather the tree once: owners, placement mode, validation. */
@@ -206,12 +196,13 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
       rc = BALLAST_ENOMEM;
     if (!rc)
       rc = refresh_local(ctx, NULL);
-    rc = agree(base, rank, rc);
+    rc = rta__agree(base, rc, NULL, NULL);
   }
   if (!rc)
-    rc = agree(base, rank, rta__lb_gang_comms(ctx, ctx->gangs, ctx->ngangs));
+    rc = rta__agree(base, rta__lb_gang_comms(ctx, ctx->gangs, ctx->ngangs), NULL,
+                    NULL);
   if (!rc)
-    rc = agree(base, rank, build_app_comm(ctx, &ctx->app));
+    rc = rta__agree(base, build_app_comm(ctx, &ctx->app), NULL, NULL);
   mon__lib_end();
   if (rc) {
     if (ctx)
@@ -363,16 +354,16 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
   rta__gang_t *gangs = NULL;
   int ngangs = 0;
   int rc = rta_find_task(ctx->root_key, &root);
-  rc = agree(ctx->base, ctx->rank, rc);
+  rc = rta__agree(ctx->base, rc, NULL, NULL);
   if (!rc)
     rc = rta_map_tasks(ctx->base, root, ctx->hw, &mo, &m);
   if (!rc)
-    rc = agree(ctx->base, ctx->rank,
-               rta__lb_place_gangs(ctx, m, 0, &gangs, &ngangs));
+    rc = rta__agree(ctx->base, rta__lb_place_gangs(ctx, m, 0, &gangs, &ngangs),
+                    NULL, NULL);
   int *slot = NULL;
   if (!rc) {
     slot = target_slots(ctx, m, gangs, ngangs);
-    rc = agree(ctx->base, ctx->rank, slot ? 0 : BALLAST_ENOMEM);
+    rc = rta__agree(ctx->base, slot ? 0 : BALLAST_ENOMEM, NULL, NULL);
   }
   double t1 = MPI_Wtime();
   rta__lb_move_result_t mv = {0, 0, -1, 0};
@@ -421,15 +412,16 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
     }
     if (!lrc)
       lrc = refresh_local(ctx, slot);
-    rc = agree(ctx->base, ctx->rank, lrc);
+    rc = rta__agree(ctx->base, lrc, NULL, NULL);
     if (!rc && ctx->ngangs > 0) /* ngangs is the same on every rank */
-      rc = agree(ctx->base, ctx->rank, rta__lb_gang_comms(ctx, ctx->gangs, ctx->ngangs));
+      rc = rta__agree(ctx->base, rta__lb_gang_comms(ctx, ctx->gangs, ctx->ngangs),
+                      NULL, NULL);
     int any = 0;
     for (int64_t v = 0; v < n; v++)
       any |= rta_mapping_nprocs(ctx->mapping, v) == 1 &&
              slot[v] != rta_mapping_owner(ctx->mapping, v);
     if (!rc && ctx->placement && any)
-      rc = agree(ctx->base, ctx->rank, build_app_comm(ctx, &app));
+      rc = rta__agree(ctx->base, build_app_comm(ctx, &app), NULL, NULL);
     if (!rc && app != MPI_COMM_NULL) {
       MPI_Comm_free(&ctx->app);
       ctx->app = app;

@@ -393,20 +393,6 @@ static int cmp_out(const void *a, const void *b) {
   return strcmp(rta_task_key(x->t), rta_task_key(y->t));
 }
 
-/* First failing rank and code, as the engine agrees. */
-static int agree(MPI_Comm comm, int rank, int err, int *who, int *code) {
-  struct {
-    int val, idx;
-  } in = {err ? rank : INT_MAX, err}, out;
-  if (MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm) != MPI_SUCCESS) {
-    *who = rank;
-    *code = BALLAST_EMPI;
-    return BALLAST_EMPI;
-  }
-  *who = out.val == INT_MAX ? -1 : out.val;
-  *code = out.val == INT_MAX ? 0 : out.idx;
-  return *code;
-}
 
 int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
                  const int *slot, rta__lb_move_result_t *res) {
@@ -457,7 +443,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
     err = describe(&c.out[i], v, &b);
     scount[c.out[i].dest] += (int)(b.n - before);
   }
-  if (agree(comm, me, err, &who, &code))
+  if (rta__agree(comm, err, &who, &code))
     goto done;
 
   /* 2. Descriptors, counts first. */
@@ -472,7 +458,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   rdesc = malloc(rtotal ? rtotal : 1);
   if (!err && !rdesc)
     err = BALLAST_ENOMEM;
-  if (agree(comm, me, err, &who, &code))
+  if (rta__agree(comm, err, &who, &code))
     goto done;
   if (MPI_Alltoallv(b.p ? (void *)b.p : (void *)rdesc, scount, sdisp, MPI_BYTE,
                     rdesc, rcount, rdisp, MPI_BYTE, comm) != MPI_SUCCESS)
@@ -527,7 +513,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
     }
     nin = k;
   }
-  if (agree(comm, me, err, &who, &code))
+  if (rta__agree(comm, err, &who, &code))
     goto done;
 
   /* 3. The states. */

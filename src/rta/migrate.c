@@ -11,6 +11,7 @@
 
 #include "common_internal.h"
 #include "mon/mon_internal.h"
+#include "rta/rta_internal.h"
 
 #define MIGRATE_TAG 0x6d67 /* "mg" */
 #define DEFAULT_MEM_LIMIT ((size_t)64 << 20)
@@ -65,27 +66,6 @@ typedef struct {
   size_t off;       /* small states: offset in the peer's aggregate */
 } item_t;
 
-/* Agree on the first failing rank and its code. Returns 0 when none failed. */
-static int agree(MPI_Comm comm, int rank, int local_err, int *who, int *code) {
-  struct {
-    int val, idx;
-  } in, out;
-  in.val = local_err ? rank : INT_MAX;
-  in.idx = local_err;
-  if (MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm) != MPI_SUCCESS) {
-    *who = rank;
-    *code = BALLAST_EMPI;
-    return BALLAST_EMPI;
-  }
-  if (out.val == INT_MAX) {
-    *who = -1;
-    *code = 0;
-    return 0;
-  }
-  *who = out.val;
-  *code = out.idx;
-  return out.idx;
-}
 
 static int cmp_by_peer(const void *a, const void *b) {
   const item_t *x = a, *y = b;
@@ -169,7 +149,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       err = BALLAST_ETOOBIG;
     }
   }
-  if (agree(comm, rank, err, &who, &code))
+  if (rta__agree(comm, err, &who, &code))
     goto done;
 
   /* 2. Rounds: greedy over the moves in destination order, each round packing
@@ -211,7 +191,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   reqs = malloc(sizeof *reqs * (size_t)(nmoves + nin + 2 * nprocs + 1));
   if (!rh || !in || !rslot || !reqs)
     err = BALLAST_ENOMEM;
-  if (agree(comm, rank, err, &who, &code))
+  if (rta__agree(comm, err, &who, &code))
     goto done;
   if (MPI_Alltoallv(sh, scount, sdisp, MPI_INT64_T, rh, rcount, rdisp,
                     MPI_INT64_T, comm) != MPI_SUCCESS)
@@ -235,7 +215,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       myrounds = in[i].round + 1;
   if (MPI_Allreduce(&myrounds, &nrounds, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
     err = BALLAST_EMPI;
-  if (agree(comm, rank, err, &who, &code))
+  if (rta__agree(comm, err, &who, &code))
     goto done;
 
   /* 4. Rounds: allocate and pack, agree, transfer, unpack. The agreement
@@ -311,7 +291,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       }
       out[i].send = out[i].buf;
     }
-    if (agree(comm, rank, err, &who, &code))
+    if (rta__agree(comm, err, &who, &code))
       goto done;
     /* Receives first (aggregates, then single states), then sends. rslot[k]
      * says what request k receives: -1-p for peer p's aggregate, else the
@@ -396,7 +376,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     oi = oend;
     st.rounds++;
   }
-  agree(comm, rank, err, &who, &code);
+  rta__agree(comm, err, &who, &code);
 
 done:
   /* 5. Commit everywhere or roll back everywhere. */

@@ -139,4 +139,11 @@ int rta__cost_partner_bytes(MPI_Comm comm, double *out, long long *steps);
 /** Resets the partner-volume baseline to now (after a mapping). */
 int rta__cost_partner_rebase(MPI_Comm comm);
 
+/* Collective over comm: agree on whether any rank failed. Returns 0 when none
+ * did; this rank's own code when it failed; BALLAST_EREMOTE when only others
+ * did (BALLAST_EMPI when the agreement itself failed). \a who and \a code
+ * (both may be NULL) receive the lowest failing rank and its code, or -1 and
+ * 0. Every rank learns the same who and code. (agree.c) */
+int rta__agree(MPI_Comm comm, int err, int *who, int *code);
+
 #endif /* BALLAST_RTA_INTERNAL_H */

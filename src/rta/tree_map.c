@@ -219,14 +219,6 @@ static int parse_all(world_t *w, const unsigned char *all, const int *counts,
 
 /* Agrees on failure: every rank returns its own code if it failed, else
  * BALLAST_EREMOTE when another rank failed. */
-static int agree(MPI_Comm comm, int rc) {
-  int worst = rc;
-  if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-    return BALLAST_EMPI;
-  if (rc)
-    return rc;
-  return worst ? BALLAST_EREMOTE : 0;
-}
 
 static uint64_t key_hash(const char *s) {
   uint64_t h = 14695981039346656037ull;
@@ -271,7 +263,7 @@ static int allgather_records(MPI_Comm comm, world_t *w, const buf_t *b,
   int mine = (int)b->n;
   if (b->n > (size_t)INT32_MAX)
     rc = BALLAST_EOVERFLOW;
-  rc = agree(comm, rc);
+  rc = rta__agree(comm, rc, NULL, NULL);
   if (!rc && MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, comm) !=
                  MPI_SUCCESS)
     rc = BALLAST_EMPI;
@@ -285,7 +277,7 @@ static int allgather_records(MPI_Comm comm, world_t *w, const buf_t *b,
       rc = BALLAST_EOVERFLOW;
     else if (!(all = malloc((size_t)total)))
       rc = BALLAST_ENOMEM;
-    rc = agree(comm, rc);
+    rc = rta__agree(comm, rc, NULL, NULL);
   }
   if (!rc && MPI_Allgatherv(b->p, mine, MPI_BYTE, all, counts, displs,
                             MPI_BYTE, comm) != MPI_SUCCESS)
@@ -540,7 +532,7 @@ static int map_gathered(MPI_Comm comm, const world_t *w, const char *root_key,
       if (!(m->keys[v] = strdup(x->key)))
         rc = BALLAST_ENOMEM;
     }
-  rc = agree(comm, rc);
+  rc = rta__agree(comm, rc, NULL, NULL);
   if (!rc && o->strategy == RTA_MAP_TWOPHASE) {
     /* Every rank holds the graph: phase 2 runs in parallel over the nodes
      * (seed figure 5); the engine agrees on errors itself. */
@@ -611,7 +603,7 @@ int rta_map_tasks(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
                  "communicator %d ranks", rta_hw_nslots(hw), w.size);
     rc = BALLAST_EINVAL;
   }
-  rc = agree(comm, rc);
+  rc = rta__agree(comm, rc, NULL, NULL);
   if (rc)
     goto done;
   /* Same root everywhere: compare min and max of the key's hash. */
@@ -627,12 +619,12 @@ int rta_map_tasks(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
   if (rc == BALLAST_EMISMATCH)
     BALLAST_WARN("rta: map_tasks: ranks pass different roots (here \"%s\")",
                  root->key);
-  rc = agree(comm, rc);
+  rc = rta__agree(comm, rc, NULL, NULL);
   if (rc == BALLAST_EREMOTE)
     rc = BALLAST_EMISMATCH; /* a disagreement is everyone's */
   if (rc)
     goto done;
-  rc = agree(comm, pack_local(comm, w.size, root, &b));
+  rc = rta__agree(comm, pack_local(comm, w.size, root, &b), NULL, NULL);
   if (!rc)
     rc = allgather_records(comm, &w, &b, &all);
   if (!rc)
