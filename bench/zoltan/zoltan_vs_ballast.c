@@ -15,6 +15,8 @@
  *
  * usage: zoltan_vs_ballast [--graph stencil:N|md:N] [--nodes K]
  *        [--topo "pack:2 core:8"] [--methods rcb,hsfc,graph,scotch,hypergraph]
+ *        (a method "ballast:S" adds ballast remapping with
+ *        steps_between_remaps = S; plain "ballast" is always first)
  *        [--heavy F] [--json]
  */
 #include <math.h>
@@ -274,7 +276,7 @@ int main(int argc, char **argv) {
   for (int m = 0; m < nm; m++) {
     double secs = 0;
     first[m] = malloc((size_t)nv * sizeof(int64_t));
-    if (!strcmp(names[m], "ballast")) {
+    if (!strncmp(names[m], "ballast", 7)) {
       double t0 = now();
       rc = rta_map_graph_ex(b.g, hw, RTA_MAP_TWOPHASE, NULL, NULL, first[m], NULL);
       secs = now() - t0;
@@ -298,9 +300,14 @@ int main(int argc, char **argv) {
   for (int m = 0; m < nm; m++) {
     if (!first[m]) continue;
     double secs = 0;
-    if (!strcmp(names[m], "ballast")) {
+    if (!strncmp(names[m], "ballast", 7)) {
+      /* "ballast:S": remap with steps_between_remaps = S (default 10) */
+      rta_map_options_t o;
+      rta_map_options_init(&o);
+      if (names[m][7] == ':')
+        o.steps_between_remaps = atof(names[m] + 8);
       double t0 = now();
-      rc = rta_map_graph_ex(b.g, hw, RTA_MAP_TWOPHASE, first[m], NULL, cur, NULL);
+      rc = rta_map_graph_ex(b.g, hw, RTA_MAP_TWOPHASE, first[m], &o, cur, NULL);
       secs = now() - t0;
     } else {
       b.prev = first[m];

@@ -337,8 +337,9 @@ typedef struct {
    *  vertex is then gathered on every rank), for graphs too large for one
    *  rank's phase 1. First mappings only: remaps (prev given), builds
    *  without PT-Scotch and rta_map_graph_ex() keep the sequential phase 1.
-   *  PT-Scotch is not deterministic across rank counts: the result depends
-   *  on the number of ranks (every rank still gets the same mapping). */
+   *  PT-Scotch runs with its SCOTCH_STRATSPEED strategy and is not
+   *  deterministic: the result depends on the number of ranks and may vary
+   *  between runs (every rank of one call still gets the same mapping). */
   int distributed_phase1;
 } rta_map_options_t;
 

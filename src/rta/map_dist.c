@@ -77,7 +77,7 @@ static int map_block(const rta_graph_t *g, const rta_hw_t *hw,
   PMPI_Comm_size(comm, &size);
   SCOTCH_stratInit(&strat);
   has_strat = 1;
-  if (SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATDEFAULT, size,
+  if (SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATSPEED, size,
                                  hw->nnodes, bal) != 0 ||
       SCOTCH_dgraphMap(&dg, &arch, &strat, partloc) != 0)
     rc = BALLAST_ESCOTCH;
