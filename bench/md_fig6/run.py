@@ -30,10 +30,11 @@ import sys
 import time
 
 SCEN = {
-    # lattice sites: the uniform liquid keeps every site; droplet and
+    # lattice sites: the uniform liquid keeps every site (23,328 = 4 x 18^3:
+    # 12 cells per side, 3 per block, so the slabs are equal); droplet and
     # cluster keep a dense sphere and a dilute gas (about 22,500 and 14,500
     # particles), so the three runs take comparable time per step
-    "uniform": ["--particles", "32000"],
+    "uniform": ["--particles", "23328"],
     "droplet": ["--particles", "256000"],
     "cluster": ["--particles", "256000", "--drift", "4"],
 }

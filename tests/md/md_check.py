@@ -294,9 +294,11 @@ def check_ballast_uniform(a):
     # two ranks on a loaded 2-core machine, where a rank sharing its core
     # with another process measures 5-10% more time per step (measured: block
     # decomposition, uniform, windows of 10 steps, 1.00-1.09) and ballast
-    # would rightly move work away from it. 32,000 particles make a step
-    # long (tens of ms) against a time slice; the test runs alone (RUN_SERIAL).
-    d = run(a, a.np, "--particles", "32000", "--steps", "60", "--blocks", "4,4,4",
+    # would rightly move work away from it. 23,328 particles (4 x 18^3: 12
+    # cells per side, 3 per block, so the two slabs hold equal work) make a
+    # step long (tens of ms) against a time slice; the test runs alone
+    # (RUN_SERIAL).
+    d = run(a, a.np, "--particles", "23328", "--steps", "60", "--blocks", "4,4,4",
             "--strategy", "ballast", env={"BALLAST_LB_THRESHOLD": "1.25"})
     check(d["lb_calls"] == 60, "one call per step", d["lb_calls"])
     check(d["lb_imbalance_last"] > 0, "the policy judged windows", d["lb_imbalance_last"])
