@@ -28,13 +28,15 @@ static int map_block(const rta_graph_t *g, const rta_hw_t *hw,
                      unsigned seed, int64_t lo, int64_t hi,
                      SCOTCH_Num *partloc) {
   int64_t nloc = hi - lo, eb = g->xadj[lo], narc = g->xadj[hi] - eb;
-  int rc = 0, has_dg = 0, has_arch = 0, has_strat = 0;
+  int rc = 0, has_dg = 0, has_bound = 0, has_ctx = 0, has_arch = 0;
+  int has_strat = 0;
   SCOTCH_Num *vert = malloc(((size_t)nloc + 1) * sizeof *vert);
   SCOTCH_Num *edge = malloc((size_t)(narc ? narc : 1) * sizeof *edge);
   SCOTCH_Num *edlo = malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
   SCOTCH_Num *vel = malloc((size_t)(nloc ? nloc : 1) * sizeof *vel);
   SCOTCH_Num *wt = malloc((size_t)hw->nnodes * sizeof *wt);
-  SCOTCH_Dgraph dg;
+  SCOTCH_Dgraph dg, bound;
+  SCOTCH_Context ctx;
   SCOTCH_Arch arch;
   SCOTCH_Strat strat;
   if (!vert || !edge || !edlo || !vel || !wt) {
@@ -54,8 +56,12 @@ static int map_block(const rta_graph_t *g, const rta_hw_t *hw,
     vel[v] = velo[lo + v];
   for (int k = 0; k < hw->nnodes; k++)
     wt[k] = hw->node_xslot[k + 1] - hw->node_xslot[k];
-  SCOTCH_randomSeed((SCOTCH_Num)seed);
-  SCOTCH_randomReset();
+  /* One thread per process (PT-Scotch's own threads would call MPI under
+   * MPI_THREAD_SINGLE: Open MPI then crashed in MPI_Finalize now and then),
+   * deterministic options and a seeded private random generator. */
+  if ((rc = rta__ctx_init(&ctx, seed)))
+    goto done;
+  has_ctx = 1;
   if (SCOTCH_dgraphInit(&dg, comm) != 0) {
     rc = BALLAST_ESCOTCH;
     goto done;
@@ -64,6 +70,15 @@ static int map_block(const rta_graph_t *g, const rta_hw_t *hw,
   if (SCOTCH_dgraphBuild(&dg, 0, (SCOTCH_Num)nloc, (SCOTCH_Num)nloc, vert,
                          vert + 1, vel, NULL, (SCOTCH_Num)narc,
                          (SCOTCH_Num)narc, edge, NULL, edlo) != 0) {
+    rc = BALLAST_ESCOTCH;
+    goto done;
+  }
+  if (SCOTCH_dgraphInit(&bound, comm) != 0) {
+    rc = BALLAST_ESCOTCH;
+    goto done;
+  }
+  has_bound = 1;
+  if (SCOTCH_contextBindDgraph(&ctx, &dg, &bound) != 0) {
     rc = BALLAST_ESCOTCH;
     goto done;
   }
@@ -79,15 +94,19 @@ static int map_block(const rta_graph_t *g, const rta_hw_t *hw,
   has_strat = 1;
   if (SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATSPEED, size,
                                  hw->nnodes, bal) != 0 ||
-      SCOTCH_dgraphMap(&dg, &arch, &strat, partloc) != 0)
+      SCOTCH_dgraphMap(&bound, &arch, &strat, partloc) != 0)
     rc = BALLAST_ESCOTCH;
 done:
   if (has_strat)
     SCOTCH_stratExit(&strat);
   if (has_arch)
     SCOTCH_archExit(&arch);
+  if (has_bound)
+    SCOTCH_dgraphExit(&bound);
   if (has_dg)
     SCOTCH_dgraphExit(&dg);
+  if (has_ctx)
+    SCOTCH_contextExit(&ctx);
   free(vert);
   free(edge);
   free(edlo);
