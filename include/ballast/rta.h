@@ -352,8 +352,10 @@ BALLAST_API int rta_set_window(int steps);
  * the same point of the step each time (rta's load balancing calls it too
  * when it runs). For every task defined on this process that ran during the
  * step, the time spent in it since the previous rta_step() (wall time minus
- * time inside MPI: the task's own work, not waiting for slower partners)
- * enters its moving window. A task that did not run in the step is left
+ * time inside MPI: the task's own work, not waiting for slower partners;
+ * capped by the thread's CPU time in the task when mon records it, so a
+ * preemption on a shared core does not count as work) enters its moving
+ * window. A task that did not run in the step is left
  * alone. Time spent in a task before its first rta_step() counts in the
  * first step.
  * \return 0; BALLAST_ESTATE when a task is still open (nothing is recorded);

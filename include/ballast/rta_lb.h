@@ -103,7 +103,8 @@ typedef struct rta_lb_context rta_lb_context_t;
 /** What a rank's time per step, fed to the policy, is made of. */
 typedef enum {
   /** The time this rank's tasks spent in the step, as the cost model measured
-   * it (rta_step(): wall time inside the tasks minus time inside MPI), summed
+   * it (rta_step(): wall time inside the tasks minus time inside MPI, capped by
+   * their CPU time), summed
    * over the rank's tasks; wall time (below) when no task was clocked. */
   RTA_LB_TIME_TASKS = 0,
   /** Wall time between the end of the previous load-balancing call and the

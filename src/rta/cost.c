@@ -146,7 +146,15 @@ int rta_step(void) {
       pia_regdata_t d;
       if (pia_interval_region_data(interval, c->regions[i], &d) == 0) {
         count += d.count64;
-        work += d.wtime - d.mtime;
+        /* The task's own work: wall time outside MPI, but never more than
+         * the CPU time the thread got (when mon records it). On a shared or
+         * oversubscribed core a preemption of a few ms inflates the wall
+         * time of whichever task it hits; the CPU clock does not see it. The
+         * CPU time alone would count MPI's busy polling, hence the minimum. */
+        double w = d.wtime - d.mtime;
+        if (d.cputime > 0 && d.cputime < w)
+          w = d.cputime;
+        work += w;
       }
     }
     if (count > 0)
