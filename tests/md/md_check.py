@@ -296,8 +296,15 @@ def check_ballast_uniform(a):
     # 1.05-1.25 and ballast moved work). 23,328 particles (4 x 18^3: 12 cells
     # per side, 3 per block, so the two slabs hold equal work) make a step
     # long (tens of ms) against a time slice; the test runs alone (RUN_SERIAL).
+    # Under the address/undefined sanitizers the per-rank costs are not
+    # equal: instrumented allocation and copying (halos, migration) are
+    # several times slower and fall unevenly on the ranks (measured: judged
+    # imbalance up to 1.12 there, 1.00-1.01 in the optimised build). The
+    # sanitizer build checks memory safety of this path; the no-remap claim
+    # at the default threshold is the optimised build's.
+    threshold = "1.25" if os.environ.get("BALLAST_TEST_SANITIZED") == "1" else "1.10"
     d = run(a, a.np, "--particles", "23328", "--steps", "60", "--blocks", "4,4,4",
-            "--strategy", "ballast", env={"BALLAST_LB_THRESHOLD": "1.10"})
+            "--strategy", "ballast", env={"BALLAST_LB_THRESHOLD": threshold})
     check(d["lb_calls"] == 60, "one call per step", d["lb_calls"])
     check(d["lb_imbalance_last"] > 0, "the policy judged windows", d["lb_imbalance_last"])
     check(d["remaps"] == 0 and d["tasks_moved"] == 0, "uniform: no remap", d["remaps"],
