@@ -336,11 +336,13 @@ def wrapper_kind(e):
             "  }",
             "  mon__tls_t *t = mon__enter();",
             "  if (t == NULL)",
-            "    return mon__w_pcontrol(level, name);",
-            "  uint64_t t0 = mon__ticks();",
-            "  int ret = mon__w_pcontrol(level, name);",
-            "  uint64_t t1 = mon__ticks();",
-            "  mon__record(t, %s, MON_NO_PARTNER, 0, t1 - t0);" % e.act,
+            "    return mon__w_pcontrol(level, name, NULL);",
+            "  /* Only PMPI_Pcontrol is MPI time: the region bookkeeping inside",
+            "   * is ballast's own, and would otherwise land in the region's",
+            "   * MPI time but not in its wall time. */",
+            "  uint64_t ticks = 0;",
+            "  int ret = mon__w_pcontrol(level, name, &ticks);",
+            "  mon__record(t, %s, MON_NO_PARTNER, 0, ticks);" % e.act,
             "  mon__leave(t);",
             "  return ret;", "}", ""])
     if k == "start":

@@ -179,7 +179,9 @@ long mon__wreq_tracked(void);
  * draws one warning per process. Always returns MPI_SUCCESS, as MPI requires
  * MPI_Pcontrol to be harmless; a bad region name gets mon_region_*'s warning.
  */
-int mon__w_pcontrol(int level, const char *name);
+/* MPI_Pcontrol's work; *ticks (when not NULL) receives the duration of the
+ * PMPI_Pcontrol call alone. */
+int mon__w_pcontrol(int level, const char *name, uint64_t *ticks);
 /** Frees the wrappers' caches; called by MPI_Finalize after mon__finalize. */
 void mon__wrap_finalize(void);
 

@@ -15,7 +15,7 @@
 
 static int warned_level;
 
-int mon__w_pcontrol(int level, const char *name) {
+int mon__w_pcontrol(int level, const char *name, uint64_t *ticks) {
   if (level == 1)
     mon_region_begin(name);
   else if (level == -1)
@@ -25,10 +25,13 @@ int mon__w_pcontrol(int level, const char *name) {
     BALLAST_WARN("mon: MPI_Pcontrol level %d is not one of 1 (region begin), -1 "
                  "(region end), 0, 2: ignored (warned once)", level);
   /* Pass the call on, for a profiling layer below ballast. */
+  uint64_t t0 = ticks ? mon__ticks() : 0;
   if (level == 1 || level == -1)
     PMPI_Pcontrol(level, name);
   else
     PMPI_Pcontrol(level);
+  if (ticks)
+    *ticks = mon__ticks() - t0;
   return MPI_SUCCESS;
 }
 
