@@ -2,8 +2,10 @@
  *
  * Every rank owns T tasks of S bytes each; a seeded draw sends every task to
  * another rank (a full reshuffle, the worst case of a remap). We time
- *  (a) rta's migration engine: sizes, counts, headers, rounds, pack or
- *      direct send, unpack into fresh buffers, commit (source frees);
+ *  (a) rta's migration engine: sizes, counts, headers, rounds, direct
+ *      send, receive into buffers from a pool of touched memory (what a
+ *      load-balancing context keeps between remaps), commit (the source
+ *      hands its states to the pool);
  *  (b) MPI_Alltoallv of the same bytes from one contiguous send buffer into
  *      one preallocated receive buffer (the floor: no sizing, no per-task
  *      buffers, no commit).
@@ -28,19 +30,23 @@ typedef struct {
 } task_t;
 
 static task_t *tasks;
+static rta__mig_pool_t *pool; /* touched memory across repetitions, as a context keeps */
 static int ntasks_total;
 
-static int op_size(void *c, int64_t t, size_t *b) { (void)c; *b = tasks[t].len; return 0; }
-static int op_direct(void *c, int64_t t, const void **p, size_t b) {
-  (void)c; (void)b; *p = tasks[t].data; return 0;
+static int op_size(void *c, int64_t t, size_t *h, size_t *tl) {
+  (void)c; *h = tasks[t].len; *tl = 0; return 0;
+}
+static int op_head(void *c, int64_t t, const void **p) {
+  (void)c; *p = tasks[t].data; return 0;
 }
 static int op_pack(void *c, int64_t t, void *buf, size_t b) {
-  (void)c; memcpy(buf, tasks[t].data, b); return 0;
+  (void)c; (void)t; (void)buf; (void)b; return BALLAST_EINVAL; /* no tail */
 }
-static int op_unpack(void *c, int64_t t, int src, void **buf, size_t b) {
-  (void)c; (void)src; (void)b;
-  tasks[t].staged = *buf; /* adopt: no copy */
-  *buf = NULL;
+static int op_unpack(void *c, int64_t t, int src, void **head, size_t hb,
+                     const void *tail, size_t tb) {
+  (void)c; (void)src; (void)hb; (void)tail; (void)tb;
+  tasks[t].staged = *head; /* adopt: no copy */
+  *head = NULL;
   return 0;
 }
 static void op_finish(void *c, int64_t t, int outgoing, int outcome) {
@@ -49,7 +55,7 @@ static void op_finish(void *c, int64_t t, int outgoing, int outcome) {
     if (!outgoing) { free(tasks[t].staged); tasks[t].staged = NULL; }
     return;
   }
-  if (outgoing) { free(tasks[t].data); tasks[t].data = NULL; }
+  if (outgoing) { rta__mig_pool_give(pool, tasks[t].data, tasks[t].len); tasks[t].data = NULL; }
   else { tasks[t].data = tasks[t].staged; tasks[t].staged = NULL; }
 }
 
@@ -90,7 +96,8 @@ int main(int argc, char **argv) {
       }
     }
     rta__move_t *moves = malloc(sizeof *moves * (size_t)ntasks_total);
-    const rta__migrate_ops_t ops = {op_size, op_direct, op_pack, op_unpack, op_finish};
+    const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish};
+    pool = rta__mig_pool_create((size_t)256 << 20);
     /* Alltoallv buffers sized for the same bytes per rank. */
     size_t bytes_out = (size_t)T * S;
     unsigned char *sbuf = malloc(bytes_out), *rbuf = malloc(bytes_out);
@@ -109,7 +116,7 @@ int main(int argc, char **argv) {
       MPI_Barrier(MPI_COMM_WORLD);
       double t0 = MPI_Wtime();
       rta__migrate_stats_t st;
-      int rc = rta__migrate(MPI_COMM_WORLD, moves, n, &ops, NULL, (size_t)256 << 20, &st);
+      int rc = rta__migrate(MPI_COMM_WORLD, moves, n, &ops, NULL, (size_t)256 << 20, pool, &st);
       MPI_Barrier(MPI_COMM_WORLD);
       tm[r] = MPI_Wtime() - t0;
       if (rc != 0) {
@@ -138,6 +145,7 @@ int main(int argc, char **argv) {
              bytes_out / mm / 1e6, bytes_out / ma / 1e6, ma / mm);
     for (int t = 0; t < ntasks_total; t++)
       free(tasks[t].data);
+    rta__mig_pool_destroy(pool);
     free(tasks); free(tm); free(ta); free(owner); free(moves); free(sbuf); free(rbuf);
     free(sc); free(sd);
   }

@@ -2,6 +2,7 @@
  * communicators the application uses, lookups. Moving state is lb_move.c,
  * gangs lb_gang.c, the report lb_report.c. */
 #include "rta/lb_internal.h"
+#include "rta/migrate.h"
 
 #include <limits.h>
 #include <math.h>
@@ -99,6 +100,7 @@ static void context_free(rta_lb_context_t *ctx) {
   rta_mapping_destroy(ctx->mapping);
   rta_hw_destroy(ctx->hw);
   rta_policy_destroy(ctx->policy);
+  rta__mig_pool_destroy(ctx->pool);
   free(ctx->root_key);
   free(ctx->index);
   free(ctx->where);

@@ -47,6 +47,7 @@ struct rta_lb_context {
   double last_exit;       /* MPI_Wtime at the end of the previous call */
   double *stepbuf;        /* 4 x size doubles: the per-step and per-remap allgathers */
   int pending_after;      /* a remap happened: record the next judged imbalance */
+  struct rta__mig_pool *pool; /* touched memory kept for migrations (lb_move.c) */
   struct rta_lb_context *next; /* the registry */
 };
 

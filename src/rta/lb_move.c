@@ -5,10 +5,16 @@
  *
  * The state of one task on the wire:
  *   raw:    the bytes of its single registered array of a ballast element
- *           type (no callback bytes): sent from the application's array,
- *           received into the memory that becomes the destination's array;
- *   packed: the callback bytes, padded to 8, then the registered arrays as
- *           task_array.c packs them (count, headers, payloads).
+ *           type (no callback bytes), as the engine's head: sent from the
+ *           application's array, received into the memory that becomes the
+ *           destination's array;
+ *   packed: head = the payload of the lead array (the largest of a ballast
+ *           element type, rta__arrays_lead), sent and adopted as above;
+ *           tail = the callback bytes, padded to 8, then the registered
+ *           arrays as task_array.c packs them (count, headers, payloads;
+ *           the lead's payload left out). No lead: everything in the tail.
+ * The memory of arrays that left is handed to the context's pool at commit
+ * (migrate.h), where the next remap's arrivals find touched memory.
  */
 #include "rta/lb_internal.h"
 #include "rta/migrate.h"
@@ -101,7 +107,9 @@ static void rstr(rbuf_t *r, char *dst) {
 typedef struct {
   rta_task_t *t;
   int dest;
-  size_t user_bytes, arr_bytes;
+  size_t user_bytes, arr_bytes; /* arr_bytes: packed, without the lead's payload */
+  int lead;                     /* packed: the lead array, -1 none */
+  size_t head_bytes;            /* packed: the lead's payload */
   int raw;
   void **raw_slot;
   rta_serial_t ops;
@@ -115,6 +123,8 @@ typedef struct {
   const unsigned char *desc; /* into the received descriptors */
   size_t desc_len;
   size_t user_bytes, arr_bytes;
+  int lead;
+  size_t head_bytes;
   int raw, raw_elem, raw_ndims;
   int64_t raw_dims[RTA_MAX_DIMS];
   rta_task_t *t;   /* defined at unpack */
@@ -129,7 +139,12 @@ typedef struct {
   in_t *in;
   int64_t *out_of; /* vertex -> index in out, -1 */
   int64_t *in_of;  /* vertex -> index in in, -1 */
+  rta__mig_pool_t *pool;
 } mctx_t;
+
+/* Words of a descriptor before the task parameters: vertex, user bytes,
+ * array bytes, raw, element, ndims, dims, lead, head bytes. */
+#define DESC_FIXED (8 + RTA_MAX_DIMS)
 
 /* ---- descriptors ------------------------------------------------------------------ */
 
@@ -157,11 +172,14 @@ static int describe(out_t *o, int64_t v, wbuf_t *b) {
   o->raw = o->raw_slot != NULL && (abytes == 0 || *o->raw_slot != NULL);
   int ndims = 0;
   int64_t dims[RTA_MAX_DIMS] = {0};
+  o->lead = -1;
+  o->head_bytes = 0;
   if (o->raw) {
     rta__lb_array_shape(t, &ndims, dims);
     o->arr_bytes = abytes;
   } else {
-    int rc = rta_task_arrays_packed_size(t, &o->arr_bytes);
+    o->lead = rta__arrays_lead(t, &o->head_bytes);
+    int rc = rta__arrays_packed_size_lead(t, o->lead, &o->arr_bytes);
     if (rc)
       return rc;
   }
@@ -173,6 +191,8 @@ static int describe(out_t *o, int64_t v, wbuf_t *b) {
   wi64(b, ndims);
   for (int d = 0; d < RTA_MAX_DIMS; d++)
     wi64(b, dims[d]);
+  wi64(b, o->lead);
+  wi64(b, (int64_t)o->head_bytes);
   wi64(b, p->nprocs);
   wf64(b, p->est_work);
   wi64(b, (int64_t)p->state_size);
@@ -203,13 +223,15 @@ static int read_head(in_t *x) {
   x->raw_ndims = (int)ri64(&r);
   for (int d = 0; d < RTA_MAX_DIMS; d++)
     x->raw_dims[d] = ri64(&r);
+  x->lead = (int)ri64(&r);
+  x->head_bytes = (size_t)ri64(&r);
   return r.bad ? BALLAST_ESIZE : 0;
 }
 
 /* Defines the arriving task from its descriptor. */
 static int define_arrival(in_t *x) {
   rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
-  for (int i = 0; i < 6 + RTA_MAX_DIMS; i++)
+  for (int i = 0; i < DESC_FIXED; i++)
     ri64(&r);
   rta_task_params_t p = RTA_TASK_PARAMS_INIT;
   p.nprocs = (int)ri64(&r);
@@ -269,31 +291,43 @@ static int define_arrival(in_t *x) {
 
 /* ---- engine operations --------------------------------------------------------- */
 
-static int op_size(void *vc, int64_t v, size_t *bytes) {
+/* Head and tail bytes of a state on the wire (both sides agree on them). */
+static void wire_sizes(int raw, size_t user_bytes, size_t arr_bytes,
+                       size_t head_bytes, size_t *head, size_t *tail) {
+  *head = raw ? arr_bytes : head_bytes;
+  *tail = raw ? 0 : round8(user_bytes) + arr_bytes;
+}
+
+static int op_size(void *vc, int64_t v, size_t *head, size_t *tail) {
   mctx_t *c = vc;
   const out_t *o = &c->out[c->out_of[v]];
-  *bytes = o->raw ? o->arr_bytes : round8(o->user_bytes) + o->arr_bytes;
+  wire_sizes(o->raw, o->user_bytes, o->arr_bytes, o->head_bytes, head, tail);
   return 0;
 }
 
-static int op_direct(void *vc, int64_t v, const void **ptr, size_t bytes) {
+/* The n-th registered array's pointer. */
+static void **array_slot(const rta_task_t *t, int n) {
+  const rta__array_t *a = t->arrays;
+  for (int i = 0; a && i < n; i++)
+    a = a->next;
+  return a ? a->slot : NULL;
+}
+
+static int op_head(void *vc, int64_t v, const void **ptr) {
   mctx_t *c = vc;
   const out_t *o = &c->out[c->out_of[v]];
-  (void)bytes;
-  if (!o->raw || !*o->raw_slot)
-    return 1;
-  *ptr = *o->raw_slot;
+  void **slot = o->raw ? o->raw_slot : array_slot(o->t, o->lead);
+  if (!slot || !*slot)
+    return BALLAST_EINVAL;
+  *ptr = *slot;
   return 0;
 }
 
 static int op_pack(void *vc, int64_t v, void *buf, size_t bytes) {
   mctx_t *c = vc;
   out_t *o = &c->out[c->out_of[v]];
-  if (o->raw) {
-    if (o->arr_bytes)
-      memcpy(buf, *o->raw_slot, o->arr_bytes);
-    return 0;
-  }
+  if (o->raw)
+    return BALLAST_EINVAL; /* no tail: the engine never asks */
   unsigned char *p = buf;
   if (o->user_bytes > 0) {
     if (o->ops.pack(o->t, p, o->user_bytes, o->user) != 0) {
@@ -304,7 +338,7 @@ static int op_pack(void *vc, int64_t v, void *buf, size_t bytes) {
     memset(p + o->user_bytes, 0, round8(o->user_bytes) - o->user_bytes);
   }
   size_t off = round8(o->user_bytes), used = 0;
-  int rc = rta__arrays_pack(o->t, p + off, bytes - off, &used);
+  int rc = rta__arrays_pack_lead(o->t, o->lead, p + off, bytes - off, &used);
   if (rc)
     return rc;
   return used == o->arr_bytes ? 0 : BALLAST_ESIZE;
@@ -321,14 +355,16 @@ static void drop_arrival(in_t *x) {
   x->unpacked = 0;
 }
 
-static int op_unpack(void *vc, int64_t v, int src, void **buf, size_t bytes) {
+static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
+                     const void *tail, size_t tbytes) {
   mctx_t *c = vc;
   (void)src;
   if (v < 0 || v >= rta_mapping_ntasks(c->m) || c->in_of[v] < 0)
     return BALLAST_ESIZE;
   in_t *x = &c->in[c->in_of[v]];
-  size_t want = x->raw ? x->arr_bytes : round8(x->user_bytes) + x->arr_bytes;
-  if (want != bytes)
+  size_t wh, wt;
+  wire_sizes(x->raw, x->user_bytes, x->arr_bytes, x->head_bytes, &wh, &wt);
+  if (wh != hbytes || wt != tbytes || (x->lead >= 0) != (!x->raw && hbytes > 0))
     return BALLAST_ESIZE;
   int rc = define_arrival(x);
   if (rc)
@@ -342,7 +378,7 @@ static int op_unpack(void *vc, int64_t v, int src, void **buf, size_t bytes) {
     return BALLAST_ECALLBACK;
   }
   if (has_ops && x->ops.unpack) {
-    if (x->ops.unpack(x->t, *buf, x->user_bytes, x->user) != 0) {
+    if (x->ops.unpack(x->t, tail, x->user_bytes, x->user) != 0) {
       BALLAST_WARN("rta: load balancing: the unpack callback of \"%s\" failed",
                    rta_task_key(x->t));
       drop_arrival(x);
@@ -352,12 +388,15 @@ static int op_unpack(void *vc, int64_t v, int src, void **buf, size_t bytes) {
   }
   if (x->raw) {
     rc = rta__lb_adopt_array(x->t, x->raw_elem, x->raw_ndims, x->raw_dims,
-                             *buf, bytes);
+                             *head, hbytes);
     if (!rc)
-      *buf = NULL; /* adopted: it is the task's array now */
+      *head = NULL; /* adopted: it is the task's array now */
   } else {
     size_t used = 0, off = round8(x->user_bytes);
-    rc = rta__arrays_unpack(x->t, (unsigned char *)*buf + off, x->arr_bytes, &used);
+    rc = rta__arrays_unpack_lead(x->t, (const unsigned char *)tail + off,
+                                 x->arr_bytes, &used, x->lead, *head, hbytes);
+    if (!rc && x->lead >= 0)
+      *head = NULL; /* adopted by the lead array */
   }
   if (rc)
     drop_arrival(x);
@@ -371,7 +410,14 @@ static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
     if (outcome != RTA__COMMIT || !o->t)
       return;
     /* Arrays first: a release() that frees the structure holding the
-     * application's pointers must not leave rta writing through them. */
+     * application's pointers must not leave rta writing through them. The
+     * memory of arrays of ballast element types goes to the pool (touched
+     * memory for the next arrivals), the rest is freed. */
+    for (rta__array_t *a = o->t->arrays; a; a = a->next)
+      if (a->type.kind == RTA_TYPE_ELEM && *a->slot) {
+        rta__mig_pool_give(c->pool, *a->slot, a->mem_bytes);
+        *a->slot = NULL;
+      }
     rta__lb_free_arrays(o->t);
     if (o->has_ops && o->ops.release)
       o->ops.release(o->t, o->user);
@@ -401,7 +447,9 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   MPI_Comm comm = ctx->base;
   int me = ctx->rank, np = ctx->size;
   int64_t n = rta_mapping_ntasks(m);
-  mctx_t c = {m, NULL, NULL, NULL, NULL};
+  if (!ctx->pool)
+    ctx->pool = rta__mig_pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
+  mctx_t c = {m, NULL, NULL, NULL, NULL, ctx->pool};
   wbuf_t b = {0};
   int *scount = calloc((size_t)np, sizeof *scount);
   int *rcount = calloc((size_t)np, sizeof *rcount);
@@ -475,7 +523,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
       while (q < end && !err) {
         /* Descriptor length: walk it once (fixed part, partners, samples, key). */
         rbuf_t r = {q, end, 0};
-        for (int i = 0; i < 7 + RTA_MAX_DIMS; i++)
+        for (int i = 0; i < DESC_FIXED + 1; i++)
           ri64(&r);
         rf64(&r);
         ri64(&r);
@@ -522,10 +570,11 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
     moves[i].dest = c.out[i].dest;
   }
   {
-    static const rta__migrate_ops_t ops = {op_size, op_direct, op_pack,
+    static const rta__migrate_ops_t ops = {op_size, op_head, op_pack,
                                            op_unpack, op_finish};
     rta__migrate_stats_t st;
-    int rc = rta__migrate(comm, moves, nout, &ops, &c, ctx->cfg.mem_limit, &st);
+    int rc = rta__migrate(comm, moves, nout, &ops, &c, ctx->cfg.mem_limit,
+                          ctx->pool, &st);
     who = st.failed_rank;
     code = st.failed_code;
     if (!rc) {

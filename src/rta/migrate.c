@@ -21,8 +21,12 @@ static int fail_alloc_countdown; /* test hook; 0 = off */
 
 void rta__migrate_fail_alloc_after(int n) { fail_alloc_countdown = n; }
 
+static int alloc_fails(void) {
+  return fail_alloc_countdown > 0 && --fail_alloc_countdown == 0;
+}
+
 static void *mig_malloc(size_t n) {
-  if (fail_alloc_countdown > 0 && --fail_alloc_countdown == 0)
+  if (alloc_fails())
     return NULL;
   return malloc(n ? n : 1);
 }
@@ -38,9 +42,7 @@ static void *mig_malloc(size_t n) {
 #define HUGE_BYTES ((size_t)2 << 20)
 static void *mig_malloc_large(size_t n) {
   if (n < HUGE_BYTES / 2)
-    return mig_malloc(n);
-  if (fail_alloc_countdown > 0 && --fail_alloc_countdown == 0)
-    return NULL;
+    return malloc(n ? n : 1);
   size_t len = n < HUGE_BYTES ? HUGE_BYTES : n;
   void *p = NULL;
   if (posix_memalign(&p, HUGE_BYTES, len) != 0)
@@ -51,21 +53,141 @@ static void *mig_malloc_large(size_t n) {
   return p;
 }
 
+/* ---- the pool of touched memory ---------------------------------------------
+ *
+ * Fresh memory is what made migration slower than a plain MPI_Alltoallv of
+ * the same bytes (whose buffers are touched already): each remap received
+ * into new pages while the states that left were freed. The pool closes the
+ * loop: memory of states that left (handed over by the caller at commit)
+ * and buffers nobody kept are cached, bounded, and become the next receive
+ * and pack buffers. Blocks go out to adopters, who free() them, so every
+ * block comes from malloc or posix_memalign. */
+
 typedef struct {
-  int64_t task, bytes, round;
+  void *mem;
+  size_t len;
+} block_t;
+
+struct rta__mig_pool {
+  size_t cap, bytes;
+  block_t *blk; /* oldest first */
+  int n, max;
+  long long hits, misses;
+};
+
+static size_t held_total; /* bytes in every pool (rta__mig_pool_held) */
+
+size_t rta__mig_pool_held(void) { return held_total; }
+
+rta__mig_pool_t *rta__mig_pool_create(size_t cap) {
+  rta__mig_pool_t *p = calloc(1, sizeof *p);
+  if (p)
+    p->cap = cap ? cap : DEFAULT_MEM_LIMIT;
+  return p;
+}
+
+void rta__mig_pool_destroy(rta__mig_pool_t *p) {
+  if (!p)
+    return;
+  for (int i = 0; i < p->n; i++)
+    free(p->blk[i].mem);
+  held_total -= p->bytes;
+  free(p->blk);
+  free(p);
+}
+
+static void pool_remove(rta__mig_pool_t *p, int i) {
+  p->bytes -= p->blk[i].len;
+  held_total -= p->blk[i].len;
+  memmove(p->blk + i, p->blk + i + 1, sizeof *p->blk * (size_t)(p->n - i - 1));
+  p->n--;
+}
+
+void *rta__mig_pool_take(rta__mig_pool_t *p, size_t n) {
+  if (alloc_fails())
+    return NULL;
+  if (p && n >= RTA__POOL_MIN) {
+    int best = -1;
+    for (int i = 0; i < p->n; i++)
+      if (p->blk[i].len >= n && p->blk[i].len / 2 <= n &&
+          (best < 0 || p->blk[i].len < p->blk[best].len))
+        best = i;
+    if (best >= 0) {
+      void *mem = p->blk[best].mem;
+      pool_remove(p, best);
+      p->hits++;
+      return mem;
+    }
+    p->misses++;
+  }
+  return mig_malloc_large(n);
+}
+
+void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
+  if (!mem)
+    return;
+  if (!p || n < RTA__POOL_MIN || n > p->cap) {
+    free(mem);
+    return;
+  }
+  while (p->n > 0 && p->bytes + n > p->cap) {
+    free(p->blk[0].mem);
+    pool_remove(p, 0);
+  }
+  if (p->n == p->max) {
+    int max = p->max ? 2 * p->max : 16;
+    block_t *b = realloc(p->blk, sizeof *b * (size_t)max);
+    if (!b) {
+      free(mem);
+      return;
+    }
+    p->blk = b;
+    p->max = max;
+  }
+  p->blk[p->n].mem = mem;
+  p->blk[p->n].len = n;
+  p->n++;
+  p->bytes += n;
+  held_total += n;
+}
+
+void rta__mig_pool_info(const rta__mig_pool_t *p, size_t *bytes, int *blocks,
+                        long long *hits, long long *misses) {
+  if (bytes)
+    *bytes = p ? p->bytes : 0;
+  if (blocks)
+    *blocks = p ? p->n : 0;
+  if (hits)
+    *hits = p ? p->hits : 0;
+  if (misses)
+    *misses = p ? p->misses : 0;
+}
+
+/* ---- the engine ------------------------------------------------------------- */
+
+typedef struct {
+  int64_t task, head, tail, round;
 } header_t;
+#define HDR_WORDS 4
 
 typedef struct {
   int64_t task;
   int peer;
-  size_t bytes;
+  size_t head, tail; /* bytes of the two parts */
   int round;
-  void *buf;        /* pack buffer (owned) or NULL when sent directly */
-  const void *send; /* what goes on the wire */
-  int staged;       /* incoming: unpack succeeded */
-  size_t off;       /* small states: offset in the peer's aggregate */
+  void *hbuf;        /* incoming large: the head's receive buffer */
+  void *tbuf;        /* outgoing large: pack buffer; incoming large: tail */
+  const void *hsend; /* outgoing large: the head, sent from the caller's memory */
+  int staged;        /* incoming: unpack succeeded */
+  size_t off;        /* small states: offset in the peer's aggregate */
 } item_t;
 
+static size_t round8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* Small states (known to both sides from the headers) share one message per
+ * peer and round: head and tail, each padded to 8 bytes. */
+static int is_small(const item_t *x) { return x->head + x->tail < AGG_MAX; }
+static size_t agg_bytes(const item_t *x) { return round8(x->head) + round8(x->tail); }
 
 static int cmp_by_peer(const void *a, const void *b) {
   const item_t *x = a, *y = b;
@@ -74,9 +196,11 @@ static int cmp_by_peer(const void *a, const void *b) {
   return 0;
 }
 
+static const unsigned char no_tail[8]; /* what unpack sees as an empty tail */
+
 int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
                  const rta__migrate_ops_t *ops, void *ctx, size_t mem_limit,
-                 rta__migrate_stats_t *stats) {
+                 rta__mig_pool_t *pool, rta__migrate_stats_t *stats) {
   rta__migrate_stats_t st;
   memset(&st, 0, sizeof st);
   st.failed_rank = -1;
@@ -96,6 +220,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   header_t *sh = NULL, *rh = NULL;
   int *scount = NULL, *rcount = NULL, *sdisp = NULL, *rdisp = NULL;
   MPI_Request *reqs = NULL;
+  MPI_Status *sts = NULL;
   unsigned char **sagg = NULL, **ragg = NULL; /* per peer, one round */
   size_t *slen = NULL, *rlen = NULL;
   int *rslot = NULL;
@@ -120,7 +245,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   /* 1. Validate and size every outgoing state. A local problem is recorded
    * and the rank still takes part in the agreement below. */
   if (nmoves < 0 || (nmoves > 0 && !moves) || !ops || !ops->size ||
-      !ops->pack || !ops->unpack || !ops->finish)
+      !ops->head || !ops->pack || !ops->unpack || !ops->finish)
     err = BALLAST_EINVAL;
   if (!err && nmoves > 0) {
     out = calloc((size_t)nmoves, sizeof *out);
@@ -136,16 +261,16 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     }
     out[i].task = moves[i].task;
     out[i].peer = moves[i].dest;
-    int rc = ops->size(ctx, moves[i].task, &out[i].bytes);
+    int rc = ops->size(ctx, moves[i].task, &out[i].head, &out[i].tail);
     if (rc < 0) {
       BALLAST_WARN("migration: size callback of task %lld failed: %s",
                    (long long)moves[i].task, ballast_strerror(rc));
       err = BALLAST_ECALLBACK;
-    } else if (out[i].bytes > (size_t)INT_MAX) {
-      /* One MPI message per state, counted in bytes as an int. */
-      BALLAST_WARN("migration: task %lld has %zu bytes of state, more than the "
-                   "%d one message can carry", (long long)moves[i].task,
-                   out[i].bytes, INT_MAX);
+    } else if (out[i].head > (size_t)INT_MAX || out[i].tail > (size_t)INT_MAX) {
+      /* One MPI message per part, counted in bytes as an int. */
+      BALLAST_WARN("migration: task %lld has %zu + %zu bytes of state, more than "
+                   "the %d one message can carry", (long long)moves[i].task,
+                   out[i].head, out[i].tail, INT_MAX);
       err = BALLAST_ETOOBIG;
     }
   }
@@ -160,20 +285,22 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     size_t acc = 0;
     int r = 0;
     for (int i = 0; i < nmoves; i++) {
-      if (acc > 0 && acc + out[i].bytes > budget) {
+      size_t b = out[i].head + out[i].tail;
+      if (acc > 0 && acc + b > budget) {
         r++;
         acc = 0;
       }
       out[i].round = r;
-      acc += out[i].bytes;
+      acc += b;
     }
   }
 
   /* 3. Headers, counts first. */
   for (int i = 0; i < nmoves; i++) {
-    scount[out[i].peer] += 3;
+    scount[out[i].peer] += HDR_WORDS;
     sh[i].task = out[i].task;
-    sh[i].bytes = (int64_t)out[i].bytes;
+    sh[i].head = (int64_t)out[i].head;
+    sh[i].tail = (int64_t)out[i].tail;
     sh[i].round = out[i].round;
   }
   if (MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm) != MPI_SUCCESS)
@@ -184,12 +311,16 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     rdisp[p] = p ? rdisp[p - 1] + rcount[p - 1] : 0;
     total_in += rcount[p];
   }
-  nin = (int)(total_in / 3);
+  nin = (int)(total_in / HDR_WORDS);
+  /* Requests per round: at most two per state (head, tail) and two
+   * aggregates per peer. */
+  size_t nreq_max = 2 * (size_t)nmoves + 2 * (size_t)nin + 2 * (size_t)nprocs + 1;
   rh = malloc(sizeof *rh * (size_t)(nin > 0 ? nin : 1));
   in = calloc((size_t)(nin > 0 ? nin : 1), sizeof *in);
-  rslot = malloc(sizeof *rslot * (size_t)(nmoves + nin + 2 * nprocs + 1));
-  reqs = malloc(sizeof *reqs * (size_t)(nmoves + nin + 2 * nprocs + 1));
-  if (!rh || !in || !rslot || !reqs)
+  rslot = malloc(sizeof *rslot * nreq_max);
+  reqs = malloc(sizeof *reqs * nreq_max);
+  sts = malloc(sizeof *sts * nreq_max);
+  if (!rh || !in || !rslot || !reqs || !sts)
     err = BALLAST_ENOMEM;
   if (rta__agree(comm, err, &who, &code))
     goto done;
@@ -199,10 +330,11 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   {
     int k = 0;
     for (int p = 0; p < nprocs; p++)
-      for (int j = 0; j < rcount[p] / 3; j++, k++) {
+      for (int j = 0; j < rcount[p] / HDR_WORDS; j++, k++) {
         in[k].task = rh[k].task;
         in[k].peer = p;
-        in[k].bytes = (size_t)rh[k].bytes;
+        in[k].head = (size_t)rh[k].head;
+        in[k].tail = (size_t)rh[k].tail;
         in[k].round = (int)rh[k].round;
       }
   }
@@ -221,11 +353,12 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   /* 4. Rounds: allocate and pack, agree, transfer, unpack. The agreement
    * before any byte moves means a failed allocation or pack stops every rank
    * at the same round, with no message left in flight.
-   * Small states (below AGG_MAX bytes, known to both sides from the headers)
-   * travel together: one message per peer and round, so a remap of thousands
-   * of small tasks costs a few messages, not thousands of requests. Larger
-   * states travel one message each, sent directly from the application's
-   * memory where the caller allows it. */
+   * Small states travel together: one message per peer and round, so a remap
+   * of thousands of small tasks costs a few messages, not thousands of
+   * requests. A larger state travels as up to two messages: its head straight
+   * from the caller's memory into a buffer the destination may keep, its
+   * tail from the pack buffer. Both sides post the messages of one peer in
+   * header order, which MPI's ordering of matching messages preserves. */
   int oi = 0; /* first outgoing item of the current round */
   for (int r = 0; r < nrounds; r++) {
     int oend = oi;
@@ -238,64 +371,74 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     for (int i = 0; i < nin && !err; i++) {
       if (in[i].round != r)
         continue;
-      if (in[i].bytes < AGG_MAX) {
+      if (is_small(&in[i])) {
         in[i].off = rlen[in[i].peer];
-        rlen[in[i].peer] += in[i].bytes;
+        rlen[in[i].peer] += agg_bytes(&in[i]);
         continue;
       }
-      in[i].buf = mig_malloc_large(in[i].bytes);
-      if (!in[i].buf) {
-        BALLAST_WARN("migration: cannot allocate %zu bytes for task %lld from rank %d",
-                     in[i].bytes, (long long)in[i].task, in[i].peer);
+      if (in[i].head > 0 && !(in[i].hbuf = rta__mig_pool_take(pool, in[i].head)))
         err = BALLAST_ENOMEM;
-      }
+      if (!err && in[i].tail > 0 &&
+          !(in[i].tbuf = rta__mig_pool_take(pool, in[i].tail)))
+        err = BALLAST_ENOMEM;
+      if (err)
+        BALLAST_WARN("migration: cannot allocate %zu bytes for task %lld from rank %d",
+                     in[i].head + in[i].tail, (long long)in[i].task, in[i].peer);
     }
     for (int p = 0; p < nprocs && !err; p++)
-      if (rlen[p] > 0 && !(ragg[p] = mig_malloc_large(rlen[p])))
+      if (rlen[p] > 0 && !(ragg[p] = rta__mig_pool_take(pool, rlen[p])))
         err = BALLAST_ENOMEM;
     for (int i = oi; i < oend; i++)
-      if (out[i].bytes < AGG_MAX) {
+      if (is_small(&out[i])) {
         out[i].off = slen[out[i].peer];
-        slen[out[i].peer] += out[i].bytes;
+        slen[out[i].peer] += agg_bytes(&out[i]);
       }
     for (int p = 0; p < nprocs && !err; p++)
-      if (slen[p] > 0 && !(sagg[p] = mig_malloc_large(slen[p])))
+      if (slen[p] > 0 && !(sagg[p] = rta__mig_pool_take(pool, slen[p])))
         err = BALLAST_ENOMEM;
     for (int i = oi; i < oend && !err; i++) {
-      const void *ptr = NULL;
-      int small = out[i].bytes < AGG_MAX;
-      if (ops->direct && ops->direct(ctx, out[i].task, &ptr, out[i].bytes) == 0) {
-        if (small)
-          memcpy(sagg[out[i].peer] + out[i].off, ptr, out[i].bytes);
-        else
-          out[i].send = ptr;
+      item_t *x = &out[i];
+      int small = is_small(x);
+      unsigned char *agg = small ? sagg[x->peer] + x->off : NULL;
+      if (x->head > 0) {
+        const void *ptr = NULL;
+        int rc = ops->head(ctx, x->task, &ptr);
+        if (rc < 0 || !ptr) {
+          BALLAST_WARN("migration: no head for task %lld", (long long)x->task);
+          err = rc < 0 ? rc : BALLAST_EINVAL;
+          break;
+        }
+        if (small) {
+          memcpy(agg, ptr, x->head);
+          memset(agg + x->head, 0, round8(x->head) - x->head);
+        } else {
+          x->hsend = ptr;
+        }
+      }
+      if (x->tail == 0)
         continue;
-      }
-      void *dst = small ? sagg[out[i].peer] + out[i].off : NULL;
-      if (!small) {
-        out[i].buf = mig_malloc_large(out[i].bytes);
-        dst = out[i].buf;
-      }
-      if (!dst) {
+      void *dst = small ? agg + round8(x->head) : NULL;
+      if (!small && !(dst = x->tbuf = rta__mig_pool_take(pool, x->tail))) {
         BALLAST_WARN("migration: cannot allocate %zu bytes to pack task %lld",
-                     out[i].bytes, (long long)out[i].task);
+                     x->tail, (long long)x->task);
         err = BALLAST_ENOMEM;
         break;
       }
-      int rc = ops->pack(ctx, out[i].task, dst, out[i].bytes);
+      int rc = ops->pack(ctx, x->task, dst, x->tail);
       if (rc < 0) {
         BALLAST_WARN("migration: pack callback of task %lld failed: %s",
-                     (long long)out[i].task, ballast_strerror(rc));
+                     (long long)x->task, ballast_strerror(rc));
         err = rc == BALLAST_ESIZE ? BALLAST_ESIZE : BALLAST_ECALLBACK;
         break;
       }
-      out[i].send = out[i].buf;
+      if (small)
+        memset((unsigned char *)dst + x->tail, 0, round8(x->tail) - x->tail);
     }
     if (rta__agree(comm, err, &who, &code))
       goto done;
     /* Receives first (aggregates, then single states), then sends. rslot[k]
-     * says what request k receives: -1-p for peer p's aggregate, else the
-     * incoming item. */
+     * says what request k receives: -1-p for peer p's aggregate, 2i for the
+     * head of incoming item i, 2i+1 for its tail. */
     int nreq = 0, nrecv = 0;
     for (int p = 0; p < nprocs; p++)
       if (rlen[p] > 0) {
@@ -303,28 +446,43 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
         MPI_Irecv(ragg[p], (int)rlen[p], MPI_BYTE, p, MIGRATE_TAG + 1, comm,
                   &reqs[nreq++]);
       }
-    for (int i = 0; i < nin; i++)
-      if (in[i].round == r && in[i].bytes >= AGG_MAX) {
-        rslot[nreq] = i;
-        MPI_Irecv(in[i].buf, (int)in[i].bytes, MPI_BYTE, in[i].peer, MIGRATE_TAG,
+    for (int i = 0; i < nin; i++) {
+      if (in[i].round != r || is_small(&in[i]))
+        continue;
+      if (in[i].head > 0) {
+        rslot[nreq] = 2 * i;
+        MPI_Irecv(in[i].hbuf, (int)in[i].head, MPI_BYTE, in[i].peer, MIGRATE_TAG,
                   comm, &reqs[nreq++]);
       }
+      if (in[i].tail > 0) {
+        rslot[nreq] = 2 * i + 1;
+        MPI_Irecv(in[i].tbuf, (int)in[i].tail, MPI_BYTE, in[i].peer,
+                  MIGRATE_TAG + 2, comm, &reqs[nreq++]);
+      }
+    }
     nrecv = nreq;
     for (int p = 0; p < nprocs; p++)
       if (slen[p] > 0)
         MPI_Isend(sagg[p], (int)slen[p], MPI_BYTE, p, MIGRATE_TAG + 1, comm,
                   &reqs[nreq++]);
-    for (int i = oi; i < oend; i++)
-      if (out[i].bytes >= AGG_MAX)
-        MPI_Isend(out[i].send, (int)out[i].bytes, MPI_BYTE, out[i].peer,
+    for (int i = oi; i < oend; i++) {
+      if (is_small(&out[i]))
+        continue;
+      if (out[i].head > 0)
+        MPI_Isend(out[i].hsend, (int)out[i].head, MPI_BYTE, out[i].peer,
                   MIGRATE_TAG, comm, &reqs[nreq++]);
-    MPI_Status *sts = malloc(sizeof *sts * (size_t)(nreq > 0 ? nreq : 1));
-    if (!sts || MPI_Waitall(nreq, reqs, sts ? sts : MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-      err = err ? err : (sts ? BALLAST_EMPI : BALLAST_ENOMEM);
+      if (out[i].tail > 0)
+        MPI_Isend(out[i].tbuf, (int)out[i].tail, MPI_BYTE, out[i].peer,
+                  MIGRATE_TAG + 2, comm, &reqs[nreq++]);
+    }
+    if (MPI_Waitall(nreq, reqs, sts) != MPI_SUCCESS)
+      err = BALLAST_EMPI;
     for (int k = 0; k < nrecv && !err; k++) {
       int got = -1;
       MPI_Get_count(&sts[k], MPI_BYTE, &got);
-      size_t want = rslot[k] < 0 ? rlen[-1 - rslot[k]] : in[rslot[k]].bytes;
+      int s = rslot[k];
+      size_t want = s < 0 ? rlen[-1 - s]
+                          : (s % 2 ? in[s / 2].tail : in[s / 2].head);
       if ((size_t)got != want) {
         BALLAST_WARN("migration: %d bytes received from rank %d, %zu announced",
                      got, sts[k].MPI_SOURCE, want);
@@ -332,46 +490,54 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       }
     }
     for (int i = 0; i < nin; i++) {
-      if (in[i].round != r || err)
+      item_t *x = &in[i];
+      if (x->round != r || err)
         continue;
-      if (in[i].bytes < AGG_MAX) {
-        /* The caller may keep what it is given: hand it its own buffer. */
-        in[i].buf = mig_malloc(in[i].bytes);
-        if (!in[i].buf) {
-          err = BALLAST_ENOMEM;
-          continue;
+      const unsigned char *tail = x->tbuf;
+      if (is_small(x)) {
+        const unsigned char *agg = ragg[x->peer] + x->off;
+        /* The caller may keep the head: hand it a buffer of its own. */
+        if (x->head > 0) {
+          if (!(x->hbuf = mig_malloc(x->head))) {
+            err = BALLAST_ENOMEM;
+            continue;
+          }
+          memcpy(x->hbuf, agg, x->head);
         }
-        memcpy(in[i].buf, ragg[in[i].peer] + in[i].off, in[i].bytes);
+        tail = agg + round8(x->head);
       }
-      int rc = ops->unpack(ctx, in[i].task, in[i].peer, &in[i].buf, in[i].bytes);
+      if (x->tail == 0)
+        tail = no_tail;
+      int rc = ops->unpack(ctx, x->task, x->peer, &x->hbuf, x->head, tail, x->tail);
       if (rc < 0) {
         BALLAST_WARN("migration: unpack of task %lld from rank %d failed: %s",
-                     (long long)in[i].task, in[i].peer, ballast_strerror(rc));
+                     (long long)x->task, x->peer, ballast_strerror(rc));
         err = rc == BALLAST_ESIZE ? BALLAST_ESIZE : BALLAST_ECALLBACK;
       } else {
-        in[i].staged = 1;
+        x->staged = 1;
         st.tasks_received++;
-        st.bytes_received += in[i].bytes;
+        st.bytes_received += x->head + x->tail;
       }
-      free(in[i].buf);
-      in[i].buf = NULL;
+      rta__mig_pool_give(pool, x->hbuf, x->head);
+      rta__mig_pool_give(pool, x->tbuf, x->tail);
+      x->hbuf = x->tbuf = NULL;
     }
-    free(sts);
     for (int i = 0; i < nin; i++)
       if (in[i].round == r) {
-        free(in[i].buf);
-        in[i].buf = NULL;
+        rta__mig_pool_give(pool, in[i].hbuf, in[i].head);
+        rta__mig_pool_give(pool, in[i].tbuf, in[i].tail);
+        in[i].hbuf = in[i].tbuf = NULL;
       }
     for (int p = 0; p < nprocs; p++) {
-      free(sagg[p]);
-      free(ragg[p]);
+      rta__mig_pool_give(pool, sagg[p], slen[p]);
+      rta__mig_pool_give(pool, ragg[p], rlen[p]);
       sagg[p] = ragg[p] = NULL;
     }
     for (int i = oi; i < oend; i++) {
-      free(out[i].buf);
-      out[i].buf = NULL;
+      rta__mig_pool_give(pool, out[i].tbuf, out[i].tail);
+      out[i].tbuf = NULL;
       st.tasks_sent++;
-      st.bytes_sent += out[i].bytes;
+      st.bytes_sent += out[i].head + out[i].tail;
     }
     oi = oend;
     st.rounds++;
@@ -390,9 +556,11 @@ done:
           ops->finish(ctx, in[i].task, 0, outcome);
     }
     for (int i = 0; i < nmoves && out; i++)
-      free(out[i].buf);
-    for (int i = 0; i < nin && in; i++)
-      free(in[i].buf);
+      rta__mig_pool_give(pool, out[i].tbuf, out[i].tail);
+    for (int i = 0; i < nin && in; i++) {
+      rta__mig_pool_give(pool, in[i].hbuf, in[i].head);
+      rta__mig_pool_give(pool, in[i].tbuf, in[i].tail);
+    }
   }
   free(out);
   free(in);
@@ -403,11 +571,12 @@ done:
   free(sdisp);
   free(rdisp);
   free(reqs);
+  free(sts);
   for (int p = 0; p < nprocs; p++) {
     if (sagg)
-      free(sagg[p]);
+      rta__mig_pool_give(pool, sagg[p], slen ? slen[p] : 0);
     if (ragg)
-      free(ragg[p]);
+      rta__mig_pool_give(pool, ragg[p], rlen ? rlen[p] : 0);
   }
   free(sagg);
   free(ragg);

@@ -9,10 +9,15 @@
  * load-balancing context adapts tasks' serialisation callbacks and registered
  * arrays to these operations.
  *
+ * A state travels in two parts: a head, contiguous memory of the source
+ * sent as it is (no pack copy) and received into a buffer of its own that
+ * the destination may keep (no unpack copy), and a tail that pack() writes
+ * and unpack() reads. Either part may be empty.
+ *
  * Protocol (collective over comm):
- *  1. every rank asks the size of each outgoing state;
- *  2. headers (task, bytes, round) are exchanged with MPI_Alltoall(v), counts
- *     first; rounds bound the bytes in flight per rank;
+ *  1. every rank asks the head and tail sizes of each outgoing state;
+ *  2. headers (task, head, tail, round) are exchanged with MPI_Alltoall(v),
+ *     counts first; rounds bound the bytes in flight per rank;
  *  3. per round: all receives and sends are posted nonblocking, then waited;
  *     received states are handed to unpack, which stages them (not yet live);
  *  4. one MPI_Allreduce agrees on success (and on the first failing rank);
@@ -21,6 +26,11 @@
  *     (the destination drops what it staged, the source keeps everything).
  * A failure on a rank never stops it from taking part in the rest of the
  * protocol, so no rank hangs and no message is left unreceived.
+ *
+ * Receive and pack buffers of large states come from a pool of memory that
+ * has already been touched (rta__mig_pool_t below) when the caller gives one:
+ * fresh memory costs a page fault per page on first touch, which on a
+ * virtual machine is slower than the transfer itself.
  */
 #ifndef BALLAST_RTA_MIGRATE_H
 #define BALLAST_RTA_MIGRATE_H
@@ -38,16 +48,20 @@ typedef struct {
 enum { RTA__COMMIT = 1, RTA__ROLLBACK = 0 };
 
 typedef struct {
-  /* Bytes of a task's state (source side). */
-  int (*size)(void *ctx, int64_t task, size_t *bytes);
-  /* Optional: the state as one contiguous block to send from directly (no
-   * pack copy). Return 0 with *ptr set, or 1 to use pack instead. */
-  int (*direct)(void *ctx, int64_t task, const void **ptr, size_t bytes);
-  /* Packs exactly \a bytes into buf (source side). */
-  int (*pack)(void *ctx, int64_t task, void *buf, size_t bytes);
-  /* Stages a received state (destination side). *buf was malloc'ed by the
-   * engine; unpack may keep it (set *buf = NULL) to avoid a copy. */
-  int (*unpack)(void *ctx, int64_t task, int src, void **buf, size_t bytes);
+  /* Bytes of a task's state, head and tail (source side). */
+  int (*size)(void *ctx, int64_t task, size_t *head, size_t *tail);
+  /* The head's memory, \a head bytes sent as they are (source side; asked
+   * only when head > 0). */
+  int (*head)(void *ctx, int64_t task, const void **ptr);
+  /* Packs exactly \a tail bytes into buf (source side; asked only when
+   * tail > 0; buf is 8-byte aligned). */
+  int (*pack)(void *ctx, int64_t task, void *buf, size_t tail);
+  /* Stages a received state (destination side). *head holds the head bytes
+   * in memory from malloc (or the pool); unpack may keep it (set *head =
+   * NULL) and later free() it. tail is read only, valid during the call,
+   * 8-byte aligned, and never NULL (even when empty). */
+  int (*unpack)(void *ctx, int64_t task, int src, void **head, size_t hbytes,
+                const void *tail, size_t tbytes);
   /* Ends one move on one side: outgoing (source) or incoming (destination). */
   void (*finish)(void *ctx, int64_t task, int outgoing, int outcome);
 } rta__migrate_ops_t;
@@ -62,17 +76,49 @@ typedef struct {
 } rta__migrate_stats_t;
 
 /*
+ * A bounded cache of touched memory blocks (from malloc or posix_memalign,
+ * so free() releases any of them). Not thread safe; one per load-balancing
+ * context. Blocks smaller than RTA__POOL_MIN are never cached.
+ */
+typedef struct rta__mig_pool rta__mig_pool_t;
+
+#define RTA__POOL_MIN ((size_t)64 << 10)
+
+/* A pool holding at most \a cap bytes (0: the default migration memory
+ * bound, 64 MiB). NULL when out of memory (callers then run without). */
+rta__mig_pool_t *rta__mig_pool_create(size_t cap);
+/* Frees every cached block and the pool; NULL does nothing. */
+void rta__mig_pool_destroy(rta__mig_pool_t *pool);
+/* A block of at least \a n bytes: a cached one of n..2n bytes when there is
+ * one, else fresh memory (blocks of 1 MiB and more are 2 MiB aligned and
+ * offered transparent huge pages). The caller owns it; free() or
+ * rta__mig_pool_give() it. NULL when out of memory. pool may be NULL. */
+void *rta__mig_pool_take(rta__mig_pool_t *pool, size_t n);
+/* Hands \a mem (at least \a n usable bytes, free()-able) to the pool, which
+ * keeps it when it is at least RTA__POOL_MIN and fits under the bound
+ * (evicting the oldest blocks), else frees it. pool may be NULL (free). */
+void rta__mig_pool_give(rta__mig_pool_t *pool, void *mem, size_t n);
+/* Bytes and blocks cached, and how many takes were served from the cache. */
+void rta__mig_pool_info(const rta__mig_pool_t *pool, size_t *bytes,
+                        int *blocks, long long *hits, long long *misses);
+
+/* Bytes held by every pool of the process (tests: 0 once all are destroyed). */
+size_t rta__mig_pool_held(void);
+
+/*
  * Collective over comm. \a mem_limit bounds the bytes a rank packs and
  * receives per round (at least one task per round moves, whatever its size).
- * Returns 0 when everything was committed; otherwise the local error code, or
- * BALLAST_EREMOTE when the failure was on another rank; in both cases every
- * rank has rolled back.
+ * \a pool (may be NULL) supplies receive and pack buffers and gets back the
+ * ones nobody kept. Returns 0 when everything was committed; otherwise the
+ * local error code, or BALLAST_EREMOTE when the failure was on another rank;
+ * in both cases every rank has rolled back.
  */
 int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
                  const rta__migrate_ops_t *ops, void *ctx, size_t mem_limit,
-                 rta__migrate_stats_t *stats);
+                 rta__mig_pool_t *pool, rta__migrate_stats_t *stats);
 
-/* Test hook: make the engine's n-th allocation from now fail (0 disables). */
+/* Test hook: make the engine's n-th allocation from now fail (0 disables);
+ * blocks taken from the pool count as allocations. */
 void rta__migrate_fail_alloc_after(int n);
 
 #endif /* BALLAST_RTA_MIGRATE_H */

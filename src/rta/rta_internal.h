@@ -45,6 +45,18 @@ int rta__arrays_pack(const rta_task_t *t, void *buf, size_t len, size_t *used);
  */
 int rta__arrays_unpack(rta_task_t *t, const void *buf, size_t len,
                        size_t *used);
+/** Migration (lb_move.c): the lead array (the largest of a ballast element
+ * type with memory, -1 when none; its bytes in *bytes) travels on its own and
+ * is adopted on arrival; the *_lead variants leave its payload out of the
+ * packed form (header kept) and store \a lead_mem (lead_bytes, malloc'ed,
+ * adopted on success only) as that array. lead -1: as the plain ones. */
+int rta__arrays_lead(const rta_task_t *t, size_t *bytes);
+int rta__arrays_packed_size_lead(const rta_task_t *t, int lead, size_t *bytes);
+int rta__arrays_pack_lead(const rta_task_t *t, int lead, void *buf, size_t len,
+                          size_t *used);
+int rta__arrays_unpack_lead(rta_task_t *t, const void *buf, size_t len,
+                            size_t *used, int lead, void *lead_mem,
+                            size_t lead_bytes);
 /** Frees rta's records of the task's arrays (not the arrays). */
 void rta__arrays_clear(rta_task_t *t);
 

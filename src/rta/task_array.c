@@ -228,9 +228,42 @@ static uint64_t type_word(const rta__array_t *a) {
                                        : (uint64_t)a->elem_bytes;
 }
 
+int rta__arrays_lead(const rta_task_t *t, size_t *bytes) {
+  int lead = -1, i = 0;
+  size_t best = 0;
+  for (const rta__array_t *a = t->arrays; a; a = a->next, i++)
+    if (a->type.kind == RTA_TYPE_ELEM && *a->slot && a->mem_bytes > best) {
+      best = a->mem_bytes;
+      lead = i;
+    }
+  if (bytes)
+    *bytes = best;
+  return lead;
+}
+
+int rta__arrays_packed_size_lead(const rta_task_t *t, int lead, size_t *bytes) {
+  int rc = rta_task_arrays_packed_size(t, bytes);
+  if (rc || lead < 0)
+    return rc;
+  int i = 0;
+  for (const rta__array_t *a = t->arrays; a; a = a->next, i++)
+    if (i == lead) {
+      if (a->type.kind != RTA_TYPE_ELEM)
+        return BALLAST_EINVAL;
+      *bytes -= round8(a->mem_bytes);
+      return 0;
+    }
+  return BALLAST_EINVAL;
+}
+
 int rta__arrays_pack(const rta_task_t *t, void *buf, size_t len, size_t *used) {
+  return rta__arrays_pack_lead(t, -1, buf, len, used);
+}
+
+int rta__arrays_pack_lead(const rta_task_t *t, int lead, void *buf, size_t len,
+                          size_t *used) {
   size_t need;
-  int rc = rta_task_arrays_packed_size(t, &need);
+  int rc = rta__arrays_packed_size_lead(t, lead, &need);
   if (rc)
     return rc;
   if (!buf || len < need)
@@ -239,7 +272,8 @@ int rta__arrays_pack(const rta_task_t *t, void *buf, size_t len, size_t *used) {
   uint64_t n = (uint64_t)t->narrays;
   memcpy(p, &n, 8);
   p += 8;
-  for (const rta__array_t *a = t->arrays; a; a = a->next) {
+  int idx = 0;
+  for (const rta__array_t *a = t->arrays; a; a = a->next, idx++) {
     size_t pay;
     if ((rc = payload_bytes(a, &pay)))
       return rc;
@@ -254,6 +288,8 @@ int rta__arrays_pack(const rta_task_t *t, void *buf, size_t len, size_t *used) {
     p += sizeof hdr;
     if (pay > 0 && !*a->slot)
       return BALLAST_EINVAL; /* registered but never allocated */
+    if (idx == lead)
+      continue; /* its payload travels on its own */
     if (a->type.kind == RTA_TYPE_ELEM) {
       if (pay)
         memcpy(p, *a->slot, pay);
@@ -283,7 +319,13 @@ int rta__arrays_pack(const rta_task_t *t, void *buf, size_t len, size_t *used) {
 
 int rta__arrays_unpack(rta_task_t *t, const void *buf, size_t len,
                        size_t *used) {
-  if (!t || (!buf && len))
+  return rta__arrays_unpack_lead(t, buf, len, used, -1, NULL, 0);
+}
+
+int rta__arrays_unpack_lead(rta_task_t *t, const void *buf, size_t len,
+                            size_t *used, int lead, void *lead_mem,
+                            size_t lead_bytes) {
+  if (!t || (!buf && len) || (lead >= 0 && !lead_mem && lead_bytes))
     return BALLAST_EINVAL;
   const unsigned char *p = buf, *end = p + len;
   uint64_t n;
@@ -296,6 +338,8 @@ int rta__arrays_unpack(rta_task_t *t, const void *buf, size_t len,
                  (unsigned long long)n, t->narrays);
     return BALLAST_ESIZE;
   }
+  if (lead >= 0 && (uint64_t)lead >= n)
+    return BALLAST_ESIZE;
   /* Pass 1 fills new buffers; pass 2 swaps them in. Nothing the application
    * sees changes unless every array unpacks. */
   void **fresh = calloc(n ? n : 1, sizeof *fresh);
@@ -322,6 +366,15 @@ int rta__arrays_unpack(rta_task_t *t, const void *buf, size_t len,
     size_t pay;
     if ((rc = size_array(&shape[i])) || (rc = payload_bytes(&shape[i], &pay)))
       break;
+    if (i == (uint64_t)lead) {
+      /* The payload arrived on its own, in memory the array adopts. */
+      if (a->type.kind != RTA_TYPE_ELEM || pay != hdr[3] || pay != lead_bytes) {
+        rc = BALLAST_ESIZE;
+        break;
+      }
+      fresh[i] = lead_mem;
+      continue;
+    }
     if (pay != hdr[3] || (size_t)(end - p) < round8(pay)) {
       rc = BALLAST_ESIZE;
       break;
@@ -356,11 +409,13 @@ int rta__arrays_unpack(rta_task_t *t, const void *buf, size_t len,
                    "registration or the buffer is short", t->key,
                    (unsigned long long)i);
     for (uint64_t j = 0; fresh && j < n; j++)
-      free(fresh[j]);
+      if (j != (uint64_t)lead)
+        free(fresh[j]);
   } else {
     i = 0;
     for (rta__array_t *a = t->arrays; a; a = a->next, i++) {
-      free(*a->slot);
+      if (*a->slot != fresh[i])
+        free(*a->slot);
       *a->slot = fresh[i];
       a->ndims = shape[i].ndims;
       memcpy(a->dims, shape[i].dims, sizeof a->dims);

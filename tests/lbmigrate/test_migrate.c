@@ -32,71 +32,80 @@ static unsigned char byte_of(int64_t t, size_t i, unsigned gen) {
 
 static size_t len_of(int64_t t) { return (size_t)(t % 5 == 0 ? 300000 + t : 1000 + 37 * t); }
 
-/* Tasks whose id is a multiple of 3 travel raw, sent straight from the
- * application's buffer (the engine's direct path, no pack copy); the others
- * travel as [length][bytes] through pack. Odd tasks adopt the engine's receive
- * buffer (no unpack copy), even ones copy out of it. */
-static int raw(int64_t t) { return t % 3 == 0; }
+/* Three layouts: tasks whose id is a multiple of 3 travel as a head only,
+ * sent straight from the application's buffer (no pack copy); those of 3k+1
+ * as a head (the bytes) and a tail (their length); the others as a tail only,
+ * [length][bytes], through pack. Odd tasks adopt the engine's head buffer (no
+ * unpack copy) where there is one, even ones copy out of it. */
+static int kind(int64_t t) { return (int)(t % 3); }
 
-static int op_size(void *ctx, int64_t t, size_t *bytes) {
+static int op_size(void *ctx, int64_t t, size_t *head, size_t *tail) {
   (void)ctx;
-  *bytes = tasks[t].len + (raw(t) ? 0 : sizeof(uint64_t)) + (t == lie_size_task ? 8 : 0);
+  size_t lie = t == lie_size_task ? 8 : 0;
+  *head = kind(t) == 2 ? 0 : tasks[t].len;
+  *tail = kind(t) == 0 ? 0 : sizeof(uint64_t) + (kind(t) == 2 ? tasks[t].len : 0) + lie;
   return 0;
 }
-static int op_direct(void *ctx, int64_t t, const void **ptr, size_t bytes) {
+static int op_head(void *ctx, int64_t t, const void **ptr) {
   (void)ctx;
-  if (!raw(t) || bytes != tasks[t].len)
-    return 1;
+  CHECK(kind(t) != 2);
   *ptr = tasks[t].data;
   return 0;
 }
 static int op_pack(void *ctx, int64_t t, void *buf, size_t bytes) {
   (void)ctx;
+  CHECK(kind(t) != 0);
+  CHECK_EQ((uintptr_t)buf % 8, 0);
   if (t == fail_pack_task)
     return BALLAST_ECALLBACK;
-  size_t off = 0;
-  if (!raw(t)) {
-    uint64_t n = tasks[t].len;
-    memcpy(buf, &n, sizeof n);
-    off = sizeof n;
+  uint64_t n = tasks[t].len;
+  memcpy(buf, &n, sizeof n);
+  size_t off = sizeof n;
+  if (kind(t) == 2) {
+    memcpy((char *)buf + off, tasks[t].data, tasks[t].len);
+    off += tasks[t].len;
   }
-  memcpy((char *)buf + off, tasks[t].data, tasks[t].len);
-  if (bytes > tasks[t].len + off) /* the lying size: pad */
-    memset((char *)buf + off + tasks[t].len, 0, bytes - tasks[t].len - off);
+  if (bytes > off) /* the lying size: pad */
+    memset((char *)buf + off, 0, bytes - off);
   return 0;
 }
-static int op_unpack(void *ctx, int64_t t, int src, void **buf, size_t bytes) {
+static int op_unpack(void *ctx, int64_t t, int src, void **head, size_t hbytes,
+                     const void *tail, size_t tbytes) {
   (void)ctx;
   (void)src;
+  CHECK(tail != NULL);
   if (t == fail_unpack_task)
     return BALLAST_ECALLBACK;
-  size_t off = 0;
-  uint64_t n = bytes;
-  if (!raw(t)) {
-    memcpy(&n, *buf, sizeof n);
-    off = sizeof n;
+  uint64_t n = hbytes;
+  if (kind(t) != 0) {
+    if (tbytes < sizeof n)
+      return BALLAST_ESIZE;
+    memcpy(&n, tail, sizeof n);
   }
   /* The state describes its own size: a mismatch is the size error. */
-  if (n + off != bytes || n != len_of(t))
+  size_t want_t = kind(t) == 0 ? 0 : sizeof n + (kind(t) == 2 ? n : 0);
+  size_t want_h = kind(t) == 2 ? 0 : n;
+  if (tbytes != want_t || hbytes != want_h || n != len_of(t))
     return BALLAST_ESIZE;
-  if (t % 2) {
-    tasks[t].staged = *buf;
-    *buf = NULL;
-    memmove(tasks[t].staged, tasks[t].staged + off, n);
+  if (kind(t) != 2 && t % 2) {
+    tasks[t].staged = *head;
+    *head = NULL;
   } else {
     tasks[t].staged = malloc(n);
     CHECK(tasks[t].staged != NULL);
-    memcpy(tasks[t].staged, (char *)*buf + off, n);
+    memcpy(tasks[t].staged, kind(t) == 2 ? (const char *)tail + sizeof n : *head, n);
   }
   tasks[t].staged_len = n;
   return 0;
 }
+static rta__mig_pool_t *pool; /* NULL in the first half of the remaps */
 static int pending_owner[NTASKS];
 static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
   (void)ctx;
   if (outgoing) {
     if (outcome == RTA__COMMIT) {
-      free(tasks[t].data);
+      /* What left goes to the pool, as the load-balancing context does. */
+      rta__mig_pool_give(pool, tasks[t].data, tasks[t].len);
       tasks[t].data = NULL;
       tasks[t].owner = pending_owner[t];
     }
@@ -112,7 +121,7 @@ static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
   }
 }
 
-static const rta__migrate_ops_t ops = {op_size, op_direct, op_pack, op_unpack, op_finish};
+static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish};
 
 /* Checks every task this rank owns against its expected bytes, and that the
  * owners agree globally: each task owned by exactly one rank. */
@@ -152,7 +161,7 @@ static int remap(size_t mem_limit, rta__migrate_stats_t *st, int *owner_now) {
       n++;
     }
   }
-  int rc = rta__migrate(MPI_COMM_WORLD, moves, n, &ops, NULL, mem_limit, st);
+  int rc = rta__migrate(MPI_COMM_WORLD, moves, n, &ops, NULL, mem_limit, pool, st);
   if (rc == 0)
     for (int t = 0; t < NTASKS; t++)
       owner_now[t] = pending_owner[t];
@@ -180,6 +189,10 @@ int main(int argc, char **argv) {
   rta__migrate_stats_t st;
   long long moved = 0;
   for (int it = 0; it < 12; it++) {
+    if (it == 6) {
+      pool = rta__mig_pool_create((size_t)2 << 20);
+      CHECK(pool != NULL);
+    }
     size_t limit = (it % 2) ? (size_t)np * 200000 : 0;
     CHECK_EQ(remap(limit, &st, owner), 0);
     CHECK_EQ(st.failed_rank, -1);
@@ -197,6 +210,18 @@ int main(int argc, char **argv) {
     verify(owner);
   }
   CHECK_GT(moved, NTASKS); /* the draws really moved tasks around */
+  {
+    /* The pool served arrivals with memory of states that left, and stayed
+     * within its bound. */
+    size_t held;
+    int blocks;
+    long long hits, misses, all_hits;
+    rta__mig_pool_info(pool, &held, &blocks, &hits, &misses);
+    CHECK_LE(held, (size_t)2 << 20);
+    CHECK_EQ(rta__mig_pool_held(), held);
+    MPI_Allreduce(&hits, &all_hits, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_GT(all_hits, 0);
+  }
 
   /* Faults: each on one rank only; everyone rolls back, nothing is lost. */
   const int bad = np - 1;
@@ -249,12 +274,14 @@ int main(int argc, char **argv) {
   {
     rta__move_t self_move = {0, me};
     int n = owner[0] == me ? 1 : 0;
-    int rc = rta__migrate(MPI_COMM_WORLD, &self_move, n, &ops, NULL, 0, &st);
+    int rc = rta__migrate(MPI_COMM_WORLD, &self_move, n, &ops, NULL, 0, pool, &st);
     CHECK_NE(rc, 0);
     verify(owner);
   }
   for (int t = 0; t < NTASKS; t++)
     free(tasks[t].data);
+  rta__mig_pool_destroy(pool);
+  CHECK_EQ(rta__mig_pool_held(), 0);
   TEST_PASS("lb_migrate");
   MPI_Finalize();
   return 0;
