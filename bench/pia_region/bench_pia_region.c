@@ -10,12 +10,22 @@
  * outside the timed loop; a timed batch does, for BATCH consecutive indices,
  * one lookup by name and one read of the region's data, and sums a field so
  * nothing is optimised away. Each size runs REPS batches (walking through
- * the index array); the median of the per-query batch means is printed (and
- * the lookup alone, and the read alone). Short batches and the median keep
- * preemption (the VM is shared) out of the figure. Every lookup is timed
- * warm: each name was looked up once before (the per-thread cache of
- * pia_find_region_by_name holds it), which is the steady state of a program
- * that queries its regions every time step.
+ * the index array); the median of the per-query batch means is printed.
+ * The lookup alone and the read alone are timed on other batches of the
+ * index array (each column starts from caches the previous one did not
+ * warm for it). Short batches and the median keep preemption (the VM is
+ * shared) out of the figure. Every lookup is timed warm: each name was
+ * looked up once before (the per-thread cache of pia_find_region_by_name
+ * holds it), which is the steady state of a program that queries its
+ * regions every time step.
+ *
+ * A last column is the machine's own yardstick, measured in the same run:
+ * the time of one dependent random read (a pointer chase) in a buffer of
+ * 64 bytes per region, i.e. one cache miss at the size of the tables a
+ * query touches. Above the last-level cache no by-name lookup can be
+ * cheaper than one such miss (the region's data must be read), so the ratio
+ * of the first column to this one shows what the lookup adds, and whether
+ * that stays flat as regions grow.
  *
  * usage: bench_pia_region [max_regions (default 1000000)] [reps (default 201)]
  */
@@ -53,6 +63,45 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* ns per dependent random read in a buffer of n cache lines (one random
+ * cyclic permutation, so the chase visits every line before repeating). */
+static double chase_ns(long n, int reps) {
+  enum { LINE = 64 };
+  char *buf = malloc((size_t)n * LINE);
+  long *perm = malloc(sizeof(long) * (size_t)n);
+  if (!buf || !perm) {
+    free(buf);
+    free(perm);
+    return -1.0;
+  }
+  for (long i = 0; i < n; i++)
+    perm[i] = i;
+  for (long i = n - 1; i > 0; i--) {
+    long j = (long)(xorshift() % (uint64_t)(i + 1)), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  for (long i = 0; i < n; i++)
+    *(long *)(buf + perm[i] * LINE) = perm[(i + 1) % n] * LINE;
+  double *t = malloc(sizeof(double) * (size_t)reps), r = -1.0;
+  if (t) {
+    long p = 0;
+    for (int k = 0; k < reps; k++) {
+      double t0 = now();
+      for (int i = 0; i < BATCH; i++)
+        p = *(volatile long *)(buf + p);
+      t[k] = (now() - t0) / BATCH * 1e9;
+    }
+    r = median(t, reps);
+    if (p == -1)
+      r = 0.0; /* never: keeps the chase from being optimised out */
+  }
+  free(t);
+  free(buf);
+  free(perm);
+  return r;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   long max = argc > 1 ? atol(argv[1]) : 1000000;
@@ -72,7 +121,8 @@ int main(int argc, char **argv) {
   if (!names || !ids || !q || !t_both || !t_find || !t_read)
     return 1;
   printf("# pia_region: find a random region by name + read its data\n");
-  printf("# %8s %14s %14s %14s\n", "regions", "find+read ns", "find ns", "read ns");
+  printf("# %8s %14s %14s %14s %14s %8s\n", "regions", "find+read ns", "find ns",
+         "read ns", "1 miss ns", "ratio");
   long have = 0;
   volatile double sink = 0;
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes && sizes[si] <= max; si++) {
@@ -94,7 +144,8 @@ int main(int argc, char **argv) {
       warm += pia_find_region_by_name(names[i]);
     for (int r = 0; r < reps; r++) {
       pia_regdata_t d;
-      const int *qb = q + (size_t)(r % (NQ / BATCH)) * BATCH;
+      enum { NB = NQ / BATCH };
+      const int *qb = q + (size_t)(r % NB) * BATCH;
       double s = 0, t0 = now();
       for (int i = 0; i < BATCH; i++) {
         pia_regid_t id = pia_find_region_by_name(names[qb[i]]);
@@ -102,9 +153,11 @@ int main(int argc, char **argv) {
         s += d.count;
       }
       double t1 = now();
+      qb = q + (size_t)((r + NB / 3) % NB) * BATCH;
       for (int i = 0; i < BATCH; i++)
         s += pia_find_region_by_name(names[qb[i]]);
       double t2 = now();
+      qb = q + (size_t)((r + 2 * NB / 3) % NB) * BATCH;
       for (int i = 0; i < BATCH; i++) {
         pia_get_region_data(&d, ids[qb[i]]);
         s += d.wtime;
@@ -115,8 +168,9 @@ int main(int argc, char **argv) {
       t_find[r] = (t2 - t1) / BATCH * 1e9;
       t_read[r] = (t3 - t2) / BATCH * 1e9;
     }
-    printf("  %8ld %14.1f %14.1f %14.1f\n", n, median(t_both, reps),
-           median(t_find, reps), median(t_read, reps));
+    double both = median(t_both, reps), miss = chase_ns(n, reps);
+    printf("  %8ld %14.1f %14.1f %14.1f %14.1f %8.2f\n", n, both, median(t_find, reps),
+           median(t_read, reps), miss, miss > 0 ? both / miss : 0.0);
     fflush(stdout);
   }
   free(names);

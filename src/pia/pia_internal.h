@@ -16,6 +16,9 @@ _Static_assert(sizeof(((mon__regstats_t *)0)->hwc) <= PIA_HWC_MAX * sizeof(long 
 /** Region lookup by name through the calling thread's cache (namecache.c):
  * the id, or a negative code from mon. name is non-NULL. */
 int pia__region_find(const char *name);
+/** The stored name of region id (as mon__region_name), answered without
+ * touching mon's region record when id is the calling thread's last lookup. */
+const char *pia__region_name(int id);
 /** Activity lookup by name through a shared read-only table (namecache.c). */
 int pia__act_find(const char *name);
 
@@ -51,7 +54,7 @@ static inline int pia__count_int(uint64_t c) {
 static inline void pia__regdata_fill(pia_regdata_t *d, pia_regid_t id,
                                      const mon__regstats_t *s) {
   d->id = id;
-  d->name = mon__region_name(id);
+  d->name = pia__region_name(id);
   d->count = pia__count_int(s->count);
   d->count64 = (long long)s->count;
   d->wtime = s->wtime;
