@@ -48,8 +48,9 @@ BALLAST_API pia_regid_t pia_find_region_by_path(const char *path) {
     return BALLAST_EINVAL;
   if (*path == '/')
     path++;
-  if (!*path)
-    return PIA_REGION_MAIN;
+  if (!*path) /* region 0, which does not exist before MPI_Init or when off */
+    return pia__check_region(PIA_REGION_MAIN) < 0 ? BALLAST_ENOTFOUND
+                                                  : PIA_REGION_MAIN;
   int rc = path_check(path);
   if (rc < 0)
     return rc;
