@@ -68,16 +68,20 @@ BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
   return act_add(data, act, region);
 }
 
-/* The world size never changes once MPI runs; read it once. */
+/* The world size never changes once MPI runs; read it once. -1 outside
+ * MPI_Init .. MPI_Finalize: MPI_Finalized is asked every time, since a size
+ * cached during the run must not make a query after MPI_Finalize succeed. */
 static int world_size(void) {
   static int size; /* 0 until known; a benign race writes the same value */
+  int init = 0, fin = 0;
+  PMPI_Finalized(&fin);
+  if (fin)
+    return -1;
   int s = __atomic_load_n(&size, __ATOMIC_RELAXED);
   if (s > 0)
     return s;
-  int init = 0, fin = 0;
   PMPI_Initialized(&init);
-  PMPI_Finalized(&fin);
-  if (!init || fin)
+  if (!init)
     return -1;
   PMPI_Comm_size(MPI_COMM_WORLD, &s);
   __atomic_store_n(&size, s, __ATOMIC_RELAXED);
