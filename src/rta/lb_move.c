@@ -467,6 +467,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
     err = BALLAST_ENOMEM;
 
   mon__lib_begin();
+  double tm0 = MPI_Wtime(), tm1 = tm0, tm2 = tm0;
   /* 1. What leaves this rank, described (sizes asked now). */
   for (int64_t v = 0; !err && v < n; v++) {
     c.out_of[v] = c.in_of[v] = -1;
@@ -491,6 +492,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
     err = describe(&c.out[i], v, &b);
     scount[c.out[i].dest] += (int)(b.n - before);
   }
+  tm1 = MPI_Wtime();
   if (rta__agree(comm, err, &who, &code))
     goto done;
 
@@ -565,6 +567,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
     goto done;
 
   /* 3. The states. */
+  tm2 = MPI_Wtime();
   for (int i = 0; i < nout; i++) {
     moves[i].task = rta_mapping_find(m, rta_task_key(c.out[i].t));
     moves[i].dest = c.out[i].dest;
@@ -577,6 +580,16 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
                           ctx->pool, &st);
     who = st.failed_rank;
     code = st.failed_code;
+    size_t held;
+    int blocks;
+    long long hits, misses;
+    rta__mig_pool_info(ctx->pool, &held, &blocks, &hits, &misses);
+    BALLAST_DEBUG("rta: migration: %lld tasks out, %lld in; describing %.3f ms, "
+                  "descriptors %.3f ms, states %.3f ms; pool %zu bytes in %d "
+                  "blocks, %lld hits, %lld misses so far",
+                  (long long)st.tasks_sent, (long long)st.tasks_received,
+                  (tm1 - tm0) * 1e3, (tm2 - tm1) * 1e3, st.seconds * 1e3, held,
+                  blocks, hits, misses);
     if (!rc) {
       res->tasks = st.tasks_sent;
       res->bytes = st.bytes_sent;
