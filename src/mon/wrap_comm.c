@@ -418,6 +418,8 @@ int mon__w_wrank(MPI_Win win, int rank) {
     if (kv >= 0)
       PMPI_Win_set_attr(win, kv, NULL);
     w = cache_insert(&wins, key, w);
+    if (w == NULL) /* out of memory: no partner this time, retried next call */
+      return MON_NO_PARTNER;
   }
   return rank < w->n ? w->ranks[rank] : MON_NO_PARTNER;
 }
