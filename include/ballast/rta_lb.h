@@ -32,9 +32,10 @@
  * \section rta_lb_move Moving a task
  * A leaf task (nprocs 1) that changes process travels with its key, its
  * parameters (nprocs, est_work, state_size, declared partners) and its cost
- * window. The destination defines it under its parent, \b which must be
- * defined there (define the chain from the context root to every inner task on
- * every process; a missing parent fails the remap with BALLAST_ENOTFOUND).
+ * window. The destination defines it under its parent, in the stage it had
+ * at the source when the parent has that stage there (else in a new stage);
+ * a parent the destination does not have is defined there with default
+ * parameters (and removed again if the remap rolls back).
  * Its state travels in two parts:
  * - the bytes of the serialisation callbacks (rta_serial_t of rta.h): size()
  *   and pack() run on the source, unpack() on the destination with the
@@ -48,16 +49,21 @@
  * A task whose whole state is one registered array of a ballast element type
  * (no callback bytes) is sent straight from the application's array and
  * received into the memory that becomes the destination's array: no copy on
- * either side. Other states are packed once and unpacked once.
+ * either side. In other states the largest array of a ballast element type
+ * travels the same way, and the rest is packed once and unpacked once.
  * Memory stays bounded: at most \c mem_limit bytes are packed and received
- * per round on each rank (rta_lb_config_t).
+ * per round on each rank (rta_lb_config_t). Between remaps a context keeps
+ * up to \c mem_limit bytes per rank of memory that departed arrays occupied
+ * (blocks of 64 KiB and more) to receive the next arrivals into, since
+ * fresh memory is slow to touch; rta_destroy_lb_context() frees it.
  *
  * \section rta_lb_rollback All or nothing
  * The remap is committed only when every rank has unpacked everything it
- * received; only then are the sources' arrays freed (free()) and their
+ * received; only then are the sources' arrays freed (free(), or kept for the
+ * next arrivals as above) and their
  * release() callbacks called, and the moved tasks removed from the sources'
  * trees. If anything fails anywhere (a callback, an allocation, a size
- * mismatch, a missing parent), every rank drops what it received (release()
+ * mismatch), every rank drops what it received (release()
  * on the destination for each successful unpack()), keeps its tasks, its
  * state and the previous mapping, and returns an error: the failing rank's
  * own code there, BALLAST_EREMOTE elsewhere; every rank logs the failing

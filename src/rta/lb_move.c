@@ -125,6 +125,7 @@ typedef struct {
   size_t user_bytes, arr_bytes;
   int lead;
   size_t head_bytes;
+  int64_t stage; /* under its parent at the source */
   int raw, raw_elem, raw_ndims;
   int64_t raw_dims[RTA_MAX_DIMS];
   rta_task_t *t;   /* defined at unpack */
@@ -140,11 +141,14 @@ typedef struct {
   int64_t *out_of; /* vertex -> index in out, -1 */
   int64_t *in_of;  /* vertex -> index in in, -1 */
   rta__mig_pool_t *pool;
+  rta_task_t **made; /* inner tasks this move defined (arrivals' missing
+                      * parents), in creation order: removed on rollback */
+  int nmade, capmade;
 } mctx_t;
 
 /* Words of a descriptor before the task parameters: vertex, user bytes,
- * array bytes, raw, element, ndims, dims, lead, head bytes. */
-#define DESC_FIXED (8 + RTA_MAX_DIMS)
+ * array bytes, raw, element, ndims, dims, lead, head bytes, stage. */
+#define DESC_FIXED (9 + RTA_MAX_DIMS)
 
 /* ---- descriptors ------------------------------------------------------------------ */
 
@@ -193,6 +197,7 @@ static int describe(out_t *o, int64_t v, wbuf_t *b) {
     wi64(b, dims[d]);
   wi64(b, o->lead);
   wi64(b, (int64_t)o->head_bytes);
+  wi64(b, rta_task_stage(t));
   wi64(b, p->nprocs);
   wf64(b, p->est_work);
   wi64(b, (int64_t)p->state_size);
@@ -225,11 +230,50 @@ static int read_head(in_t *x) {
     x->raw_dims[d] = ri64(&r);
   x->lead = (int)ri64(&r);
   x->head_bytes = (size_t)ri64(&r);
+  x->stage = ri64(&r);
   return r.bad ? BALLAST_ESIZE : 0;
 }
 
-/* Defines the arriving task from its descriptor. */
-static int define_arrival(in_t *x) {
+/* The parent of an arriving task, defined here (with default parameters,
+ * each missing level under the nearest ancestor that exists) when this
+ * process does not have it; what was defined is recorded in c->made so a
+ * rollback removes it. \a key is the parent's key (modified and restored). */
+static int find_or_make_parent(mctx_t *c, char *key, rta_task_t **out) {
+  if (rta_find_task(key, out) == 0)
+    return 0;
+  char *slash = strrchr(key, '/');
+  if (!slash) {
+    BALLAST_WARN("rta: load balancing: a task arrives under \"%s\", a root "
+                 "task this process does not have", key);
+    return BALLAST_ENOTFOUND;
+  }
+  *slash = 0;
+  rta_task_t *up = NULL;
+  int rc = find_or_make_parent(c, key, &up);
+  *slash = '/';
+  if (rc)
+    return rc;
+  if (c->nmade == c->capmade) {
+    int cap = c->capmade ? 2 * c->capmade : 8;
+    rta_task_t **m = realloc(c->made, (size_t)cap * sizeof *m);
+    if (!m)
+      return BALLAST_ENOMEM;
+    c->made = m;
+    c->capmade = cap;
+  }
+  const char *name = slash + 1;
+  rc = rta_define_task(up, 1, &name, NULL, out);
+  if (rc)
+    return rc;
+  c->made[c->nmade++] = *out;
+  BALLAST_INFO("rta: load balancing: defined \"%s\" here, the parent of an "
+               "arriving task", key);
+  return 0;
+}
+
+/* Defines the arriving task from its descriptor, in its stage under its
+ * parent when the parent has that stage here, else in a new stage. */
+static int define_arrival(mctx_t *c, in_t *x) {
   rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
   for (int i = 0; i < DESC_FIXED; i++)
     ri64(&r);
@@ -270,16 +314,15 @@ static int define_arrival(in_t *x) {
   }
   if (!rc) {
     *slash = 0;
-    if (rta_find_task(key, &parent) != 0) {
-      BALLAST_WARN("rta: load balancing: task \"%s/%s\" arrives but its parent "
-                   "\"%s\" is not defined on this process", key, slash + 1, key);
-      rc = BALLAST_ENOTFOUND;
-    }
+    rc = find_or_make_parent(c, key, &parent);
+    *slash = '/';
   }
   if (!rc) {
     const char *name = slash + 1;
-    rc = rta_define_task(parent, 1, &name, &p, &x->t);
-    *slash = '/';
+    if (x->stage >= 0 && x->stage < rta_task_nstages(parent))
+      rc = rta__task_adopt(parent, name, &p, (int)x->stage, &x->t);
+    else
+      rc = rta_define_task(parent, 1, &name, &p, &x->t);
   }
   if (!rc)
     rc = rta__lb_cost_restore(x->t, s, (int)ns, total);
@@ -366,7 +409,7 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
   wire_sizes(x->raw, x->user_bytes, x->arr_bytes, x->head_bytes, &wh, &wt);
   if (wh != hbytes || wt != tbytes || (x->lead >= 0) != (!x->raw && hbytes > 0))
     return BALLAST_ESIZE;
-  int rc = define_arrival(x);
+  int rc = define_arrival(c, x);
   if (rc)
     return rc;
   int has_ops = rta_task_serial(x->t, &x->ops, &x->user) == 0;
@@ -449,7 +492,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   int64_t n = rta_mapping_ntasks(m);
   if (!ctx->pool)
     ctx->pool = rta__mig_pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
-  mctx_t c = {m, NULL, NULL, NULL, NULL, ctx->pool};
+  mctx_t c = {m, NULL, NULL, NULL, NULL, ctx->pool, NULL, 0, 0};
   wbuf_t b = {0};
   int *scount = calloc((size_t)np, sizeof *scount);
   int *rcount = calloc((size_t)np, sizeof *rcount);
@@ -597,6 +640,12 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   }
 
 done:
+  /* A rollback removes the parents this move defined (the arrivals under
+   * them are gone), deepest first. */
+  for (int i = c.nmade - 1; who >= 0 && i >= 0; i--)
+    if (rta_task_nchildren(c.made[i]) == 0)
+      rta_remove_task(c.made[i]);
+  free(c.made);
   mon__lib_end();
   res->failed_rank = who;
   res->failed_code = code;
