@@ -118,7 +118,9 @@ typedef struct {
 /**
  * Communication volume with one peer rank, as mon records it: point-to-point
  * and one-sided operations with a partner and a non-zero size, sends and
- * receives apart (MPI_Sendrecv counts under its send side).
+ * receives apart. MPI_Sendrecv and MPI_Sendrecv_replace count both halves:
+ * the message sent in nbytes/nmsgs of the destination, the message received
+ * in rbytes/rmsgs of its source.
  */
 typedef struct {
   long long nbytes; /**< bytes sent to the peer */
@@ -186,9 +188,10 @@ BALLAST_API pia_regid_t pia_find_region_by_path(const char *path);
 /**
  * \brief Read a region's performance data.
  *
- * Every field of \a data is overwritten. The metrics include the completed
- * instances of the region; an instance still open contributes what the
- * monitor has accounted so far.
+ * Every field of \a data is overwritten. The metrics are those of the
+ * completed instances of the region: an instance still open contributes
+ * nothing (not its count, times nor counters) until it is left. Region 0
+ * (the whole program) is the exception: its figures are live.
  *
  * \param data where to write (caller-owned).
  * \param id a region id.

@@ -1,0 +1,54 @@
+/* Behaviour pia.h documents, pinned (review of the header against the code):
+ *  - MPI_Sendrecv counts both halves in the partner volumes: the message sent
+ *    under nbytes/nmsgs of the destination, the message received under
+ *    rbytes/rmsgs of its source;
+ *  - an instance of a region still open contributes nothing to
+ *    pia_get_region_data() until it is left; region 0 is live. */
+#include <ballast.h>
+
+#include "test_util.h"
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK_EQ(size, 2);
+  int peer = 1 - rank;
+
+  pia_partnerdata_t a, b;
+  CHECK_EQ(pia_get_partner_data(&a, peer, PIA_REGION_ALL), 0);
+  int s[5] = {1, 2, 3, 4, 5}, r[9];
+  /* 5 ints out, 9 ints back (each rank sends 5 + 4 * rank ints) */
+  int n = 5 + 4 * rank, m = 5 + 4 * peer;
+  int big[9] = {0};
+  MPI_Sendrecv(rank ? big : s, n, MPI_INT, peer, 7, r, 9, MPI_INT, peer, 7,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  CHECK_EQ(pia_get_partner_data(&b, peer, PIA_REGION_ALL), 0);
+  CHECK_EQ(b.nbytes - a.nbytes, 4 * n);
+  CHECK_EQ(b.nmsgs - a.nmsgs, 1);
+  CHECK_EQ(b.rbytes - a.rbytes, 4 * m);
+  CHECK_EQ(b.rmsgs - a.rmsgs, 1);
+
+  /* An open instance contributes nothing; region 0 is live. */
+  pia_regdata_t d, d0a, d0b;
+  CHECK_EQ(pia_get_region_data(&d0a, PIA_REGION_MAIN), 0);
+  CHECK_EQ(mon_region_begin("open"), 0);
+  pia_regid_t id = pia_current_region();
+  CHECK_GT(id, 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK_EQ(pia_get_region_data(&d, id), 0);
+  CHECK_EQ(d.count64, 0);
+  CHECK_EQ(d.count, 0);
+  CHECK(d.wtime == 0.0 && d.mtime == 0.0 && d.cputime == 0.0);
+  CHECK_EQ(pia_get_region_data(&d0b, PIA_REGION_MAIN), 0);
+  CHECK(d0b.wtime > d0a.wtime && d0b.mtime > d0a.mtime);
+  CHECK_EQ(mon_region_end("open"), 0);
+  CHECK_EQ(pia_get_region_data(&d, id), 0);
+  CHECK_EQ(d.count64, 1);
+  CHECK(d.wtime > 0.0 && d.mtime > 0.0 && d.mtime <= d.wtime);
+
+  printf("rank %d: documented partner and region semantics hold\n", rank);
+  MPI_Finalize();
+  return 0;
+}
