@@ -69,10 +69,26 @@ static char *pick_regions(int k, int *nout, int *len) {
     k = n;
   size_t cap = 1024, off = 0;
   char *buf = malloc(cap);
+  int *chain = NULL, chain_cap = 0;
   for (int i = 0; buf && i < k; i++) {
-    int chain[256], depth = 0;
-    for (int r = v[i].id; r > 0 && depth < 256; r = mon__region_parent(r))
+    /* The whole path, however deep: a cut one would resolve to an ancestor. */
+    int depth = 0;
+    for (int r = v[i].id; r > 0; r = mon__region_parent(r)) {
+      if (depth == chain_cap) {
+        int nc = chain_cap ? 2 * chain_cap : 64;
+        int *ns = realloc(chain, (size_t)nc * sizeof *ns);
+        if (!ns) {
+          free(buf);
+          buf = NULL;
+          break;
+        }
+        chain = ns;
+        chain_cap = nc;
+      }
       chain[depth++] = r;
+    }
+    if (!buf)
+      break;
     size_t need = sizeof(int) + (size_t)depth * (MON__NAME_MAX + 1);
     if (off + need > cap) {
       while (off + need > cap)
@@ -95,6 +111,7 @@ static char *pick_regions(int k, int *nout, int *len) {
     }
     (*nout)++;
   }
+  free(chain);
   free(v);
   *len = buf ? (int)off : 0;
   if (!buf)
