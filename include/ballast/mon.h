@@ -58,7 +58,9 @@ extern "C" {
  * \param name region name, 1..255 bytes, copied (the caller keeps ownership).
  * \return 0; BALLAST_EINVAL for a NULL or empty name; BALLAST_ENAMETOOLONG
  * for a name over 255 bytes; BALLAST_ESTATE before MPI_Init or after
- * MPI_Finalize; BALLAST_ENOMEM when the region cannot be created.
+ * MPI_Finalize; BALLAST_ENOMEM when the region cannot be created;
+ * BALLAST_ERANGE when it would be a new region past the limit of 16,777,216
+ * regions per process (regions already created can still be entered).
  * On error the stack is unchanged. Not collective; thread safe.
  */
 BALLAST_API int mon_region_begin(const char *name);
