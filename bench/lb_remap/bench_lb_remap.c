@@ -11,6 +11,9 @@
  * remap, the same per-pair byte counts are sent with MPI_Alltoallv from and
  * into preallocated, touched buffers (the floor). Remaps and Alltoallv
  * alternate so both see the same machine state; medians over R repetitions.
+ * ratio = median Alltoallv time / median migration time; ratio_p = median
+ * over the repetitions of each pair's ratio (steadier on a loaded machine).
+ * BENCH_VERBOSE=1 prints every repetition.
  *
  * Usage: mpiexec -n 2 bench_lb_remap [reps] [packed|zero] [case index]
  */
@@ -98,6 +101,7 @@ static void run(int T, size_t S, int reps) {
   double *tmig = malloc(sizeof(double) * (size_t)reps);
   double *ta2a = malloc(sizeof(double) * (size_t)reps);
   double *bytes = malloc(sizeof(double) * (size_t)reps);
+  double *ratio = malloc(sizeof(double) * (size_t)reps);
   int *sc = calloc((size_t)np, sizeof *sc), *rc = calloc((size_t)np, sizeof *rc);
   int *sd = calloc((size_t)np, sizeof *sd), *rd = calloc((size_t)np, sizeof *rd);
   size_t cap = (size_t)T * S * 2 + 1;
@@ -139,13 +143,18 @@ static void run(int T, size_t S, int reps) {
     MPI_Barrier(MPI_COMM_WORLD);
     double t = MPI_Wtime() - t0;
     MPI_Allreduce(&t, &ta2a[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    ratio[r] = tmig[r] > 0 ? ta2a[r] / tmig[r] : 0;
+    if (me == 0 && getenv("BENCH_VERBOSE"))
+      printf("#   remap %2d: migrate %.5f s, Alltoallv %.5f s, ratio %.3f\n", r,
+             tmig[r], ta2a[r], ratio[r]);
   }
   double mb = median(bytes, reps), mmap = median(tmap, reps);
   double mmig = median(tmig, reps), ma = median(ta2a, reps);
+  double mr = median(ratio, reps);
   if (me == 0)
-    printf("%8d %10zu %10.0f %10.5f %10.5f %10.5f %10.1f %10.1f %7.3f\n", T, S,
+    printf("%8d %10zu %10.0f %10.5f %10.5f %10.5f %10.1f %10.1f %7.3f %7.3f\n", T, S,
            mb / 1e6, mmap, mmig, ma, mb / mmig / 1e6, mb / ma / 1e6,
-           ma / mmig);
+           ma / mmig, mr);
   for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
     st_t *s = rta_task_data(rta_lb_local_task(ctx, i));
     free(s->a);
@@ -157,6 +166,7 @@ static void run(int T, size_t S, int reps) {
   free(tmig);
   free(ta2a);
   free(bytes);
+  free(ratio);
   free(sc);
   free(rc);
   free(sd);
@@ -176,10 +186,10 @@ int main(int argc, char **argv) {
     reps = 1;
   if (me == 0)
     printf("# %d ranks, %s path, medians of %d remaps (RANDOM, new seed each)\n"
-           "%8s %10s %10s %10s %10s %10s %10s %10s %7s\n", np,
+           "%8s %10s %10s %10s %10s %10s %10s %10s %7s %7s\n", np,
            packed ? "packed" : "zero-copy", reps, "tasks/rk", "state_B",
            "MB_moved", "map_s", "migrate_s", "a2av_s", "mig_MB/s", "a2av_MB/s",
-           "ratio");
+           "ratio", "ratio_p");
   static const struct {
     int T;
     size_t S;

@@ -11,7 +11,7 @@
 
 #include "common_internal.h"
 #include "mon/mon_internal.h"
-#include "rta/rta_internal.h"
+#include "rta/rta_internal.h" /* also uthash */
 
 #define MIGRATE_TAG 0x6d67 /* "mg" */
 #define DEFAULT_MEM_LIMIT ((size_t)64 << 20)
@@ -23,12 +23,6 @@ void rta__migrate_fail_alloc_after(int n) { fail_alloc_countdown = n; }
 
 static int alloc_fails(void) {
   return fail_alloc_countdown > 0 && --fail_alloc_countdown == 0;
-}
-
-static void *mig_malloc(size_t n) {
-  if (alloc_fails())
-    return NULL;
-  return malloc(n ? n : 1);
 }
 
 /* A receive buffer of a large state. Fresh memory costs a page fault per
@@ -63,15 +57,34 @@ static void *mig_malloc_large(size_t n) {
  * and pack buffers. Blocks go out to adopters, who free() them, so every
  * block comes from malloc or posix_memalign. */
 
-typedef struct {
+/* A cached block. Large blocks (RTA__POOL_MIN and more) serve any request
+ * of half their size or more, best fit; small ones (RTA__POOL_SMALL to
+ * RTA__POOL_MIN) serve requests of exactly their size, found in O(1) through
+ * a bin per size, since a remap of many small tasks takes and gives
+ * thousands. Both classes are lists in the order blocks came in; the oldest
+ * block of either goes first when the bound is reached. */
+typedef struct block {
   void *mem;
   size_t len;
+  unsigned long long seq;      /* arrival order */
+  struct block *prev, *next;   /* its class's list, oldest first */
+  struct block *bprev, *bnext; /* small: its bin's stack */
 } block_t;
+
+typedef struct {
+  size_t len;
+  block_t *top;
+  UT_hash_handle hh;
+} bin_t;
+
+enum { SMALL = 0, LARGE = 1 };
 
 struct rta__mig_pool {
   size_t cap, bytes;
-  block_t *blk; /* oldest first */
-  int n, max;
+  block_t *old[2], *young[2]; /* per class */
+  int n;
+  bin_t *bins;                /* small blocks by size (uthash) */
+  unsigned long long seq;
   long long hits, misses;
 };
 
@@ -86,35 +99,74 @@ rta__mig_pool_t *rta__mig_pool_create(size_t cap) {
   return p;
 }
 
+static int class_of(size_t len) { return len >= RTA__POOL_MIN ? LARGE : SMALL; }
+
+/* Unlinks b from its lists (the caller frees or hands out b->mem). */
+static void pool_unlink(rta__mig_pool_t *p, block_t *b) {
+  int k = class_of(b->len);
+  if (b->prev)
+    b->prev->next = b->next;
+  else
+    p->old[k] = b->next;
+  if (b->next)
+    b->next->prev = b->prev;
+  else
+    p->young[k] = b->prev;
+  if (k == SMALL) {
+    bin_t *bin = NULL;
+    HASH_FIND(hh, p->bins, &b->len, sizeof b->len, bin);
+    if (b->bprev)
+      b->bprev->bnext = b->bnext;
+    else if (bin)
+      bin->top = b->bnext;
+    if (b->bnext)
+      b->bnext->bprev = b->bprev;
+    if (bin && !bin->top) { /* no empty bins: their number stays bounded */
+      HASH_DEL(p->bins, bin);
+      free(bin);
+    }
+  }
+  p->bytes -= b->len;
+  held_total -= b->len;
+  p->n--;
+}
+
 void rta__mig_pool_destroy(rta__mig_pool_t *p) {
   if (!p)
     return;
-  for (int i = 0; i < p->n; i++)
-    free(p->blk[i].mem);
-  held_total -= p->bytes;
-  free(p->blk);
+  for (int k = 0; k < 2; k++)
+    while (p->old[k]) {
+      block_t *b = p->old[k];
+      pool_unlink(p, b);
+      free(b->mem);
+      free(b);
+    }
+  bin_t *bin, *tmp;
+  HASH_ITER(hh, p->bins, bin, tmp) {
+    HASH_DEL(p->bins, bin);
+    free(bin);
+  }
   free(p);
-}
-
-static void pool_remove(rta__mig_pool_t *p, int i) {
-  p->bytes -= p->blk[i].len;
-  held_total -= p->blk[i].len;
-  memmove(p->blk + i, p->blk + i + 1, sizeof *p->blk * (size_t)(p->n - i - 1));
-  p->n--;
 }
 
 void *rta__mig_pool_take(rta__mig_pool_t *p, size_t n) {
   if (alloc_fails())
     return NULL;
-  if (p && n >= RTA__POOL_MIN) {
-    int best = -1;
-    for (int i = 0; i < p->n; i++)
-      if (p->blk[i].len >= n && p->blk[i].len / 2 <= n &&
-          (best < 0 || p->blk[i].len < p->blk[best].len))
-        best = i;
-    if (best >= 0) {
-      void *mem = p->blk[best].mem;
-      pool_remove(p, best);
+  if (p && n >= RTA__POOL_SMALL) {
+    block_t *best = NULL;
+    if (class_of(n) == LARGE) {
+      for (block_t *b = p->old[LARGE]; b; b = b->next)
+        if (b->len >= n && b->len / 2 <= n && (!best || b->len < best->len))
+          best = b;
+    } else {
+      bin_t *bin = NULL;
+      HASH_FIND(hh, p->bins, &n, sizeof n, bin);
+      best = bin ? bin->top : NULL;
+    }
+    if (best) {
+      void *mem = best->mem;
+      pool_unlink(p, best);
+      free(best);
       p->hits++;
       return mem;
     }
@@ -126,26 +178,47 @@ void *rta__mig_pool_take(rta__mig_pool_t *p, size_t n) {
 void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
   if (!mem)
     return;
-  if (!p || n < RTA__POOL_MIN || n > p->cap) {
+  if (!p || n < RTA__POOL_SMALL || n > p->cap) {
     free(mem);
     return;
   }
-  while (p->n > 0 && p->bytes + n > p->cap) {
-    free(p->blk[0].mem);
-    pool_remove(p, 0);
+  while (p->bytes + n > p->cap) {
+    block_t *o = p->old[SMALL], *l = p->old[LARGE];
+    block_t *v = !o ? l : !l ? o : (o->seq < l->seq ? o : l);
+    pool_unlink(p, v);
+    free(v->mem);
+    free(v);
   }
-  if (p->n == p->max) {
-    int max = p->max ? 2 * p->max : 16;
-    block_t *b = realloc(p->blk, sizeof *b * (size_t)max);
-    if (!b) {
-      free(mem);
-      return;
+  block_t *b = calloc(1, sizeof *b);
+  bin_t *bin = NULL;
+  int k = class_of(n);
+  if (b && k == SMALL) {
+    HASH_FIND(hh, p->bins, &n, sizeof n, bin);
+    if (!bin && (bin = calloc(1, sizeof *bin))) {
+      bin->len = n;
+      HASH_ADD(hh, p->bins, len, sizeof bin->len, bin);
     }
-    p->blk = b;
-    p->max = max;
   }
-  p->blk[p->n].mem = mem;
-  p->blk[p->n].len = n;
+  if (!b || (k == SMALL && !bin)) {
+    free(b);
+    free(mem);
+    return;
+  }
+  b->mem = mem;
+  b->len = n;
+  b->seq = p->seq++;
+  b->prev = p->young[k];
+  if (p->young[k])
+    p->young[k]->next = b;
+  else
+    p->old[k] = b;
+  p->young[k] = b;
+  if (bin) {
+    b->bnext = bin->top;
+    if (bin->top)
+      bin->top->bprev = b;
+    bin->top = b;
+  }
   p->n++;
   p->bytes += n;
   held_total += n;
@@ -498,7 +571,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
         const unsigned char *agg = ragg[x->peer] + x->off;
         /* The caller may keep the head: hand it a buffer of its own. */
         if (x->head > 0) {
-          if (!(x->hbuf = mig_malloc(x->head))) {
+          if (!(x->hbuf = rta__mig_pool_take(pool, x->head))) {
             err = BALLAST_ENOMEM;
             continue;
           }

@@ -78,24 +78,27 @@ typedef struct {
 /*
  * A bounded cache of touched memory blocks (from malloc or posix_memalign,
  * so free() releases any of them). Not thread safe; one per load-balancing
- * context. Blocks smaller than RTA__POOL_MIN are never cached.
+ * context. Blocks of RTA__POOL_MIN bytes and more serve requests of half
+ * their size or more; smaller ones, down to RTA__POOL_SMALL, serve requests
+ * of exactly their size; smaller still are never cached.
  */
 typedef struct rta__mig_pool rta__mig_pool_t;
 
 #define RTA__POOL_MIN ((size_t)64 << 10)
+#define RTA__POOL_SMALL ((size_t)4 << 10)
 
 /* A pool holding at most \a cap bytes (0: the default migration memory
  * bound, 64 MiB). NULL when out of memory (callers then run without). */
 rta__mig_pool_t *rta__mig_pool_create(size_t cap);
 /* Frees every cached block and the pool; NULL does nothing. */
 void rta__mig_pool_destroy(rta__mig_pool_t *pool);
-/* A block of at least \a n bytes: a cached one of n..2n bytes when there is
+/* A block of at least \a n bytes: a cached one (see above) when there is
  * one, else fresh memory (blocks of 1 MiB and more are 2 MiB aligned and
  * offered transparent huge pages). The caller owns it; free() or
  * rta__mig_pool_give() it. NULL when out of memory. pool may be NULL. */
 void *rta__mig_pool_take(rta__mig_pool_t *pool, size_t n);
 /* Hands \a mem (at least \a n usable bytes, free()-able) to the pool, which
- * keeps it when it is at least RTA__POOL_MIN and fits under the bound
+ * keeps it when it is at least RTA__POOL_SMALL and fits under the bound
  * (evicting the oldest blocks), else frees it. pool may be NULL (free). */
 void rta__mig_pool_give(rta__mig_pool_t *pool, void *mem, size_t n);
 /* Bytes and blocks cached, and how many takes were served from the cache. */

@@ -174,6 +174,40 @@ static void test_pool_unit(void) {
   rta__mig_pool_destroy(p);
   CHECK_EQ(rta__mig_pool_held(), 0);
   rta__mig_pool_destroy(NULL);
+  /* Small blocks serve requests of exactly their size; the oldest block of
+   * either class is evicted first. */
+  p = rta__mig_pool_create(100 << 10);
+  unsigned char *sa = malloc(16384), *sb = malloc(16384), *lg = malloc(70 << 10);
+  sa[0] = 'a';
+  sb[0] = 'b';
+  rta__mig_pool_give(p, sa, 16384);
+  rta__mig_pool_give(p, lg, 70 << 10);
+  rta__mig_pool_give(p, sb, 16384); /* over 100 KiB: sa, the oldest, goes */
+  rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+  CHECK_EQ(nb, 2);
+  CHECK_EQ(held, (size_t)(70 << 10) + 16384);
+  void *w = rta__mig_pool_take(p, 16000); /* not exactly 16384: fresh */
+  rta__mig_pool_info(p, NULL, &nb, &hits, &misses);
+  CHECK_EQ(nb, 2);
+  CHECK_EQ(hits, 0);
+  free(w);
+  unsigned char *got = rta__mig_pool_take(p, 16384);
+  CHECK(got == sb);
+  CHECK_EQ(got[0], 'b');
+  got = rta__mig_pool_take(p, 16384); /* none left of that size */
+  rta__mig_pool_info(p, NULL, &nb, &hits, &misses);
+  CHECK_EQ(hits, 1);
+  CHECK_EQ(misses, 2);
+  CHECK_EQ(nb, 1);
+  rta__mig_pool_give(p, got, 16384);
+  rta__mig_pool_give(p, sb, 16384); /* over 100 KiB: lg, now the oldest, goes */
+  rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+  CHECK_EQ(nb, 2);
+  CHECK_EQ(held, 2 * (size_t)16384);
+  CHECK_EQ(rta__mig_pool_held(), held);
+  rta__mig_pool_destroy(p);
+  CHECK_EQ(rta__mig_pool_held(), 0);
+
   void *z = rta__mig_pool_take(NULL, 100000); /* no pool: plain memory */
   CHECK(z != NULL);
   rta__mig_pool_give(NULL, z, 100000);          /* no pool: freed */
