@@ -16,7 +16,8 @@
  * usage: zoltan_vs_ballast [--graph stencil:N|md:N] [--nodes K]
  *        [--topo "pack:2 core:8"] [--methods rcb,hsfc,graph,scotch,hypergraph]
  *        (a method "ballast:S" adds ballast remapping with
- *        steps_between_remaps = S; plain "ballast" is always first)
+ *        steps_between_remaps = S, "ballast-scotch[:S]" the same with
+ *        remap_scotch_only = 1; plain "ballast" is always first)
  *        [--heavy F] [--json]
  */
 #include <math.h>
@@ -301,11 +302,16 @@ int main(int argc, char **argv) {
     if (!first[m]) continue;
     double secs = 0;
     if (!strncmp(names[m], "ballast", 7)) {
-      /* "ballast:S": remap with steps_between_remaps = S (default 10) */
+      /* "ballast:S": remap with steps_between_remaps = S (default 10);
+       * "ballast-scotch[:S]": SCOTCH_graphRemap's result alone (the remap
+       * before ballast's own candidates, remap_scotch_only) */
       rta_map_options_t o;
       rta_map_options_init(&o);
-      if (names[m][7] == ':')
-        o.steps_between_remaps = atof(names[m] + 8);
+      const char *colon = strchr(names[m], ':');
+      if (colon)
+        o.steps_between_remaps = atof(colon + 1);
+      if (!strncmp(names[m], "ballast-scotch", 14))
+        o.remap_scotch_only = 1;
       double t0 = now();
       rc = rta_map_graph_ex(b.g, hw, RTA_MAP_TWOPHASE, first[m], &o, cur, NULL);
       secs = now() - t0;

@@ -327,8 +327,10 @@ typedef struct {
   /** A SCOTCH mapping strategy string used as is for first mappings (NULL:
    *  ballast's default, recursive bipartitioning with one multilevel pass
    *  and FM refinement, about 3x faster than SCOTCH's default and as good
-   *  on stencils). Remaps (prev given) always use SCOTCH's built strategy
-   *  with SCOTCH_STRATREMAP, which accounts for the migration cost. */
+   *  on stencils). Remaps (prev given) use SCOTCH_graphRemap, which
+   *  accounts for the migration cost, with ballast's remap strategy
+   *  (SCOTCH's STRATREMAP one with longer k-way FM refinement) unless
+   *  scotch_flags is set. */
   const char *scotch_strategy;
   /** Non-zero: with rta_map_graph_par(), phase 1 of RTA_MAP_TWOPHASE runs
    *  distributed over the communicator's ranks with PT-Scotch
@@ -341,6 +343,15 @@ typedef struct {
    *  deterministic: the result depends on the number of ranks and may vary
    *  between runs (every rank of one call still gets the same mapping). */
   int distributed_phase1;
+  /** Non-zero: a remap (prev given) returns SCOTCH_graphRemap's result as
+   *  is. 0 (default): two more candidates, a diffusion of the load from the
+   *  old mapping and a fresh mapping renamed (nodes/sockets/cores) to keep
+   *  the most state in place; all three are refined greedily and the one
+   *  with the lowest combined cost = hop-bytes + sum over moved vertices of
+   *  state x distance(old, new) / steps_between_remaps is returned among
+   *  those within the balance tolerance (about 2-3x the time of a plain
+   *  remap). */
+  int remap_scotch_only;
 } rta_map_options_t;
 
 /** \brief Fills \a o with the defaults. */

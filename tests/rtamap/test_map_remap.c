@@ -1,0 +1,185 @@
+/* ballast's own remap candidates (src/rta/map_remap.c) and their use by
+ * rta_map_graph_ex() with prev:
+ *  1. the combined cost against a hand computation;
+ *  2. relabelling undoes a distance-preserving renaming exactly (nodes,
+ *     sockets, cores permuted: nothing migrates, hop-bytes unchanged);
+ *  3. the greedy refinement never raises the combined cost of a balanced
+ *     mapping nor its imbalance above the tolerance, and repairs overload;
+ *  4. the diffusion from the old mapping balances a local 4x load change
+ *     while moving fewer tasks than a fresh mapping;
+ *  5. a remap through the API: balance within the tolerance (or no worse
+ *     than SCOTCH's remap alone), combined cost no higher than SCOTCH's
+ *     remap alone when that one is balanced, deterministic. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rta/map_remap.h"
+#include "test_util.h"
+
+static double max_avg(const rta_graph_t *g, const rta_hw_t *hw,
+                      const int64_t *slot) {
+  rta_map_quality_t q;
+  CHECK_EQ(rta_map_evaluate(g, hw, slot, NULL, &q), 0);
+  return q.max_avg_load_core;
+}
+
+static int64_t moved(int64_t n, const int64_t *a, const int64_t *b) {
+  int64_t m = 0;
+  for (int64_t v = 0; v < n; v++)
+    m += a[v] != b[v];
+  return m;
+}
+
+/* Work and state x4 inside a ball of radius n/4 around (n/4, n/2, n/2). */
+static void heavy_ball(rta_graph_t *g, int n) {
+  double r = n / 4.0;
+  for (int64_t v = 0; v < (int64_t)n * n * n; v++) {
+    double x = (double)(v % n) - n / 4.0, y = (double)((v / n) % n) - n / 2.0;
+    double z = (double)(v / ((int64_t)n * n)) - n / 2.0;
+    if (x * x + y * y + z * z <= r * r)
+      CHECK_EQ(rta_graph_set_vertex(g, v, 4 * g->work[v], 4 * g->state[v]), 0);
+  }
+}
+
+static void cost_by_hand(void) {
+  rta_hw_t *hw = NULL;
+  CHECK_EQ(rta_hw_create_sim(2, "pack:2 core:2", NULL, NULL, &hw), 0);
+  rta_graph_t *g = NULL;
+  CHECK_EQ(rta_graph_create(3, &g), 0);
+  CHECK_EQ(rta_graph_add_edge(g, 0, 1, 10.0), 0);
+  CHECK_EQ(rta_graph_add_edge(g, 1, 2, 3.0), 0);
+  for (int v = 0; v < 3; v++)
+    CHECK_EQ(rta_graph_set_vertex(g, v, 1.0, 100.0 * (v + 1)), 0);
+  CHECK_EQ(rta_graph_nedges(g), 2); /* merges the CSR */
+  int64_t prev[3] = {0, 0, 4}, slot[3] = {0, 1, 4};
+  double hop, mig;
+  double c = rta__remap_cost(g, hw, slot, prev, 5.0, &hop, &mig);
+  double d01 = rta_hw_slot_distance(hw, 0, 1), d14 = rta_hw_slot_distance(hw, 1, 4);
+  CHECK_NEAR(hop, 10.0 * d01 + 3.0 * d14, 1e-9);
+  /* vertex 1 (200 B) moved from slot 0 to slot 1, over 5 steps */
+  CHECK_NEAR(mig, 200.0 * d01 / 5.0, 1e-9);
+  CHECK_NEAR(c, hop + mig, 1e-9);
+  int64_t noprev[3] = {-1, -1, -1};
+  rta__remap_cost(g, hw, slot, noprev, 5.0, NULL, &mig);
+  CHECK_NEAR(mig, 0.0, 0.0);
+  rta_graph_destroy(g);
+  rta_hw_destroy(hw);
+}
+
+static void relabel_undoes_renaming(void) {
+  rta_hw_t *hw = NULL; /* 4 nodes x 2 sockets x 4 cores, slot = node * 8 + core */
+  CHECK_EQ(rta_hw_create_sim(4, "pack:2 core:4", NULL, NULL, &hw), 0);
+  rta_graph_t *g = NULL;
+  CHECK_EQ(rta_graph_stencil3d(12, 12, 12, 27, 4.0, 1000.0, &g), 0);
+  int64_t n = rta_graph_nvert(g);
+  int64_t *prev = malloc(n * sizeof *prev), *slot = malloc(n * sizeof *slot);
+  CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_TWOPHASE, NULL, 1, prev, NULL), 0);
+  /* rename: nodes 0 <-> 2, sockets of node 1 swapped, cores of every
+   * socket rotated by one */
+  for (int64_t v = 0; v < n; v++) {
+    int node = (int)(prev[v] / 8), core = (int)(prev[v] % 8);
+    int sock = core / 4, c = (core % 4 + 1) % 4;
+    if (node == 0 || node == 2)
+      node = 2 - node;
+    if (node == 1)
+      sock = 1 - sock;
+    slot[v] = node * 8 + sock * 4 + c;
+  }
+  double hop0, hop1;
+  rta__remap_cost(g, hw, prev, NULL, 10, &hop0, NULL);
+  rta__remap_cost(g, hw, slot, NULL, 10, &hop1, NULL);
+  CHECK_NEAR(hop1, hop0, 1e-6 * hop0);
+  CHECK_GT(moved(n, slot, prev), n / 2);
+  CHECK_EQ(rta__relabel(g, hw, prev, slot), 0);
+  CHECK_EQ(moved(n, slot, prev), 0);
+  free(prev);
+  free(slot);
+  rta_graph_destroy(g);
+  rta_hw_destroy(hw);
+}
+
+static void refine_and_diffuse(void) {
+  rta_hw_t *hw = NULL; /* 4 nodes x 2 sockets x 4 cores = 32 slots */
+  CHECK_EQ(rta_hw_create_sim(4, "pack:2 core:4", NULL, NULL, &hw), 0);
+  int nx = 16;
+  rta_graph_t *g = NULL;
+  CHECK_EQ(rta_graph_stencil3d(nx, nx, nx, 27, 4.0, 4096.0, &g), 0);
+  int64_t n = rta_graph_nvert(g);
+  int64_t *prev = malloc(n * sizeof *prev), *slot = malloc(n * sizeof *slot);
+  int64_t *fresh = malloc(n * sizeof *fresh);
+  CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_TWOPHASE, NULL, 3, prev, NULL), 0);
+  /* refinement of a balanced mapping with prev = itself: nothing to gain
+   * by moving, cost never rises */
+  memcpy(slot, prev, n * sizeof *slot);
+  double c0 = rta__remap_cost(g, hw, slot, prev, 10, NULL, NULL);
+  CHECK_EQ(rta__refine(g, hw, prev, 10, 0.03, 4, slot), 0);
+  CHECK_DLE(rta__remap_cost(g, hw, slot, prev, 10, NULL, NULL), c0);
+  CHECK_DLE(max_avg(g, hw, slot), 1.03 + 1e-9 > max_avg(g, hw, prev)
+                                       ? 1.03 + 1e-9 : max_avg(g, hw, prev));
+  heavy_ball(g, nx);
+  double before = max_avg(g, hw, prev);
+  CHECK_DGT(before, 1.5); /* the ball's slots are overloaded */
+  /* diffusion from the old mapping */
+  CHECK_EQ(rta__diffuse(g, hw, prev, 10, 0.03, slot), 0);
+  double after = max_avg(g, hw, slot);
+  CHECK_DLE(after, 1.10);
+  CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_TWOPHASE, NULL, 3, fresh, NULL), 0);
+  CHECK_EQ(rta__relabel(g, hw, prev, fresh), 0);
+  CHECK_LT(moved(n, slot, prev), moved(n, fresh, prev));
+  /* refinement repairs overload: from the old mapping itself */
+  memcpy(slot, prev, n * sizeof *slot);
+  CHECK_EQ(rta__refine(g, hw, prev, 10, 0.03, 50, slot), 0);
+  CHECK_DLT(max_avg(g, hw, slot), before);
+  free(prev);
+  free(slot);
+  free(fresh);
+  rta_graph_destroy(g);
+  rta_hw_destroy(hw);
+}
+
+static void remap_through_api(void) {
+  rta_hw_t *hw = NULL;
+  CHECK_EQ(rta_hw_create_sim(4, "pack:2 core:4", NULL, NULL, &hw), 0);
+  int nx = 16;
+  rta_graph_t *g = NULL;
+  CHECK_EQ(rta_graph_stencil3d(nx, nx, nx, 27, 4.0, 4096.0, &g), 0);
+  int64_t n = rta_graph_nvert(g);
+  int64_t *prev = malloc(n * sizeof *prev), *a = malloc(n * sizeof *a);
+  int64_t *b = malloc(n * sizeof *b), *s = malloc(n * sizeof *s);
+  CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_TWOPHASE, NULL, 5, prev, NULL), 0);
+  heavy_ball(g, nx);
+  for (int strat = 0; strat < 2; strat++) {
+    rta_strategy_t st = strat ? RTA_MAP_TLEAF : RTA_MAP_TWOPHASE;
+    rta_map_options_t o;
+    rta_map_options_init(&o);
+    o.seed = 5;
+    rta_map_quality_t qa, qs;
+    CHECK_EQ(rta_map_graph_ex(g, hw, st, prev, &o, a, &qa), 0);
+    CHECK_EQ(rta_map_graph_ex(g, hw, st, prev, &o, b, NULL), 0);
+    CHECK_EQ(moved(n, a, b), 0); /* deterministic */
+    o.remap_scotch_only = 1;
+    CHECK_EQ(rta_map_graph_ex(g, hw, st, prev, &o, s, &qs), 0);
+    double lim = qs.max_avg_load_core > 1.03 ? qs.max_avg_load_core : 1.03;
+    CHECK_DLE(qa.max_avg_load_core, lim + 0.02);
+    if (qs.max_avg_load_core <= 1.03)
+      CHECK_DLE(rta__remap_cost(g, hw, a, prev, 10, NULL, NULL),
+                rta__remap_cost(g, hw, s, prev, 10, NULL, NULL) * (1 + 1e-12));
+    CHECK_EQ(qa.tasks_migrated, moved(n, a, prev));
+    CHECK_LT(qa.tasks_migrated, n);
+  }
+  free(prev);
+  free(a);
+  free(b);
+  free(s);
+  rta_graph_destroy(g);
+  rta_hw_destroy(hw);
+}
+
+int main(void) {
+  cost_by_hand();
+  relabel_undoes_renaming();
+  refine_and_diffuse();
+  remap_through_api();
+  TEST_PASS("rtamap_remap");
+  return 0;
+}
