@@ -42,8 +42,11 @@ def main():
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     for graph, nodes in (QUICK if "--quick" in sys.argv else CONFIGS):
         print(f"== {graph} on {nodes} nodes", flush=True)
+        # ballast-scotch: SCOTCH_graphRemap alone (remap_scotch_only), the
+        # remap before ballast's own candidates, for comparison
         subprocess.run(["mpiexec", "-n", "1", "--oversubscribe", binary,
-                        "--graph", graph, "--nodes", str(nodes)],
+                        "--graph", graph, "--nodes", str(nodes), "--methods",
+                        "ballast-scotch,rcb,hsfc,graph,scotch,hypergraph"],
                        env=env, check=True)
 
 
