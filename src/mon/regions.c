@@ -146,16 +146,18 @@ static int region_child(int parent, name_t *n) {
   r->name_id = n->id;
   r->first_child = -1;
   r->next_sibling = -1;
+  if (id > 0 && child_insert(id) != 0)
+    return BALLAST_ENOMEM;
+  if (n->first_region < 0)
+    n->first_region = id;
+  /* The id exists before it is linked: a reader that gets it from its
+   * parent's child list must be able to read it and walk on from it. */
+  MON__STREL(&reg_count, id + 1);
   if (id > 0) {
-    if (child_insert(id) != 0)
-      return BALLAST_ENOMEM;
     region_t *p = meta(parent);
     MON__ST(&r->next_sibling, MON__LD(&p->first_child));
     MON__STREL(&p->first_child, id);
   }
-  if (n->first_region < 0)
-    n->first_region = id;
-  MON__STREL(&reg_count, id + 1);
   return id;
 }
 
