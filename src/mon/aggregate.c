@@ -44,12 +44,15 @@ static inline void agg_add(mon__agg_t *a, uint64_t calls, uint64_t bytes,
   MON__ADD(&a->nbytes, bytes);
   if (!calls)
     return;
-  MON__ADD(&a->ncalls, calls);
   MON__ADD(&a->tsum, ticks);
   if (ticks < MON__LD(&a->tmin))
     MON__ST(&a->tmin, ticks);
   if (ticks > MON__LD(&a->tmax))
     MON__ST(&a->tmax, ticks);
+  /* The count last, with release (a plain store on x86): a reader that sees
+   * the count (acquire) sees the times of those calls too, never the empty
+   * record's tmin = UINT64_MAX with ncalls > 0. */
+  __atomic_store_n(&a->ncalls, MON__LD(&a->ncalls) + calls, __ATOMIC_RELEASE);
 }
 
 /* ---- activity x region blocks ---------------------------------------------- */
@@ -224,7 +227,7 @@ int mon__act_find(const char *name) {
 /* ---- reads -------------------------------------------------------------------- */
 
 static void acc_agg(mon__actstats_t *out, const mon__agg_t *a, double sec) {
-  uint64_t n = MON__LD(&a->ncalls);
+  uint64_t n = __atomic_load_n(&a->ncalls, __ATOMIC_ACQUIRE); /* see agg_add */
   out->nbytes += MON__LD(&a->nbytes);
   if (!n)
     return;
@@ -266,7 +269,7 @@ void mon__lib_read(int act, mon__agg_t *out) {
   mon__agg_reset(out, 1);
   for (const mon__tls_t *t = mon__tls_first(); t; t = t->next) {
     const mon__agg_t *a = &t->lib[act];
-    out->ncalls += MON__LD(&a->ncalls);
+    out->ncalls += __atomic_load_n(&a->ncalls, __ATOMIC_ACQUIRE); /* see agg_add */
     out->nbytes += MON__LD(&a->nbytes);
     out->tsum += MON__LD(&a->tsum);
     uint64_t mn = MON__LD(&a->tmin), mx = MON__LD(&a->tmax);
