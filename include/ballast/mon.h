@@ -158,11 +158,15 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  *      "partners": {"1": {"bytes": n, "msgs": n, "rbytes": n, "rmsgs": n}}},
  *     ...]}}
  * \endcode
- * Activities with no call and no byte are left out; "partners" is keyed by
+ * Activities with no call and no byte are left out; a region's "hwc" is
+ * present only where the machine has counters; "partners" is keyed by
  * world rank; bytes/msgs were sent to that rank, rbytes/rmsgs received from it.
+ * A rank that ran out of memory rendering its part appears as
+ * {"rank": r, "error": "out of memory"}.
  * \return 0; BALLAST_EIO when rank 0 cannot write the file (returned on
- * rank 0 only); BALLAST_EINVAL for a NULL path; BALLAST_ESTATE,
- * BALLAST_EDISABLED as mon_report().
+ * rank 0 only); BALLAST_ENOMEM when rank 0 has no memory for the gathered
+ * texts (rank 0 only; nothing is written); BALLAST_EINVAL for a NULL path;
+ * BALLAST_ESTATE, BALLAST_EDISABLED as mon_report().
  */
 BALLAST_API int mon_profile_write(const char *path);
 
