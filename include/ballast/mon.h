@@ -131,7 +131,9 @@ BALLAST_API int mon_region_leave(mon_region_handle_t h);
  * rank must call it; rank 0 prints to stdout. The library's own reductions
  * are not counted as the application's traffic.
  * \return 0; BALLAST_EINVAL for a bad level; BALLAST_ESTATE outside
- * MPI_Init..MPI_Finalize; BALLAST_EDISABLED when monitoring is off.
+ * MPI_Init..MPI_Finalize; BALLAST_EDISABLED when monitoring is off;
+ * BALLAST_ENOMEM on every rank when some rank has no memory for its part
+ * (then nothing is printed).
  */
 BALLAST_API int mon_report(int level);
 
