@@ -323,6 +323,34 @@ done:
 
 /* ---- refinement --------------------------------------------------------------- */
 
+/* Slot distances, tabulated when the table is small (the refinement and the
+ * diffusion ask for millions). */
+#define DIST_TABLE_MAX 2048
+
+typedef struct {
+  const rta_hw_t *hw;
+  float *t; /* ns x ns, or NULL: ask rta__hw_dist */
+  int ns;
+} dist_t;
+
+static void dist_init(dist_t *d, const rta_hw_t *hw) {
+  d->hw = hw;
+  d->ns = hw->nslots;
+  d->t = NULL;
+  if (d->ns > DIST_TABLE_MAX)
+    return;
+  d->t = malloc((size_t)d->ns * d->ns * sizeof *d->t);
+  if (!d->t)
+    return; /* slower, not wrong */
+  for (int a = 0; a < d->ns; a++)
+    for (int b = 0; b < d->ns; b++)
+      d->t[(size_t)a * d->ns + b] = (float)rta__hw_dist(hw, a, b);
+}
+
+static inline double dist(const dist_t *d, int a, int b) {
+  return d->t ? d->t[(size_t)a * d->ns + b] : rta__hw_dist(d->hw, a, b);
+}
+
 int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                 double steps, double balrat, int passes, int64_t *slot) {
   int ns = hw->nslots;
@@ -333,6 +361,8 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
     free(cand);
     return BALLAST_ENOMEM;
   }
+  dist_t dt;
+  dist_init(&dt, hw);
   double total = 0;
   for (int64_t v = 0; v < g->nvert; v++) {
     load[slot[v]] += g->work[v];
@@ -359,9 +389,9 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
         continue;
       double m = g->state[v] * inv, base = 0;
       for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
-        base += g->adjw[i] * rta__hw_dist(hw, a, (int)slot[g->adj[i]]);
+        base += g->adjw[i] * dist(&dt, a, (int)slot[g->adj[i]]);
       if (p >= 0)
-        base += m * rta__hw_dist(hw, p, a);
+        base += m * dist(&dt, p, a);
       /* on an overloaded slot the cheapest move to a slot with room is
        * taken even when it costs */
       int best = -1, over = load[a] > cap;
@@ -370,9 +400,9 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
         int b = cand[j];
         if (load[b] + g->work[v] > cap)
           continue;
-        double c = p >= 0 ? m * rta__hw_dist(hw, p, b) : 0;
+        double c = p >= 0 ? m * dist(&dt, p, b) : 0;
         for (int64_t i = g->xadj[v]; i < g->xadj[v + 1] && c < bestc; i++)
-          c += g->adjw[i] * rta__hw_dist(hw, b, (int)slot[g->adj[i]]);
+          c += g->adjw[i] * dist(&dt, b, (int)slot[g->adj[i]]);
         if (c < bestc) {
           bestc = c;
           best = b;
@@ -390,6 +420,7 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
   }
   free(load);
   free(cand);
+  free(dt.t);
   return 0;
 }
 
@@ -397,11 +428,11 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
 
 /* Cost of vertex v on slot b: its edges' bytes x distance to the
  * neighbours' slots, plus its migration (m per distance from p). */
-static double vcost(const rta_graph_t *g, const rta_hw_t *hw,
+static double vcost(const rta_graph_t *g, const dist_t *dt,
                     const int64_t *slot, int64_t v, int b, int p, double m) {
-  double c = p >= 0 ? m * rta__hw_dist(hw, p, b) : 0;
+  double c = p >= 0 ? m * dist(dt, p, b) : 0;
   for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
-    c += g->adjw[i] * rta__hw_dist(hw, b, (int)slot[g->adj[i]]);
+    c += g->adjw[i] * dist(dt, b, (int)slot[g->adj[i]]);
   return c;
 }
 
@@ -446,8 +477,8 @@ static int cmp_i64(const void *a, const void *b) {
 
 /* One diffusion: flows from the current loads, carried out layer by layer. */
 static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
-                        const int64_t *prev, double inv, double *load,
-                        double avg, int64_t *slot) {
+                        const dist_t *dt, const int64_t *prev, double inv,
+                        double *load, double avg, int64_t *slot) {
   int64_t n = g->nvert;
   int ns = hw->nslots, rc = 0;
   double *x = calloc((size_t)ns, sizeof *x), *r = calloc((size_t)ns, sizeof *r);
@@ -574,8 +605,8 @@ static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
         if (f < 0.5 * g->work[v])
           continue;
         if (base < 0)
-          base = vcost(g, hw, slot, v, a, p, m);
-        double gain = base - vcost(g, hw, slot, v, b, p, m);
+          base = vcost(g, dt, slot, v, a, p, m);
+        double gain = base - vcost(g, dt, slot, v, b, p, m);
         if (gain > best) {
           best = gain;
           to = b;
@@ -648,6 +679,8 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
     total += g->work[v];
   }
   double avg = total / ns, inv = 1.0 / (steps > 0 ? steps : 1);
+  dist_t dt;
+  dist_init(&dt, hw);
   /* the flows of one diffusion can get stuck (a slot no longer touches
    * the slot it should feed): diffuse again from the loads reached */
   for (int it = 0; it < DIFFUSE_ITERS && !rc; it++) {
@@ -657,8 +690,9 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
         mx = load[s];
     if (mx <= (1 + balrat) * avg)
       break;
-    rc = diffuse_once(g, hw, prev, inv, load, avg, slot);
+    rc = diffuse_once(g, hw, &dt, prev, inv, load, avg, slot);
   }
   free(load);
+  free(dt.t);
   return rc;
 }
