@@ -275,6 +275,34 @@ static int keyval_of(cache_t *c, int is_win) {
   return kv;
 }
 
+/* Marks a handle with the keyval once. Setting the attribute again would
+ * run the delete callback of the first mark, which forgets (frees) the entry
+ * another thread published and may be reading: two threads that miss the
+ * cache on a new communicator at once both get here. */
+static pthread_mutex_t mark_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void comm_mark(MPI_Comm comm) {
+  int kv = keyval_of(&comms, 0), flag = 0;
+  void *v = NULL;
+  if (kv < 0)
+    return;
+  pthread_mutex_lock(&mark_mu);
+  if (PMPI_Comm_get_attr(comm, kv, &v, &flag) == MPI_SUCCESS && !flag)
+    PMPI_Comm_set_attr(comm, kv, NULL);
+  pthread_mutex_unlock(&mark_mu);
+}
+
+static void win_mark(MPI_Win win) {
+  int kv = keyval_of(&wins, 1), flag = 0;
+  void *v = NULL;
+  if (kv < 0)
+    return;
+  pthread_mutex_lock(&mark_mu);
+  if (PMPI_Win_get_attr(win, kv, &v, &flag) == MPI_SUCCESS && !flag)
+    PMPI_Win_set_attr(win, kv, NULL);
+  pthread_mutex_unlock(&mark_mu);
+}
+
 static wgroup_t *comm_build(MPI_Comm comm) {
   int inter = 0, myrank = -1;
   MPI_Group g;
@@ -308,11 +336,9 @@ static wgroup_t *comm_build(MPI_Comm comm) {
       w->in_ok[2 * d + 1] = w->out_ok[2 * d + 1] = dst != MPI_PROC_NULL;
     }
   }
-  /* Set the attribute before publishing: setting it can run the delete
-   * callback of an older value, which forgets the key. */
-  int kv = keyval_of(&comms, 0);
-  if (kv >= 0)
-    PMPI_Comm_set_attr(comm, kv, NULL);
+  /* Mark before publishing, so that a free seen by the attribute's delete
+   * callback always finds the entry to forget. */
+  comm_mark(comm);
   return cache_insert(&comms, comm_key(comm), w);
 }
 
@@ -414,9 +440,7 @@ int mon__w_wrank(MPI_Win win, int rank) {
     if (w == NULL)
       return MON_NO_PARTNER;
     w->lsize = w->n;
-    int kv = keyval_of(&wins, 1);
-    if (kv >= 0)
-      PMPI_Win_set_attr(win, kv, NULL);
+    win_mark(win);
     w = cache_insert(&wins, key, w);
     if (w == NULL) /* out of memory: no partner this time, retried next call */
       return MON_NO_PARTNER;
