@@ -362,12 +362,15 @@ def wrapper_kind(e):
                         "MPI_Request mon_rq_ = *request;"],
                     ["mon__wreq_done(t, mon_rq_, status);"], [],
                     cond="ret == MPI_SUCCESS && *flag")
+    # MPI_ERR_IN_STATUS: some requests failed, the others completed all the
+    # same (each status's MPI_ERROR says which; MPI_ERR_PENDING: not done).
     if k in ("waitall", "testall"):
         return emit(e, ["mon__wq_t q;",
                         "array_of_statuses = mon__wq_pre(&q, count, array_of_requests, array_of_statuses);"],
-                    ["mon__wq_all(t, &q, array_of_statuses);"],
+                    ["mon__wq_all(t, &q, array_of_statuses, ret == MPI_ERR_IN_STATUS);"],
                     ["mon__wq_fini(&q);"],
-                    cond="ret == MPI_SUCCESS" + (" && *flag" if k == "testall" else ""))
+                    cond="(ret == MPI_SUCCESS || ret == MPI_ERR_IN_STATUS)"
+                    + (" && *flag" if k == "testall" else ""))
     if k in ("waitany", "testany"):
         return emit(e, ["MPI_Status mon_st_;",
                         "if (status == MPI_STATUS_IGNORE)",
@@ -380,8 +383,10 @@ def wrapper_kind(e):
     if k in ("waitsome", "testsome"):
         return emit(e, ["mon__wq_t q;",
                         "array_of_statuses = mon__wq_pre(&q, incount, array_of_requests, array_of_statuses);"],
-                    ["mon__wq_some(t, &q, *outcount, array_of_indices, array_of_statuses);"],
-                    ["mon__wq_fini(&q);"])
+                    ["mon__wq_some(t, &q, *outcount, array_of_indices, array_of_statuses,"
+                     " ret == MPI_ERR_IN_STATUS);"],
+                    ["mon__wq_fini(&q);"],
+                    cond="ret == MPI_SUCCESS || ret == MPI_ERR_IN_STATUS")
     if k == "request_free":
         return emit(e, ["mon__wreq_free(t, *request);"], [], [])
     raise SpecError("%s: unhandled kind %s" % (e.name, k))

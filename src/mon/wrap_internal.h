@@ -155,14 +155,21 @@ void mon__wq_handles(mon__wq_t *q, int n, const MPI_Request *reqs);
  */
 MPI_Status *mon__wq_pre(mon__wq_t *q, int n, const MPI_Request *reqs,
                         MPI_Status *statuses);
-/** Waitall/Testall succeeded: every request completed, statuses by index. */
-void mon__wq_all(mon__tls_t *t, mon__wq_t *q, const MPI_Status *statuses);
+/** Waitall/Testall succeeded: every request completed, statuses by index.
+ *  With \a in_status (the call returned MPI_ERR_IN_STATUS) the requests
+ *  whose status says MPI_ERR_PENDING did not complete and are skipped, and
+ *  those whose status carries another error stop being tracked without
+ *  being credited (what a failed operation moved is not known). */
+void mon__wq_all(mon__tls_t *t, mon__wq_t *q, const MPI_Status *statuses,
+                 int in_status);
 /** Waitany/Testany: request \a index (or MPI_UNDEFINED) completed. */
 void mon__wq_one(mon__tls_t *t, mon__wq_t *q, int index, const MPI_Status *status);
 /** Waitsome/Testsome: \a outcount requests (or MPI_UNDEFINED) completed;
- *  statuses[k] belongs to request indices[k]. */
+ *  statuses[k] belongs to request indices[k]. With \a in_status (the call
+ *  returned MPI_ERR_IN_STATUS) a listed request whose status carries an
+ *  error stops being tracked without being credited. */
 void mon__wq_some(mon__tls_t *t, mon__wq_t *q, int outcount, const int *indices,
-                  const MPI_Status *statuses);
+                  const MPI_Status *statuses, int in_status);
 /** Releases what mon__wq_pre allocated. */
 void mon__wq_fini(mon__wq_t *q);
 /** Frees the request and message tables (MPI_Finalize). */

@@ -248,8 +248,11 @@ static void credit(mon__tls_t *t, const entry_t *e, const MPI_Status *st) {
   }
 }
 
-/* Completion of the request whose handle was key before the call. */
-static void done(mon__tls_t *t, uintptr_t key, const MPI_Status *st) {
+/* Completion of the request whose handle was key before the call. With
+ * failed set (its status carries an error) the request stops being tracked
+ * (a persistent one becomes inactive) and nothing is credited: what a failed
+ * operation moved is not known. */
+static void done_(mon__tls_t *t, uintptr_t key, const MPI_Status *st, int failed) {
   entry_t e;
   shard_t *s = shard_of(&reqs, key);
   lock(s);
@@ -269,8 +272,12 @@ static void done(mon__tls_t *t, uintptr_t key, const MPI_Status *st) {
   unlock(s);
   if (i >= 0 && !(e.flags & MON__WREQ_PERSISTENT))
     __atomic_sub_fetch(&reqs.count, 1, __ATOMIC_RELAXED);
-  if (found)
+  if (found && !failed)
     credit(t, &e, st);
+}
+
+static void done(mon__tls_t *t, uintptr_t key, const MPI_Status *st) {
+  done_(t, key, st, 0);
 }
 
 void mon__wreq_done(mon__tls_t *t, MPI_Request before, const MPI_Status *st) {
@@ -333,9 +340,14 @@ MPI_Status *mon__wq_pre(mon__wq_t *q, int n, const MPI_Request *rq, MPI_Status *
   return q->st;
 }
 
-void mon__wq_all(mon__tls_t *t, mon__wq_t *q, const MPI_Status *statuses) {
-  for (int i = 0; i < q->n; i++)
-    done(t, req_key(q->h[i]), statuses == MPI_STATUSES_IGNORE ? NULL : &statuses[i]);
+void mon__wq_all(mon__tls_t *t, mon__wq_t *q, const MPI_Status *statuses,
+                 int in_status) {
+  for (int i = 0; i < q->n; i++) {
+    const MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? NULL : &statuses[i];
+    if (in_status && st && st->MPI_ERROR == MPI_ERR_PENDING)
+      continue; /* not completed */
+    done_(t, req_key(q->h[i]), st, in_status && st && st->MPI_ERROR != MPI_SUCCESS);
+  }
 }
 
 void mon__wq_one(mon__tls_t *t, mon__wq_t *q, int index, const MPI_Status *status) {
@@ -344,13 +356,15 @@ void mon__wq_one(mon__tls_t *t, mon__wq_t *q, int index, const MPI_Status *statu
 }
 
 void mon__wq_some(mon__tls_t *t, mon__wq_t *q, int outcount, const int *indices,
-                  const MPI_Status *statuses) {
+                  const MPI_Status *statuses, int in_status) {
   if (outcount == MPI_UNDEFINED || indices == NULL)
     return;
-  for (int k = 0; k < outcount; k++)
+  for (int k = 0; k < outcount; k++) {
+    const MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? NULL : &statuses[k];
     if (indices[k] >= 0 && indices[k] < q->n)
-      done(t, req_key(q->h[indices[k]]),
-           statuses == MPI_STATUSES_IGNORE ? NULL : &statuses[k]);
+      done_(t, req_key(q->h[indices[k]]), st,
+            in_status && st && st->MPI_ERROR != MPI_SUCCESS);
+  }
 }
 
 void mon__wq_fini(mon__wq_t *q) {
