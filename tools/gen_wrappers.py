@@ -349,18 +349,24 @@ def wrapper_kind(e):
         return emit(e, [], ["mon__wreq_start(request, 1);"], [])
     if k == "startall":
         return emit(e, [], ["mon__wreq_start(array_of_requests, count);"], [])
+    # A call that fails may still free the request (Open MPI does for a
+    # truncated receive): then it stops being tracked (mon__wreq_failed).
     if k == "wait":
         return emit(e, ["MPI_Status mon_st_;",
                         "if (status == MPI_STATUS_IGNORE)",
                         "  status = &mon_st_;",
                         "MPI_Request mon_rq_ = *request;"],
-                    ["mon__wreq_done(t, mon_rq_, status);"], [])
+                    ["mon__wreq_done(t, mon_rq_, status);"],
+                    ["if (ret != MPI_SUCCESS)",
+                     "  mon__wreq_failed(t, mon_rq_, *request);"])
     if k == "test":
         return emit(e, ["MPI_Status mon_st_;",
                         "if (status == MPI_STATUS_IGNORE)",
                         "  status = &mon_st_;",
                         "MPI_Request mon_rq_ = *request;"],
-                    ["mon__wreq_done(t, mon_rq_, status);"], [],
+                    ["mon__wreq_done(t, mon_rq_, status);"],
+                    ["if (ret != MPI_SUCCESS)",
+                     "  mon__wreq_failed(t, mon_rq_, *request);"],
                     cond="ret == MPI_SUCCESS && *flag")
     # MPI_ERR_IN_STATUS: some requests failed, the others completed all the
     # same (each status's MPI_ERROR says which; MPI_ERR_PENDING: not done).
@@ -378,7 +384,9 @@ def wrapper_kind(e):
                         "mon__wq_t q;",
                         "mon__wq_handles(&q, count, array_of_requests);"],
                     ["mon__wq_one(t, &q, *index, status);"],
-                    ["mon__wq_fini(&q);"],
+                    ["if (ret != MPI_SUCCESS)",
+                     "  mon__wq_failed_one(t, &q, *index, array_of_requests);",
+                     "mon__wq_fini(&q);"],
                     cond="ret == MPI_SUCCESS" + (" && *flag" if k == "testany" else ""))
     if k in ("waitsome", "testsome"):
         return emit(e, ["mon__wq_t q;",

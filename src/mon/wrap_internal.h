@@ -123,6 +123,12 @@ void mon__wreq_start(const MPI_Request *reqs, int n);
  * non-persistent request stops being tracked.
  */
 void mon__wreq_done(mon__tls_t *t, MPI_Request before, const MPI_Status *st);
+/**
+ * MPI_Wait/MPI_Test returned an error: when MPI freed the request (\a after,
+ * the handle after the call, is MPI_REQUEST_NULL) it stops being tracked,
+ * credited nothing (what a failed operation moved is not known).
+ */
+void mon__wreq_failed(mon__tls_t *t, MPI_Request before, MPI_Request after);
 /** MPI_Request_free: stops tracking; an active send is credited now. */
 void mon__wreq_free(mon__tls_t *t, MPI_Request req);
 
@@ -164,6 +170,10 @@ void mon__wq_all(mon__tls_t *t, mon__wq_t *q, const MPI_Status *statuses,
                  int in_status);
 /** Waitany/Testany: request \a index (or MPI_UNDEFINED) completed. */
 void mon__wq_one(mon__tls_t *t, mon__wq_t *q, int index, const MPI_Status *status);
+/** Waitany/Testany returned an error for request \a index: as
+ *  mon__wreq_failed, when MPI freed it (reqs[index] is MPI_REQUEST_NULL). */
+void mon__wq_failed_one(mon__tls_t *t, mon__wq_t *q, int index,
+                        const MPI_Request *reqs);
 /** Waitsome/Testsome: \a outcount requests (or MPI_UNDEFINED) completed;
  *  statuses[k] belongs to request indices[k]. With \a in_status (the call
  *  returned MPI_ERR_IN_STATUS) a listed request whose status carries an

@@ -285,6 +285,11 @@ void mon__wreq_done(mon__tls_t *t, MPI_Request before, const MPI_Status *st) {
     done(t, req_key(before), st);
 }
 
+void mon__wreq_failed(mon__tls_t *t, MPI_Request before, MPI_Request after) {
+  if (after == MPI_REQUEST_NULL && before != MPI_REQUEST_NULL && !table_empty(&reqs))
+    done_(t, req_key(before), NULL, 1);
+}
+
 void mon__wreq_free(mon__tls_t *t, MPI_Request req) {
   entry_t e;
   if (table_empty(&reqs) || table_take(&reqs, req_key(req), &e) != 0)
@@ -353,6 +358,13 @@ void mon__wq_all(mon__tls_t *t, mon__wq_t *q, const MPI_Status *statuses,
 void mon__wq_one(mon__tls_t *t, mon__wq_t *q, int index, const MPI_Status *status) {
   if (index >= 0 && index < q->n)
     done(t, req_key(q->h[index]), status);
+}
+
+void mon__wq_failed_one(mon__tls_t *t, mon__wq_t *q, int index,
+                        const MPI_Request *reqs) {
+  if (index >= 0 && index < q->n && reqs[index] == MPI_REQUEST_NULL &&
+      q->h[index] != MPI_REQUEST_NULL)
+    done_(t, req_key(q->h[index]), NULL, 1);
 }
 
 void mon__wq_some(mon__tls_t *t, mon__wq_t *q, int outcount, const int *indices,
