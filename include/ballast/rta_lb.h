@@ -54,8 +54,8 @@
  * Memory stays bounded: at most \c mem_limit bytes are packed and received
  * per round on each rank (rta_lb_config_t). Between remaps a context keeps
  * up to \c mem_limit bytes per rank of memory that departed arrays occupied
- * (blocks of 64 KiB and more) to receive the next arrivals into, since
- * fresh memory is slow to touch; rta_destroy_lb_context() frees it.
+ * (blocks of 4 KiB and more) to receive the next arrivals into, since fresh
+ * memory is slow to touch; rta_destroy_lb_context() frees it.
  *
  * \section rta_lb_rollback All or nothing
  * The remap is committed only when every rank has unpacked everything it

@@ -25,7 +25,7 @@ static int alloc_fails(void) {
   return fail_alloc_countdown > 0 && --fail_alloc_countdown == 0;
 }
 
-/* A receive buffer of a large state. Fresh memory costs a page fault per
+/* Fresh memory for a buffer the pool cannot serve. It costs a page fault per
  * 4 KiB page on first touch, which is most of a large migration's time on a
  * virtual machine (10 ms per MiB measured on the 2-core VM, against 0.2 ms
  * per MiB for memory already touched). Buffers of 1 MiB and more are
