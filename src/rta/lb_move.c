@@ -235,7 +235,8 @@ static int read_head(in_t *x) {
 }
 
 /* The parent of an arriving task, defined here (with default parameters,
- * each missing level under the nearest ancestor that exists) when this
+ * each missing level under the nearest ancestor that exists, in its last
+ * stage) when this
  * process does not have it; what was defined is recorded in c->made so a
  * rollback removes it. \a key is the parent's key (modified and restored). */
 static int find_or_make_parent(mctx_t *c, char *key, rta_task_t **out) {
@@ -261,8 +262,13 @@ static int find_or_make_parent(mctx_t *c, char *key, rta_task_t **out) {
     c->made = m;
     c->capmade = cap;
   }
+  /* In the parent's last stage when it has one here, so a rollback leaves
+   * its stage count as it was. */
   const char *name = slash + 1;
-  rc = rta_define_task(up, 1, &name, NULL, out);
+  int ns = rta_task_nstages(up);
+  static const rta_task_params_t defaults = RTA_TASK_PARAMS_INIT;
+  rc = ns > 0 ? rta__task_adopt(up, name, &defaults, ns - 1, out)
+              : rta_define_task(up, 1, &name, NULL, out);
   if (rc)
     return rc;
   c->made[c->nmade++] = *out;

@@ -150,6 +150,7 @@ int main(int argc, char **argv) {
     CHECK_EQ(rta_perform_load_balancing(&comm), 0);
     CHECK_EQ(check_leaves(ctx), total);
     CHECK_EQ(rta_task_nstages(all), K); /* arrivals opened no new stage */
+    CHECK_EQ(rta_task_nstages(root), 2); /* nor did the groups defined here */
     made_somewhere |= (own_groups() & ~(1u << me)) != 0;
   }
   int any;
@@ -161,7 +162,7 @@ int main(int argc, char **argv) {
   int failed = 0;
   for (int attempt = 0; attempt < 8 && !failed; attempt++) {
     unsigned before = own_groups();
-    int nlocal = rta_lb_nlocal(ctx);
+    int nlocal = rta_lb_nlocal(ctx), nst = rta_task_nstages(root);
     fail_unpack_rank = np - 1;
     int rc = rta_perform_load_balancing(&comm);
     fail_unpack_rank = -1;
@@ -169,6 +170,7 @@ int main(int argc, char **argv) {
       failed = 1;
       CHECK_EQ(own_groups(), before);
       CHECK_EQ(rta_lb_nlocal(ctx), nlocal);
+      CHECK_EQ(rta_task_nstages(root), nst); /* the tree as it was */
     }
     CHECK_EQ(check_leaves(ctx), total);
   }
