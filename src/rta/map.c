@@ -685,85 +685,22 @@ done:
 
 /* ---- remap candidates --------------------------------------------------------------- */
 
-/* Greedy refinement sweeps applied to each remap candidate. */
-#define REFINE_PASSES 4
+typedef struct {
+  mctx_t *c;
+  rta_strategy_t s;
+} fresh_arg_t;
 
-/* A remap: \a slot holds SCOTCH's graphRemap result. Two more candidates:
- * a diffusion from the old mapping (rta__diffuse), and a fresh mapping
- * whose places are renamed to keep the most state where it was
- * (rta__relabel: distances, hence hop-bytes and loads, unchanged). All are
- * refined on the combined cost (hop-bytes + migration per step) and the
- * cheapest is kept (ties: SCOTCH's, then the diffusion). SCOTCH's remap
- * alone trades both terms poorly after a local load change (bench/zoltan). */
-/* Largest slot work of a mapping, over the average. */
-static double max_over_avg(const rta_graph_t *g, const rta_hw_t *hw,
-                           const int64_t *slot, double *load) {
-  double total = 0, mx = 0;
-  memset(load, 0, (size_t)hw->nslots * sizeof *load);
-  for (int64_t v = 0; v < g->nvert; v++) {
-    load[slot[v]] += g->work[v];
-    total += g->work[v];
-  }
-  for (int s = 0; s < hw->nslots; s++)
-    if (load[s] > mx)
-      mx = load[s];
-  return total > 0 ? mx * hw->nslots / total : 1.0;
-}
-
-static int remap_candidates(mctx_t *c, rta_strategy_t s, int64_t *slot) {
-  int64_t n = c->g->nvert;
-  int64_t *cand[2];
-  cand[0] = malloc((size_t)(n ? n : 1) * sizeof *cand[0]);
-  cand[1] = malloc((size_t)(n ? n : 1) * sizeof *cand[1]);
-  double *load = malloc((size_t)c->hw->nslots * sizeof *load);
-  int rc = 0;
-  if (!cand[0] || !cand[1] || !load) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  double steps = c->o.steps_between_remaps;
-  if ((rc = rta__diffuse(c->g, c->hw, c->prev, steps, c->o.balrat, cand[0])))
-    goto done;
+/* The same mapping without prev (rta__remap_best's fresh candidate). */
+static int fresh_map(void *arg, int64_t *out) {
+  fresh_arg_t *a = arg;
   rta_map_quality_t fq;
   memset(&fq, 0, sizeof fq);
-  mctx_t f = *c;
+  mctx_t f = *a->c;
   f.prev = NULL;
   f.q = &fq;
-  rc = s == RTA_MAP_TWOPHASE ? map_twophase(&f, cand[1]) : map_tleaf(&f, cand[1]);
-  c->q->seconds_phase1 += fq.seconds_phase1;
-  c->q->seconds_phase2 += fq.seconds_phase2;
-  if (rc || (rc = rta__relabel(c->g, c->hw, c->prev, cand[1])))
-    goto done;
-  /* The balance allowed: the tolerance, or the fresh mapping's when
-   * SCOTCH could not reach it (SCOTCH's remap alone may end far above). */
-  double lim = max_over_avg(c->g, c->hw, cand[1], load);
-  if (lim < 1 + c->o.balrat)
-    lim = 1 + c->o.balrat;
-  int64_t *all[3] = {slot, cand[0], cand[1]};
-  double best = 0, bestbal = 0;
-  int pick = -1;
-  for (int k = 0; k < 3; k++) {
-    if ((rc = rta__refine(c->g, c->hw, c->prev, steps, c->o.balrat,
-                          REFINE_PASSES, all[k])))
-      goto done;
-    double ck = rta__remap_cost(c->g, c->hw, all[k], c->prev, steps, NULL, NULL);
-    double bk = max_over_avg(c->g, c->hw, all[k], load);
-    int ok = bk <= lim + 1e-9, best_ok = pick >= 0 && bestbal <= lim + 1e-9;
-    /* balanced beats unbalanced; then the cheaper; unbalanced: the
-     * better balanced */
-    if (pick < 0 || (ok && (!best_ok || ck < best)) ||
-        (!ok && !best_ok && bk < bestbal)) {
-      pick = k;
-      best = ck;
-      bestbal = bk;
-    }
-  }
-  if (pick > 0)
-    memcpy(slot, all[pick], (size_t)n * sizeof *slot);
-done:
-  free(cand[0]);
-  free(cand[1]);
-  free(load);
+  int rc = a->s == RTA_MAP_TWOPHASE ? map_twophase(&f, out) : map_tleaf(&f, out);
+  a->c->q->seconds_phase1 += fq.seconds_phase1;
+  a->c->q->seconds_phase2 += fq.seconds_phase2;
   return rc;
 }
 
@@ -840,8 +777,12 @@ static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
     qq.seconds_build = rta__now() - tb;
     rc = s == RTA_MAP_TWOPHASE ? map_twophase(&c, slot_of_vertex)
                                : map_tleaf(&c, slot_of_vertex);
-    if (!rc && prev && !c.o.remap_scotch_only)
-      rc = remap_candidates(&c, s, slot_of_vertex);
+    if (!rc && prev && !c.o.remap_scotch_only) {
+      /* SCOTCH's remap is one candidate among three (map_remap.c) */
+      fresh_arg_t fa = {&c, s};
+      rc = rta__remap_best(g, hw, prev, c.o.steps_between_remaps, c.o.balrat,
+                           fresh_map, &fa, slot_of_vertex);
+    }
     free(c.velo);
     if (rc)
       return rc;

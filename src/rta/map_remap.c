@@ -696,3 +696,73 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
   free(dt.t);
   return rc;
 }
+
+/* ---- the choice ------------------------------------------------------------------ */
+
+/* Greedy refinement sweeps applied to each remap candidate. */
+#define REFINE_PASSES 4
+
+/* Largest slot work of a mapping, over the average. */
+static double max_over_avg(const rta_graph_t *g, const rta_hw_t *hw,
+                           const int64_t *slot, double *load) {
+  double total = 0, mx = 0;
+  memset(load, 0, (size_t)hw->nslots * sizeof *load);
+  for (int64_t v = 0; v < g->nvert; v++) {
+    load[slot[v]] += g->work[v];
+    total += g->work[v];
+  }
+  for (int s = 0; s < hw->nslots; s++)
+    if (load[s] > mx)
+      mx = load[s];
+  return total > 0 ? mx * hw->nslots / total : 1.0;
+}
+
+int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
+                    const int64_t *prev, double steps, double balrat,
+                    int (*fresh)(void *arg, int64_t *slot), void *arg,
+                    int64_t *slot) {
+  int64_t n = g->nvert;
+  int64_t *cand[2];
+  cand[0] = malloc((size_t)(n ? n : 1) * sizeof *cand[0]);
+  cand[1] = malloc((size_t)(n ? n : 1) * sizeof *cand[1]);
+  double *load = malloc((size_t)hw->nslots * sizeof *load);
+  int rc = 0;
+  if (!cand[0] || !cand[1] || !load) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  if ((rc = rta__diffuse(g, hw, prev, steps, balrat, cand[0])))
+    goto done;
+  if ((rc = fresh(arg, cand[1])) || (rc = rta__relabel(g, hw, prev, cand[1])))
+    goto done;
+  /* The balance allowed: the tolerance, or the fresh mapping's when
+   * SCOTCH could not reach it (SCOTCH's remap alone may end far above). */
+  double lim = max_over_avg(g, hw, cand[1], load);
+  if (lim < 1 + balrat)
+    lim = 1 + balrat;
+  int64_t *all[3] = {slot, cand[0], cand[1]};
+  double best = 0, bestbal = 0;
+  int pick = -1;
+  for (int k = 0; k < 3; k++) {
+    if ((rc = rta__refine(g, hw, prev, steps, balrat, REFINE_PASSES, all[k])))
+      goto done;
+    double ck = rta__remap_cost(g, hw, all[k], prev, steps, NULL, NULL);
+    double bk = max_over_avg(g, hw, all[k], load);
+    int ok = bk <= lim + 1e-9, best_ok = pick >= 0 && bestbal <= lim + 1e-9;
+    /* balanced beats unbalanced; then the cheaper; unbalanced: the
+     * better balanced */
+    if (pick < 0 || (ok && (!best_ok || ck < best)) ||
+        (!ok && !best_ok && bk < bestbal)) {
+      pick = k;
+      best = ck;
+      bestbal = bk;
+    }
+  }
+  if (pick > 0)
+    memcpy(slot, all[pick], (size_t)n * sizeof *slot);
+done:
+  free(cand[0]);
+  free(cand[1]);
+  free(load);
+  return rc;
+}
