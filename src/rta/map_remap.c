@@ -731,9 +731,11 @@ int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
     rc = BALLAST_ENOMEM;
     goto done;
   }
-  if ((rc = rta__diffuse(g, hw, prev, steps, balrat, cand[0])))
-    goto done;
+  /* the fresh mapping first: it may be collective (phase 2 shared among
+   * ranks), everything after it is local */
   if ((rc = fresh(arg, cand[1])) || (rc = rta__relabel(g, hw, prev, cand[1])))
+    goto done;
+  if ((rc = rta__diffuse(g, hw, prev, steps, balrat, cand[0])))
     goto done;
   /* The balance allowed: the tolerance, or the fresh mapping's when
    * SCOTCH could not reach it (SCOTCH's remap alone may end far above). */
