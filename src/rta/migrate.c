@@ -258,9 +258,17 @@ typedef struct {
 static size_t round8(size_t n) { return (n + 7) & ~(size_t)7; }
 
 /* Small states (known to both sides from the headers) share one message per
- * peer and round: head and tail, each padded to 8 bytes. */
+ * peer and round: head and tail, each padded to 8 bytes. So do the small
+ * tails of larger states (callback bytes and array headers next to a large
+ * array), which saves a message per state. */
 static int is_small(const item_t *x) { return x->head + x->tail < AGG_MAX; }
-static size_t agg_bytes(const item_t *x) { return round8(x->head) + round8(x->tail); }
+static int tail_in_agg(const item_t *x) {
+  return !is_small(x) && x->tail > 0 && x->tail < AGG_MAX;
+}
+static int in_agg(const item_t *x) { return is_small(x) || tail_in_agg(x); }
+static size_t agg_bytes(const item_t *x) {
+  return is_small(x) ? round8(x->head) + round8(x->tail) : round8(x->tail);
+}
 
 static int cmp_by_peer(const void *a, const void *b) {
   const item_t *x = a, *y = b;
@@ -428,9 +436,10 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
    * at the same round, with no message left in flight.
    * Small states travel together: one message per peer and round, so a remap
    * of thousands of small tasks costs a few messages, not thousands of
-   * requests. A larger state travels as up to two messages: its head straight
-   * from the caller's memory into a buffer the destination may keep, its
-   * tail from the pack buffer. Both sides post the messages of one peer in
+   * requests. A larger state's head travels as a message of its own, straight
+   * from the caller's memory into a buffer the destination may keep; its
+   * tail in the aggregate when small, else from a pack buffer as a second
+   * message. Both sides post the messages of one peer in
    * header order, which MPI's ordering of matching messages preserves. */
   int oi = 0; /* first outgoing item of the current round */
   for (int r = 0; r < nrounds; r++) {
@@ -444,14 +453,15 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     for (int i = 0; i < nin && !err; i++) {
       if (in[i].round != r)
         continue;
-      if (is_small(&in[i])) {
+      if (in_agg(&in[i])) {
         in[i].off = rlen[in[i].peer];
         rlen[in[i].peer] += agg_bytes(&in[i]);
-        continue;
       }
+      if (is_small(&in[i]))
+        continue;
       if (in[i].head > 0 && !(in[i].hbuf = rta__mig_pool_take(pool, in[i].head)))
         err = BALLAST_ENOMEM;
-      if (!err && in[i].tail > 0 &&
+      if (!err && in[i].tail > 0 && !tail_in_agg(&in[i]) &&
           !(in[i].tbuf = rta__mig_pool_take(pool, in[i].tail)))
         err = BALLAST_ENOMEM;
       if (err)
@@ -462,7 +472,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       if (rlen[p] > 0 && !(ragg[p] = rta__mig_pool_take(pool, rlen[p])))
         err = BALLAST_ENOMEM;
     for (int i = oi; i < oend; i++)
-      if (is_small(&out[i])) {
+      if (in_agg(&out[i])) {
         out[i].off = slen[out[i].peer];
         slen[out[i].peer] += agg_bytes(&out[i]);
       }
@@ -472,7 +482,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     for (int i = oi; i < oend && !err; i++) {
       item_t *x = &out[i];
       int small = is_small(x);
-      unsigned char *agg = small ? sagg[x->peer] + x->off : NULL;
+      unsigned char *agg = in_agg(x) ? sagg[x->peer] + x->off : NULL;
       if (x->head > 0) {
         const void *ptr = NULL;
         int rc = ops->head(ctx, x->task, &ptr);
@@ -490,8 +500,8 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       }
       if (x->tail == 0)
         continue;
-      void *dst = small ? agg + round8(x->head) : NULL;
-      if (!small && !(dst = x->tbuf = rta__mig_pool_take(pool, x->tail))) {
+      void *dst = small ? agg + round8(x->head) : agg; /* NULL: own message */
+      if (!dst && !(dst = x->tbuf = rta__mig_pool_take(pool, x->tail))) {
         BALLAST_WARN("migration: cannot allocate %zu bytes to pack task %lld",
                      x->tail, (long long)x->task);
         err = BALLAST_ENOMEM;
@@ -504,7 +514,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
         err = rc == BALLAST_ESIZE ? BALLAST_ESIZE : BALLAST_ECALLBACK;
         break;
       }
-      if (small)
+      if (in_agg(x))
         memset((unsigned char *)dst + x->tail, 0, round8(x->tail) - x->tail);
     }
     if (rta__agree(comm, err, &who, &code))
@@ -527,7 +537,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
         MPI_Irecv(in[i].hbuf, (int)in[i].head, MPI_BYTE, in[i].peer, MIGRATE_TAG,
                   comm, &reqs[nreq++]);
       }
-      if (in[i].tail > 0) {
+      if (in[i].tail > 0 && !tail_in_agg(&in[i])) {
         rslot[nreq] = 2 * i + 1;
         MPI_Irecv(in[i].tbuf, (int)in[i].tail, MPI_BYTE, in[i].peer,
                   MIGRATE_TAG + 2, comm, &reqs[nreq++]);
@@ -544,7 +554,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       if (out[i].head > 0)
         MPI_Isend(out[i].hsend, (int)out[i].head, MPI_BYTE, out[i].peer,
                   MIGRATE_TAG, comm, &reqs[nreq++]);
-      if (out[i].tail > 0)
+      if (out[i].tail > 0 && !tail_in_agg(&out[i]))
         MPI_Isend(out[i].tbuf, (int)out[i].tail, MPI_BYTE, out[i].peer,
                   MIGRATE_TAG + 2, comm, &reqs[nreq++]);
     }
@@ -566,7 +576,8 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       item_t *x = &in[i];
       if (x->round != r || err)
         continue;
-      const unsigned char *tail = x->tbuf;
+      const unsigned char *tail =
+          tail_in_agg(x) ? ragg[x->peer] + x->off : (const unsigned char *)x->tbuf;
       if (is_small(x)) {
         const unsigned char *agg = ragg[x->peer] + x->off;
         /* The caller may keep the head: hand it a buffer of its own. */
