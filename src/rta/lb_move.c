@@ -115,6 +115,7 @@ typedef struct {
   rta_serial_t ops;
   void *user;
   int has_ops;
+  int gone; /* committed and released: leaves the tree after the engine */
 } out_t;
 
 typedef struct {
@@ -456,7 +457,7 @@ static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
   mctx_t *c = vc;
   if (outgoing) {
     out_t *o = &c->out[c->out_of[v]];
-    if (outcome != RTA__COMMIT || !o->t)
+    if (outcome != RTA__COMMIT || !o->t || o->gone)
       return;
     /* Arrays first: a release() that frees the structure holding the
      * application's pointers must not leave rta writing through them. The
@@ -470,8 +471,7 @@ static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
     rta__lb_free_arrays(o->t);
     if (o->has_ops && o->ops.release)
       o->ops.release(o->t, o->user);
-    rta_remove_task(o->t);
-    o->t = NULL;
+    o->gone = 1; /* removed with the others once the engine is done */
   } else {
     in_t *x = &c->in[c->in_of[v]];
     if (outcome != RTA__COMMIT)
@@ -646,6 +646,24 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   }
 
 done:
+  /* Committed departures leave the task tree together: one pass over each
+   * parent's children, not one scan per task (thousands of small tasks). */
+  if (nout > 0) {
+    rta_task_t **gone = malloc((size_t)nout * sizeof *gone);
+    int ngone = 0;
+    for (int i = 0; i < nout; i++) {
+      if (!c.out[i].gone)
+        continue;
+      if (gone)
+        gone[ngone++] = c.out[i].t;
+      else
+        rta_remove_task(c.out[i].t); /* out of memory: one at a time */
+      c.out[i].t = NULL;
+    }
+    if (gone)
+      rta__remove_tasks(gone, ngone);
+    free(gone);
+  }
   /* A rollback removes the parents this move defined (the arrivals under
    * them are gone), deepest first. */
   for (int i = c.nmade - 1; who >= 0 && i >= 0; i--)

@@ -93,12 +93,22 @@ struct rta_task {
   void *data;                /* application pointer */
   int open;                  /* between begin and end */
   int in_region;             /* its mon region was entered at begin */
+  unsigned char doomed, compacted; /* rta__remove_tasks' marks, 0 outside it */
   mon_region_handle_t region; /* created at the first begin */
   rta__array_t *arrays;      /* registration order */
   int narrays;
   rta__cost_t cost;
   UT_hash_handle hh;         /* keyed by key */
 };
+
+/**
+ * Removes n tasks (and their subtrees) at once, as n rta_remove_task() calls
+ * would, in time linear in the tasks and their parents' children rather
+ * than one scan of the parent's children per task. NULL entries are
+ * skipped; a task listed twice, or under another listed task, goes once.
+ * BALLAST_ESTATE (nothing removed) when one of them or a descendant is open.
+ */
+int rta__remove_tasks(rta_task_t **v, int n);
 
 /** Iterates over every task defined on this process (hash order). */
 rta_task_t *rta__task_first(void);

@@ -349,6 +349,77 @@ int rta_remove_task(rta_task_t *task) {
   return 0;
 }
 
+static int has_doomed_ancestor(const rta_task_t *t) {
+  for (const rta_task_t *a = t->parent; a; a = a->parent)
+    if (a->doomed)
+      return 1;
+  return 0;
+}
+
+/* Keeps the children not marked doomed, in order. */
+static void compact_children(rta_task_t *p) {
+  int k = 0;
+  for (int i = 0; i < p->nchildren; i++)
+    if (!p->children[i]->doomed)
+      p->children[k++] = p->children[i];
+  p->nchildren = k;
+}
+
+int rta__remove_tasks(rta_task_t **v, int n) {
+  for (int i = 0; i < n; i++)
+    if (v[i] && subtree_open(v[i])) {
+      BALLAST_WARN("rta: remove_task \"%s\": the task or a descendant is open",
+                   v[i]->key);
+      return BALLAST_ESTATE;
+    }
+  unsigned char *top = n > 0 ? malloc((size_t)n) : NULL;
+  if (!top) { /* out of memory (or nothing to do): one at a time */
+    for (int i = 0; i < n; i++)
+      if (v[i]) {
+        int dup = 0;
+        for (int j = 0; j < i && !dup; j++)
+          dup = v[j] == v[i];
+        if (!dup && !has_doomed_ancestor(v[i]))
+          v[i]->doomed = 1;
+      }
+    /* Marked = first listing of a task with no listed ancestor. Removing
+     * one never frees another marked task. */
+    for (int i = 0; i < n; i++)
+      if (v[i] && v[i]->doomed == 1) {
+        v[i]->doomed = 0;
+        rta_remove_task(v[i]);
+      }
+    return 0;
+  }
+  for (int i = 0; i < n; i++)
+    if (v[i])
+      v[i]->doomed = 1;
+  /* Nothing is freed before every top is known: a top is the first listing
+   * of a task with no doomed ancestor (its subtree goes with it). */
+  for (int i = 0; i < n; i++) {
+    rta_task_t *t = v[i];
+    top[i] = t && t->doomed == 1 && !has_doomed_ancestor(t);
+    if (top[i])
+      t->doomed = 2; /* a second listing is not a top */
+  }
+  /* A top's parent survives; each such parent is compacted once. */
+  for (int i = 0; i < n; i++) {
+    rta_task_t *p = top[i] ? v[i]->parent : NULL;
+    if (p && !p->compacted) {
+      compact_children(p);
+      p->compacted = 1;
+    }
+  }
+  for (int i = 0; i < n; i++)
+    if (top[i] && v[i]->parent)
+      v[i]->parent->compacted = 0;
+  for (int i = 0; i < n; i++)
+    if (top[i])
+      remove_subtree(v[i]);
+  free(top);
+  return 0;
+}
+
 int rta_reset(void) {
   rta_task_t *t, *tmp;
   /* Close what is open so mon's region stack stays balanced. */
