@@ -164,7 +164,10 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  * present only where the machine has counters; "partners" is keyed by
  * world rank; bytes/msgs were sent to that rank, rbytes/rmsgs received from it.
  * A rank that ran out of memory rendering its part appears as
- * {"rank": r, "error": "out of memory"}.
+ * {"rank": r, "error": "out of memory"}; parts that would end past 2 GiB of
+ * the gathered text (MPI's int counts and displacements) are left out the
+ * same way, with the error "part left out: the profile would exceed 2 GiB"
+ * (and a warning on rank 0).
  * \return 0; BALLAST_EIO when rank 0 cannot write the file (returned on
  * rank 0 only); BALLAST_ENOMEM when rank 0 has no memory for the gathered
  * texts (rank 0 only; nothing is written); BALLAST_EINVAL for a NULL path;

@@ -5,9 +5,14 @@
  * Each rank renders its own part ("ranks_data" entry) as text; one
  * PMPI_Gather of the lengths and one PMPI_Gatherv of the texts bring them to
  * rank 0, after one PMPI_Allreduce for the job's wall time (and rank 0's
- * readiness to receive). All through PMPI, so
- * none of it is counted as the application's traffic.
+ * readiness to receive). MPI's counts and displacements are int: an
+ * PMPI_Exscan of the lengths lets every rank see whether its part would end
+ * past 2 GiB of the gathered text, and such parts are left out (an error
+ * entry names them), as are parts a rank could not render, and all of them
+ * when rank 0 cannot hold the text (one PMPI_Bcast says so). All through
+ * PMPI, so none of it is counted as the application's traffic.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -212,17 +217,25 @@ int mon__profile_write(const char *path) {
   PMPI_Comm_size(MPI_COMM_WORLD, &n);
   sb_t mine = {0};
   put_rank(&mine, rank);
-  int len = mine.oom ? 0 : (int)mine.len;
+  /* Why a rank sends nothing: */
+  enum { SENT = 0, NO_MEMORY = 1, TOO_BIG = 2 };
+  int len = 0, why = mine.oom ? NO_MEMORY : TOO_BIG;
+  if (!mine.oom && mine.len <= (size_t)INT_MAX) {
+    len = (int)mine.len;
+    why = SENT;
+  }
   mon__regstats_t r0;
   mon__region_read(0, &r0);
-  int *lens = NULL, *displs = NULL;
+  int *info = NULL, *lens = NULL, *displs = NULL;
   if (rank == 0) {
+    info = calloc((size_t)n, 2 * sizeof *info); /* (length, why) per rank */
     lens = calloc((size_t)n, sizeof *lens);
     displs = calloc((size_t)n, sizeof *displs);
   }
   /* The job's wall time and, in the same reduction, whether rank 0 can
    * receive: every rank must skip the gathers together if it cannot. */
-  double wr[2] = {r0.wtime, rank == 0 && (!lens || !displs) ? 1.0 : 0.0}, red[2];
+  double wr[2] = {r0.wtime, rank == 0 && (!info || !lens || !displs) ? 1.0 : 0.0},
+         red[2];
   PMPI_Allreduce(wr, red, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   double wmax = red[0];
   char *all = NULL;
@@ -231,22 +244,46 @@ int mon__profile_write(const char *path) {
     if (rank == 0)
       BALLAST_WARN("mon: out of memory on rank 0; no profile written to %s", path);
     free(mine.s);
+    free(info);
     free(lens);
     free(displs);
     return rank == 0 ? BALLAST_ENOMEM : 0;
   }
-  PMPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  /* A part that would end past INT_MAX bytes of the gathered text cannot
+   * have an int displacement: every rank decides from the same prefix sum. */
+  long long mylen = len, before = 0;
+  PMPI_Exscan(&mylen, &before, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0)
+    before = 0; /* undefined on rank 0 */
+  if (before + len > INT_MAX) {
+    len = 0;
+    why = TOO_BIG;
+  }
+  int mine_info[2] = {len, why};
+  PMPI_Gather(mine_info, 2, MPI_INT, info, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  int ok = 1;
   if (rank == 0) {
+    int nbig = 0;
     for (int i = 0; i < n; i++) {
+      lens[i] = info[2 * i];
       displs[i] = (int)total;
       total += (size_t)lens[i];
+      nbig += info[2 * i + 1] == TOO_BIG;
     }
+    if (nbig)
+      BALLAST_WARN("mon: the profile would exceed 2 GiB (MPI's int counts); the "
+                   "parts of %d rank(s) are left out of %s", nbig, path);
     all = malloc(total + 1);
+    ok = all != NULL;
   }
-  /* Without room for the texts, rank 0 receives nothing (zero counts). */
-  if (rank == 0 && !all)
-    for (int i = 0; i < n; i++)
-      lens[i] = displs[i] = 0;
+  /* Without room for the texts on rank 0, nobody sends anything. */
+  PMPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!ok) {
+    len = 0;
+    if (rank == 0)
+      for (int i = 0; i < n; i++)
+        lens[i] = displs[i] = 0;
+  }
   PMPI_Gatherv(mine.s ? mine.s : "", len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0,
                MPI_COMM_WORLD);
   int rc = 0;
@@ -269,8 +306,11 @@ int mon__profile_write(const char *path) {
         if (i && fputs(",\n", f) < 0)
           werr = 1;
         if (lens[i] == 0) {
-          /* That rank ran out of memory rendering its part: say so, validly. */
-          if (fprintf(f, "{\"rank\":%d,\"error\":\"out of memory\"}", i) < 0)
+          /* That rank's part is not here: say why, validly. */
+          const char *e = info[2 * i + 1] == TOO_BIG
+                              ? "part left out: the profile would exceed 2 GiB"
+                              : "out of memory";
+          if (fprintf(f, "{\"rank\":%d,\"error\":\"%s\"}", i, e) < 0)
             werr = 1;
         } else if (fwrite(all + displs[i], 1, (size_t)lens[i], f) != (size_t)lens[i]) {
           werr = 1;
@@ -291,6 +331,7 @@ int mon__profile_write(const char *path) {
     }
   }
   free(mine.s);
+  free(info);
   free(lens);
   free(displs);
   free(all);
