@@ -17,6 +17,7 @@
  * (migrate.h), where the next remap's arrivals find touched memory.
  */
 #include "rta/lb_internal.h"
+#include "rta/bytebuf.h"
 #include "rta/migrate.h"
 
 #include <limits.h>
@@ -31,66 +32,28 @@
 
 static size_t round8(size_t n) { return (n + 7) & ~(size_t)7; }
 
-/* ---- a small byte writer / reader ------------------------------------------ */
+/* ---- descriptor fields on rta's byte buffers (bytebuf.h) ---------------------- */
 
-typedef struct {
-  unsigned char *p;
-  size_t n, cap;
-  int oom;
-} wbuf_t;
-
-static void wput(wbuf_t *b, const void *src, size_t len) {
-  if (b->oom)
-    return;
-  if (b->n + len > b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 512;
-    while (cap < b->n + len)
-      cap *= 2;
-    unsigned char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, src, len);
-  b->n += len;
-}
-static void wi64(wbuf_t *b, int64_t v) { wput(b, &v, 8); }
-static void wf64(wbuf_t *b, double v) { wput(b, &v, 8); }
-static void wstr(wbuf_t *b, const char *s) {
+static void wi64(rta__wbuf_t *b, int64_t v) { rta__wput(b, &v, 8); }
+static void wf64(rta__wbuf_t *b, double v) { rta__wput(b, &v, 8); }
+static void wstr(rta__wbuf_t *b, const char *s) {
   int64_t n = (int64_t)strlen(s);
   wi64(b, n);
-  wput(b, s, (size_t)n);
+  rta__wput(b, s, (size_t)n);
 }
 
-typedef struct {
-  const unsigned char *p, *end;
-  int bad;
-} rbuf_t;
-
-static void rget(rbuf_t *r, void *dst, size_t len) {
-  if (r->bad || (size_t)(r->end - r->p) < len) {
-    r->bad = 1;
-    memset(dst, 0, len);
-    return;
-  }
-  memcpy(dst, r->p, len);
-  r->p += len;
-}
-static int64_t ri64(rbuf_t *r) {
+static int64_t ri64(rta__rbuf_t *r) {
   int64_t v;
-  rget(r, &v, 8);
+  rta__rget(r, &v, 8);
   return v;
 }
-static double rf64(rbuf_t *r) {
+static double rf64(rta__rbuf_t *r) {
   double v;
-  rget(r, &v, 8);
+  rta__rget(r, &v, 8);
   return v;
 }
 /* A string of the descriptor, copied into dst (RTA_KEY_MAX + 1 bytes). */
-static void rstr(rbuf_t *r, char *dst) {
+static void rstr(rta__rbuf_t *r, char *dst) {
   int64_t n = ri64(r);
   if (r->bad || n < 0 || n > RTA_KEY_MAX || (int64_t)(r->end - r->p) < n) {
     r->bad = 1;
@@ -153,7 +116,7 @@ typedef struct {
 
 /* ---- descriptors ------------------------------------------------------------------ */
 
-static int describe(out_t *o, int64_t v, wbuf_t *b) {
+static int describe(out_t *o, int64_t v, rta__wbuf_t *b) {
   rta_task_t *t = o->t;
   const rta_task_params_t *p = rta_task_params(t);
   o->has_ops = rta_task_serial(t, &o->ops, &o->user) == 0;
@@ -220,7 +183,7 @@ static int describe(out_t *o, int64_t v, wbuf_t *b) {
 
 /* Reads the fixed part of a descriptor into \a x. */
 static int read_head(in_t *x) {
-  rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
+  rta__rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
   x->v = ri64(&r);
   x->user_bytes = (size_t)ri64(&r);
   x->arr_bytes = (size_t)ri64(&r);
@@ -281,7 +244,7 @@ static int find_or_make_parent(mctx_t *c, char *key, rta_task_t **out) {
 /* Defines the arriving task from its descriptor, in its stage under its
  * parent when the parent has that stage here, else in a new stage. */
 static int define_arrival(mctx_t *c, in_t *x) {
-  rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
+  rta__rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
   for (int i = 0; i < DESC_FIXED; i++)
     ri64(&r);
   rta_task_params_t p = RTA_TASK_PARAMS_INIT;
@@ -499,7 +462,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   if (!ctx->pool)
     ctx->pool = rta__mig_pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
   mctx_t c = {m, NULL, NULL, NULL, NULL, ctx->pool, NULL, 0, 0};
-  wbuf_t b = {0};
+  rta__wbuf_t b = {0};
   int *scount = calloc((size_t)np, sizeof *scount);
   int *rcount = calloc((size_t)np, sizeof *rcount);
   int *sdisp = calloc((size_t)np, sizeof *sdisp);
@@ -573,7 +536,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
       const unsigned char *q = rdesc + rdisp[p], *end = q + rcount[p];
       while (q < end && !err) {
         /* Descriptor length: walk it once (fixed part, partners, samples, key). */
-        rbuf_t r = {q, end, 0};
+        rta__rbuf_t r = {q, end, 0};
         for (int i = 0; i < DESC_FIXED + 1; i++)
           ri64(&r);
         rf64(&r);

@@ -12,6 +12,7 @@
  * rta's own MPI traffic is bracketed by mon__lib_begin()/mon__lib_end().
  */
 #include "rta/rta_internal.h"
+#include "rta/bytebuf.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,55 +30,17 @@ struct rta_mapping {
   rta_map_quality_t q;
 };
 
-/* ---- a growable byte buffer ------------------------------------------------ */
+/* ---- record fields on rta's byte buffers (bytebuf.h) ------------------------- */
 
-typedef struct {
-  unsigned char *p;
-  size_t n, cap;
-  int oom;
-} buf_t;
+static void put_i32(rta__wbuf_t *b, int32_t v) { rta__wput(b, &v, sizeof v); }
+static void put_i64(rta__wbuf_t *b, int64_t v) { rta__wput(b, &v, sizeof v); }
+static void put_f64(rta__wbuf_t *b, double v) { rta__wput(b, &v, sizeof v); }
+static void put_str(rta__wbuf_t *b, const char *s) { rta__wput(b, s, strlen(s) + 1); }
 
-static void put(buf_t *b, const void *src, size_t len) {
-  if (b->oom)
-    return;
-  if (b->n + len > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + len)
-      cap *= 2;
-    unsigned char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, src, len);
-  b->n += len;
-}
-static void put_i32(buf_t *b, int32_t v) { put(b, &v, sizeof v); }
-static void put_i64(buf_t *b, int64_t v) { put(b, &v, sizeof v); }
-static void put_f64(buf_t *b, double v) { put(b, &v, sizeof v); }
-static void put_str(buf_t *b, const char *s) { put(b, s, strlen(s) + 1); }
-
-typedef struct {
-  const unsigned char *p, *end;
-  int bad;
-} rd_t;
-
-static void get(rd_t *r, void *dst, size_t len) {
-  if (r->bad || (size_t)(r->end - r->p) < len) {
-    r->bad = 1;
-    memset(dst, 0, len);
-    return;
-  }
-  memcpy(dst, r->p, len);
-  r->p += len;
-}
-static int32_t get_i32(rd_t *r) { int32_t v; get(r, &v, sizeof v); return v; }
-static int64_t get_i64(rd_t *r) { int64_t v; get(r, &v, sizeof v); return v; }
-static double get_f64(rd_t *r) { double v; get(r, &v, sizeof v); return v; }
-static const char *get_str(rd_t *r) {
+static int32_t get_i32(rta__rbuf_t *r) { int32_t v; rta__rget(r, &v, sizeof v); return v; }
+static int64_t get_i64(rta__rbuf_t *r) { int64_t v; rta__rget(r, &v, sizeof v); return v; }
+static double get_f64(rta__rbuf_t *r) { double v; rta__rget(r, &v, sizeof v); return v; }
+static const char *get_str(rta__rbuf_t *r) {
   if (r->bad)
     return "";
   const unsigned char *z = memchr(r->p, 0, (size_t)(r->end - r->p));
@@ -92,7 +55,7 @@ static const char *get_str(rd_t *r) {
 
 /* ---- packing the local subtree -------------------------------------------------- */
 
-static int pack_task(buf_t *b, const rta_task_t *t) {
+static int pack_task(rta__wbuf_t *b, const rta_task_t *t) {
   rta_task_cost_t c;
   size_t arr = 0;
   int rc = t->narrays ? rta_task_arrays_packed_size(t, &arr) : 0;
@@ -132,7 +95,7 @@ typedef struct {
   int has_children, nprocs, measured, ncomm;
   uint64_t hash;
   double est_work, state, avg_time;
-  rd_t comm; /* reader positioned on the partners */
+  rta__rbuf_t comm; /* reader positioned on the partners */
 } rec_t;
 
 static int cmp_rec(const void *a, const void *b) {
@@ -177,7 +140,7 @@ static int parse_all(world_t *w, const unsigned char *all, const int *counts,
   if (!w->recs || !w->steps || !w->sent)
     return BALLAST_ENOMEM;
   for (int r = 0; r < w->size; r++) {
-    rd_t rd = {all + displs[r], all + displs[r] + counts[r], 0};
+    rta__rbuf_t rd = {all + displs[r], all + displs[r] + counts[r], 0};
     int64_t n = get_i64(&rd);
     w->steps[r] = get_i64(&rd);
     int np = get_i32(&rd);
@@ -231,7 +194,7 @@ static uint64_t key_hash(const char *s) {
 
 /* Packs this process's part: header, partner bytes, subtree records. */
 static int pack_local(MPI_Comm comm, int size, const rta_task_t *root,
-                      buf_t *b) {
+                      rta__wbuf_t *b) {
   double *sent = calloc((size_t)size, sizeof *sent);
   if (!sent)
     return BALLAST_ENOMEM;
@@ -254,7 +217,7 @@ static int pack_local(MPI_Comm comm, int size, const rta_task_t *root,
   return rc ? rc : (b->oom ? BALLAST_ENOMEM : 0);
 }
 
-static int allgather_records(MPI_Comm comm, world_t *w, const buf_t *b,
+static int allgather_records(MPI_Comm comm, world_t *w, const rta__wbuf_t *b,
                              unsigned char **all_out) {
   int *counts = calloc((size_t)w->size, sizeof *counts);
   int *displs = calloc((size_t)w->size, sizeof *displs);
@@ -421,7 +384,7 @@ static int fill_graph(const world_t *w, const leaves_t *L, int placement,
   for (int pass = 0; pass < 2 && !rc; pass++) {
     for (int64_t v = 0; v < L->n && !rc; v++) {
       const rec_t *x = &w->recs[L->first[v]];
-      rd_t rd = x->comm;
+      rta__rbuf_t rd = x->comm;
       for (int k = 0; k < x->ncomm && !rc; k++) {
         const char *pk = get_str(&rd);
         double bytes = get_f64(&rd);
@@ -588,7 +551,7 @@ int rta_map_tasks(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
 
   mon__lib_begin();
   world_t w = {0};
-  buf_t b = {0};
+  rta__wbuf_t b = {0};
   unsigned char *all = NULL;
   int rc = 0;
   if (MPI_Comm_size(comm, &w.size) != MPI_SUCCESS ||
