@@ -11,13 +11,8 @@
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  CHECK_EQ(argc, 3);
-  int me, np;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
-  CHECK_EQ(np, EMU_NRANKS);
   char host[EMU_NRANKS][EMU_HOST_LEN];
-  emu_hostnames(MPI_COMM_WORLD, argv[1], argv[2], host);
+  int me = emu_start(argc, argv, host), np = EMU_NRANKS;
   /* The launch put ranks 0,1 on node A and 2,3 on node B. */
   for (int r = 0; r < np; r++)
     CHECK_STREQ(host[r], r < 2 ? argv[1] : argv[2]);

@@ -65,13 +65,8 @@ static void check_model(const rta_hw_t *hw, int me, const char *what,
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  CHECK_EQ(argc, 3);
-  int me, np;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
-  CHECK_EQ(np, EMU_NRANKS);
   char host[EMU_NRANKS][EMU_HOST_LEN];
-  emu_hostnames(MPI_COMM_WORLD, argv[1], argv[2], host);
+  int me = emu_start(argc, argv, host);
   CHECK(strcmp(host[0], host[1]) == 0 && strcmp(host[0], host[2]) != 0);
 
   rta_hw_options_t opt;

@@ -67,13 +67,8 @@ static void check_pairs(const char *what, const rta_mapping_t *m,
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  CHECK_EQ(argc, 3);
-  int me, np;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
-  CHECK_EQ(np, EMU_NRANKS);
   char host[EMU_NRANKS][EMU_HOST_LEN];
-  emu_hostnames(MPI_COMM_WORLD, argv[1], argv[2], host);
+  int me = emu_start(argc, argv, host), np = EMU_NRANKS;
   /* The default order splits both heavy pairs across the nodes. */
   for (int r = 0; r < np; r++)
     CHECK(strcmp(host[r], host[heavy_of(r)]) != 0);

@@ -66,13 +66,8 @@ static void exchange(MPI_Comm comm, int task, char *sbuf, char *rbuf) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  CHECK_EQ(argc, 3);
-  int me, np;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
-  CHECK_EQ(np, EMU_NRANKS);
   char host0[EMU_NRANKS][EMU_HOST_LEN];
-  emu_hostnames(MPI_COMM_WORLD, argv[1], argv[2], host0);
+  int me = emu_start(argc, argv, host0), np = EMU_NRANKS;
   for (int r = 0; r < np; r++)
     CHECK(strcmp(host0[r], host0[heavy_of(r)]) != 0);
 

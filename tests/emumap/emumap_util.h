@@ -23,6 +23,19 @@ static inline void emu_hostnames(MPI_Comm comm, const char *node_a,
                          MPI_CHAR, comm), MPI_SUCCESS);
 }
 
+/* The common start of every emumap program, after MPI_Init: two node
+ * names as arguments, EMU_NRANKS ranks, every rank's hostname gathered into
+ * \a host (see emu_hostnames). Returns this rank in MPI_COMM_WORLD. */
+static inline int emu_start(int argc, char **argv, char host[][EMU_HOST_LEN]) {
+  CHECK_EQ(argc, 3);
+  int me, np;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  CHECK_EQ(np, EMU_NRANKS);
+  emu_hostnames(MPI_COMM_WORLD, argv[1], argv[2], host);
+  return me;
+}
+
 /* A barrier that waits asleep (polls every 200 us): on these 2 cores the 4
  * ranks share, ranks spinning in MPI would steal the CPU from a pair being
  * measured. */
