@@ -98,8 +98,10 @@ void rta__mig_pool_destroy(rta__mig_pool_t *pool);
  * rta__mig_pool_give() it. NULL when out of memory. pool may be NULL. */
 void *rta__mig_pool_take(rta__mig_pool_t *pool, size_t n);
 /* Hands \a mem (at least \a n usable bytes, free()-able) to the pool, which
- * keeps it when it is at least RTA__POOL_SMALL and fits under the bound
- * (evicting the oldest blocks), else frees it. pool may be NULL (free). */
+ * keeps it when it is at least RTA__POOL_SMALL, fits under the bound
+ * (evicting the oldest blocks) and, from 1 MiB, is 2 MiB aligned like the
+ * blocks rta__mig_pool_take allocates (huge pages: states sent from them move
+ * faster); else frees it. pool may be NULL (free). */
 void rta__mig_pool_give(rta__mig_pool_t *pool, void *mem, size_t n);
 /* Bytes and blocks cached, and how many takes were served from the cache. */
 void rta__mig_pool_info(const rta__mig_pool_t *pool, size_t *bytes,

@@ -379,7 +379,7 @@ int rta__arrays_unpack_lead(rta_task_t *t, const void *buf, size_t len,
       rc = BALLAST_ESIZE;
       break;
     }
-    fresh[i] = malloc(shape[i].mem_bytes ? shape[i].mem_bytes : 1);
+    fresh[i] = rta_alloc_array(shape[i].mem_bytes);
     if (!fresh[i]) {
       rc = BALLAST_ENOMEM;
       break;
