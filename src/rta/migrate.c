@@ -17,6 +17,7 @@
 #define MIGRATE_TAG 0x6d67 /* "mg" */
 #define DEFAULT_MEM_LIMIT ((size_t)64 << 20)
 #define AGG_MAX ((size_t)64 << 10) /* smaller states share one message per peer */
+#define BATCH_MAX ((size_t)1 << 20)  /* smaller parts: one datatype message per peer */
 
 static int fail_alloc_countdown; /* test hook; 0 = off */
 
@@ -283,6 +284,63 @@ static int tail_in_agg(const item_t *x) {
   return !is_small(x) && x->tail > 0 && x->tail < AGG_MAX;
 }
 static int in_agg(const item_t *x) { return is_small(x) || tail_in_agg(x); }
+/* The parts of larger states that are below BATCH_MAX travel, per peer and
+ * round, as one message described by an hindexed datatype over their own
+ * memory (heads straight from the caller's memory into the buffers the
+ * destination keeps, as before). On the 2-core VM, 128 parts of 64 KiB went
+ * over Open MPI's shared memory in 1.0 ms that way, against 2.3 ms as 128
+ * messages and 1.3-1.7 ms as one contiguous message; from 1 MiB separate
+ * messages are as fast or faster (single copy, no pipeline), so those keep
+ * their own. */
+static int head_in_batch(const item_t *x) {
+  return !is_small(x) && x->head > 0 && x->head < BATCH_MAX;
+}
+static int tail_in_batch(const item_t *x) {
+  return !is_small(x) && !tail_in_agg(x) && x->tail > 0 && x->tail < BATCH_MAX;
+}
+
+/* Builds, for each peer of items v[lo, hi) (grouped by peer), the datatype
+ * of its batch in round r: the parts in item order, sent from hsend/tbuf
+ * (send) or received into hbuf/tbuf. disp and len hold 2 (hi - lo) entries.
+ * type[p] stays MPI_DATATYPE_NULL for a peer with no batch part. */
+static int build_batches(const item_t *v, int lo, int hi, int r, int send,
+                         MPI_Aint *disp, int *len, MPI_Datatype *type,
+                         size_t *bytes) {
+  int i = lo;
+  while (i < hi) {
+    int p = v[i].peer, k = 0;
+    size_t total = 0;
+    for (; i < hi && v[i].peer == p; i++) {
+      const item_t *x = &v[i];
+      if (x->round != r)
+        continue;
+      if (head_in_batch(x)) {
+        MPI_Get_address(send ? x->hsend : x->hbuf, &disp[k]);
+        len[k++] = (int)x->head;
+        total += x->head;
+      }
+      if (tail_in_batch(x)) {
+        MPI_Get_address(x->tbuf, &disp[k]);
+        len[k++] = (int)x->tail;
+        total += x->tail;
+      }
+    }
+    if (k == 0)
+      continue;
+    if (MPI_Type_create_hindexed(k, len, disp, MPI_BYTE, &type[p]) != MPI_SUCCESS)
+      return BALLAST_EMPI;
+    if (MPI_Type_commit(&type[p]) != MPI_SUCCESS)
+      return BALLAST_EMPI;
+    bytes[p] = total;
+  }
+  return 0;
+}
+
+static void free_types(MPI_Datatype *type, int n) {
+  for (int p = 0; type && p < n; p++)
+    if (type[p] != MPI_DATATYPE_NULL)
+      MPI_Type_free(&type[p]);
+}
 static size_t agg_bytes(const item_t *x) {
   return is_small(x) ? round8(x->head) + round8(x->tail) : round8(x->tail);
 }
@@ -311,6 +369,9 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   size_t budget = mem_limit / (size_t)nprocs;
   if (budget == 0)
     budget = 1;
+  /* An aggregate or a batch of one round must count its bytes in an int. */
+  if (budget > (size_t)INT_MAX / 2)
+    budget = (size_t)INT_MAX / 2;
 
   mon__lib_begin();
   int err = 0, who = -1, code = 0;
@@ -321,6 +382,10 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   MPI_Status *sts = NULL;
   unsigned char **sagg = NULL, **ragg = NULL; /* per peer, one round */
   size_t *slen = NULL, *rlen = NULL;
+  MPI_Datatype *stype = NULL, *rtype = NULL; /* per peer, one round's batch */
+  size_t *sbat = NULL, *rbat = NULL;
+  MPI_Aint *bdisp = NULL;
+  int *blen = NULL;
   int *rslot = NULL;
   int nin = 0, nrounds = 0;
 
@@ -336,8 +401,14 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   ragg = calloc((size_t)nprocs, sizeof *ragg);
   slen = calloc((size_t)nprocs, sizeof *slen);
   rlen = calloc((size_t)nprocs, sizeof *rlen);
+  stype = malloc(sizeof *stype * (size_t)nprocs);
+  rtype = malloc(sizeof *rtype * (size_t)nprocs);
+  sbat = calloc((size_t)nprocs, sizeof *sbat);
+  rbat = calloc((size_t)nprocs, sizeof *rbat);
+  for (int p = 0; stype && rtype && p < nprocs; p++)
+    stype[p] = rtype[p] = MPI_DATATYPE_NULL;
   if (!scount || !rcount || !sdisp || !rdisp || !sh || !sagg || !ragg || !slen ||
-      !rlen)
+      !rlen || !stype || !rtype || !sbat || !rbat)
     err = BALLAST_ENOMEM;
 
   /* 1. Validate and size every outgoing state. A local problem is recorded
@@ -418,7 +489,10 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   rslot = malloc(sizeof *rslot * nreq_max);
   reqs = malloc(sizeof *reqs * nreq_max);
   sts = malloc(sizeof *sts * nreq_max);
-  if (!rh || !in || !rslot || !reqs || !sts)
+  size_t nparts = 2 * (size_t)(nmoves > nin ? nmoves : nin) + 1;
+  bdisp = malloc(sizeof *bdisp * nparts);
+  blen = malloc(sizeof *blen * nparts);
+  if (!rh || !in || !rslot || !reqs || !sts || !bdisp || !blen)
     err = BALLAST_ENOMEM;
   if (rta__agree(comm, err, &who, &code))
     goto done;
@@ -465,6 +539,8 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       oend++;
     memset(slen, 0, sizeof *slen * (size_t)nprocs);
     memset(rlen, 0, sizeof *rlen * (size_t)nprocs);
+    memset(sbat, 0, sizeof *sbat * (size_t)nprocs);
+    memset(rbat, 0, sizeof *rbat * (size_t)nprocs);
     /* Incoming items are grouped by source, each source's rounds ascending:
      * select this round's items wherever they are. */
     for (int i = 0; i < nin && !err; i++) {
@@ -534,44 +610,57 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       if (in_agg(x))
         memset((unsigned char *)dst + x->tail, 0, round8(x->tail) - x->tail);
     }
+    if (!err)
+      err = build_batches(out, oi, oend, r, 1, bdisp, blen, stype, sbat);
+    if (!err)
+      err = build_batches(in, 0, nin, r, 0, bdisp, blen, rtype, rbat);
     if (rta__agree(comm, err, &who, &code))
       goto done;
-    /* Receives first (aggregates, then single states), then sends. rslot[k]
-     * says what request k receives: -1-p for peer p's aggregate, 2i for the
-     * head of incoming item i, 2i+1 for its tail. */
+    /* Receives first (aggregates, batches, then single parts), then sends.
+     * rslot[k] says what request k receives: -1-p for peer p's aggregate,
+     * -1-nprocs-p for its batch, 2i for the head of incoming item i, 2i+1
+     * for its tail. */
     int nreq = 0, nrecv = 0;
-    for (int p = 0; p < nprocs; p++)
+    for (int p = 0; p < nprocs; p++) {
       if (rlen[p] > 0) {
         rslot[nreq] = -1 - p;
         MPI_Irecv(ragg[p], (int)rlen[p], MPI_BYTE, p, MIGRATE_TAG + 1, comm,
                   &reqs[nreq++]);
       }
+      if (rtype[p] != MPI_DATATYPE_NULL) {
+        rslot[nreq] = -1 - nprocs - p;
+        MPI_Irecv(MPI_BOTTOM, 1, rtype[p], p, MIGRATE_TAG + 3, comm, &reqs[nreq++]);
+      }
+    }
     for (int i = 0; i < nin; i++) {
       if (in[i].round != r || is_small(&in[i]))
         continue;
-      if (in[i].head > 0) {
+      if (in[i].head > 0 && !head_in_batch(&in[i])) {
         rslot[nreq] = 2 * i;
         MPI_Irecv(in[i].hbuf, (int)in[i].head, MPI_BYTE, in[i].peer, MIGRATE_TAG,
                   comm, &reqs[nreq++]);
       }
-      if (in[i].tail > 0 && !tail_in_agg(&in[i])) {
+      if (in[i].tail > 0 && !tail_in_agg(&in[i]) && !tail_in_batch(&in[i])) {
         rslot[nreq] = 2 * i + 1;
         MPI_Irecv(in[i].tbuf, (int)in[i].tail, MPI_BYTE, in[i].peer,
                   MIGRATE_TAG + 2, comm, &reqs[nreq++]);
       }
     }
     nrecv = nreq;
-    for (int p = 0; p < nprocs; p++)
+    for (int p = 0; p < nprocs; p++) {
       if (slen[p] > 0)
         MPI_Isend(sagg[p], (int)slen[p], MPI_BYTE, p, MIGRATE_TAG + 1, comm,
                   &reqs[nreq++]);
+      if (stype[p] != MPI_DATATYPE_NULL)
+        MPI_Isend(MPI_BOTTOM, 1, stype[p], p, MIGRATE_TAG + 3, comm, &reqs[nreq++]);
+    }
     for (int i = oi; i < oend; i++) {
       if (is_small(&out[i]))
         continue;
-      if (out[i].head > 0)
+      if (out[i].head > 0 && !head_in_batch(&out[i]))
         MPI_Isend(out[i].hsend, (int)out[i].head, MPI_BYTE, out[i].peer,
                   MIGRATE_TAG, comm, &reqs[nreq++]);
-      if (out[i].tail > 0 && !tail_in_agg(&out[i]))
+      if (out[i].tail > 0 && !tail_in_agg(&out[i]) && !tail_in_batch(&out[i]))
         MPI_Isend(out[i].tbuf, (int)out[i].tail, MPI_BYTE, out[i].peer,
                   MIGRATE_TAG + 2, comm, &reqs[nreq++]);
     }
@@ -581,8 +670,9 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       int got = -1;
       MPI_Get_count(&sts[k], MPI_BYTE, &got);
       int s = rslot[k];
-      size_t want = s < 0 ? rlen[-1 - s]
-                          : (s % 2 ? in[s / 2].tail : in[s / 2].head);
+      size_t want = s < -nprocs ? rbat[-1 - nprocs - s]
+                    : s < 0     ? rlen[-1 - s]
+                                : (s % 2 ? in[s / 2].tail : in[s / 2].head);
       if ((size_t)got != want) {
         BALLAST_WARN("migration: %d bytes received from rank %d, %zu announced",
                      got, sts[k].MPI_SOURCE, want);
@@ -634,6 +724,8 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       rta__mig_pool_give(pool, ragg[p], rlen[p]);
       sagg[p] = ragg[p] = NULL;
     }
+    free_types(stype, nprocs);
+    free_types(rtype, nprocs);
     for (int i = oi; i < oend; i++) {
       rta__mig_pool_give(pool, out[i].tbuf, out[i].tail);
       out[i].tbuf = NULL;
@@ -683,6 +775,14 @@ done:
   free(ragg);
   free(slen);
   free(rlen);
+  free_types(stype, nprocs);
+  free_types(rtype, nprocs);
+  free(stype);
+  free(rtype);
+  free(sbat);
+  free(rbat);
+  free(bdisp);
+  free(blen);
   free(rslot);
   mon__lib_end();
   st.failed_rank = who;

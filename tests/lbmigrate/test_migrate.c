@@ -1,6 +1,7 @@
 /* The migration engine: many random remaps with checksums of every state,
  * bounded rounds, the direct (no pack copy) and adopting (no unpack copy)
- * paths, and rollback under injected faults (a failing pack or unpack
+ * paths, the three transports (aggregate, per-peer batch, own message), and
+ * rollback under injected faults (a failing pack or unpack
  * callback, a failed allocation, a size mismatch): afterwards every task is
  * where it was with the same bytes, and the next migration succeeds. */
 #include <stdint.h>
@@ -30,7 +31,15 @@ static unsigned char byte_of(int64_t t, size_t i, unsigned gen) {
   return (unsigned char)((t * 131 + (int64_t)i * 7 + gen * 17) & 0xff);
 }
 
-static size_t len_of(int64_t t) { return (size_t)(t % 5 == 0 ? 300000 + t : 1000 + 37 * t); }
+/* Sizes: ~300 KB (parts that travel in a peer's batch datatype), 1.2 MB
+ * (parts of their own message), and 1-3 KB (the aggregate). */
+static size_t len_of(int64_t t) {
+  if (t % 5 == 0)
+    return (size_t)(300000 + t);
+  if (t % 13 == 0)
+    return (size_t)(1200000 + t);
+  return (size_t)(1000 + 37 * t);
+}
 
 /* Three layouts: tasks whose id is a multiple of 3 travel as a head only,
  * sent straight from the application's buffer (no pack copy); those of 3k+1
