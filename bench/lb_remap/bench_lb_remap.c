@@ -198,7 +198,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
-  int reps = argc > 1 ? atoi(argv[1]) : 9;
+  int reps = argc > 1 ? atoi(argv[1]) : 31;
   packed = argc > 2 && !strcmp(argv[2], "packed");
   if (reps < 1)
     reps = 1;
