@@ -302,13 +302,27 @@ def check_ballast_uniform(a):
     # imbalance up to 1.12 there, 1.00-1.01 in the optimised build). The
     # sanitizer build checks memory safety of this path; the no-remap claim
     # at the default threshold is the optimised build's.
+    #
+    # Up to three runs, the claim holds when one of them does not remap. The
+    # judged imbalance of this run is 1.00-1.05 on an idle machine, and a
+    # busy process sharing a core pushed single windows to 1.05-1.08 and, in
+    # 2 of 6 runs, over 1.10 (2026-11-22, a shell busy loop next to the
+    # test; the same happened once in a full suite while another build ran).
+    # A policy that remaps a balanced run fails all three.
     threshold = "1.25" if os.environ.get("BALLAST_TEST_SANITIZED") == "1" else "1.10"
-    d = run(a, a.np, "--particles", "23328", "--steps", "60", "--blocks", "4,4,4",
-            "--strategy", "ballast", env={"BALLAST_LB_THRESHOLD": threshold})
-    check(d["lb_calls"] == 60, "one call per step", d["lb_calls"])
-    check(d["lb_imbalance_last"] > 0, "the policy judged windows", d["lb_imbalance_last"])
-    check(d["remaps"] == 0 and d["tasks_moved"] == 0, "uniform: no remap", d["remaps"],
-          d["tasks_moved"], d["lb_remaps"])
+    for attempt in range(3):
+        d = run(a, a.np, "--particles", "23328", "--steps", "60", "--blocks", "4,4,4",
+                "--strategy", "ballast", env={"BALLAST_LB_THRESHOLD": threshold})
+        check(d["lb_calls"] == 60, "one call per step", d["lb_calls"])
+        check(d["lb_imbalance_last"] > 0, "the policy judged windows",
+              d["lb_imbalance_last"])
+        if d["remaps"] == 0 and d["tasks_moved"] == 0:
+            break
+        print("uniform run %d remapped (%d remaps, %d tasks moved, last judged "
+              "imbalance %.3f); running again" % (attempt + 1, d["remaps"],
+              d["tasks_moved"], d["lb_imbalance_last"]), file=sys.stderr)
+    check(d["remaps"] == 0 and d["tasks_moved"] == 0, "uniform: no remap in 3 runs",
+          d["remaps"], d["tasks_moved"], d["lb_remaps"])
 
 
 def main():
