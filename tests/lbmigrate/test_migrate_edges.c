@@ -1,0 +1,466 @@
+/* The migration engine at the edges of its three transports: states whose
+ * head and tail sit exactly on the 64 KiB (aggregate / batch) and 1 MiB
+ * (batch / own message) boundaries, empty parts, heads in a peer's batch
+ * with tails of their own message or in the aggregate (and the reverse),
+ * many parts of equal size to one peer (a batch whose blocks are swapped
+ * would pass a size check), moves given in shuffled order, one task per
+ * round (mem_limit 1: as many rounds as the busiest rank has moves), and
+ * every allocation failing in turn on one rank (all or nothing, the pool's
+ * accounting intact). Every byte of every part is checked at each unpack;
+ * arrivals of 1 MiB and more must be 2 MiB aligned (rta_lb.h), tails 8-byte
+ * aligned (migrate.h). Also rta_alloc_array at its 1 MiB boundary, and the
+ * pool keeping such memory while refusing plain malloc'ed blocks. */
+#include <malloc.h>
+#include <stdint.h>
+
+#include <ballast/common.h>
+#include <ballast/rta.h>
+
+#include "rta/migrate.h"
+#include "test_util.h"
+
+#define KB ((size_t)1 << 10)
+#define MB ((size_t)1 << 20)
+#define NFIXED 24
+#define NTASKS 40
+
+typedef struct {
+  size_t head, tail;
+} spec_t;
+
+/* Sizes around each transport's boundaries (AGG_MAX = 64 KiB on head +
+ * tail, BATCH_MAX = 1 MiB per part, in migrate.c). */
+static const spec_t fixed[NFIXED] = {
+    {0, 0},                /* empty state: nothing on the wire */
+    {1, 0},                /* aggregate, head only */
+    {0, 1},                /* aggregate, tail only */
+    {7, 9},                /* aggregate, padding of both parts */
+    {64 * KB - 1, 0},      /* largest aggregate state (head) */
+    {0, 64 * KB - 1},      /* largest aggregate state (tail) */
+    {32 * KB, 32 * KB - 1},/* largest aggregate state (both) */
+    {64 * KB, 0},          /* smallest non-aggregate: head in the batch */
+    {0, 64 * KB},          /* tail in the batch */
+    {32 * KB, 32 * KB},    /* head in the batch, tail in the aggregate */
+    {64 * KB - 8, 8},      /* the same, 8-byte tail */
+    {MB - 1, 0},           /* largest head of a batch */
+    {0, MB - 1},           /* largest tail of a batch */
+    {MB, 0},               /* smallest head of its own message */
+    {0, MB},               /* smallest tail of its own message */
+    {MB + 1, 100},         /* own head, tail in the aggregate */
+    {100 * KB, MB + 5},    /* head in the batch, tail its own message */
+    {MB + 3, 100 * KB},    /* own head, tail in the batch */
+    {MB - 1, MB - 1},      /* both in the batch */
+    {100, 70 * KB},        /* a 100-byte head in the batch, tail too */
+    {60 * KB, 10 * KB},    /* head in the batch, tail in the aggregate */
+    {3, 64 * KB},          /* a 3-byte head in the batch, tail too */
+    {MB, MB},              /* both own messages */
+    {2 * MB + 1, 0},       /* own head over 2 MiB */
+};
+
+static spec_t spec(int t) {
+  if (t < NFIXED)
+    return fixed[t];
+  /* Many batch parts of (nearly) equal size: a swap inside a batch shows
+   * only in the bytes. */
+  spec_t s = {100 * KB + (size_t)(t % 3) * 8, (t % 2) ? 70 * KB : 0};
+  return s;
+}
+
+typedef struct {
+  unsigned char *head, *tail; /* live state where owned */
+  unsigned char *sh, *st;     /* staged arrival */
+} task_t;
+
+static task_t tasks[NTASKS];
+static int me, np;
+static int owner[NTASKS], pending[NTASKS];
+static rta__mig_pool_t *pool;
+static int64_t fail_unpack = -1, fail_pack = -1;
+static long long unpacks_checked;
+
+static unsigned char byte_of(int t, size_t i, int part) {
+  return (unsigned char)((t * 131 + (long long)i * 7 + part * 89 + (long long)(i >> 8) * 3) &
+                         0xff);
+}
+
+static void fill(unsigned char *p, int t, size_t n, int part) {
+  for (size_t i = 0; i < n; i++)
+    p[i] = byte_of(t, i, part);
+}
+
+/* Every task's expected parts, made once on every rank. */
+static unsigned char *ref[NTASKS][2];
+
+/* Every byte, so a shifted, swapped or truncated part cannot pass. Tasks
+ * beyond NTASKS (the pool checks) are compared byte by byte. */
+static int same(const unsigned char *p, int t, size_t n, int part) {
+  if (t < NTASKS && ref[t][part])
+    return memcmp(p, ref[t][part], n) == 0;
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != byte_of(t, i, part))
+      return 0;
+  return 1;
+}
+
+static int op_size(void *ctx, int64_t t, size_t *head, size_t *tail) {
+  (void)ctx;
+  CHECK_EQ(owner[t], me);
+  *head = spec((int)t).head;
+  *tail = spec((int)t).tail;
+  return 0;
+}
+static int op_head(void *ctx, int64_t t, const void **ptr) {
+  (void)ctx;
+  CHECK(spec((int)t).head > 0); /* asked only for a head */
+  *ptr = tasks[t].head;
+  return 0;
+}
+static int op_pack(void *ctx, int64_t t, void *buf, size_t bytes) {
+  (void)ctx;
+  CHECK_EQ(bytes, spec((int)t).tail);
+  CHECK(bytes > 0);
+  CHECK_EQ((uintptr_t)buf % 8, 0);
+  if (t == fail_pack)
+    return BALLAST_ECALLBACK;
+  memcpy(buf, tasks[t].tail, bytes);
+  return 0;
+}
+static int op_unpack(void *ctx, int64_t t, int src, void **head, size_t hbytes,
+                     const void *tail, size_t tbytes) {
+  (void)ctx;
+  CHECK(t >= 0 && t < NTASKS);
+  CHECK_EQ(src, owner[t]);
+  CHECK_EQ(pending[t], me);
+  CHECK_EQ(hbytes, spec((int)t).head);
+  CHECK_EQ(tbytes, spec((int)t).tail);
+  CHECK(tail != NULL);
+  CHECK_EQ((uintptr_t)tail % 8, 0);
+  CHECK(tasks[t].sh == NULL && tasks[t].st == NULL);
+  if (hbytes > 0) {
+    CHECK(*head != NULL);
+    CHECK(same(*head, (int)t, hbytes, 0));
+    if (hbytes >= MB) /* rta_lb.h: arrivals of 1 MiB and more, 2 MiB aligned */
+      CHECK_EQ((uintptr_t)*head % (2 * MB), 0);
+  }
+  CHECK(same(tail, (int)t, tbytes, 1));
+  unpacks_checked++;
+  if (t == fail_unpack)
+    return BALLAST_ECALLBACK;
+  if (hbytes > 0 && (t % 2)) { /* adopt the engine's buffer */
+    tasks[t].sh = *head;
+    *head = NULL;
+  } else {
+    tasks[t].sh = malloc(hbytes ? hbytes : 1);
+    CHECK(tasks[t].sh != NULL);
+    if (hbytes)
+      memcpy(tasks[t].sh, *head, hbytes);
+  }
+  tasks[t].st = malloc(tbytes ? tbytes : 1);
+  CHECK(tasks[t].st != NULL);
+  memcpy(tasks[t].st, tail, tbytes);
+  return 0;
+}
+static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
+  (void)ctx;
+  if (outgoing) {
+    if (outcome == RTA__COMMIT) {
+      /* As the load-balancing context does: the head to the pool. */
+      rta__mig_pool_give(pool, tasks[t].head, spec((int)t).head);
+      free(tasks[t].tail);
+      tasks[t].head = tasks[t].tail = NULL;
+    }
+    return;
+  }
+  if (outcome == RTA__COMMIT) {
+    tasks[t].head = tasks[t].sh;
+    tasks[t].tail = tasks[t].st;
+  } else {
+    free(tasks[t].sh);
+    free(tasks[t].st);
+  }
+  tasks[t].sh = tasks[t].st = NULL;
+}
+
+static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish};
+
+/* Every owned state has its bytes, no staging is left, each task has
+ * exactly one owner, and the pool's bookkeeping is consistent. */
+static void verify(void) {
+  int mine[NTASKS], all[NTASKS];
+  for (int t = 0; t < NTASKS; t++) {
+    CHECK(tasks[t].sh == NULL && tasks[t].st == NULL);
+    mine[t] = tasks[t].head != NULL;
+    CHECK_EQ(tasks[t].tail != NULL, mine[t]);
+    if (mine[t]) {
+      CHECK_EQ(owner[t], me);
+      CHECK(same(tasks[t].head, t, spec(t).head, 0));
+      CHECK(same(tasks[t].tail, t, spec(t).tail, 1));
+    }
+  }
+  MPI_Allreduce(mine, all, NTASKS, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  for (int t = 0; t < NTASKS; t++)
+    CHECK_EQ(all[t], 1);
+  size_t held = 0;
+  rta__mig_pool_info(pool, &held, NULL, NULL, NULL);
+  CHECK_EQ(rta__mig_pool_held(), held);
+}
+
+static unsigned long long rng = 987654321;
+static int rnd_of(unsigned long long *state, int n) {
+  *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (int)((*state >> 33) % (unsigned long long)n);
+}
+/* The draw of owners, the same on every rank. */
+static int rnd(int n) { return rnd_of(&rng, n); }
+/* This rank's own shuffles (a different number of draws per rank). */
+static unsigned long long local_rng;
+
+/* Draws new owners (same draw everywhere; every task moves unless np == 1),
+ * migrates with the moves in shuffled order, and updates owner[] on
+ * success. Returns the engine's code; rounds_range (may be NULL) gets the
+ * bounds of the rounds a mem_limit of 1 must take (see below). */
+static int remap(size_t mem_limit, rta__migrate_stats_t *st, int *rounds_range) {
+  rta__move_t moves[NTASKS];
+  int n = 0;
+  for (int t = 0; t < NTASKS; t++) {
+    pending[t] = (owner[t] + 1 + rnd(np - 1)) % np;
+    if (owner[t] == me)
+      moves[n++] = (rta__move_t){t, pending[t]};
+  }
+  for (int i = n - 1; i > 0; i--) { /* not in destination order */
+    int j = rnd_of(&local_rng, i + 1);
+    rta__move_t x = moves[i];
+    moves[i] = moves[j];
+    moves[j] = x;
+  }
+  int rc = rta__migrate(MPI_COMM_WORLD, moves, n, &ops, NULL, mem_limit, pool, st);
+  if (rounds_range) {
+    /* One task per round, except that an empty state (task 0) adds no
+     * bytes and shares the round of the move after it unless it is last in
+     * the engine's (unspecified) order within its destination. */
+    int lo_hi[2] = {n - (owner[0] == me && n > 1 ? 1 : 0), n}, m[2];
+    MPI_Allreduce(lo_hi, m, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    rounds_range[0] = m[0];
+    rounds_range[1] = m[1];
+  }
+  int rc_max = 0, rc_min = 0; /* all or nothing: everyone agrees */
+  int ok = rc == 0;
+  MPI_Allreduce(&ok, &rc_max, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&ok, &rc_min, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  CHECK_EQ(rc_max, rc_min);
+  if (rc == 0)
+    memcpy(owner, pending, sizeof owner);
+  return rc;
+}
+
+/* Totals of a committed remap: every task moved, bytes sent == received. */
+static void check_totals(const rta__migrate_stats_t *st) {
+  long long v[4] = {st->tasks_sent, st->tasks_received, (long long)st->bytes_sent,
+                    (long long)st->bytes_received};
+  long long s[4];
+  MPI_Allreduce(v, s, 4, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  long long all_bytes = 0;
+  for (int t = 0; t < NTASKS; t++)
+    all_bytes += (long long)(spec(t).head + spec(t).tail);
+  CHECK_EQ(s[0], NTASKS);
+  CHECK_EQ(s[1], NTASKS);
+  CHECK_EQ(s[2], all_bytes);
+  CHECK_EQ(s[3], all_bytes);
+  CHECK_EQ(st->failed_rank, -1);
+}
+
+/* rta_alloc_array and the pool's huge-page rule, on their own. */
+static void test_alloc_and_pool(void) {
+  unsigned char *below = rta_alloc_array(MB - 1), *at = rta_alloc_array(MB);
+  unsigned char *over = rta_alloc_array(2 * MB + 1);
+  CHECK(below != NULL && at != NULL && over != NULL);
+  CHECK_EQ((uintptr_t)at % (2 * MB), 0);
+  CHECK_EQ((uintptr_t)over % (2 * MB), 0);
+  CHECK_GE(malloc_usable_size(at), 2 * MB); /* a whole huge page for 1-2 MiB */
+  CHECK_GE(malloc_usable_size(over), 2 * MB + 1);
+  fill(at, 1, MB, 0);
+  fill(over, 2, 2 * MB + 1, 0);
+  fill(below, 3, MB - 1, 0);
+  /* An application may realloc such an array (rta.h: free() releases it). */
+  unsigned char *grown = realloc(at, 3 * MB);
+  CHECK(grown != NULL);
+  CHECK(same(grown, 1, MB, 0));
+  free(grown);
+
+  rta__mig_pool_t *p = rta__mig_pool_create(8 * MB);
+  CHECK(p != NULL);
+  size_t held = 0;
+  int nb = 0;
+  /* Kept: below 1 MiB whatever the alignment, and 2 MiB-aligned blocks. */
+  rta__mig_pool_give(p, below, MB - 1);
+  rta__mig_pool_give(p, over, 2 * MB + 1);
+  rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+  CHECK_EQ(nb, 2);
+  CHECK_EQ(held, 3 * MB);
+  CHECK_EQ(rta__mig_pool_held(), held);
+  /* Refused: a plain malloc'ed block of 1 MiB (glibc never aligns it to
+   * 2 MiB: its header sits in front of the data); the counts do not move. */
+  unsigned char *plain = malloc(MB);
+  CHECK(plain != NULL);
+  if ((uintptr_t)plain % (2 * MB)) {
+    rta__mig_pool_give(p, plain, MB);
+    rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+    CHECK_EQ(nb, 2);
+    CHECK_EQ(held, 3 * MB);
+  } else {
+    free(plain);
+  }
+  /* The cached blocks serve takes of their size class, bytes intact. */
+  unsigned char *b1 = rta__mig_pool_take(p, 2 * MB);
+  CHECK(b1 == over);
+  CHECK(same(b1, 2, 2 * MB + 1, 0));
+  unsigned char *b2 = rta__mig_pool_take(p, MB - 1);
+  CHECK(b2 == below);
+  CHECK(same(b2, 3, MB - 1, 0));
+  rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+  CHECK_EQ(nb, 0);
+  CHECK_EQ(held, 0);
+  CHECK_EQ(rta__mig_pool_held(), 0);
+  free(b1);
+  free(b2);
+  rta__mig_pool_destroy(p);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  CHECK_GE(np, 2);
+  local_rng = 1000003ULL * (unsigned long long)(me + 1);
+  test_alloc_and_pool();
+  for (int t = 0; t < NTASKS; t++)
+    for (int part = 0; part < 2; part++) {
+      size_t n = part ? spec(t).tail : spec(t).head;
+      ref[t][part] = malloc(n ? n : 1);
+      CHECK(ref[t][part] != NULL);
+      fill(ref[t][part], t, n, part);
+    }
+
+  for (int t = 0; t < NTASKS; t++) {
+    owner[t] = t % np;
+    if (owner[t] != me)
+      continue;
+    spec_t s = spec(t);
+    /* Mixed origins, as in applications: malloc and rta_alloc_array. */
+    tasks[t].head = (t % 4 == 0) ? rta_alloc_array(s.head) : malloc(s.head ? s.head : 1);
+    tasks[t].tail = malloc(s.tail ? s.tail : 1);
+    CHECK(tasks[t].head != NULL && tasks[t].tail != NULL);
+    fill(tasks[t].head, t, s.head, 0);
+    fill(tasks[t].tail, t, s.tail, 1);
+  }
+  verify();
+
+  rta__migrate_stats_t st;
+  int rr[2] = {0, 0};
+  /* 1. Default bound (one round), then one task per round (mem_limit 1:
+   * the per-round budget rounds down to 1 byte), then a bound a few batch
+   * parts wide; without a pool, then with one. */
+  const size_t limits[3] = {0, 1, (size_t)np * 400 * KB};
+  for (int it = 0; it < 6; it++) {
+    if (it == 3) {
+      pool = rta__mig_pool_create(16 * MB);
+      CHECK(pool != NULL);
+    }
+    size_t lim = limits[it % 3];
+    CHECK_EQ(remap(lim, &st, rr), 0);
+    check_totals(&st);
+    if (lim == 0)
+      CHECK_EQ(st.rounds, 1);
+    else if (lim == 1) { /* each rank's moves one per round */
+      CHECK_GE(st.rounds, rr[0]);
+      CHECK_LE(st.rounds, rr[1]);
+      CHECK_GE(st.rounds, 8);
+    }
+    else
+      CHECK_GT(st.rounds, 1);
+    if (me == 0)
+      printf("# remap %d, mem_limit %zu: %d rounds\n", it, lim, st.rounds);
+    verify();
+  }
+  long long all_unpacks = 0;
+  MPI_Allreduce(&unpacks_checked, &all_unpacks, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  CHECK_EQ(all_unpacks, 6 * NTASKS);
+
+  /* 2. Callback failures after the round's batch datatypes exist (unpack)
+   * and in a later round (pack), in tight rounds: everyone rolls back. */
+  const int bad = np - 1;
+  const int64_t victims[3] = {16, 18, 21}; /* head in a batch: own / batch / batch tail */
+  for (int k = 0; k < 3; k++) {
+    for (int which = 0; which < 2; which++) {
+      unsigned long long save = rng;
+      int64_t v = victims[k];
+      int dest = -1;
+      for (int t = 0; t <= v; t++) /* the draw remap() is about to make */
+        dest = (owner[t] + 1 + rnd(np - 1)) % np;
+      rng = save;
+      int here = which == 0 ? owner[v] == me : dest == me;
+      if (here && which == 0)
+        fail_pack = v;
+      if (here && which == 1)
+        fail_unpack = v;
+      int rc = remap(k == 0 ? 1 : (size_t)np * 400 * KB, &st, NULL);
+      CHECK_NE(rc, 0);
+      CHECK_EQ(st.failed_rank, which == 0 ? owner[v] : dest);
+      CHECK_EQ(rc, here ? BALLAST_ECALLBACK : BALLAST_EREMOTE);
+      CHECK_EQ(st.tasks_sent, 0);
+      CHECK_EQ(st.tasks_received, 0);
+      fail_pack = fail_unpack = -1;
+      rng = save;
+      verify();
+    }
+  }
+
+  /* 3. The n-th allocation fails on one rank, for every n until a remap
+   * gets through: each attempt rolls back everywhere with that rank's
+   * ENOMEM, nothing is lost or left staged, the pool's count stays right. */
+  for (int round_limit = 0; round_limit < 2; round_limit++) {
+    size_t lim = round_limit ? (size_t)np * 400 * KB : 0;
+    int failures = 0;
+    for (int n = 1; n < 10000; n++) {
+      unsigned long long save = rng;
+      if (me == bad)
+        rta__migrate_fail_alloc_after(n);
+      int rc = remap(lim, &st, NULL);
+      rta__migrate_fail_alloc_after(0);
+      if (rc == 0) {
+        check_totals(&st);
+        verify();
+        break;
+      }
+      failures++;
+      CHECK_EQ(st.failed_rank, bad);
+      CHECK_EQ(st.failed_code, BALLAST_ENOMEM);
+      CHECK_EQ(rc, me == bad ? BALLAST_ENOMEM : BALLAST_EREMOTE);
+      rng = save;
+      verify();
+    }
+    CHECK_GT(failures, 2); /* the sweep really hit several allocations */
+    if (me == 0)
+      printf("# mem_limit %zu: %d allocations failed in turn, each rolled back\n",
+             lim, failures);
+  }
+
+  /* 4. After all that, plain remaps still work. */
+  CHECK_EQ(remap(0, &st, NULL), 0);
+  check_totals(&st);
+  verify();
+
+  for (int t = 0; t < NTASKS; t++) {
+    free(tasks[t].head);
+    free(tasks[t].tail);
+  }
+  for (int t = 0; t < NTASKS; t++) {
+    free(ref[t][0]);
+    free(ref[t][1]);
+  }
+  rta__mig_pool_destroy(pool);
+  CHECK_EQ(rta__mig_pool_held(), 0);
+  TEST_PASS("lb_migrate_edges");
+  MPI_Finalize();
+  return 0;
+}
