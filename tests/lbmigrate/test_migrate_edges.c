@@ -6,7 +6,8 @@
  * would pass a size check), moves given in shuffled order, one task per
  * round (mem_limit 1: as many rounds as the busiest rank has moves), and
  * every allocation failing in turn on one rank (all or nothing, the pool's
- * accounting intact). Every byte of every part is checked at each unpack;
+ * accounting intact), then random sizes around those boundaries with new
+ * draws at each epoch. Every byte of every part is checked at each unpack;
  * arrivals of 1 MiB and more must be 2 MiB aligned (rta_lb.h), tails 8-byte
  * aligned (migrate.h). Also rta_alloc_array at its 1 MiB boundary, and the
  * pool keeping such memory while refusing plain malloc'ed blocks. */
@@ -57,7 +58,30 @@ static const spec_t fixed[NFIXED] = {
     {2 * MB + 1, 0},       /* own head over 2 MiB */
 };
 
+/* Section 5 draws new sizes per epoch (0: the table above): mostly a few
+ * bytes either side of 0, 8, 64 KiB, 1 MiB and 2 MiB, sometimes anything
+ * below 3 MiB. */
+static int epoch;
+static size_t pick(unsigned long long h) {
+  static const size_t edges[] = {0, 1, 8, 64 * KB, MB, 2 * MB};
+  if ((h >> 16) % 4 == 0)
+    return (size_t)((h >> 20) % (3 * MB));
+  long long v = (long long)edges[h % 6] + (long long)((h >> 8) % 17) - 8;
+  return v < 0 ? 0 : (size_t)v;
+}
+static unsigned long long mix(unsigned long long h) {
+  h ^= h >> 31;
+  h *= 0x94D049BB133111EBULL;
+  return h ^ (h >> 29);
+}
+
 static spec_t spec(int t) {
+  if (epoch > 0) {
+    unsigned long long h = mix((unsigned long long)(t + 1) * 0x9E3779B97F4A7C15ULL ^
+                               (unsigned long long)epoch * 0xBF58476D1CE4E5B9ULL);
+    spec_t s = {pick(h), pick(mix(h + 7))};
+    return s;
+  }
   if (t < NFIXED)
     return fixed[t];
   /* Many batch parts of (nearly) equal size: a swap inside a batch shows
@@ -79,8 +103,8 @@ static int64_t fail_unpack = -1, fail_pack = -1;
 static long long unpacks_checked;
 
 static unsigned char byte_of(int t, size_t i, int part) {
-  return (unsigned char)((t * 131 + (long long)i * 7 + part * 89 + (long long)(i >> 8) * 3) &
-                         0xff);
+  return (unsigned char)((t * 131 + epoch * 13 + (long long)i * 7 + part * 89 +
+                          (long long)(i >> 8) * 3) & 0xff);
 }
 
 static void fill(unsigned char *p, int t, size_t n, int part) {
@@ -449,6 +473,49 @@ int main(int argc, char **argv) {
   CHECK_EQ(remap(0, &st, NULL), 0);
   check_totals(&st);
   verify();
+
+  /* 5. Random sizes around the boundaries, new ones each epoch (the owner
+   * rebuilds its states), under the four kinds of bound, sometimes with an
+   * allocation failing on one rank (then the same remap again). */
+  for (epoch = 1; epoch <= 8; epoch++) {
+    for (int t = 0; t < NTASKS; t++) {
+      spec_t sp = spec(t);
+      for (int part = 0; part < 2; part++) {
+        size_t n = part ? sp.tail : sp.head;
+        free(ref[t][part]);
+        ref[t][part] = malloc(n ? n : 1);
+        CHECK(ref[t][part] != NULL);
+        fill(ref[t][part], t, n, part);
+      }
+      if (owner[t] != me)
+        continue;
+      free(tasks[t].head);
+      free(tasks[t].tail);
+      tasks[t].head = (epoch % 2) ? rta_alloc_array(sp.head) : malloc(sp.head ? sp.head : 1);
+      tasks[t].tail = malloc(sp.tail ? sp.tail : 1);
+      CHECK(tasks[t].head != NULL && tasks[t].tail != NULL);
+      memcpy(tasks[t].head, ref[t][0], sp.head);
+      memcpy(tasks[t].tail, ref[t][1], sp.tail);
+    }
+    const size_t lims[4] = {0, 1, (size_t)np * 300 * KB, (size_t)np * 3 * MB};
+    size_t lim = lims[epoch % 4];
+    int inject = epoch % 3 == 2;
+    unsigned long long save = rng;
+    if (inject && me == epoch % np)
+      rta__migrate_fail_alloc_after(1 + epoch % 5);
+    int rc = remap(lim, &st, NULL);
+    rta__migrate_fail_alloc_after(0);
+    if (rc) {
+      CHECK(inject);
+      CHECK_EQ(st.failed_rank, epoch % np);
+      CHECK_EQ(st.failed_code, BALLAST_ENOMEM);
+      rng = save;
+      verify();
+      CHECK_EQ(remap(lim, &st, NULL), 0);
+    }
+    check_totals(&st);
+    verify();
+  }
 
   for (int t = 0; t < NTASKS; t++) {
     free(tasks[t].head);
