@@ -285,8 +285,10 @@ BALLAST_API size_t rta_elem_size(rta_elem_t e);
  * dims[0] x ... x dims[ndims-1] elements of \a type, contiguous (the last
  * dimension fastest; only the element count matters for moving it). It must
  * be allocated with malloc() (or calloc/realloc, or rta_alloc_array()): at a
- * move rta frees it with free() on the source and allocates the new one on
- * the destination as rta_alloc_array() does (free() releases it). The dims are
+ * move rta releases it on the source (free(), or keeps the memory for later
+ * arrivals in the load-balancing context's pool, see rta_lb.h) and
+ * allocates the new one on the destination as rta_alloc_array() does
+ * (free() releases it). The dims are
  * copied: after resizing, unregister and register again. An MPI datatype is
  * duplicated (MPI_Type_dup), so the application may free its own; it must be
  * committed and have a non-negative true lower bound.

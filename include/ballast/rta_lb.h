@@ -58,8 +58,10 @@
  * memory is slow to touch; rta_destroy_lb_context() frees it.
  * Arrivals of 1 MiB and more are received into memory aligned to 2 MiB and
  * offered transparent huge pages (Linux; one 2 MiB page holds an arrival of
- * 1-2 MiB), and only such memory is kept for the next arrivals: a departed
- * array the application allocated itself with malloc() is freed. Open MPI's
+ * 1-2 MiB and counts 2 MiB against \c mem_limit), and of departed arrays of
+ * 1 MiB and more only such memory is kept for the next arrivals: one the
+ * application allocated itself with malloc() is freed (smaller ones are
+ * kept). Open MPI's
  * single-copy path pins the sender's pages one by one, so a state sent from
  * huge pages moves faster (15-19 against 9-11 GB/s on a 2-core VM).
  * rta_alloc_array() gives the application such memory from the start.

@@ -36,10 +36,14 @@ static int alloc_fails(void) {
  * 2 MiB. A buffer between 1 and 2 MiB is given the whole 2 MiB so it can
  * be one huge page. The memory is freed with free(), as adopters expect. */
 #define HUGE_BYTES ((size_t)2 << 20)
+/* Bytes alloc_large(n) reserves: n, or a whole huge page for 1-2 MiB. */
+static size_t large_len(size_t n) {
+  return n >= HUGE_BYTES / 2 && n < HUGE_BYTES ? HUGE_BYTES : n;
+}
 static void *alloc_large(size_t n) {
   if (n < HUGE_BYTES / 2)
     return malloc(n ? n : 1);
-  size_t len = n < HUGE_BYTES ? HUGE_BYTES : n;
+  size_t len = large_len(n);
   void *p = NULL;
   if (posix_memalign(&p, HUGE_BYTES, len) != 0)
     return NULL;
@@ -65,6 +69,13 @@ static int huge_ready(const void *mem, size_t n) {
   return n < HUGE_BYTES / 2 || ((uintptr_t)mem & (HUGE_BYTES - 1)) == 0;
 }
 
+/* What a cached block of n bytes counts against the bound: a 2 MiB-aligned
+ * block of 1-2 MiB holds a whole huge page (alloc_large), so 2 MiB; any
+ * other block its n bytes. */
+static size_t block_cost(const void *mem, size_t n) {
+  return huge_ready(mem, n) && n >= HUGE_BYTES / 2 ? large_len(n) : n;
+}
+
 /* ---- the pool of touched memory ---------------------------------------------
  *
  * Fresh memory is what made migration slower than a plain MPI_Alltoallv of
@@ -83,7 +94,8 @@ static int huge_ready(const void *mem, size_t n) {
  * block of either goes first when the bound is reached. */
 typedef struct block {
   void *mem;
-  size_t len;
+  size_t len;                  /* serves requests of len / 2 to len (large) */
+  size_t cost;                 /* counted against the bound (block_cost) */
   unsigned long long seq;      /* arrival order */
   struct block *prev, *next;   /* its class's list, oldest first */
   struct block *bprev, *bnext; /* small: its bin's stack */
@@ -144,8 +156,8 @@ static void pool_unlink(rta__mig_pool_t *p, block_t *b) {
       free(bin);
     }
   }
-  p->bytes -= b->len;
-  held_total -= b->len;
+  p->bytes -= b->cost;
+  held_total -= b->cost;
   p->n--;
 }
 
@@ -168,6 +180,12 @@ void rta__mig_pool_destroy(rta__mig_pool_t *p) {
 }
 
 void *rta__mig_pool_take(rta__mig_pool_t *p, size_t n) {
+  return rta__mig_pool_take_len(p, n, NULL);
+}
+
+void *rta__mig_pool_take_len(rta__mig_pool_t *p, size_t n, size_t *len) {
+  if (len)
+    *len = n;
   if (alloc_fails())
     return NULL;
   if (p && n >= RTA__POOL_SMALL) {
@@ -183,6 +201,8 @@ void *rta__mig_pool_take(rta__mig_pool_t *p, size_t n) {
     }
     if (best) {
       void *mem = best->mem;
+      if (len)
+        *len = best->len;
       pool_unlink(p, best);
       free(best);
       p->hits++;
@@ -190,17 +210,21 @@ void *rta__mig_pool_take(rta__mig_pool_t *p, size_t n) {
     }
     p->misses++;
   }
-  return alloc_large(n);
+  void *mem = alloc_large(n);
+  if (len && mem && n >= HUGE_BYTES / 2)
+    *len = large_len(n);
+  return mem;
 }
 
 void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
   if (!mem)
     return;
-  if (!p || n < RTA__POOL_SMALL || n > p->cap || !huge_ready(mem, n)) {
+  size_t cost = block_cost(mem, n);
+  if (!p || n < RTA__POOL_SMALL || cost > p->cap || !huge_ready(mem, n)) {
     free(mem);
     return;
   }
-  while (p->bytes + n > p->cap) {
+  while (p->bytes + cost > p->cap) {
     block_t *o = p->old[SMALL], *l = p->old[LARGE];
     block_t *v = !o ? l : !l ? o : (o->seq < l->seq ? o : l);
     pool_unlink(p, v);
@@ -224,6 +248,7 @@ void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
   }
   b->mem = mem;
   b->len = n;
+  b->cost = cost;
   b->seq = p->seq++;
   b->prev = p->young[k];
   if (p->young[k])
@@ -238,8 +263,8 @@ void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
     bin->top = b;
   }
   p->n++;
-  p->bytes += n;
-  held_total += n;
+  p->bytes += cost;
+  held_total += cost;
 }
 
 void rta__mig_pool_info(const rta__mig_pool_t *p, size_t *bytes, int *blocks,
@@ -268,6 +293,7 @@ typedef struct {
   int round;
   void *hbuf;        /* incoming large: the head's receive buffer */
   void *tbuf;        /* outgoing large: pack buffer; incoming large: tail */
+  size_t hcap, tcap; /* bytes the pool block behind hbuf / tbuf holds */
   const void *hsend; /* outgoing large: the head, sent from the caller's memory */
   int staged;        /* incoming: unpack succeeded */
   size_t off;        /* small states: offset in the peer's aggregate */
@@ -327,10 +353,12 @@ static int build_batches(const item_t *v, int lo, int hi, int r, int send,
     }
     if (k == 0)
       continue;
-    if (MPI_Type_create_hindexed(k, len, disp, MPI_BYTE, &type[p]) != MPI_SUCCESS)
+    if (MPI_Type_create_hindexed(k, len, disp, MPI_BYTE, &type[p]) != MPI_SUCCESS) {
+      type[p] = MPI_DATATYPE_NULL; /* undefined after a failure */
       return BALLAST_EMPI;
+    }
     if (MPI_Type_commit(&type[p]) != MPI_SUCCESS)
-      return BALLAST_EMPI;
+      return BALLAST_EMPI; /* a valid handle: free_types frees it */
     bytes[p] = total;
   }
   return 0;
@@ -381,7 +409,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   MPI_Request *reqs = NULL;
   MPI_Status *sts = NULL;
   unsigned char **sagg = NULL, **ragg = NULL; /* per peer, one round */
-  size_t *slen = NULL, *rlen = NULL;
+  size_t *slen = NULL, *rlen = NULL, *scap = NULL, *rcap = NULL;
   MPI_Datatype *stype = NULL, *rtype = NULL; /* per peer, one round's batch */
   size_t *sbat = NULL, *rbat = NULL;
   MPI_Aint *bdisp = NULL;
@@ -401,6 +429,8 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   ragg = calloc((size_t)nprocs, sizeof *ragg);
   slen = calloc((size_t)nprocs, sizeof *slen);
   rlen = calloc((size_t)nprocs, sizeof *rlen);
+  scap = calloc((size_t)nprocs, sizeof *scap);
+  rcap = calloc((size_t)nprocs, sizeof *rcap);
   stype = malloc(sizeof *stype * (size_t)nprocs);
   rtype = malloc(sizeof *rtype * (size_t)nprocs);
   sbat = calloc((size_t)nprocs, sizeof *sbat);
@@ -408,7 +438,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   for (int p = 0; stype && rtype && p < nprocs; p++)
     stype[p] = rtype[p] = MPI_DATATYPE_NULL;
   if (!scount || !rcount || !sdisp || !rdisp || !sh || !sagg || !ragg || !slen ||
-      !rlen || !stype || !rtype || !sbat || !rbat)
+      !rlen || !scap || !rcap || !stype || !rtype || !sbat || !rbat)
     err = BALLAST_ENOMEM;
 
   /* 1. Validate and size every outgoing state. A local problem is recorded
@@ -454,7 +484,8 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     size_t acc = 0;
     int r = 0;
     for (int i = 0; i < nmoves; i++) {
-      size_t b = out[i].head + out[i].tail;
+      /* padded as in an aggregate, so no message of a round exceeds it */
+      size_t b = round8(out[i].head) + round8(out[i].tail);
       if (acc > 0 && acc + b > budget) {
         r++;
         acc = 0;
@@ -481,8 +512,9 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     total_in += rcount[p];
   }
   nin = (int)(total_in / HDR_WORDS);
-  /* Requests per round: at most two per state (head, tail) and two
-   * aggregates per peer. */
+  /* Requests per round: at most two per state (head, tail) when each part is
+   * a message of its own; an aggregate or a batch replaces at least one such
+   * part, so the two per peer below are slack. */
   size_t nreq_max = 2 * (size_t)nmoves + 2 * (size_t)nin + 2 * (size_t)nprocs + 1;
   rh = malloc(sizeof *rh * (size_t)(nin > 0 ? nin : 1));
   in = calloc((size_t)(nin > 0 ? nin : 1), sizeof *in);
@@ -525,13 +557,14 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   /* 4. Rounds: allocate and pack, agree, transfer, unpack. The agreement
    * before any byte moves means a failed allocation or pack stops every rank
    * at the same round, with no message left in flight.
-   * Small states travel together: one message per peer and round, so a remap
-   * of thousands of small tasks costs a few messages, not thousands of
-   * requests. A larger state's head travels as a message of its own, straight
-   * from the caller's memory into a buffer the destination may keep; its
-   * tail in the aggregate when small, else from a pack buffer as a second
-   * message. Both sides post the messages of one peer in
-   * header order, which MPI's ordering of matching messages preserves. */
+   * Per peer and round there is at most one aggregate (small states whole,
+   * head and tail side by side, and the small tails of larger states), one
+   * batch (heads and tails of 64 KiB to 1 MiB, an hindexed datatype over
+   * their own memory), and a message for each part of 1 MiB or more. So a
+   * remap of thousands of small tasks costs a few messages, not thousands of
+   * requests, and no head is copied unless its state is small. Both sides
+   * post a peer's messages of one kind in header order, which MPI's ordering
+   * of matching messages preserves. */
   int oi = 0; /* first outgoing item of the current round */
   for (int r = 0; r < nrounds; r++) {
     int oend = oi;
@@ -552,17 +585,17 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       }
       if (is_small(&in[i]))
         continue;
-      if (in[i].head > 0 && !(in[i].hbuf = rta__mig_pool_take(pool, in[i].head)))
+      if (in[i].head > 0 && !(in[i].hbuf = rta__mig_pool_take_len(pool, in[i].head, &in[i].hcap)))
         err = BALLAST_ENOMEM;
       if (!err && in[i].tail > 0 && !tail_in_agg(&in[i]) &&
-          !(in[i].tbuf = rta__mig_pool_take(pool, in[i].tail)))
+          !(in[i].tbuf = rta__mig_pool_take_len(pool, in[i].tail, &in[i].tcap)))
         err = BALLAST_ENOMEM;
       if (err)
         BALLAST_WARN("migration: cannot allocate %zu bytes for task %lld from rank %d",
                      in[i].head + in[i].tail, (long long)in[i].task, in[i].peer);
     }
     for (int p = 0; p < nprocs && !err; p++)
-      if (rlen[p] > 0 && !(ragg[p] = rta__mig_pool_take(pool, rlen[p])))
+      if (rlen[p] > 0 && !(ragg[p] = rta__mig_pool_take_len(pool, rlen[p], &rcap[p])))
         err = BALLAST_ENOMEM;
     for (int i = oi; i < oend; i++)
       if (in_agg(&out[i])) {
@@ -570,7 +603,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
         slen[out[i].peer] += agg_bytes(&out[i]);
       }
     for (int p = 0; p < nprocs && !err; p++)
-      if (slen[p] > 0 && !(sagg[p] = rta__mig_pool_take(pool, slen[p])))
+      if (slen[p] > 0 && !(sagg[p] = rta__mig_pool_take_len(pool, slen[p], &scap[p])))
         err = BALLAST_ENOMEM;
     for (int i = oi; i < oend && !err; i++) {
       item_t *x = &out[i];
@@ -594,7 +627,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       if (x->tail == 0)
         continue;
       void *dst = small ? agg + round8(x->head) : agg; /* NULL: own message */
-      if (!dst && !(dst = x->tbuf = rta__mig_pool_take(pool, x->tail))) {
+      if (!dst && !(dst = x->tbuf = rta__mig_pool_take_len(pool, x->tail, &x->tcap))) {
         BALLAST_WARN("migration: cannot allocate %zu bytes to pack task %lld",
                      x->tail, (long long)x->task);
         err = BALLAST_ENOMEM;
@@ -667,12 +700,20 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     if (MPI_Waitall(nreq, reqs, sts) != MPI_SUCCESS)
       err = BALLAST_EMPI;
     for (int k = 0; k < nrecv && !err; k++) {
-      int got = -1;
+      int s = rslot[k], got = -1;
+      if (s < -nprocs) {
+        /* A batch is counted in its own datatype (MPI_UNDEFINED when short). */
+        int p = -1 - nprocs - s;
+        MPI_Get_count(&sts[k], rtype[p], &got);
+        if (got != 1) {
+          BALLAST_WARN("migration: the batch from rank %d is not the %zu bytes "
+                       "announced", p, rbat[p]);
+          err = BALLAST_ESIZE;
+        }
+        continue;
+      }
       MPI_Get_count(&sts[k], MPI_BYTE, &got);
-      int s = rslot[k];
-      size_t want = s < -nprocs ? rbat[-1 - nprocs - s]
-                    : s < 0     ? rlen[-1 - s]
-                                : (s % 2 ? in[s / 2].tail : in[s / 2].head);
+      size_t want = s < 0 ? rlen[-1 - s] : (s % 2 ? in[s / 2].tail : in[s / 2].head);
       if ((size_t)got != want) {
         BALLAST_WARN("migration: %d bytes received from rank %d, %zu announced",
                      got, sts[k].MPI_SOURCE, want);
@@ -689,7 +730,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
         const unsigned char *agg = ragg[x->peer] + x->off;
         /* The caller may keep the head: hand it a buffer of its own. */
         if (x->head > 0) {
-          if (!(x->hbuf = rta__mig_pool_take(pool, x->head))) {
+          if (!(x->hbuf = rta__mig_pool_take_len(pool, x->head, &x->hcap))) {
             err = BALLAST_ENOMEM;
             continue;
           }
@@ -709,25 +750,25 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
         st.tasks_received++;
         st.bytes_received += x->head + x->tail;
       }
-      rta__mig_pool_give(pool, x->hbuf, x->head);
-      rta__mig_pool_give(pool, x->tbuf, x->tail);
+      rta__mig_pool_give(pool, x->hbuf, x->hcap);
+      rta__mig_pool_give(pool, x->tbuf, x->tcap);
       x->hbuf = x->tbuf = NULL;
     }
     for (int i = 0; i < nin; i++)
       if (in[i].round == r) {
-        rta__mig_pool_give(pool, in[i].hbuf, in[i].head);
-        rta__mig_pool_give(pool, in[i].tbuf, in[i].tail);
+        rta__mig_pool_give(pool, in[i].hbuf, in[i].hcap);
+        rta__mig_pool_give(pool, in[i].tbuf, in[i].tcap);
         in[i].hbuf = in[i].tbuf = NULL;
       }
     for (int p = 0; p < nprocs; p++) {
-      rta__mig_pool_give(pool, sagg[p], slen[p]);
-      rta__mig_pool_give(pool, ragg[p], rlen[p]);
+      rta__mig_pool_give(pool, sagg[p], scap[p]);
+      rta__mig_pool_give(pool, ragg[p], rcap[p]);
       sagg[p] = ragg[p] = NULL;
     }
     free_types(stype, nprocs);
     free_types(rtype, nprocs);
     for (int i = oi; i < oend; i++) {
-      rta__mig_pool_give(pool, out[i].tbuf, out[i].tail);
+      rta__mig_pool_give(pool, out[i].tbuf, out[i].tcap);
       out[i].tbuf = NULL;
       st.tasks_sent++;
       st.bytes_sent += out[i].head + out[i].tail;
@@ -749,10 +790,10 @@ done:
           ops->finish(ctx, in[i].task, 0, outcome);
     }
     for (int i = 0; i < nmoves && out; i++)
-      rta__mig_pool_give(pool, out[i].tbuf, out[i].tail);
+      rta__mig_pool_give(pool, out[i].tbuf, out[i].tcap);
     for (int i = 0; i < nin && in; i++) {
-      rta__mig_pool_give(pool, in[i].hbuf, in[i].head);
-      rta__mig_pool_give(pool, in[i].tbuf, in[i].tail);
+      rta__mig_pool_give(pool, in[i].hbuf, in[i].hcap);
+      rta__mig_pool_give(pool, in[i].tbuf, in[i].tcap);
     }
   }
   free(out);
@@ -767,14 +808,16 @@ done:
   free(sts);
   for (int p = 0; p < nprocs; p++) {
     if (sagg)
-      rta__mig_pool_give(pool, sagg[p], slen ? slen[p] : 0);
+      rta__mig_pool_give(pool, sagg[p], scap ? scap[p] : 0);
     if (ragg)
-      rta__mig_pool_give(pool, ragg[p], rlen ? rlen[p] : 0);
+      rta__mig_pool_give(pool, ragg[p], rcap ? rcap[p] : 0);
   }
   free(sagg);
   free(ragg);
   free(slen);
   free(rlen);
+  free(scap);
+  free(rcap);
   free_types(stype, nprocs);
   free_types(rtype, nprocs);
   free(stype);

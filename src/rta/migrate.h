@@ -19,7 +19,11 @@
  *  2. headers (task, head, tail, round) are exchanged with MPI_Alltoall(v),
  *     counts first; rounds bound the bytes in flight per rank;
  *  3. per round: all receives and sends are posted nonblocking, then waited;
- *     received states are handed to unpack, which stages them (not yet live);
+ *     per peer, states of less than 64 KiB (and the small tails of larger
+ *     ones) share one packed aggregate message, parts of 64 KiB to 1 MiB one
+ *     message described by an hindexed datatype over their own memory, and
+ *     parts of 1 MiB and more travel alone; received states are handed to
+ *     unpack, which stages them (not yet live);
  *  4. one MPI_Allreduce agrees on success (and on the first failing rank);
  *  5. success: finish(COMMIT) on both sides (the source frees its state, the
  *     destination makes the staged state live); failure: finish(ROLLBACK)
@@ -97,11 +101,18 @@ void rta__mig_pool_destroy(rta__mig_pool_t *pool);
  * offered transparent huge pages). The caller owns it; free() or
  * rta__mig_pool_give() it. NULL when out of memory. pool may be NULL. */
 void *rta__mig_pool_take(rta__mig_pool_t *pool, size_t n);
+/* rta__mig_pool_take, and in *len (when not NULL) the bytes the block holds
+ * (n or more): give it back with that length so the pool keeps counting it
+ * whole. */
+void *rta__mig_pool_take_len(rta__mig_pool_t *pool, size_t n, size_t *len);
 /* Hands \a mem (at least \a n usable bytes, free()-able) to the pool, which
  * keeps it when it is at least RTA__POOL_SMALL, fits under the bound
  * (evicting the oldest blocks) and, from 1 MiB, is 2 MiB aligned like the
  * blocks rta__mig_pool_take allocates (huge pages: states sent from them move
- * faster); else frees it. pool may be NULL (free). */
+ * faster); else frees it. A 2 MiB-aligned block of 1-2 MiB counts a whole
+ * 2 MiB against the bound (the huge page it holds), any other block its n
+ * bytes; a block handed back with less than it holds (an adopted array of a
+ * smaller state) is counted at that size. pool may be NULL (free). */
 void rta__mig_pool_give(rta__mig_pool_t *pool, void *mem, size_t n);
 /* Bytes and blocks cached, and how many takes were served from the cache. */
 void rta__mig_pool_info(const rta__mig_pool_t *pool, size_t *bytes,
