@@ -69,6 +69,7 @@ static void rstr(rta__rbuf_t *r, char *dst) {
 
 typedef struct {
   rta_task_t *t;
+  int64_t v; /* its vertex in the mapping */
   int dest;
   size_t user_bytes, arr_bytes; /* arr_bytes: packed, without the lead's payload */
   int lead;                     /* packed: the lead array, -1 none */
@@ -108,6 +109,7 @@ typedef struct {
   rta_task_t **made; /* inner tasks this move defined (arrivals' missing
                       * parents), in creation order: removed on rollback */
   int nmade, capmade;
+  double *samples; /* MAX_SAMPLES, scratch of define_arrival */
 } mctx_t;
 
 /* Words of a descriptor before the task parameters: vertex, user bytes,
@@ -254,11 +256,12 @@ static int define_arrival(mctx_t *c, in_t *x) {
   int64_t ncomm = ri64(&r);
   if (r.bad || ncomm < 0 || ncomm > (int64_t)x->desc_len)
     return BALLAST_ESIZE;
-  rta_comm_est_t *ce = calloc((size_t)(ncomm ? ncomm : 1), sizeof *ce);
-  char (*keys)[RTA_KEY_MAX + 1] = malloc((size_t)(ncomm ? ncomm : 1) * sizeof *keys);
-  double *s = malloc(MAX_SAMPLES * sizeof *s);
+  /* Most tasks name no partners: no allocation for them. */
+  rta_comm_est_t *ce = ncomm ? calloc((size_t)ncomm, sizeof *ce) : NULL;
+  char (*keys)[RTA_KEY_MAX + 1] = ncomm ? malloc((size_t)ncomm * sizeof *keys) : NULL;
+  double *s = c->samples;
   char key[RTA_KEY_MAX + 1];
-  int rc = (!ce || !keys || !s) ? BALLAST_ENOMEM : 0;
+  int rc = (ncomm && (!ce || !keys)) || !s ? BALLAST_ENOMEM : 0;
   for (int64_t k = 0; !rc && k < ncomm; k++) {
     rstr(&r, keys[k]);
     ce[k].key = keys[k];
@@ -298,7 +301,6 @@ static int define_arrival(mctx_t *c, in_t *x) {
     rc = rta__lb_cost_restore(x->t, s, (int)ns, total);
   free(ce);
   free(keys);
-  free(s);
   return rc;
 }
 
@@ -461,7 +463,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   int64_t n = rta_mapping_ntasks(m);
   if (!ctx->pool)
     ctx->pool = rta__mig_pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
-  mctx_t c = {m, NULL, NULL, NULL, NULL, ctx->pool, NULL, 0, 0};
+  mctx_t c = {m, NULL, NULL, NULL, NULL, ctx->pool, NULL, 0, 0, NULL};
   rta__wbuf_t b = {0};
   int *scount = calloc((size_t)np, sizeof *scount);
   int *rcount = calloc((size_t)np, sizeof *rcount);
@@ -474,8 +476,9 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   c.in_of = malloc((size_t)(n ? n : 1) * sizeof *c.in_of);
   c.out = calloc((size_t)(n ? n : 1), sizeof *c.out);
   moves = malloc((size_t)(n ? n : 1) * sizeof *moves);
+  c.samples = malloc(MAX_SAMPLES * sizeof *c.samples);
   if (!scount || !rcount || !sdisp || !rdisp || !c.out_of || !c.in_of || !c.out ||
-      !moves)
+      !moves || !c.samples)
     err = BALLAST_ENOMEM;
 
   mon__lib_begin();
@@ -492,6 +495,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
       break;
     }
     c.out[nout].t = t;
+    c.out[nout].v = v;
     c.out[nout].dest = slot[v];
     nout++;
   }
@@ -499,7 +503,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
     qsort(c.out, (size_t)nout, sizeof *c.out, cmp_out);
   for (int i = 0; !err && i < nout; i++) {
     size_t before = b.n;
-    int64_t v = rta_mapping_find(m, rta_task_key(c.out[i].t));
+    int64_t v = c.out[i].v;
     c.out_of[v] = i;
     err = describe(&c.out[i], v, &b);
     scount[c.out[i].dest] += (int)(b.n - before);
@@ -581,7 +585,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   /* 3. The states. */
   tm2 = MPI_Wtime();
   for (int i = 0; i < nout; i++) {
-    moves[i].task = rta_mapping_find(m, rta_task_key(c.out[i].t));
+    moves[i].task = c.out[i].v;
     moves[i].dest = c.out[i].dest;
   }
   {
@@ -633,6 +637,7 @@ done:
     if (rta_task_nchildren(c.made[i]) == 0)
       rta_remove_task(c.made[i]);
   free(c.made);
+  free(c.samples);
   mon__lib_end();
   res->failed_rank = who;
   res->failed_code = code;
