@@ -29,11 +29,6 @@ int rta_lb_config_default(rta_lb_config_t *cfg) {
 }
 
 
-static int cmp_task_key(const void *a, const void *b) {
-  return strcmp(rta_task_key(*(rta_task_t *const *)a),
-                rta_task_key(*(rta_task_t *const *)b));
-}
-
 /* After a mapping is adopted: where every vertex lives and this rank's list. */
 static int refresh_local(rta_lb_context_t *ctx, const int *slot) {
   const rta_mapping_t *m = ctx->mapping;
@@ -60,9 +55,8 @@ static int refresh_local(rta_lb_context_t *ctx, const int *slot) {
     }
     rta_task_t *t;
     if (mine && rta_find_task(rta_mapping_key(m, v), &t) == 0)
-      local[nl++] = t;
+      local[nl++] = t; /* in key order, as the mapping's vertices are */
   }
-  qsort(local, (size_t)nl, sizeof *local, cmp_task_key);
   free(ctx->where);
   free(ctx->local);
   ctx->where = where;

@@ -446,11 +446,28 @@ static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
 
 /* ---- the move ------------------------------------------------------------------------ */
 
-static int cmp_out(const void *a, const void *b) {
-  const out_t *x = a, *y = b;
-  if (x->dest != y->dest)
-    return x->dest < y->dest ? -1 : 1;
-  return strcmp(rta_task_key(x->t), rta_task_key(y->t));
+/* Orders the departures by destination, each destination's in key order.
+ * They were collected in vertex order, which is key order (rta_mapping_key),
+ * so a stable counting sort by destination does it in O(n + np) instead of
+ * a sort comparing keys. */
+static int sort_by_dest(out_t *out, int nout, int np) {
+  int *start = calloc((size_t)np + 1, sizeof *start);
+  out_t *tmp = malloc((size_t)(nout ? nout : 1) * sizeof *tmp);
+  if (!start || !tmp) {
+    free(start);
+    free(tmp);
+    return BALLAST_ENOMEM;
+  }
+  for (int i = 0; i < nout; i++)
+    start[out[i].dest + 1]++;
+  for (int p = 0; p < np; p++)
+    start[p + 1] += start[p];
+  for (int i = 0; i < nout; i++)
+    tmp[start[out[i].dest]++] = out[i];
+  memcpy(out, tmp, (size_t)nout * sizeof *out);
+  free(start);
+  free(tmp);
+  return 0;
 }
 
 
@@ -499,8 +516,8 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
     c.out[nout].dest = slot[v];
     nout++;
   }
-  if (nout > 0)
-    qsort(c.out, (size_t)nout, sizeof *c.out, cmp_out);
+  if (!err && nout > 0)
+    err = sort_by_dest(c.out, nout, np);
   for (int i = 0; !err && i < nout; i++) {
     size_t before = b.n;
     int64_t v = c.out[i].v;

@@ -196,8 +196,12 @@ static int cb_release(rta_task_t *t, void *user) {
 static void global_sum(rta_lb_context_t *ctx, uint64_t *sum, int64_t *count) {
   uint64_t h = 0;
   int64_t c = rta_lb_nlocal(ctx);
-  for (int i = 0; i < rta_lb_nlocal(ctx); i++)
+  for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
     h += verify(rta_lb_local_task(ctx, i));
+    if (i > 0) /* the iterator lists them sorted by key (rta_lb.h) */
+      CHECK_LT(strcmp(rta_task_key(rta_lb_local_task(ctx, i - 1)),
+                      rta_task_key(rta_lb_local_task(ctx, i))), 0);
+  }
   /* Every unpack was matched by a release where the task did not stay. */
   CHECK_EQ(live_blocks, rta_lb_nlocal(ctx));
   MPI_Allreduce(&h, sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
