@@ -211,7 +211,7 @@ void *rta__mig_pool_take_len(rta__mig_pool_t *p, size_t n, size_t *len) {
     p->misses++;
   }
   void *mem = alloc_large(n);
-  if (len && mem && n >= HUGE_BYTES / 2)
+  if (len && mem)
     *len = large_len(n);
   return mem;
 }
@@ -328,7 +328,8 @@ static int tail_in_batch(const item_t *x) {
 /* Builds, for each peer of items v[lo, hi) (grouped by peer), the datatype
  * of its batch in round r: the parts in item order, sent from hsend/tbuf
  * (send) or received into hbuf/tbuf. disp and len hold 2 (hi - lo) entries.
- * type[p] stays MPI_DATATYPE_NULL for a peer with no batch part. */
+ * type[p] stays MPI_DATATYPE_NULL for a peer with no batch part; bytes[p]
+ * (when bytes is not NULL) receives the batch's size. */
 static int build_batches(const item_t *v, int lo, int hi, int r, int send,
                          MPI_Aint *disp, int *len, MPI_Datatype *type,
                          size_t *bytes) {
@@ -359,7 +360,8 @@ static int build_batches(const item_t *v, int lo, int hi, int r, int send,
     }
     if (MPI_Type_commit(&type[p]) != MPI_SUCCESS)
       return BALLAST_EMPI; /* a valid handle: free_types frees it */
-    bytes[p] = total;
+    if (bytes)
+      bytes[p] = total;
   }
   return 0;
 }
@@ -411,7 +413,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   unsigned char **sagg = NULL, **ragg = NULL; /* per peer, one round */
   size_t *slen = NULL, *rlen = NULL, *scap = NULL, *rcap = NULL;
   MPI_Datatype *stype = NULL, *rtype = NULL; /* per peer, one round's batch */
-  size_t *sbat = NULL, *rbat = NULL;
+  size_t *rbat = NULL; /* per peer, bytes of this round's incoming batch */
   MPI_Aint *bdisp = NULL;
   int *blen = NULL;
   int *rslot = NULL;
@@ -433,12 +435,11 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   rcap = calloc((size_t)nprocs, sizeof *rcap);
   stype = malloc(sizeof *stype * (size_t)nprocs);
   rtype = malloc(sizeof *rtype * (size_t)nprocs);
-  sbat = calloc((size_t)nprocs, sizeof *sbat);
   rbat = calloc((size_t)nprocs, sizeof *rbat);
   for (int p = 0; stype && rtype && p < nprocs; p++)
     stype[p] = rtype[p] = MPI_DATATYPE_NULL;
   if (!scount || !rcount || !sdisp || !rdisp || !sh || !sagg || !ragg || !slen ||
-      !rlen || !scap || !rcap || !stype || !rtype || !sbat || !rbat)
+      !rlen || !scap || !rcap || !stype || !rtype || !rbat)
     err = BALLAST_ENOMEM;
 
   /* 1. Validate and size every outgoing state. A local problem is recorded
@@ -572,7 +573,6 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
       oend++;
     memset(slen, 0, sizeof *slen * (size_t)nprocs);
     memset(rlen, 0, sizeof *rlen * (size_t)nprocs);
-    memset(sbat, 0, sizeof *sbat * (size_t)nprocs);
     memset(rbat, 0, sizeof *rbat * (size_t)nprocs);
     /* Incoming items are grouped by source, each source's rounds ascending:
      * select this round's items wherever they are. */
@@ -644,7 +644,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
         memset((unsigned char *)dst + x->tail, 0, round8(x->tail) - x->tail);
     }
     if (!err)
-      err = build_batches(out, oi, oend, r, 1, bdisp, blen, stype, sbat);
+      err = build_batches(out, oi, oend, r, 1, bdisp, blen, stype, NULL);
     if (!err)
       err = build_batches(in, 0, nin, r, 0, bdisp, blen, rtype, rbat);
     if (rta__agree(comm, err, &who, &code))
@@ -822,7 +822,6 @@ done:
   free_types(rtype, nprocs);
   free(stype);
   free(rtype);
-  free(sbat);
   free(rbat);
   free(bdisp);
   free(blen);
