@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rta/migrate.h"
+#include "lb/migrate.h"
 
 typedef struct {
   size_t len;

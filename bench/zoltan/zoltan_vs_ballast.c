@@ -30,7 +30,7 @@
 
 #include <ballast/common.h>
 #include <ballast/rta_hw.h>
-#include "rta/rta_map_internal.h"
+#include "map/map_internal.h"
 
 typedef struct {
   rta_graph_t *g;

@@ -13,7 +13,7 @@
  *  - the signature table and, for point-to-point and one-sided calls with a
  *    partner and bytes, the partner matrix (collectives keep their root in
  *    the signature only).
- * Inside the library's own traffic (mon__lib_depth() > 0) only t->lib is
+ * Inside the library's own traffic (ballast__lib_depth() > 0) only t->lib is
  * updated: those calls never reach the application's figures.
  *
  * Reads sum the per-thread aggregates (O(threads)); a group is the sum of its
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common_internal.h"
+#include "common/common_internal.h"
 #include "mon/mon_core.h"
 
 #undef uthash_fatal
@@ -113,7 +113,7 @@ void mon__record(mon__tls_t *t, int act, int partner, uint64_t bytes,
                  uint64_t ticks) {
   if ((unsigned)act >= (unsigned)MON__NACT)
     return;
-  if (mon__tl_lib_depth) {
+  if (ballast__tl_lib_depth) {
     agg_add(&t->lib[act], 1, bytes, ticks);
     return;
   }
@@ -137,7 +137,7 @@ void mon__record(mon__tls_t *t, int act, int partner, uint64_t bytes,
 void mon__account(mon__tls_t *t, int act, int partner, uint64_t bytes) {
   if ((unsigned)act >= (unsigned)MON__NACT || bytes == 0)
     return;
-  if (mon__tl_lib_depth) {
+  if (ballast__tl_lib_depth) {
     agg_add(&t->lib[act], 0, bytes, 0);
     return;
   }

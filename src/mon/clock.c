@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common_internal.h"
+#include "common/common_internal.h"
 #include "mon/mon_core.h"
 
 #if defined(__x86_64__) || defined(__i386__)

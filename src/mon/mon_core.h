@@ -119,7 +119,6 @@ struct mon__tls {
 /* ---- thread.c ------------------------------------------------------------------ */
 
 extern MON__TLS mon__tls_t *mon__tl_self;
-extern MON__TLS int mon__tl_lib_depth;
 /** Calling thread's state, created and registered on first use (NULL on OOM). */
 mon__tls_t *mon__tls_get(void);
 /** Head of the list of all threads' states (acquire load). */

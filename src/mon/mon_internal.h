@@ -31,6 +31,8 @@
 
 #include <ballast/mon.h>
 
+#include "mon/mon_hooks.h"
+
 /* ---- clock --------------------------------------------------------------- */
 
 /** Monotonic ticks: invariant TSC when the CPU has one, else CLOCK_MONOTONIC ns. */
@@ -46,8 +48,6 @@ double mon__thread_cputime(void);
 void mon__init(int *argc, char ***argv);
 /** Called by the MPI_Finalize wrapper before PMPI_Finalize: report, profile. */
 void mon__finalize(void);
-/** Non-zero once mon__init ran and monitoring is on (BALLAST_MONITOR!=0). */
-int mon__active(void);
 
 /* ---- hot path (wrappers) ------------------------------------------------- */
 
@@ -70,7 +70,7 @@ void mon__leave(mon__tls_t *t);
  * world rank \a partner (or MON_NO_PARTNER). Updates the signature table, the
  * per-activity and per-(activity, region) aggregates, the current region's MPI
  * time and, when partner >= 0 and bytes > 0, the partner volume.
- * Inside the library's own traffic (mon__lib_depth() > 0) it records into the
+ * Inside the library's own traffic (ballast__lib_depth() > 0) it records into the
  * library's separate aggregates instead.
  */
 void mon__record(mon__tls_t *t, int act, int partner, uint64_t bytes,
@@ -88,13 +88,6 @@ void mon__account(mon__tls_t *t, int act, int partner, uint64_t bytes);
 int mon__world_rank(MPI_Comm comm, int rank);
 /** Forget the cache entry of a communicator about to be freed. */
 void mon__comm_forget(MPI_Comm comm);
-
-/* ---- the library's own traffic ------------------------------------------- */
-
-/** rta and mon wrap their own MPI use in these; nesting allowed, per thread. */
-void mon__lib_begin(void);
-void mon__lib_end(void);
-int mon__lib_depth(void);
 
 /* ---- regions (core) ---------------------------------------------------------- */
 
@@ -164,20 +157,6 @@ uint64_t mon__sig_count(void);
 /** Calls cb for each signature; stops at and returns cb's first non-zero. */
 int mon__sig_foreach(int (*cb)(const mon__sigview_t *s, void *ctx), void *ctx);
 
-/* ---- extra report sections (report_ext.c) -----------------------------------
- * Another module (rta's load balancing) adds its own lines to the end-of-run
- * report and one member to the profile, without mon knowing what they say.
- */
-
-typedef struct {
-  const char *name;                    /* profile member name; unique (same name: replaced) */
-  void (*report)(FILE *f, void *user); /* rank 0, inside the report; lines start with "# " */
-  char *(*json)(void *user);           /* rank 0: a malloc'ed JSON value, or NULL */
-  void *user;
-} mon__section_t;
-
-/** Adds (or replaces, by name) a section. 0; BALLAST_EINVAL; BALLAST_ENOMEM when full. */
-int mon__report_add_section(const mon__section_t *s);
 /** Called by the report and the profile on rank 0. */
 void mon__report_sections_print(FILE *f);
 void mon__report_sections_json(FILE *f);

@@ -9,7 +9,7 @@
  * the same functions report "no counters". The one line is said by rank 0
  * at info level (BALLAST_VERBOSE=2); the full report says it too.
  */
-#include "common_internal.h"
+#include "common/common_internal.h"
 #include "mon/mon_core.h"
 
 #if BALLAST_HAVE_PAPI

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common_internal.h"
+#include "common/common_internal.h"
 #include "mon/mon_core.h"
 
 enum { G_WALL, G_MPI, G_PMPI, G_CPU, G_CALLS, G_BYTES, G_THREADS, G_NPARTNERS,

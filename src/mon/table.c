@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common_internal.h"
+#include "common/common_internal.h"
 #include "mon/mon_core.h"
 
 #undef uthash_fatal
@@ -38,15 +38,8 @@ typedef struct sig_block {
   mon__sig_t e[SIG_BLOCK];
 } sig_block_t;
 
-static inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return x;
-}
-
 static inline unsigned sig_hash(const uint64_t k[3]) {
-  uint64_t h = mix64(k[0] * 0x9e3779b97f4a7c15ULL ^ mix64(k[1] + 0x632be59bd9b4e019ULL) ^
+  uint64_t h = ballast__fmix64(k[0] * 0x9e3779b97f4a7c15ULL ^ ballast__fmix64(k[1] + 0x632be59bd9b4e019ULL) ^
                      (k[2] * 0xc2b2ae3d27d4eb4fULL));
   return (unsigned)(h ^ (h >> 32));
 }

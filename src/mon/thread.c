@@ -4,17 +4,16 @@
  * Each thread gets one mon__tls_t the first time it records anything. The
  * state is appended to a global list under a mutex (once per thread, never on
  * the hot path) and lives until teardown, so the figures of threads that have
- * ended still count. The reentrancy guard and the library-traffic depth are
- * plain thread-locals: checking them costs a TLS load.
+ * ended still count. The reentrancy guard is a plain thread-local: checking it costs a TLS
+ * load. The library-traffic depth lives in common (ballast__lib_begin).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "common_internal.h"
+#include "common/common_internal.h"
 #include "mon/mon_core.h"
 
 MON__TLS mon__tls_t *mon__tl_self;
-MON__TLS int mon__tl_lib_depth;
 static MON__TLS int tl_guard;
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -89,13 +88,3 @@ void mon__leave(mon__tls_t *t) {
   tl_guard = 0;
 }
 
-void mon__lib_begin(void) { mon__tl_lib_depth++; }
-
-void mon__lib_end(void) {
-  if (mon__tl_lib_depth > 0)
-    mon__tl_lib_depth--;
-  else
-    BALLAST_WARN("mon: library traffic end without begin (ignored)");
-}
-
-int mon__lib_depth(void) { return mon__tl_lib_depth; }

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common_internal.h"
+#include "common/common_internal.h"
 #include "mon/wrap_internal.h"
 
 #define LD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)

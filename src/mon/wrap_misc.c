@@ -10,7 +10,7 @@
  * draws one warning per process. MPI requires MPI_Pcontrol to be harmless,
  * so it always returns MPI_SUCCESS, whatever the region calls returned.
  */
-#include "common_internal.h"
+#include "common/common_internal.h"
 #include "mon/wrap_internal.h"
 
 static int warned_level;

@@ -1,6 +1,6 @@
 # The PMPI wrappers are generated at build time from mpi31.spec by
 # tools/gen_wrappers.py (never committed). Outputs go to build/src/mon and are
-# included as "mon/mon_acts.h" through ballast_obj's build-tree include dir.
+# included as "mon/mon_acts.h" through ballast_mon's build-tree include dir.
 set(MON_GEN_DIR ${CMAKE_CURRENT_BINARY_DIR})
 set(MON_GEN_OUTPUTS ${MON_GEN_DIR}/mon_wrappers.c ${MON_GEN_DIR}/mon_acts.c
   ${MON_GEN_DIR}/mon_acts.h)
@@ -14,13 +14,13 @@ add_custom_command(
   COMMENT "Generating the PMPI wrappers from mpi31.spec"
   VERBATIM)
 add_custom_target(ballast_mon_gen DEPENDS ${MON_GEN_OUTPUTS})
-# ballast_obj lives in the top directory: mark the outputs generated there too
-# (the GENERATED property is per directory) and order the build explicitly.
+# Order the build explicitly: the wrappers and the layers above include the
+# generated headers.
 set_source_files_properties(${MON_GEN_OUTPUTS} DIRECTORY ${PROJECT_SOURCE_DIR}
   PROPERTIES GENERATED TRUE)
-target_sources(ballast_obj PRIVATE ${MON_GEN_DIR}/mon_wrappers.c ${MON_GEN_DIR}/mon_acts.c
+target_sources(ballast_mon PRIVATE ${MON_GEN_DIR}/mon_wrappers.c ${MON_GEN_DIR}/mon_acts.c
   ${MON_GEN_DIR}/mon_acts.h)
-add_dependencies(ballast_obj ballast_mon_gen)
+add_dependencies(ballast_mon ballast_mon_gen)
 
 # Received sizes from a status: the fast Open MPI reading when its status
 # layout is the known one, the portable MPI_Get_elements_x otherwise.
@@ -37,7 +37,7 @@ int main(void) { MPI_Status s; s._ucount = 1; return (int)s._ucount - 1; }
 unset(CMAKE_REQUIRED_INCLUDES)
 unset(CMAKE_REQUIRED_LIBRARIES)
 if(BALLAST_MPI_STATUS_UCOUNT)
-  target_sources(ballast_obj PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/wrap_status/ompi.c)
+  target_sources(ballast_mon PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/wrap_status/ompi.c)
 else()
-  target_sources(ballast_obj PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/wrap_status/generic.c)
+  target_sources(ballast_mon PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/wrap_status/generic.c)
 endif()

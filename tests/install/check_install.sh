@@ -54,4 +54,21 @@ LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   "$mpiexec" -n 2 --oversubscribe -x LD_LIBRARY_PATH "$tmp/app-pc" >"$tmp/run2.out" 2>"$tmp/run2.err" ||
   { cat "$tmp/run2.out" "$tmp/run2.err"; fail "run of the pkg-config-built app"; }
 check_run "pkg-config ballast" "$tmp/run2.out"
+# 3. Installed programs run from the prefix as they are: no LD_LIBRARY_PATH
+# (their RUNPATH finds libballast.so beside them). ballast-ring links the
+# shared library, ballast-map the mapping engine alone.
+if [ -x "$tmp/prefix/bin/ballast-ring" ]; then
+  env -u LD_LIBRARY_PATH "$mpiexec" -n 2 --oversubscribe "$tmp/prefix/bin/ballast-ring" 3 64 0 \
+    >"$tmp/run3.out" 2>"$tmp/run3.err" ||
+    { cat "$tmp/run3.out" "$tmp/run3.err"; fail "installed ballast-ring does not run"; }
+  grep -q "^##ballast##" "$tmp/run3.out" || { cat "$tmp/run3.out"; fail "installed ballast-ring: no report"; }
+  echo "ok: installed ballast-ring runs"
+fi
+if [ -x "$tmp/prefix/bin/ballast-map" ]; then
+  env -u LD_LIBRARY_PATH "$tmp/prefix/bin/ballast-map" --help >"$tmp/run4.out" 2>&1 ||
+    { cat "$tmp/run4.out"; fail "installed ballast-map does not run"; }
+  ! ldd "$tmp/prefix/bin/ballast-map" | grep -q libballast ||
+    fail "ballast-map links libballast: it should link the mapping engine alone"
+  echo "ok: installed ballast-map runs"
+fi
 echo "PASS install"

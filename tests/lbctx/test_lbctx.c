@@ -12,7 +12,7 @@
 
 #include <ballast/rta.h>
 
-#include "rta/migrate.h"
+#include "lb/migrate.h"
 #include "test_util.h"
 
 #define NT 24

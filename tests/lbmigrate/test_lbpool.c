@@ -14,8 +14,8 @@
 
 #include <ballast/rta.h>
 
-#include "rta/lb_internal.h"
-#include "rta/migrate.h"
+#include "lb/lb_internal.h"
+#include "lb/migrate.h"
 #include "test_util.h"
 
 #define NT 16

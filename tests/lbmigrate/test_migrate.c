@@ -8,7 +8,7 @@
 
 #include <ballast/common.h>
 
-#include "rta/migrate.h"
+#include "lb/migrate.h"
 #include "test_util.h"
 
 #define NTASKS 64

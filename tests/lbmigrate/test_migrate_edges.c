@@ -17,7 +17,7 @@
 #include <ballast/common.h>
 #include <ballast/rta.h>
 
-#include "rta/migrate.h"
+#include "lb/migrate.h"
 #include "test_util.h"
 
 #define KB ((size_t)1 << 10)

@@ -5,6 +5,7 @@
 #include <ballast/mon.h>
 #include <string.h>
 
+#include "common/common_internal.h"
 #include "mon/mon_acts.h"
 #include "mon/mon_internal.h"
 #include "test_util.h"
@@ -54,9 +55,9 @@ int main(int argc, char **argv) {
   CHECK_EQ(mon_region_end("compute"), 0);
 
   /* the library's own traffic is kept apart */
-  mon__lib_begin();
+  ballast__lib_begin();
   MPI_Barrier(MPI_COMM_WORLD);
-  mon__lib_end();
+  ballast__lib_end();
 
   int comm = mon__region_find_child(0, "comm");
   int bars = mon__region_find_child(comm, "barriers");

@@ -1,11 +1,12 @@
 /* Several threads record and open regions while another thread reads the
  * aggregates, the regions and the partner matrix: reads never go backwards,
  * and once the writers are done every figure is exact. Also the library's
- * own traffic (mon__lib_begin/end) stays out of the application's figures. */
+ * own traffic (ballast__lib_begin/end) stays out of the application's figures. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include <ballast/mon.h>
+#include "common/common_internal.h"
 #include "mon/mon_acts.h"
 #include "mon/mon_internal.h"
 #include "test_util.h"
@@ -33,12 +34,12 @@ static void *writer(void *arg) {
       CHECK_EQ(mon_region_leave(h), 0);
   }
   /* library traffic: not the application's */
-  mon__lib_begin();
+  ballast__lib_begin();
   mon__tls_t *t = mon__enter();
   mon__record(t, MON_ACT_MPI_Send, k, 1000, 7);
   mon__leave(t);
-  mon__lib_end();
-  CHECK_EQ(mon__lib_depth(), 0);
+  ballast__lib_end();
+  CHECK_EQ(ballast__lib_depth(), 0);
   CHECK_EQ(mon_region_end("worker"), 0);
   mon_region_handle_destroy(h);
   __atomic_add_fetch(&done_writers, 1, __ATOMIC_RELEASE);

@@ -6,7 +6,7 @@
 #include <complex.h>
 #include <stdint.h>
 
-#include "rta/rta_internal.h"
+#include "task/task_internal.h"
 #include "test_util.h"
 
 static size_t r8(size_t n) { return (n + 7) / 8 * 8; }

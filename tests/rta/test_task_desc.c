@@ -3,7 +3,7 @@
  * inherits callbacks, adds no stage; bad descriptions get their codes. */
 #include <ballast/rta.h>
 
-#include "rta/rta_internal.h"
+#include "task/task_internal.h"
 #include "test_util.h"
 
 static int size_cb(rta_task_t *t, size_t *len, void *user) {

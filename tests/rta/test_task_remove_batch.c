@@ -7,7 +7,7 @@
 
 #include <ballast/rta.h>
 
-#include "rta/rta_internal.h"
+#include "task/task_internal.h"
 #include "test_util.h"
 
 enum { NC = 10, NG = 3 };

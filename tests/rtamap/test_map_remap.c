@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rta/map_remap.h"
+#include "map/map_remap.h"
 #include "test_util.h"
 
 static double max_avg(const rta_graph_t *g, const rta_hw_t *hw,

@@ -11,7 +11,7 @@
  * internal and only reached by graphs too big for a unit test). */
 #include <scotch.h>
 
-#include "rta/rta_map_internal.h"
+#include "map/map_internal.h"
 #include "test_util.h"
 
 static void trap_num_size(void) {

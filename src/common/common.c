@@ -1,0 +1,88 @@
+/* Error strings, version and the logging function shared by all modules. */
+#include <ballast/common.h>
+
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common_internal.h"
+
+const char *ballast_strerror(int err) {
+  if (err == 0)
+    return "success";
+#define BALLAST_ERR_MSG_(name, val, msg)                                      \
+  if (err == (val))                                                           \
+    return msg;
+  BALLAST_ERRNO_MAP(BALLAST_ERR_MSG_)
+#undef BALLAST_ERR_MSG_
+  return "unknown error";
+}
+
+const char *ballast_err_name(int err) {
+  if (err == 0)
+    return "BALLAST_OK";
+#define BALLAST_ERR_NAME_(name, val, msg)                                     \
+  if (err == (val))                                                           \
+    return "BALLAST_" #name;
+  BALLAST_ERRNO_MAP(BALLAST_ERR_NAME_)
+#undef BALLAST_ERR_NAME_
+  return "BALLAST_UNKNOWN";
+}
+
+const char *ballast_version(void) { return BALLAST_VERSION_STRING; }
+
+static int log_level = -1;
+
+int ballast__log_level(void) {
+  int lvl = __atomic_load_n(&log_level, __ATOMIC_RELAXED);
+  if (lvl < 0) {
+    const char *s = getenv("BALLAST_VERBOSE");
+    lvl = (s && *s) ? atoi(s) : BALLAST_LOG_WARN;
+    if (lvl < 0)
+      lvl = 0;
+    __atomic_store_n(&log_level, lvl, __ATOMIC_RELAXED);
+  }
+  return lvl;
+}
+
+int ballast__world_rank(void) {
+  int init = 0, fin = 0, rank = -1;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (init && !fin)
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+void ballast_log(int level, const char *fmt, ...) {
+  if (level > ballast__log_level())
+    return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  static const char *tag[] = {"error", "warning", "info", "debug"};
+  const char *t = tag[level < 0 ? 0 : (level > 3 ? 3 : level)];
+  int rank = ballast__world_rank();
+  /* One fprintf per message so lines from threads do not interleave. */
+  if (rank >= 0)
+    fprintf(stderr, "ballast[%d]: %s: %s\n", rank, t, msg);
+  else
+    fprintf(stderr, "ballast: %s: %s\n", t, msg);
+}
+
+__thread int ballast__tl_lib_depth;
+
+void ballast__lib_begin(void) { ballast__tl_lib_depth++; }
+
+int ballast__lib_depth(void) { return ballast__tl_lib_depth; }
+
+void ballast__lib_end(void) {
+  if (ballast__tl_lib_depth > 0)
+    ballast__tl_lib_depth--;
+  else
+    BALLAST_WARN("library traffic end without begin (ignored)");
+}

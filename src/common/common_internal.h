@@ -1,0 +1,44 @@
+/* Internal helpers shared by the modules; never installed. */
+#ifndef BALLAST_COMMON_INTERNAL_H
+#define BALLAST_COMMON_INTERNAL_H
+
+#include <mpi.h>
+
+#include <ballast/common.h>
+
+#include "common/util.h"
+
+/** Current verbosity (BALLAST_VERBOSE, read once). */
+int ballast__log_level(void);
+/** MPI_COMM_WORLD rank through PMPI, or -1 outside MPI_Init/Finalize. */
+int ballast__world_rank(void);
+
+/* ---- the library's own MPI traffic ----------------------------------------
+ * Every MPI call ballast makes for itself (mapping, hardware discovery,
+ * agreement, migration, reports) goes through the MPI_ names between
+ * ballast__lib_begin() and ballast__lib_end(). With monitoring linked in, the
+ * wrappers see the depth and account the call as the library's own traffic
+ * (the report's "library" section), never as the application's; without it
+ * (ballast-map links the mapping engine alone) the calls go straight to MPI.
+ * Nesting is allowed; the depth is per thread. */
+extern __thread int ballast__tl_lib_depth;
+void ballast__lib_begin(void);
+void ballast__lib_end(void);
+int ballast__lib_depth(void);
+
+/**
+ * The one way a collective step agrees on failure: every rank of \a comm
+ * passes its own error code (0 for success) and all learn the lowest failing
+ * rank (\a who, -1 when none failed) and its code (\a code). Returns 0 when
+ * every rank succeeded, this rank's own error when it failed, and
+ * BALLAST_EREMOTE when only another rank failed (BALLAST_EMPI when the
+ * agreement itself failed). Collective over \a comm; library traffic.
+ */
+int ballast__agree(MPI_Comm comm, int err, int *who, int *code);
+
+#define BALLAST_ERROR(...) ballast_log(BALLAST_LOG_ERROR, __VA_ARGS__)
+#define BALLAST_WARN(...) ballast_log(BALLAST_LOG_WARN, __VA_ARGS__)
+#define BALLAST_INFO(...) ballast_log(BALLAST_LOG_INFO, __VA_ARGS__)
+#define BALLAST_DEBUG(...) ballast_log(BALLAST_LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * Small utilities every layer shares: rounding, the two 64-bit mixers, and
+ * the library's allocation functions.
+ *
+ * Every allocation of the mapping engine, the task runtime and load
+ * balancing goes through ballast__malloc and its siblings. They behave as
+ * the C library's, plus one test hook: ballast__alloc_fail_after(n) makes the
+ * n-th following allocation fail (and only that one), so a test can fail
+ * every allocation of a whole operation in turn and check that nothing is
+ * lost. mon keeps its own allocations (its wrappers never fail into the
+ * application), pia allocates nothing on its query paths.
+ */
+#ifndef BALLAST_UTIL_H
+#define BALLAST_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** n rounded up to a multiple of 8 (wire and pack alignment). */
+static inline size_t ballast__round8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/** splitmix64's output function: a seeded, well-mixed, deterministic
+ *  sequence is ballast__splitmix64(seed + i). */
+static inline uint64_t ballast__splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/** The first half of MurmurHash3's 64-bit finaliser: cheap mixing of a hash
+ *  key (mon's signature table). Not a generator. */
+static inline uint64_t ballast__fmix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return x;
+}
+
+void *ballast__malloc(size_t n);
+void *ballast__calloc(size_t n, size_t size);
+void *ballast__realloc(void *p, size_t n);
+char *ballast__strdup(const char *s);
+/** posix_memalign through the hook: 0, or ENOMEM (and *out untouched). */
+int ballast__memalign(void **out, size_t align, size_t n);
+
+/** Test hook: the n-th allocation from now fails (n <= 0: none). Not thread
+ *  safe; tests arm it on one thread. */
+void ballast__alloc_fail_after(int n);
+/** Allocations the hook has seen since it was last armed (tests use it to
+ *  know when a sweep over every allocation is complete). */
+long ballast__alloc_count(void);
+
+#endif

@@ -1,0 +1,628 @@
+/* Load-balancing contexts: definition, the load-balancing call, the
+ * communicators the application uses, lookups. Moving state is lb_move.c,
+ * gangs lb_gang.c, the report lb_report.c. */
+#include "lb/lb_internal.h"
+#include "lb/migrate.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common_internal.h"
+#include "mon/mon_hooks.h"
+#include "task/task_internal.h"
+
+/* The registry of contexts, keyed by application communicator (a list: a
+ * program has a handful of contexts). */
+static rta_lb_context_t *contexts;
+
+int rta_lb_config_default(rta_lb_config_t *cfg) {
+  if (!cfg)
+    return BALLAST_EINVAL;
+  memset(cfg, 0, sizeof *cfg);
+  rta_policy_config_default(&cfg->policy);
+  cfg->strategy = RTA_MAP_TWOPHASE;
+  cfg->step_time = RTA_LB_TIME_TASKS;
+  cfg->use_env = 1;
+  return 0;
+}
+
+
+/* After a mapping is adopted: where every vertex lives and this rank's list. */
+static int refresh_local(rta_lb_context_t *ctx, const int *slot) {
+  const rta_mapping_t *m = ctx->mapping;
+  int64_t n = rta_mapping_ntasks(m);
+  int64_t *where = ballast__malloc((size_t)(n ? n : 1) * sizeof *where);
+  rta_task_t **local = ballast__malloc((size_t)(n ? n : 1) * sizeof *local);
+  if (!where || !local) {
+    free(where);
+    free(local);
+    return BALLAST_ENOMEM;
+  }
+  int nl = 0;
+  for (int64_t v = 0; v < n; v++) {
+    where[v] = slot ? slot[v] : rta_mapping_owner(m, v);
+    int mine = where[v] == ctx->rank;
+    if (rta_mapping_nprocs(m, v) > 1) {
+      for (int g = 0; g < ctx->ngangs; g++)
+        if (!strcmp(ctx->gangs[g].key, rta_mapping_key(m, v))) {
+          where[v] = ctx->gangs[g].ranks[0];
+          mine = 0;
+          for (int k = 0; k < ctx->gangs[g].nprocs; k++)
+            mine |= ctx->gangs[g].ranks[k] == ctx->rank;
+        }
+    }
+    rta_task_t *t;
+    if (mine && rta_find_task(rta_mapping_key(m, v), &t) == 0)
+      local[nl++] = t; /* in key order, as the mapping's vertices are */
+  }
+  free(ctx->where);
+  free(ctx->local);
+  ctx->where = where;
+  ctx->local = local;
+  ctx->nlocal = nl;
+  return 0;
+}
+
+/* The application communicator for the current placement: in placement mode
+ * the host of task i gets rank i. */
+static int build_app_comm(rta_lb_context_t *ctx, MPI_Comm *out) {
+  int key = ctx->rank;
+  if (ctx->placement) {
+    int64_t n = rta_mapping_ntasks(ctx->mapping);
+    for (int64_t v = 0; v < n; v++)
+      if (ctx->where[v] == ctx->rank)
+        key = ctx->index[v];
+    return MPI_Comm_split(ctx->base, 0, key, out) == MPI_SUCCESS ? 0 : BALLAST_EMPI;
+  }
+  return MPI_Comm_dup(ctx->base, out) == MPI_SUCCESS ? 0 : BALLAST_EMPI;
+}
+
+static void context_free(rta_lb_context_t *ctx) {
+  if (!ctx)
+    return;
+  int fin = 0;
+  MPI_Finalized(&fin);
+  rta__lb_gangs_free(ctx->gangs, ctx->ngangs);
+  if (!fin) {
+    if (ctx->app != MPI_COMM_NULL)
+      MPI_Comm_free(&ctx->app);
+    if (ctx->base != MPI_COMM_NULL)
+      MPI_Comm_free(&ctx->base);
+  }
+  rta_mapping_destroy(ctx->mapping);
+  rta_hw_destroy(ctx->hw);
+  rta_policy_destroy(ctx->policy);
+  rta__mig_pool_destroy(ctx->pool);
+  free(ctx->root_key);
+  free(ctx->index);
+  free(ctx->where);
+  free(ctx->local);
+  free(ctx->stepbuf);
+  free(ctx);
+}
+
+int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
+                          const rta_lb_config_t *cfg, rta_lb_context_t **out,
+                          MPI_Comm *out_comm) {
+  if (out)
+    *out = NULL;
+  if (out_comm)
+    *out_comm = MPI_COMM_NULL;
+  int inter = 0;
+  if (comm == MPI_COMM_NULL || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+      inter) {
+    BALLAST_WARN("rta: define_lb_context: %s communicator",
+                 comm == MPI_COMM_NULL ? "a null" : "an inter");
+    return BALLAST_EINVAL;
+  }
+  rta_lb_context_t *ctx = ballast__calloc(1, sizeof *ctx);
+  int err = 0;
+  if (!ctx)
+    err = BALLAST_ENOMEM;
+  else {
+    ctx->base = ctx->app = MPI_COMM_NULL;
+    ctx->stats.last_error_rank = -1;
+    if (cfg)
+      ctx->cfg = *cfg;
+    else
+      rta_lb_config_default(&ctx->cfg);
+  }
+  if (!err && (!root || !out))
+    err = BALLAST_EINVAL;
+  /* A variable with a value that cannot be used is ignored with a warning
+   * (the code's value stays): the environment never stops a run. */
+  if (!err && ctx->cfg.use_env)
+    (void)rta_policy_config_from_env(&ctx->cfg.policy);
+  if (!err && (ctx->cfg.strategy < 0 || ctx->cfg.strategy >= RTA_MAP_NSTRATEGIES ||
+               ctx->cfg.step_time < RTA_LB_TIME_TASKS ||
+               ctx->cfg.step_time > RTA_LB_TIME_WALL)) {
+    BALLAST_WARN("rta: define_lb_context: strategy %d or step-time source %d "
+                 "out of range", ctx->cfg.strategy, (int)ctx->cfg.step_time);
+    err = BALLAST_EINVAL;
+  }
+  /* Everything below is collective: every rank goes through it. */
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (ctx) {
+    ctx->rank = rank;
+    ctx->size = size;
+  }
+  ballast__lib_begin();
+  MPI_Comm base = MPI_COMM_NULL;
+  if (MPI_Comm_dup(comm, &base) != MPI_SUCCESS)
+    err = err ? err : BALLAST_EMPI;
+  if (ctx)
+    ctx->base = base;
+  if (!err)
+    err = rta_policy_create(&ctx->cfg.policy, size, &ctx->policy);
+  if (!err && !(ctx->stepbuf = ballast__malloc(4 * (size_t)size * sizeof *ctx->stepbuf)))
+    err = BALLAST_ENOMEM;
+  int rc = ballast__agree(base != MPI_COMM_NULL ? base : comm, err, NULL, NULL);
+  if (!rc) {
+    rta_hw_options_t ho;
+    rta_hw_options_init(&ho);
+    ho.measure_links = ctx->cfg.measure_links;
+    rc = rta_hw_discover_ex(base, &ho, &ctx->hw);
+    rc = ballast__agree(base, rc, NULL, NULL);
+  }
+  if (!rc) {
+    /* Gather the tree once: owners, placement mode, validation. */
+    rta_map_tasks_options_t mo;
+    rta_map_tasks_options_init(&mo);
+    mo.strategy = RTA_MAP_ROUNDROBIN;
+    mo.fresh = 1;
+    rc = rta_map_tasks(base, root, ctx->hw, &mo, &ctx->mapping);
+  }
+  if (!rc) {
+    ctx->placement = rta_mapping_placement(ctx->mapping);
+    int64_t n = rta_mapping_ntasks(ctx->mapping);
+    if (ctx->placement) {
+      ctx->index = ballast__malloc((size_t)n * sizeof *ctx->index);
+      if (!ctx->index)
+        rc = BALLAST_ENOMEM;
+      for (int64_t v = 0; !rc && v < n; v++)
+        ctx->index[v] = rta_mapping_owner(ctx->mapping, v);
+    }
+    if (!rc)
+      rc = rta__lb_place_gangs(ctx, ctx->mapping, 1, &ctx->gangs, &ctx->ngangs);
+    if (!rc && !(ctx->root_key = ballast__strdup(rta_task_key(root))))
+      rc = BALLAST_ENOMEM;
+    if (!rc)
+      rc = refresh_local(ctx, NULL);
+    rc = ballast__agree(base, rc, NULL, NULL);
+  }
+  if (!rc)
+    rc = ballast__agree(base, rta__lb_gang_comms(ctx, ctx->gangs, ctx->ngangs), NULL,
+                    NULL);
+  if (!rc)
+    rc = ballast__agree(base, build_app_comm(ctx, &ctx->app), NULL, NULL);
+  ballast__lib_end();
+  if (rc) {
+    if (ctx)
+      context_free(ctx);
+    else if (base != MPI_COMM_NULL)
+      MPI_Comm_free(&base);
+    return rc;
+  }
+  ctx->last_exit = MPI_Wtime();
+  ctx->next = contexts;
+  contexts = ctx;
+  rta__lb_report_add(ctx);
+  *out = ctx;
+  if (out_comm)
+    *out_comm = ctx->app;
+  BALLAST_INFO("rta: load-balancing context over %d ranks, root \"%s\", %lld "
+               "tasks, %s mode, policy %s", size, ctx->root_key,
+               (long long)rta_mapping_ntasks(ctx->mapping),
+               ctx->placement ? "placement" : "over-decomposition",
+               ctx->cfg.policy.mode == RTA_POLICY_OFF ? "off"
+               : ctx->cfg.policy.mode == RTA_POLICY_EXPLICIT ? "explicit" : "auto");
+  return 0;
+}
+
+int rta_destroy_lb_context(rta_lb_context_t *ctx) {
+  if (!ctx)
+    return 0;
+  for (rta_lb_context_t **p = &contexts; *p; p = &(*p)->next)
+    if (*p == ctx) {
+      *p = ctx->next;
+      break;
+    }
+  rta__lb_report_remove(ctx);
+  context_free(ctx);
+  return 0;
+}
+
+int rta_lb_find(MPI_Comm comm, rta_lb_context_t **out) {
+  if (!out)
+    return BALLAST_EINVAL;
+  *out = NULL;
+  if (comm == MPI_COMM_NULL)
+    return BALLAST_ENOTFOUND;
+  for (rta_lb_context_t *c = contexts; c; c = c->next)
+    if (c->app == comm) {
+      *out = c;
+      return 0;
+    }
+  return BALLAST_ENOTFOUND;
+}
+
+int rta_perform_load_balancing(MPI_Comm *comm) {
+  if (!comm)
+    return BALLAST_EINVAL;
+  rta_lb_context_t *ctx;
+  if (rta_lb_find(*comm, &ctx) != 0) {
+    BALLAST_WARN("rta: perform_load_balancing: the communicator is not one a "
+                 "load-balancing context returned");
+    return BALLAST_ENOTFOUND;
+  }
+  return rta_lb_perform(ctx, comm);
+}
+
+/* This rank's time for the step that just closed. */
+static double step_time(rta_lb_context_t *ctx, double wall, int closed,
+                        const long long *before) {
+  if (ctx->cfg.step_time == RTA_LB_TIME_TASKS && closed) {
+    double sum = 0;
+    int any = 0;
+    for (int i = 0; i < ctx->nlocal; i++) {
+      rta_task_cost_t c;
+      if (rta_task_cost(ctx->local[i], &c) == 0 && c.total_steps > before[i]) {
+        sum += c.last_time;
+        any = 1;
+      }
+    }
+    if (any)
+      return sum;
+  }
+  return wall;
+}
+
+/* Where every vertex goes: the mapping's slot; a gang's first member; in
+ * placement mode a permutation (a strategy such as RANDOM may put two tasks
+ * on one slot: the later ones go to the free slots, nearest first: same node,
+ * then the lowest free slot). Deterministic, so identical on every rank. */
+static int *target_slots(rta_lb_context_t *ctx, const rta_mapping_t *m,
+                         const rta__gang_t *gangs, int ngangs) {
+  int64_t n = rta_mapping_ntasks(m);
+  int *slot = ballast__malloc((size_t)(n ? n : 1) * sizeof *slot);
+  int *used = ballast__calloc((size_t)ctx->size, sizeof *used);
+  if (!slot || !used) {
+    free(slot);
+    free(used);
+    return NULL;
+  }
+  for (int64_t v = 0; v < n; v++) {
+    slot[v] = rta_mapping_slot(m, v);
+    if (rta_mapping_nprocs(m, v) > 1)
+      for (int g = 0; g < ngangs; g++)
+        if (!strcmp(gangs[g].key, rta_mapping_key(m, v)))
+          slot[v] = gangs[g].ranks[0];
+  }
+  if (ctx->placement && rta_mapping_placement(m) && n == ctx->size) {
+    int64_t *pending = ballast__malloc((size_t)n * sizeof *pending);
+    int np = 0;
+    if (!pending) {
+      free(slot);
+      free(used);
+      return NULL;
+    }
+    for (int64_t v = 0; v < n; v++) {
+      if (slot[v] >= 0 && slot[v] < ctx->size && !used[slot[v]])
+        used[slot[v]] = 1;
+      else
+        pending[np++] = v;
+    }
+    for (int i = 0; i < np; i++) {
+      int want = slot[pending[i]], pick = -1;
+      int node = (want >= 0 && want < ctx->size) ? rta_hw_slot_node(ctx->hw, want) : -1;
+      for (int s = 0; s < ctx->size && pick < 0; s++)
+        if (!used[s] && rta_hw_slot_node(ctx->hw, s) == node)
+          pick = s;
+      for (int s = 0; s < ctx->size && pick < 0; s++)
+        if (!used[s])
+          pick = s;
+      used[pick] = 1;
+      slot[pending[i]] = pick;
+    }
+    free(pending);
+  }
+  free(used);
+  return slot;
+}
+
+/* Map, place gangs, move, rebuild. Collective over base. */
+static int remap(rta_lb_context_t *ctx, double *cost) {
+  double t0 = MPI_Wtime();
+  rta_map_tasks_options_t mo;
+  rta_map_tasks_options_init(&mo);
+  mo.strategy = (rta_strategy_t)ctx->cfg.strategy;
+  /* Remap k uses seed + k: a seeded RANDOM strategy gives a new map each time. */
+  mo.engine.seed = ctx->cfg.seed +
+                   (unsigned)(ctx->stats.remaps + ctx->stats.failed_remaps);
+  if (ctx->cfg.balrat > 0)
+    mo.engine.balrat = ctx->cfg.balrat;
+  rta_task_t *root = NULL;
+  rta_mapping_t *m = NULL;
+  rta__gang_t *gangs = NULL;
+  int ngangs = 0;
+  int rc = rta_find_task(ctx->root_key, &root);
+  rc = ballast__agree(ctx->base, rc, NULL, NULL);
+  if (!rc)
+    rc = rta_map_tasks(ctx->base, root, ctx->hw, &mo, &m);
+  if (!rc)
+    rc = ballast__agree(ctx->base, rta__lb_place_gangs(ctx, m, 0, &gangs, &ngangs),
+                    NULL, NULL);
+  int *slot = NULL;
+  if (!rc) {
+    slot = target_slots(ctx, m, gangs, ngangs);
+    rc = ballast__agree(ctx->base, slot ? 0 : BALLAST_ENOMEM, NULL, NULL);
+  }
+  double t1 = MPI_Wtime();
+  rta__lb_move_result_t mv = {0, 0, -1, 0};
+  if (!rc) {
+    rc = slot ? rta__lb_move(ctx, m, slot, &mv) : BALLAST_ENOMEM;
+    if (rc) {
+      ctx->stats.failed_remaps++;
+      ctx->stats.last_error_rank = mv.failed_rank;
+      ctx->stats.last_error_code = mv.failed_code;
+      BALLAST_WARN("rta: remap rolled back: rank %d failed with %s (%s); every "
+                   "rank keeps its tasks and the previous mapping",
+                   mv.failed_rank, ballast_err_name(mv.failed_code),
+                   ballast_strerror(mv.failed_code));
+    }
+  }
+  MPI_Comm app = MPI_COMM_NULL;
+  if (!rc) {
+    /* Committed: the new mapping's slots are where tasks live now. */
+    rta_mapping_t *old = ctx->mapping;
+    rta__gang_t *oldg = ctx->gangs;
+    int oldng = ctx->ngangs;
+    ctx->mapping = m;
+    ctx->gangs = gangs;
+    ctx->ngangs = ngangs;
+    m = NULL;
+    gangs = NULL;
+    int64_t n = rta_mapping_ntasks(ctx->mapping);
+    int *index = NULL;
+    if (ctx->placement) {
+      /* Carry each task's index (its rank at definition) by key. */
+      index = ballast__malloc((size_t)(n ? n : 1) * sizeof *index);
+      for (int64_t v = 0; index && v < n; v++) {
+        int64_t u = rta_mapping_find(old, rta_mapping_key(ctx->mapping, v));
+        index[v] = u >= 0 ? ctx->index[u] : (int)v;
+      }
+    }
+    rta_mapping_destroy(old);
+    rta__lb_gangs_free(oldg, oldng);
+    /* Owners as the next gather will see them. */
+    int lrc = 0;
+    if (ctx->placement && !index)
+      lrc = BALLAST_ENOMEM;
+    else if (ctx->placement) {
+      free(ctx->index);
+      ctx->index = index;
+    }
+    if (!lrc)
+      lrc = refresh_local(ctx, slot);
+    rc = ballast__agree(ctx->base, lrc, NULL, NULL);
+    if (!rc && ctx->ngangs > 0) /* ngangs is the same on every rank */
+      rc = ballast__agree(ctx->base, rta__lb_gang_comms(ctx, ctx->gangs, ctx->ngangs),
+                      NULL, NULL);
+    int any = 0;
+    for (int64_t v = 0; v < n; v++)
+      any |= rta_mapping_nprocs(ctx->mapping, v) == 1 &&
+             slot[v] != rta_mapping_owner(ctx->mapping, v);
+    if (!rc && ctx->placement && any)
+      rc = ballast__agree(ctx->base, build_app_comm(ctx, &app), NULL, NULL);
+    if (!rc && app != MPI_COMM_NULL) {
+      MPI_Comm_free(&ctx->app);
+      ctx->app = app;
+    }
+  }
+  rta_mapping_destroy(m);
+  rta__lb_gangs_free(gangs, ngangs);
+  free(slot);
+  double t2 = MPI_Wtime();
+  /* Max of the times and sum of the moves over ranks, in one collective. */
+  double local[4] = {t1 - t0, t2 - t1, (double)mv.tasks, (double)mv.bytes};
+  double mx[2] = {0, 0}, tot[2] = {0, 0};
+  double *all = ctx->stepbuf; /* the step's times were consumed by the policy */
+  if (MPI_Allgather(local, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, ctx->base) == MPI_SUCCESS)
+    for (int r = 0; r < ctx->size; r++) {
+      mx[0] = all[4 * r] > mx[0] ? all[4 * r] : mx[0];
+      mx[1] = all[4 * r + 1] > mx[1] ? all[4 * r + 1] : mx[1];
+      tot[0] += all[4 * r + 2];
+      tot[1] += all[4 * r + 3];
+    }
+  ctx->stats.seconds_mapping += mx[0];
+  ctx->stats.seconds_migrating += mx[1];
+  *cost = mx[0] + mx[1];
+  if (!rc) {
+    ctx->stats.remaps++;
+    ctx->stats.tasks_moved += (long long)tot[0];
+    ctx->stats.bytes_moved += tot[1];
+    ctx->stats.last_cost = *cost;
+    const rta_map_quality_t *q = rta_mapping_quality(ctx->mapping);
+    ctx->stats.imbalance_predicted = q ? q->max_avg_load_core : 0;
+    ctx->stats.imbalance_after = 0;
+    ctx->pending_after = 1;
+    BALLAST_INFO("rta: remap %lld: %lld tasks and %.0f bytes moved, mapping "
+                 "%.3g s, migration %.3g s, predicted imbalance %.3f",
+                 ctx->stats.remaps, (long long)tot[0], tot[1], mx[0], mx[1],
+                 ctx->stats.imbalance_predicted);
+  }
+  return rc;
+}
+
+int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
+  if (!ctx)
+    return BALLAST_EINVAL;
+  ctx->stats.calls++;
+  if (ctx->cfg.policy.mode == RTA_POLICY_OFF) {
+    if (comm)
+      *comm = ctx->app;
+    return 0;
+  }
+  double t_in = MPI_Wtime();
+  double wall = t_in - ctx->last_exit;
+  /* Close the step; note which local tasks were measured in it. */
+  long long *before = ballast__malloc((size_t)(ctx->nlocal ? ctx->nlocal : 1) * sizeof *before);
+  int err = before ? 0 : BALLAST_ENOMEM;
+  for (int i = 0; !err && i < ctx->nlocal; i++) {
+    rta_task_cost_t c;
+    before[i] = rta_task_cost(ctx->local[i], &c) == 0 ? c.total_steps : 0;
+  }
+  int closed = 0;
+  if (!err) {
+    int src = rta_step();
+    if (src == BALLAST_ESTATE) {
+      BALLAST_WARN("rta: load balancing called while a task is open");
+      err = BALLAST_ESTATE;
+    }
+    closed = src == 0;
+  }
+  double mine = err ? 0 : step_time(ctx, wall, closed, before);
+  free(before);
+  /* One collective per step: every rank's time and error code together,
+   * into buffers allocated with the context (nothing allocated per step). */
+  double *all = ctx->stepbuf, *times = ctx->stepbuf + 2 * ctx->size;
+  double pair[2] = {mine, (double)err};
+  ballast__lib_begin();
+  int rc = 0;
+  if (MPI_Allgather(pair, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, ctx->base) !=
+      MPI_SUCCESS) {
+    rc = BALLAST_EMPI;
+  } else {
+    for (int r = 0; r < ctx->size && !rc; r++)
+      if (all[2 * r + 1] != 0)
+        rc = err ? err : BALLAST_EREMOTE;
+    for (int r = 0; r < ctx->size; r++)
+      times[r] = all[2 * r];
+  }
+  ballast__lib_end();
+  if (rc) {
+    ctx->last_exit = MPI_Wtime();
+    return rc;
+  }
+  ctx->stats.steps++;
+  rta_policy_observe(ctx->policy, times, ctx->size);
+  rta_decision_t d;
+  rta_policy_decide(ctx->policy, &d);
+  ctx->last = d;
+  if (d.imbalance > 0) {
+    if (ctx->stats.imbalance_first == 0)
+      ctx->stats.imbalance_first = d.imbalance;
+    ctx->stats.imbalance_last = d.imbalance;
+    if (ctx->pending_after) {
+      ctx->stats.imbalance_after = d.imbalance;
+      ctx->pending_after = 0;
+    }
+  }
+  if (d.remap)
+    BALLAST_INFO("rta: step %lld: %s (%s): imbalance %.3f, predicted gain %.3g s, "
+               "remap cost %.3g s, %d outlier(s) ignored", d.step,
+               d.remap ? "remap" : "no remap", rta_reason_name(d.reason),
+               d.imbalance, d.predicted_gain, d.remap_cost, d.ignored_outliers);
+  ctx->stats.seconds_deciding += MPI_Wtime() - t_in;
+  if (d.remap) {
+    double cost = 0;
+    if (d.imbalance > 0)
+      ctx->stats.imbalance_before = d.imbalance;
+    ballast__lib_begin();
+    rc = remap(ctx, &cost);
+    ballast__lib_end();
+    /* A failed remap also restarts the warm-up, so a persistent failure is
+     * retried after warmup + window steps, not at every step. */
+    rta_policy_remapped(ctx->policy, cost);
+  }
+  if (comm)
+    *comm = ctx->app;
+  ctx->last_exit = MPI_Wtime();
+  return rc;
+}
+
+MPI_Comm rta_lb_comm(const rta_lb_context_t *ctx) {
+  return ctx ? ctx->app : MPI_COMM_NULL;
+}
+
+int rta_lb_placement(const rta_lb_context_t *ctx) {
+  return ctx ? ctx->placement : -1;
+}
+
+int rta_task_owner(const rta_lb_context_t *ctx, const char *key, int *rank) {
+  if (!ctx || !key || !rank)
+    return BALLAST_EINVAL;
+  int64_t v = rta_mapping_find(ctx->mapping, key);
+  if (v < 0)
+    return BALLAST_ENOTFOUND;
+  *rank = (ctx->placement && ctx->index) ? ctx->index[v] : (int)ctx->where[v];
+  return 0;
+}
+
+int64_t rta_lb_ntasks(const rta_lb_context_t *ctx) {
+  return ctx ? rta_mapping_ntasks(ctx->mapping) : 0;
+}
+
+int rta_lb_nlocal(const rta_lb_context_t *ctx) { return ctx ? ctx->nlocal : 0; }
+
+rta_task_t *rta_lb_local_task(const rta_lb_context_t *ctx, int i) {
+  return (ctx && i >= 0 && i < ctx->nlocal) ? ctx->local[i] : NULL;
+}
+
+static const rta__gang_t *find_gang(const rta_lb_context_t *ctx, const char *key) {
+  for (int g = 0; g < ctx->ngangs; g++)
+    if (!strcmp(ctx->gangs[g].key, key))
+      return &ctx->gangs[g];
+  return NULL;
+}
+
+int rta_task_comm(const rta_lb_context_t *ctx, const char *key, MPI_Comm *comm) {
+  if (!ctx || !key || !comm)
+    return BALLAST_EINVAL;
+  const rta__gang_t *g = find_gang(ctx, key);
+  *comm = g ? g->comm : MPI_COMM_NULL;
+  return g ? 0 : BALLAST_ENOTFOUND;
+}
+
+int rta_task_gang_ranks(const rta_lb_context_t *ctx, const char *key,
+                        int *ranks, int n) {
+  if (!ctx || !key || !ranks)
+    return BALLAST_EINVAL;
+  const rta__gang_t *g = find_gang(ctx, key);
+  if (!g)
+    return BALLAST_ENOTFOUND;
+  if (n < g->nprocs)
+    return BALLAST_ESIZE;
+  memcpy(ranks, g->ranks, (size_t)g->nprocs * sizeof *ranks);
+  return 0;
+}
+
+int rta_lb_last_decision(const rta_lb_context_t *ctx, rta_decision_t *d) {
+  if (!ctx || !d)
+    return BALLAST_EINVAL;
+  *d = ctx->last;
+  return 0;
+}
+
+int rta_lb_get_stats(const rta_lb_context_t *ctx, rta_lb_stats_t *s) {
+  if (!ctx || !s)
+    return BALLAST_EINVAL;
+  *s = ctx->stats;
+  return 0;
+}
+
+int rta_lb_last_error(const rta_lb_context_t *ctx, int *rank, int *code) {
+  if (!ctx || !rank || !code)
+    return BALLAST_EINVAL;
+  *rank = ctx->stats.last_error_rank;
+  *code = ctx->stats.last_error_code;
+  return 0;
+}
+
+const rta_policy_config_t *rta_lb_policy(const rta_lb_context_t *ctx) {
+  return ctx ? rta_policy_config(ctx->policy) : NULL;
+}

@@ -1,0 +1,674 @@
+/* Moving leaf tasks between the processes of a context: descriptors first
+ * (key, parameters, cost window, layout of the state: one MPI_Alltoallv),
+ * then the states through the migration engine (migrate.h), which commits
+ * everywhere or rolls back everywhere.
+ *
+ * The state of one task on the wire:
+ *   raw:    the bytes of its single registered array of a ballast element
+ *           type (no callback bytes), as the engine's head: sent from the
+ *           application's array, received into the memory that becomes the
+ *           destination's array;
+ *   packed: head = the payload of the lead array (the largest of a ballast
+ *           element type, rta__arrays_lead), sent and adopted as above;
+ *           tail = the callback bytes, padded to 8, then the registered
+ *           arrays as task_array.c packs them (count, headers, payloads;
+ *           the lead's payload left out). No lead: everything in the tail.
+ * The memory of arrays that left is handed to the context's pool at commit
+ * (migrate.h), where the next remap's arrivals find touched memory.
+ */
+#include "lb/lb_internal.h"
+#include "common/bytebuf.h"
+#include "lb/migrate.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common_internal.h"
+#include "mon/mon_hooks.h"
+#include "task/task_internal.h"
+
+#define MAX_SAMPLES 1024
+
+
+/* ---- descriptor fields on rta's byte buffers (bytebuf.h) ---------------------- */
+
+static void wi64(rta__wbuf_t *b, int64_t v) { rta__wput(b, &v, 8); }
+static void wf64(rta__wbuf_t *b, double v) { rta__wput(b, &v, 8); }
+static void wstr(rta__wbuf_t *b, const char *s) {
+  int64_t n = (int64_t)strlen(s);
+  wi64(b, n);
+  rta__wput(b, s, (size_t)n);
+}
+
+static int64_t ri64(rta__rbuf_t *r) {
+  int64_t v;
+  rta__rget(r, &v, 8);
+  return v;
+}
+static double rf64(rta__rbuf_t *r) {
+  double v;
+  rta__rget(r, &v, 8);
+  return v;
+}
+/* A string of the descriptor, copied into dst (RTA_KEY_MAX + 1 bytes). */
+static void rstr(rta__rbuf_t *r, char *dst) {
+  int64_t n = ri64(r);
+  if (r->bad || n < 0 || n > RTA_KEY_MAX || (int64_t)(r->end - r->p) < n) {
+    r->bad = 1;
+    dst[0] = 0;
+    return;
+  }
+  memcpy(dst, r->p, (size_t)n);
+  dst[n] = 0;
+  r->p += n;
+}
+
+/* ---- per-move records ------------------------------------------------------------ */
+
+typedef struct {
+  rta_task_t *t;
+  int64_t v; /* its vertex in the mapping */
+  int dest;
+  size_t user_bytes, arr_bytes; /* arr_bytes: packed, without the lead's payload */
+  int lead;                     /* packed: the lead array, -1 none */
+  size_t head_bytes;            /* packed: the lead's payload */
+  int raw;
+  void **raw_slot;
+  rta_serial_t ops;
+  void *user;
+  int has_ops;
+  int gone; /* committed and released: leaves the tree after the engine */
+} out_t;
+
+typedef struct {
+  int64_t v;
+  int src;
+  const unsigned char *desc; /* into the received descriptors */
+  size_t desc_len;
+  size_t user_bytes, arr_bytes;
+  int lead;
+  size_t head_bytes;
+  int64_t stage; /* under its parent at the source */
+  int raw, raw_elem, raw_ndims;
+  int64_t raw_dims[RTA_MAX_DIMS];
+  rta_task_t *t;   /* defined at unpack */
+  int unpacked;    /* the unpack callback succeeded (release owed on rollback) */
+  rta_serial_t ops;
+  void *user;
+} in_t;
+
+typedef struct {
+  const rta_mapping_t *m;
+  out_t *out;
+  in_t *in;
+  int64_t *out_of; /* vertex -> index in out, -1 */
+  int64_t *in_of;  /* vertex -> index in in, -1 */
+  rta__mig_pool_t *pool;
+  rta_task_t **made; /* inner tasks this move defined (arrivals' missing
+                      * parents), in creation order: removed on rollback */
+  int nmade, capmade;
+  double *samples; /* MAX_SAMPLES, scratch of define_arrival */
+} mctx_t;
+
+/* Words of a descriptor before the task parameters: vertex, user bytes,
+ * array bytes, raw, element, ndims, dims, lead, head bytes, stage. */
+#define DESC_FIXED (9 + RTA_MAX_DIMS)
+
+/* ---- descriptors ------------------------------------------------------------------ */
+
+static int describe(out_t *o, int64_t v, rta__wbuf_t *b) {
+  rta_task_t *t = o->t;
+  const rta_task_params_t *p = rta_task_params(t);
+  o->has_ops = rta_task_serial(t, &o->ops, &o->user) == 0;
+  o->user_bytes = 0;
+  if (o->has_ops && o->ops.size) {
+    if (o->ops.size(t, &o->user_bytes, o->user) != 0) {
+      BALLAST_WARN("rta: load balancing: the size callback of \"%s\" failed",
+                   rta_task_key(t));
+      return BALLAST_ECALLBACK;
+    }
+  }
+  if (o->user_bytes > 0 && (!o->has_ops || !o->ops.pack)) {
+    BALLAST_WARN("rta: load balancing: \"%s\" has state bytes but no pack callback",
+                 rta_task_key(t));
+    return BALLAST_ECALLBACK;
+  }
+  int elem = 0;
+  size_t abytes = 0;
+  o->raw_slot = o->user_bytes == 0 ? rta__lb_single_elem_array(t, &elem, &abytes)
+                                   : NULL;
+  o->raw = o->raw_slot != NULL && (abytes == 0 || *o->raw_slot != NULL);
+  int ndims = 0;
+  int64_t dims[RTA_MAX_DIMS] = {0};
+  o->lead = -1;
+  o->head_bytes = 0;
+  if (o->raw) {
+    rta__lb_array_shape(t, &ndims, dims);
+    o->arr_bytes = abytes;
+  } else {
+    o->lead = rta__arrays_lead(t, &o->head_bytes);
+    int rc = rta__arrays_packed_size_lead(t, o->lead, &o->arr_bytes);
+    if (rc)
+      return rc;
+  }
+  wi64(b, v);
+  wi64(b, (int64_t)o->user_bytes);
+  wi64(b, (int64_t)o->arr_bytes);
+  wi64(b, o->raw);
+  wi64(b, elem);
+  wi64(b, ndims);
+  for (int d = 0; d < RTA_MAX_DIMS; d++)
+    wi64(b, dims[d]);
+  wi64(b, o->lead);
+  wi64(b, (int64_t)o->head_bytes);
+  wi64(b, rta_task_stage(t));
+  wi64(b, p->nprocs);
+  wf64(b, p->est_work);
+  wi64(b, (int64_t)p->state_size);
+  wi64(b, p->ncomm);
+  for (int k = 0; k < p->ncomm; k++) {
+    wstr(b, p->comm[k].key);
+    wf64(b, p->comm[k].bytes);
+  }
+  double s[MAX_SAMPLES];
+  long long total = 0;
+  int ns = rta__lb_cost_samples(t, s, MAX_SAMPLES, &total);
+  wi64(b, ns);
+  wi64(b, total);
+  for (int i = 0; i < ns; i++)
+    wf64(b, s[i]);
+  wstr(b, rta_task_key(t));
+  return b->oom ? BALLAST_ENOMEM : 0;
+}
+
+/* Reads the fixed part of a descriptor into \a x. */
+static int read_head(in_t *x) {
+  rta__rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
+  x->v = ri64(&r);
+  x->user_bytes = (size_t)ri64(&r);
+  x->arr_bytes = (size_t)ri64(&r);
+  x->raw = (int)ri64(&r);
+  x->raw_elem = (int)ri64(&r);
+  x->raw_ndims = (int)ri64(&r);
+  for (int d = 0; d < RTA_MAX_DIMS; d++)
+    x->raw_dims[d] = ri64(&r);
+  x->lead = (int)ri64(&r);
+  x->head_bytes = (size_t)ri64(&r);
+  x->stage = ri64(&r);
+  return r.bad ? BALLAST_ESIZE : 0;
+}
+
+/* The parent of an arriving task, defined here (with default parameters,
+ * each missing level under the nearest ancestor that exists, in its last
+ * stage) when this
+ * process does not have it; what was defined is recorded in c->made so a
+ * rollback removes it. \a key is the parent's key (modified and restored). */
+static int find_or_make_parent(mctx_t *c, char *key, rta_task_t **out) {
+  if (rta_find_task(key, out) == 0)
+    return 0;
+  char *slash = strrchr(key, '/');
+  if (!slash) {
+    BALLAST_WARN("rta: load balancing: a task arrives under \"%s\", a root "
+                 "task this process does not have", key);
+    return BALLAST_ENOTFOUND;
+  }
+  *slash = 0;
+  rta_task_t *up = NULL;
+  int rc = find_or_make_parent(c, key, &up);
+  *slash = '/';
+  if (rc)
+    return rc;
+  if (c->nmade == c->capmade) {
+    int cap = c->capmade ? 2 * c->capmade : 8;
+    rta_task_t **m = ballast__realloc(c->made, (size_t)cap * sizeof *m);
+    if (!m)
+      return BALLAST_ENOMEM;
+    c->made = m;
+    c->capmade = cap;
+  }
+  /* In the parent's last stage when it has one here, so a rollback leaves
+   * its stage count as it was. */
+  const char *name = slash + 1;
+  int ns = rta_task_nstages(up);
+  static const rta_task_params_t defaults = RTA_TASK_PARAMS_INIT;
+  rc = ns > 0 ? rta__task_adopt(up, name, &defaults, ns - 1, out)
+              : rta_define_task(up, 1, &name, NULL, out);
+  if (rc)
+    return rc;
+  c->made[c->nmade++] = *out;
+  BALLAST_INFO("rta: load balancing: defined \"%s\" here, the parent of an "
+               "arriving task", key);
+  return 0;
+}
+
+/* Defines the arriving task from its descriptor, in its stage under its
+ * parent when the parent has that stage here, else in a new stage. */
+static int define_arrival(mctx_t *c, in_t *x) {
+  rta__rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
+  for (int i = 0; i < DESC_FIXED; i++)
+    ri64(&r);
+  rta_task_params_t p = RTA_TASK_PARAMS_INIT;
+  p.nprocs = (int)ri64(&r);
+  p.est_work = rf64(&r);
+  p.state_size = (size_t)ri64(&r);
+  int64_t ncomm = ri64(&r);
+  if (r.bad || ncomm < 0 || ncomm > (int64_t)x->desc_len)
+    return BALLAST_ESIZE;
+  /* Most tasks name no partners: no allocation for them. */
+  rta_comm_est_t *ce = ncomm ? ballast__calloc((size_t)ncomm, sizeof *ce) : NULL;
+  char (*keys)[RTA_KEY_MAX + 1] = ncomm ? ballast__malloc((size_t)ncomm * sizeof *keys) : NULL;
+  double *s = c->samples;
+  char key[RTA_KEY_MAX + 1];
+  int rc = (ncomm && (!ce || !keys)) || !s ? BALLAST_ENOMEM : 0;
+  for (int64_t k = 0; !rc && k < ncomm; k++) {
+    rstr(&r, keys[k]);
+    ce[k].key = keys[k];
+    ce[k].bytes = rf64(&r);
+  }
+  int64_t ns = rc ? 0 : ri64(&r);
+  long long total = rc ? 0 : (long long)ri64(&r);
+  if (ns < 0 || ns > MAX_SAMPLES)
+    r.bad = 1;
+  for (int64_t i = 0; !rc && !r.bad && i < ns; i++)
+    s[i] = rf64(&r);
+  if (!rc)
+    rstr(&r, key);
+  if (!rc && r.bad)
+    rc = BALLAST_ESIZE;
+  p.ncomm = (int)ncomm;
+  p.comm = ce;
+  char *slash = rc ? NULL : strrchr(key, '/');
+  rta_task_t *parent = NULL;
+  if (!rc && !slash) {
+    BALLAST_WARN("rta: load balancing: root task \"%s\" cannot move", key);
+    rc = BALLAST_EINVAL;
+  }
+  if (!rc) {
+    *slash = 0;
+    rc = find_or_make_parent(c, key, &parent);
+    *slash = '/';
+  }
+  if (!rc) {
+    const char *name = slash + 1;
+    if (x->stage >= 0 && x->stage < rta_task_nstages(parent))
+      rc = rta__task_adopt(parent, name, &p, (int)x->stage, &x->t);
+    else
+      rc = rta_define_task(parent, 1, &name, &p, &x->t);
+  }
+  if (!rc)
+    rc = rta__lb_cost_restore(x->t, s, (int)ns, total);
+  free(ce);
+  free(keys);
+  return rc;
+}
+
+/* ---- engine operations --------------------------------------------------------- */
+
+/* Head and tail bytes of a state on the wire (both sides agree on them). */
+static void wire_sizes(int raw, size_t user_bytes, size_t arr_bytes,
+                       size_t head_bytes, size_t *head, size_t *tail) {
+  *head = raw ? arr_bytes : head_bytes;
+  *tail = raw ? 0 : ballast__round8(user_bytes) + arr_bytes;
+}
+
+static int op_size(void *vc, int64_t v, size_t *head, size_t *tail) {
+  mctx_t *c = vc;
+  const out_t *o = &c->out[c->out_of[v]];
+  wire_sizes(o->raw, o->user_bytes, o->arr_bytes, o->head_bytes, head, tail);
+  return 0;
+}
+
+/* The n-th registered array's pointer. */
+static void **array_slot(const rta_task_t *t, int n) {
+  const rta__array_t *a = t->arrays;
+  for (int i = 0; a && i < n; i++)
+    a = a->next;
+  return a ? a->slot : NULL;
+}
+
+static int op_head(void *vc, int64_t v, const void **ptr) {
+  mctx_t *c = vc;
+  const out_t *o = &c->out[c->out_of[v]];
+  void **slot = o->raw ? o->raw_slot : array_slot(o->t, o->lead);
+  if (!slot || !*slot)
+    return BALLAST_EINVAL;
+  *ptr = *slot;
+  return 0;
+}
+
+static int op_pack(void *vc, int64_t v, void *buf, size_t bytes) {
+  mctx_t *c = vc;
+  out_t *o = &c->out[c->out_of[v]];
+  if (o->raw)
+    return BALLAST_EINVAL; /* no tail: the engine never asks */
+  unsigned char *p = buf;
+  if (o->user_bytes > 0) {
+    if (o->ops.pack(o->t, p, o->user_bytes, o->user) != 0) {
+      BALLAST_WARN("rta: load balancing: the pack callback of \"%s\" failed",
+                   rta_task_key(o->t));
+      return BALLAST_ECALLBACK;
+    }
+    memset(p + o->user_bytes, 0, ballast__round8(o->user_bytes) - o->user_bytes);
+  }
+  size_t off = ballast__round8(o->user_bytes), used = 0;
+  int rc = rta__arrays_pack_lead(o->t, o->lead, p + off, bytes - off, &used);
+  if (rc)
+    return rc;
+  return used == o->arr_bytes ? 0 : BALLAST_ESIZE;
+}
+
+static void drop_arrival(in_t *x) {
+  if (!x->t)
+    return;
+  rta__lb_free_arrays(x->t);
+  if (x->unpacked && x->ops.release)
+    x->ops.release(x->t, x->user);
+  rta_remove_task(x->t);
+  x->t = NULL;
+  x->unpacked = 0;
+}
+
+static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
+                     const void *tail, size_t tbytes) {
+  mctx_t *c = vc;
+  (void)src;
+  if (v < 0 || v >= rta_mapping_ntasks(c->m) || c->in_of[v] < 0)
+    return BALLAST_ESIZE;
+  in_t *x = &c->in[c->in_of[v]];
+  size_t wh, wt;
+  wire_sizes(x->raw, x->user_bytes, x->arr_bytes, x->head_bytes, &wh, &wt);
+  if (wh != hbytes || wt != tbytes || (x->lead >= 0) != (!x->raw && hbytes > 0))
+    return BALLAST_ESIZE;
+  int rc = define_arrival(c, x);
+  if (rc)
+    return rc;
+  int has_ops = rta_task_serial(x->t, &x->ops, &x->user) == 0;
+  int needs = x->user_bytes > 0 || x->raw || x->arr_bytes > 8;
+  if (needs && (!has_ops || !x->ops.unpack)) {
+    BALLAST_WARN("rta: load balancing: task \"%s\" arrives with state but no "
+                 "unpack callback serves it here", rta_task_key(x->t));
+    drop_arrival(x);
+    return BALLAST_ECALLBACK;
+  }
+  if (has_ops && x->ops.unpack) {
+    if (x->ops.unpack(x->t, tail, x->user_bytes, x->user) != 0) {
+      BALLAST_WARN("rta: load balancing: the unpack callback of \"%s\" failed",
+                   rta_task_key(x->t));
+      drop_arrival(x);
+      return BALLAST_ECALLBACK;
+    }
+    x->unpacked = 1;
+  }
+  if (x->raw) {
+    rc = rta__lb_adopt_array(x->t, x->raw_elem, x->raw_ndims, x->raw_dims,
+                             *head, hbytes);
+    if (!rc)
+      *head = NULL; /* adopted: it is the task's array now */
+  } else {
+    size_t used = 0, off = ballast__round8(x->user_bytes);
+    rc = rta__arrays_unpack_lead(x->t, (const unsigned char *)tail + off,
+                                 x->arr_bytes, &used, x->lead, *head, hbytes);
+    if (!rc && x->lead >= 0)
+      *head = NULL; /* adopted by the lead array */
+  }
+  if (rc)
+    drop_arrival(x);
+  return rc;
+}
+
+static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
+  mctx_t *c = vc;
+  if (outgoing) {
+    out_t *o = &c->out[c->out_of[v]];
+    if (outcome != RTA__COMMIT || !o->t || o->gone)
+      return;
+    /* Arrays first: a release() that frees the structure holding the
+     * application's pointers must not leave rta writing through them. The
+     * memory of arrays of ballast element types goes to the pool (touched
+     * memory for the next arrivals), the rest is freed. */
+    for (rta__array_t *a = o->t->arrays; a; a = a->next)
+      if (a->type.kind == RTA_TYPE_ELEM && *a->slot) {
+        rta__mig_pool_give(c->pool, *a->slot, a->mem_bytes);
+        *a->slot = NULL;
+      }
+    rta__lb_free_arrays(o->t);
+    if (o->has_ops && o->ops.release)
+      o->ops.release(o->t, o->user);
+    o->gone = 1; /* removed with the others once the engine is done */
+  } else {
+    in_t *x = &c->in[c->in_of[v]];
+    if (outcome != RTA__COMMIT)
+      drop_arrival(x);
+  }
+}
+
+/* ---- the move ------------------------------------------------------------------------ */
+
+/* Orders the departures by destination, each destination's in key order.
+ * They were collected in vertex order, which is key order (rta_mapping_key),
+ * so a stable counting sort by destination does it in O(n + np) instead of
+ * a sort comparing keys. */
+static int sort_by_dest(out_t *out, int nout, int np) {
+  int *start = ballast__calloc((size_t)np + 1, sizeof *start);
+  out_t *tmp = ballast__malloc((size_t)(nout ? nout : 1) * sizeof *tmp);
+  if (!start || !tmp) {
+    free(start);
+    free(tmp);
+    return BALLAST_ENOMEM;
+  }
+  for (int i = 0; i < nout; i++)
+    start[out[i].dest + 1]++;
+  for (int p = 0; p < np; p++)
+    start[p + 1] += start[p];
+  for (int i = 0; i < nout; i++)
+    tmp[start[out[i].dest]++] = out[i];
+  memcpy(out, tmp, (size_t)nout * sizeof *out);
+  free(start);
+  free(tmp);
+  return 0;
+}
+
+
+int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
+                 const int *slot, rta__lb_move_result_t *res) {
+  memset(res, 0, sizeof *res);
+  res->failed_rank = -1;
+  MPI_Comm comm = ctx->base;
+  int me = ctx->rank, np = ctx->size;
+  int64_t n = rta_mapping_ntasks(m);
+  if (!ctx->pool)
+    ctx->pool = rta__mig_pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
+  mctx_t c = {m, NULL, NULL, NULL, NULL, ctx->pool, NULL, 0, 0, NULL};
+  rta__wbuf_t b = {0};
+  int *scount = ballast__calloc((size_t)np, sizeof *scount);
+  int *rcount = ballast__calloc((size_t)np, sizeof *rcount);
+  int *sdisp = ballast__calloc((size_t)np, sizeof *sdisp);
+  int *rdisp = ballast__calloc((size_t)np, sizeof *rdisp);
+  unsigned char *rdesc = NULL;
+  rta__move_t *moves = NULL;
+  int nout = 0, nin = 0, err = 0, who = -1, code = 0;
+  c.out_of = ballast__malloc((size_t)(n ? n : 1) * sizeof *c.out_of);
+  c.in_of = ballast__malloc((size_t)(n ? n : 1) * sizeof *c.in_of);
+  c.out = ballast__calloc((size_t)(n ? n : 1), sizeof *c.out);
+  moves = ballast__malloc((size_t)(n ? n : 1) * sizeof *moves);
+  c.samples = ballast__malloc(MAX_SAMPLES * sizeof *c.samples);
+  if (!scount || !rcount || !sdisp || !rdisp || !c.out_of || !c.in_of || !c.out ||
+      !moves || !c.samples)
+    err = BALLAST_ENOMEM;
+
+  ballast__lib_begin();
+  double tm0 = MPI_Wtime(), tm1 = tm0, tm2 = tm0;
+  /* 1. What leaves this rank, described (sizes asked now). */
+  for (int64_t v = 0; !err && v < n; v++) {
+    c.out_of[v] = c.in_of[v] = -1;
+    if (rta_mapping_nprocs(m, v) != 1 || rta_mapping_owner(m, v) != me ||
+        slot[v] == me)
+      continue;
+    rta_task_t *t = NULL;
+    if (rta_find_task(rta_mapping_key(m, v), &t) != 0) {
+      err = BALLAST_ENOTFOUND;
+      break;
+    }
+    c.out[nout].t = t;
+    c.out[nout].v = v;
+    c.out[nout].dest = slot[v];
+    nout++;
+  }
+  if (!err && nout > 0)
+    err = sort_by_dest(c.out, nout, np);
+  for (int i = 0; !err && i < nout; i++) {
+    size_t before = b.n;
+    int64_t v = c.out[i].v;
+    c.out_of[v] = i;
+    err = describe(&c.out[i], v, &b);
+    scount[c.out[i].dest] += (int)(b.n - before);
+  }
+  tm1 = MPI_Wtime();
+  if (ballast__agree(comm, err, &who, &code))
+    goto done;
+
+  /* 2. Descriptors, counts first. */
+  if (MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm) != MPI_SUCCESS)
+    err = BALLAST_EMPI;
+  size_t rtotal = 0;
+  for (int p = 0; p < np; p++) {
+    sdisp[p] = p ? sdisp[p - 1] + scount[p - 1] : 0;
+    rdisp[p] = p ? rdisp[p - 1] + rcount[p - 1] : 0;
+    rtotal += (size_t)rcount[p];
+  }
+  rdesc = ballast__malloc(rtotal ? rtotal : 1);
+  if (!err && !rdesc)
+    err = BALLAST_ENOMEM;
+  if (ballast__agree(comm, err, &who, &code))
+    goto done;
+  if (MPI_Alltoallv(b.p ? (void *)b.p : (void *)rdesc, scount, sdisp, MPI_BYTE,
+                    rdesc, rcount, rdisp, MPI_BYTE, comm) != MPI_SUCCESS)
+    err = BALLAST_EMPI;
+  /* Count the arrivals, then index them by vertex. */
+  for (int pass = 0; pass < 2 && !err; pass++) {
+    if (pass == 1 && !(c.in = ballast__calloc((size_t)(nin ? nin : 1), sizeof *c.in))) {
+      err = BALLAST_ENOMEM;
+      break;
+    }
+    int k = 0;
+    for (int p = 0; p < np && !err; p++) {
+      const unsigned char *q = rdesc + rdisp[p], *end = q + rcount[p];
+      while (q < end && !err) {
+        /* Descriptor length: walk it once (fixed part, partners, samples, key). */
+        rta__rbuf_t r = {q, end, 0};
+        for (int i = 0; i < DESC_FIXED + 1; i++)
+          ri64(&r);
+        rf64(&r);
+        ri64(&r);
+        int64_t ncomm = ri64(&r);
+        char tmp[RTA_KEY_MAX + 1];
+        for (int64_t j = 0; j < ncomm && !r.bad; j++) {
+          rstr(&r, tmp);
+          rf64(&r);
+        }
+        int64_t ns = ri64(&r);
+        ri64(&r);
+        for (int64_t j = 0; j < ns && !r.bad; j++)
+          rf64(&r);
+        rstr(&r, tmp);
+        if (r.bad) {
+          err = BALLAST_ESIZE;
+          break;
+        }
+        if (pass == 1) {
+          in_t *x = &c.in[k];
+          x->desc = q;
+          x->desc_len = (size_t)(r.p - q);
+          x->src = p;
+          if ((err = read_head(x)))
+            break;
+          if (x->v < 0 || x->v >= n) {
+            err = BALLAST_ESIZE;
+            break;
+          }
+          c.in_of[x->v] = k;
+        }
+        k++;
+        q = r.p;
+      }
+    }
+    nin = k;
+  }
+  if (ballast__agree(comm, err, &who, &code))
+    goto done;
+
+  /* 3. The states. */
+  tm2 = MPI_Wtime();
+  for (int i = 0; i < nout; i++) {
+    moves[i].task = c.out[i].v;
+    moves[i].dest = c.out[i].dest;
+  }
+  {
+    static const rta__migrate_ops_t ops = {op_size, op_head, op_pack,
+                                           op_unpack, op_finish};
+    rta__migrate_stats_t st;
+    int rc = rta__migrate(comm, moves, nout, &ops, &c, ctx->cfg.mem_limit,
+                          ctx->pool, &st);
+    who = st.failed_rank;
+    code = st.failed_code;
+    size_t held;
+    int blocks;
+    long long hits, misses;
+    rta__mig_pool_info(ctx->pool, &held, &blocks, &hits, &misses);
+    BALLAST_DEBUG("rta: migration: %lld tasks out, %lld in; describing %.3f ms, "
+                  "descriptors %.3f ms, states %.3f ms; pool %zu bytes in %d "
+                  "blocks, %lld hits, %lld misses so far",
+                  (long long)st.tasks_sent, (long long)st.tasks_received,
+                  (tm1 - tm0) * 1e3, (tm2 - tm1) * 1e3, st.seconds * 1e3, held,
+                  blocks, hits, misses);
+    if (!rc) {
+      res->tasks = st.tasks_sent;
+      res->bytes = st.bytes_sent;
+    }
+  }
+
+done:
+  /* Committed departures leave the task tree together: one pass over each
+   * parent's children, not one scan per task (thousands of small tasks). */
+  if (nout > 0) {
+    rta_task_t **gone = ballast__malloc((size_t)nout * sizeof *gone);
+    int ngone = 0;
+    for (int i = 0; i < nout; i++) {
+      if (!c.out[i].gone)
+        continue;
+      if (gone)
+        gone[ngone++] = c.out[i].t;
+      else
+        rta_remove_task(c.out[i].t); /* out of memory: one at a time */
+      c.out[i].t = NULL;
+    }
+    if (gone)
+      rta__remove_tasks(gone, ngone);
+    free(gone);
+  }
+  /* A rollback removes the parents this move defined (the arrivals under
+   * them are gone), deepest first. */
+  for (int i = c.nmade - 1; who >= 0 && i >= 0; i--)
+    if (rta_task_nchildren(c.made[i]) == 0)
+      rta_remove_task(c.made[i]);
+  free(c.made);
+  free(c.samples);
+  ballast__lib_end();
+  res->failed_rank = who;
+  res->failed_code = code;
+  free(moves);
+  free(rdesc);
+  free(b.p);
+  free(scount);
+  free(rcount);
+  free(sdisp);
+  free(rdisp);
+  free(c.out);
+  free(c.in);
+  free(c.out_of);
+  free(c.in_of);
+  if (who < 0)
+    return 0;
+  return who == me ? code : BALLAST_EREMOTE;
+}

@@ -1,0 +1,113 @@
+/* What load balancing needs from the task tree beyond the public API: the
+ * cost window of a moving task, and its registered arrays when they are
+ * adopted or freed wholesale. Reads and writes task.c / cost.c /
+ * task_array.c records through rta_internal.h. */
+#include "lb/lb_internal.h"
+#include "task/task_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common_internal.h"
+
+int rta__lb_cost_samples(const rta_task_t *t, double *out, int max,
+                         long long *total) {
+  const rta__cost_t *c = &t->cost;
+  int n = c->ring ? c->n : 0;
+  if (n > max)
+    n = max;
+  for (int i = 0; i < n; i++)
+    out[i] = c->ring[(c->head - n + i + c->cap) % c->cap];
+  *total = c->total;
+  return n;
+}
+
+int rta__lb_cost_restore(rta_task_t *t, const double *s, int n,
+                         long long total) {
+  rta_cost_config_t cfg;
+  rta_get_cost_config(&cfg);
+  rta__cost_t *c = &t->cost;
+  if (n <= 0)
+    return 0;
+  if (n > cfg.window) {
+    s += n - cfg.window;
+    n = cfg.window;
+  }
+  double *r = ballast__calloc((size_t)cfg.window, sizeof *r);
+  if (!r)
+    return BALLAST_ENOMEM;
+  memcpy(r, s, (size_t)n * sizeof *r);
+  free(c->ring);
+  c->ring = r;
+  c->cap = cfg.window;
+  c->n = n;
+  c->head = n % cfg.window;
+  c->total = total > n ? total : n;
+  c->last = s[n - 1];
+  return 0;
+}
+
+void **rta__lb_single_elem_array(const rta_task_t *t, int *elem,
+                                 size_t *bytes) {
+  if (t->narrays != 1 || t->arrays->type.kind != RTA_TYPE_ELEM)
+    return NULL;
+  *elem = (int)t->arrays->type.u.elem;
+  *bytes = t->arrays->mem_bytes;
+  return t->arrays->slot;
+}
+
+int rta__lb_array_shape(const rta_task_t *t, int *ndims, int64_t *dims) {
+  if (t->narrays < 1)
+    return BALLAST_ENOTFOUND;
+  *ndims = t->arrays->ndims;
+  memcpy(dims, t->arrays->dims, sizeof t->arrays->dims);
+  return 0;
+}
+
+int rta__lb_adopt_array(rta_task_t *t, int elem, int ndims,
+                        const int64_t *dims, void *mem, size_t bytes) {
+  if (t->narrays != 1 || t->arrays->type.kind != RTA_TYPE_ELEM ||
+      (int)t->arrays->type.u.elem != elem || ndims < 1 ||
+      ndims > RTA_MAX_DIMS) {
+    BALLAST_WARN("rta: task \"%s\" arrived as one array of element type %d; "
+                 "its unpack callback registered %d array(s) that do not match",
+                 t->key, elem, t->narrays);
+    return BALLAST_ESIZE;
+  }
+  rta__array_t *a = t->arrays;
+  int64_t count = 1;
+  for (int d = 0; d < ndims; d++)
+    count *= dims[d];
+  if ((size_t)count * a->elem_bytes != bytes) {
+    BALLAST_WARN("rta: task \"%s\": %zu bytes arrived for an array of %lld "
+                 "elements of %zu bytes", t->key, bytes, (long long)count,
+                 a->elem_bytes);
+    return BALLAST_ESIZE;
+  }
+  free(*a->slot);
+  *a->slot = mem;
+  a->ndims = ndims;
+  memset(a->dims, 0, sizeof a->dims);
+  memcpy(a->dims, dims, (size_t)ndims * sizeof *dims);
+  a->count = count;
+  a->mem_bytes = bytes;
+  return 0;
+}
+
+void rta__lb_free_arrays(rta_task_t *t) {
+  for (rta__array_t *a = t->arrays; a; a = a->next) {
+    free(*a->slot);
+    *a->slot = NULL;
+  }
+}
+
+int rta_task_array_dims(const rta_task_t *t, void **array, int64_t *dims) {
+  if (!t || !array || !dims)
+    return BALLAST_EINVAL;
+  for (const rta__array_t *a = t->arrays; a; a = a->next)
+    if (a->slot == array) {
+      memcpy(dims, a->dims, (size_t)a->ndims * sizeof *dims);
+      return a->ndims;
+    }
+  return BALLAST_ENOTFOUND;
+}

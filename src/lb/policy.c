@@ -1,0 +1,300 @@
+/* When to remap: the policy state machine documented in ballast/rta_policy.h. */
+#include <ballast/rta_policy.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common_internal.h"
+
+struct rta_policy {
+  rta_policy_config_t cfg;
+  int nranks;
+  double *ring;       /* window x nranks step times, oldest overwritten */
+  int filled;         /* steps in the ring (<= window) */
+  int head;           /* next row to write */
+  int warm_left;      /* steps still to skip */
+  long long steps;    /* steps observed */
+  double last_cost;   /* measured cost of the last remap, or initial_cost */
+  double *scratch;    /* window doubles, for medians */
+  double *medians;    /* nranks doubles */
+};
+
+int rta_policy_config_default(rta_policy_config_t *cfg) {
+  if (!cfg)
+    return BALLAST_EINVAL;
+  cfg->mode = RTA_POLICY_AUTO;
+  cfg->warmup = 5;
+  cfg->window = 20;
+  cfg->threshold = 1.10;
+  cfg->outlier = 2.0;
+  cfg->horizon = 100;
+  cfg->initial_cost = 0.0;
+  return 0;
+}
+
+static int env_double(const char *name, double *v) {
+  const char *s = getenv(name);
+  if (!s || !*s)
+    return 0;
+  char *end;
+  errno = 0;
+  double d = strtod(s, &end);
+  if (errno || *end || !isfinite(d)) {
+    BALLAST_WARN("%s=\"%s\" is not a number; ignored", name, s);
+    return BALLAST_EINVAL;
+  }
+  *v = d;
+  return 0;
+}
+
+static int env_int(const char *name, int *v) {
+  const char *s = getenv(name);
+  if (!s || !*s)
+    return 0;
+  char *end;
+  errno = 0;
+  long l = strtol(s, &end, 10);
+  if (errno || *end || l < 0 || l > 1000000000L) {
+    BALLAST_WARN("%s=\"%s\" is not a non-negative integer; ignored", name, s);
+    return BALLAST_EINVAL;
+  }
+  *v = (int)l;
+  return 0;
+}
+
+int rta_policy_config_from_env(rta_policy_config_t *cfg) {
+  if (!cfg)
+    return BALLAST_EINVAL;
+  int rc = 0;
+  const char *m = getenv("BALLAST_LB");
+  if (m && *m) {
+    if (!strcmp(m, "off") || !strcmp(m, "0"))
+      cfg->mode = RTA_POLICY_OFF;
+    else if (!strcmp(m, "explicit"))
+      cfg->mode = RTA_POLICY_EXPLICIT;
+    else if (!strcmp(m, "auto") || !strcmp(m, "1"))
+      cfg->mode = RTA_POLICY_AUTO;
+    else {
+      BALLAST_WARN("BALLAST_LB=\"%s\" is not off, explicit or auto; ignored", m);
+      rc = BALLAST_EINVAL;
+    }
+  }
+  /* Each override is validated in a copy so a bad value leaves the field. */
+  double d;
+  int i;
+  d = cfg->threshold;
+  if (env_double("BALLAST_LB_THRESHOLD", &d) < 0)
+    rc = BALLAST_EINVAL;
+  else if (d < 1.0) {
+    BALLAST_WARN("BALLAST_LB_THRESHOLD=%g is below 1; ignored", d);
+    rc = BALLAST_EINVAL;
+  } else
+    cfg->threshold = d;
+  d = cfg->outlier;
+  if (env_double("BALLAST_LB_OUTLIER", &d) < 0)
+    rc = BALLAST_EINVAL;
+  else if (d <= 1.0) {
+    BALLAST_WARN("BALLAST_LB_OUTLIER=%g must exceed 1; ignored", d);
+    rc = BALLAST_EINVAL;
+  } else
+    cfg->outlier = d;
+  i = cfg->window;
+  if (env_int("BALLAST_LB_WINDOW", &i) < 0)
+    rc = BALLAST_EINVAL;
+  else if (i < 3) {
+    BALLAST_WARN("BALLAST_LB_WINDOW=%d is below 3; ignored", i);
+    rc = BALLAST_EINVAL;
+  } else
+    cfg->window = i;
+  i = cfg->warmup;
+  if (env_int("BALLAST_LB_WARMUP", &i) < 0)
+    rc = BALLAST_EINVAL;
+  else
+    cfg->warmup = i;
+  i = cfg->horizon;
+  if (env_int("BALLAST_LB_HORIZON", &i) < 0)
+    rc = BALLAST_EINVAL;
+  else if (i < 1) {
+    BALLAST_WARN("BALLAST_LB_HORIZON=%d is below 1; ignored", i);
+    rc = BALLAST_EINVAL;
+  } else
+    cfg->horizon = i;
+  return rc;
+}
+
+const char *rta_reason_name(rta_reason_t reason) {
+  switch (reason) {
+  case RTA_REASON_OFF: return "off";
+  case RTA_REASON_EXPLICIT: return "explicit";
+  case RTA_REASON_WARMUP: return "warmup";
+  case RTA_REASON_FILLING: return "filling";
+  case RTA_REASON_BALANCED: return "balanced";
+  case RTA_REASON_NOT_WORTH: return "not-worth";
+  case RTA_REASON_IMBALANCED: return "imbalanced";
+  }
+  return "unknown";
+}
+
+static int config_valid(const rta_policy_config_t *c) {
+  return c->mode >= RTA_POLICY_OFF && c->mode <= RTA_POLICY_AUTO &&
+         c->warmup >= 0 && c->window >= 3 && isfinite(c->threshold) &&
+         c->threshold >= 1.0 && isfinite(c->outlier) && c->outlier > 1.0 &&
+         c->horizon >= 1 && isfinite(c->initial_cost) && c->initial_cost >= 0;
+}
+
+int rta_policy_create(const rta_policy_config_t *cfg, int nranks,
+                      rta_policy_t **out) {
+  if (!out || nranks < 1)
+    return BALLAST_EINVAL;
+  *out = NULL;
+  rta_policy_config_t c;
+  if (cfg)
+    c = *cfg;
+  else
+    rta_policy_config_default(&c);
+  if (!config_valid(&c)) {
+    BALLAST_WARN("rta_policy_create: invalid configuration (window %d, warmup %d, "
+                 "threshold %g, outlier %g, horizon %d, initial cost %g)",
+                 c.window, c.warmup, c.threshold, c.outlier, c.horizon,
+                 c.initial_cost);
+    return BALLAST_EINVAL;
+  }
+  rta_policy_t *p = ballast__calloc(1, sizeof *p);
+  if (!p)
+    return BALLAST_ENOMEM;
+  p->cfg = c;
+  p->nranks = nranks;
+  p->ring = ballast__malloc(sizeof(double) * (size_t)c.window * (size_t)nranks);
+  p->scratch = ballast__malloc(sizeof(double) * (size_t)c.window);
+  p->medians = ballast__malloc(sizeof(double) * (size_t)nranks);
+  if (!p->ring || !p->scratch || !p->medians) {
+    rta_policy_destroy(p);
+    return BALLAST_ENOMEM;
+  }
+  p->warm_left = c.warmup;
+  p->last_cost = c.initial_cost;
+  *out = p;
+  return 0;
+}
+
+void rta_policy_destroy(rta_policy_t *p) {
+  if (!p)
+    return;
+  free(p->ring);
+  free(p->scratch);
+  free(p->medians);
+  free(p);
+}
+
+const rta_policy_config_t *rta_policy_config(const rta_policy_t *p) {
+  return p ? &p->cfg : NULL;
+}
+
+int rta_policy_observe(rta_policy_t *p, const double *times, int nranks) {
+  if (!p || !times || nranks != p->nranks)
+    return BALLAST_EINVAL;
+  for (int r = 0; r < nranks; r++)
+    if (!isfinite(times[r]) || times[r] < 0)
+      return BALLAST_EINVAL;
+  p->steps++;
+  if (p->warm_left > 0) {
+    p->warm_left--;
+    return 0;
+  }
+  memcpy(p->ring + (size_t)p->head * (size_t)p->nranks, times,
+         sizeof(double) * (size_t)nranks);
+  p->head = (p->head + 1) % p->cfg.window;
+  if (p->filled < p->cfg.window)
+    p->filled++;
+  return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_sorted(const double *v, int n) {
+  return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Median of rank r's window, ignoring steps of outlier x the median or more. */
+static double rank_median(rta_policy_t *p, int r, int *ignored) {
+  int n = p->filled;
+  for (int i = 0; i < n; i++)
+    p->scratch[i] = p->ring[(size_t)i * (size_t)p->nranks + (size_t)r];
+  qsort(p->scratch, (size_t)n, sizeof(double), cmp_double);
+  double med = median_sorted(p->scratch, n);
+  int keep = n;
+  /* Sorted, so the outliers are a suffix. A zero median keeps every step. */
+  while (med > 0 && keep > 1 && p->scratch[keep - 1] >= p->cfg.outlier * med)
+    keep--;
+  *ignored += n - keep;
+  return keep == n ? med : median_sorted(p->scratch, keep);
+}
+
+int rta_policy_decide(rta_policy_t *p, rta_decision_t *d) {
+  if (!p || !d)
+    return BALLAST_EINVAL;
+  memset(d, 0, sizeof *d);
+  d->step = p->steps;
+  d->remap_cost = p->last_cost;
+  switch (p->cfg.mode) {
+  case RTA_POLICY_OFF:
+    d->reason = RTA_REASON_OFF;
+    return 0;
+  case RTA_POLICY_EXPLICIT:
+    d->remap = 1;
+    d->reason = RTA_REASON_EXPLICIT;
+    return 0;
+  case RTA_POLICY_AUTO:
+    break;
+  }
+  if (p->warm_left > 0 || p->filled == 0) {
+    d->reason = RTA_REASON_WARMUP;
+    return 0;
+  }
+  if (p->filled < p->cfg.window) {
+    d->reason = RTA_REASON_FILLING;
+    return 0;
+  }
+  double mx = 0, sum = 0;
+  for (int r = 0; r < p->nranks; r++) {
+    p->medians[r] = rank_median(p, r, &d->ignored_outliers);
+    if (p->medians[r] > mx)
+      mx = p->medians[r];
+    sum += p->medians[r];
+  }
+  double avg = sum / p->nranks;
+  d->max_time = mx;
+  d->avg_time = avg;
+  d->imbalance = avg > 0 ? mx / avg : 1.0;
+  d->predicted_gain = (mx - avg) * p->cfg.horizon;
+  if (d->imbalance <= p->cfg.threshold)
+    d->reason = RTA_REASON_BALANCED;
+  else if (d->predicted_gain <= d->remap_cost)
+    d->reason = RTA_REASON_NOT_WORTH;
+  else {
+    d->reason = RTA_REASON_IMBALANCED;
+    d->remap = 1;
+  }
+  BALLAST_INFO("lb decision at step %lld: %s (imbalance %.3f, threshold %.3f, "
+               "predicted gain %.3g s over %d steps, remap cost %.3g s, %d outliers "
+               "ignored)",
+               d->step, rta_reason_name(d->reason), d->imbalance,
+               p->cfg.threshold, d->predicted_gain, p->cfg.horizon, d->remap_cost,
+               d->ignored_outliers);
+  return 0;
+}
+
+int rta_policy_remapped(rta_policy_t *p, double cost_seconds) {
+  if (!p || !isfinite(cost_seconds) || cost_seconds < 0)
+    return BALLAST_EINVAL;
+  p->last_cost = cost_seconds;
+  p->filled = 0;
+  p->head = 0;
+  p->warm_left = p->cfg.warmup;
+  return 0;
+}

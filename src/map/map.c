@@ -1,0 +1,805 @@
+/* ballast's mapping strategies: the two-phase SCOTCH mapping (tasks ->
+ * nodes on the node architecture, then each node's tasks -> its slots on a
+ * tree-leaf built from hwloc) and the single-pass tree-leaf, with the entry
+ * points (the baselines are in map_basic.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common_internal.h"
+#include "map/map_remap.h"
+#include "map/map_internal.h"
+
+/* What one mapping call works with. */
+typedef struct {
+  const rta_graph_t *g;
+  const rta_hw_t *hw;
+  const int64_t *prev;
+  rta_map_options_t o;
+  rta_map_quality_t *q;
+  SCOTCH_Num *velo; /* normalised vertex weights, whole graph */
+  MPI_Comm comm;    /* MPI_COMM_NULL, or phase 2 shared among its ranks */
+} mctx_t;
+
+/* ---- shared SCOTCH helpers --------------------------------------------------- */
+
+/* Migration costs: state / steps in the unit of the (scaled) edge weights,
+ * capped so their sum fits. */
+static SCOTCH_Num *migration_costs(const mctx_t *c, const int64_t *verts,
+                                   int64_t n, double escale) {
+  SCOTCH_Num *m = ballast__malloc((size_t)(n ? n : 1) * sizeof *m);
+  if (!m)
+    return NULL;
+  double steps = c->o.steps_between_remaps, sum = 0;
+  for (int64_t i = 0; i < n; i++)
+    sum += c->g->state[verts ? verts[i] : i] / steps * escale;
+  double s = sum > RTA__ECAP ? escale * RTA__ECAP / sum : escale;
+  for (int64_t i = 0; i < n; i++)
+    m[i] = rta__scaled(c->g->state[verts ? verts[i] : i] / steps, s);
+  return m;
+}
+
+/* SCOTCH 7.0.3's graphRemap crashes on a tree-leaf when an old part is -1
+ * (a vertex with no previous place there). Such vertices move anyway: give
+ * them the old part of a neighbour that has one (else 0) and the smallest
+ * migration cost, so the remap treats them as free to go anywhere. */
+static void fill_paro(SCOTCH_Num n, const SCOTCH_Num *vert,
+                      const SCOTCH_Num *edge, SCOTCH_Num *paro,
+                      SCOTCH_Num *vmlo) {
+  for (int pass = 0; pass < 2; pass++)
+    for (SCOTCH_Num v = 0; v < n; v++) {
+      if (paro[v] >= 0)
+        continue;
+      vmlo[v] = 1;
+      for (SCOTCH_Num j = vert[v]; j < vert[v + 1]; j++)
+        if (paro[edge[j]] >= 0) {
+          paro[v] = paro[edge[j]];
+          break;
+        }
+    }
+  for (SCOTCH_Num v = 0; v < n; v++)
+    if (paro[v] < 0)
+      paro[v] = 0;
+}
+
+/* Does every node hold exactly one slot per core (the simulated case and a
+ * fully bound job)? */
+static int node_exact(const rta_hw_t *hw, int node) {
+  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
+  int b = hw->node_xslot[node], e = hw->node_xslot[node + 1];
+  if (e - b != t->ncores)
+    return 0;
+  char *seen = ballast__calloc((size_t)t->ncores, 1);
+  if (!seen)
+    return 0;
+  int ok = 1;
+  for (int i = b; i < e && ok; i++) {
+    int core = hw->slot_core[hw->node_slot[i]];
+    if (seen[core])
+      ok = 0;
+    seen[core] = 1;
+  }
+  free(seen);
+  return ok;
+}
+
+/* Largest number of slots sharing one core of \a node. */
+static int node_mult(const rta_hw_t *hw, int node, int *cnt) {
+  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
+  memset(cnt, 0, (size_t)t->ncores * sizeof *cnt);
+  int m = 1;
+  for (int i = hw->node_xslot[node]; i < hw->node_xslot[node + 1]; i++) {
+    int k = ++cnt[hw->slot_core[hw->node_slot[i]]];
+    if (k > m)
+      m = k;
+  }
+  return m;
+}
+
+/* ---- phase 1: tasks -> nodes --------------------------------------------------- */
+
+/* Large first mappings coarsen the graph first (see graph_coarsen.c) when it
+ * has more than COARSEN_PER_NODE vertices per node and COARSEN_FLOOR in all.
+ * One level only: measured on a 100^3 27-point stencil onto 1,024 x 24
+ * cores, one level halves the CPU time for +0.3% hop-bytes; a second level
+ * saves another 20% but costs +18% hop-bytes (no refinement on the finest
+ * levels). */
+#define COARSEN_PER_NODE 256
+#define COARSEN_FLOOR 300000
+#define COARSEN_LEVELS 1
+
+static int phase1(mctx_t *c, SCOTCH_Num *node_of) {
+  const rta_graph_t *g = c->g;
+  const rta_hw_t *hw = c->hw;
+  if (g->xadj[g->nvert] > INT32_MAX - 1)
+    return BALLAST_EOVERFLOW;
+  int rc = 0, equal = 1, nlev = 0;
+  rta__csr_t lev[4], fine = {g->nvert, g->xadj, g->adj, g->adjw, c->velo};
+  int32_t *cmap[4] = {NULL, NULL, NULL, NULL};
+  memset(lev, 0, sizeof lev);
+  const rta__csr_t *cur = &fine;
+  SCOTCH_Num *vert = NULL, *edlo = NULL, *edge = NULL, *part = NULL;
+  SCOTCH_Num *wt = ballast__malloc((size_t)hw->nnodes * sizeof *wt);
+  SCOTCH_Num *paro = NULL, *vmlo = NULL;
+  rta__sgraph_t sg;
+  memset(&sg, 0, sizeof sg);
+  SCOTCH_Arch cw;
+  int has_cw = 0;
+  if (!wt) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  /* Coarsen big first mappings (a remap keeps every vertex's old place). */
+  int64_t target = (int64_t)hw->nnodes * COARSEN_PER_NODE;
+  if (target < COARSEN_FLOOR)
+    target = COARSEN_FLOOR;
+  if (!c->prev && g->nvert > target) {
+    double tot = 0;
+    SCOTCH_Num mx = 1;
+    for (int64_t v = 0; v < g->nvert; v++) {
+      tot += c->velo[v];
+      if (c->velo[v] > mx)
+        mx = c->velo[v];
+    }
+    SCOTCH_Num maxvw = (SCOTCH_Num)(tot / (16.0 * hw->nnodes));
+    if (maxvw < mx)
+      maxvw = mx;
+    while (cur->n > target && nlev < COARSEN_LEVELS) {
+      cmap[nlev] = ballast__malloc((size_t)cur->n * sizeof *cmap[nlev]);
+      if (!cmap[nlev]) {
+        rc = BALLAST_ENOMEM;
+        goto done;
+      }
+      if ((rc = rta__coarsen(cur, maxvw, &lev[nlev], cmap[nlev])))
+        goto done;
+      int64_t before = cur->n;
+      cur = &lev[nlev++];
+      if (cur->n > before * 0.85)
+        break; /* matching stalls: stop here */
+    }
+  }
+  SCOTCH_Num n = (SCOTCH_Num)cur->n, narc = (SCOTCH_Num)cur->xadj[cur->n];
+  vert = ballast__malloc(((size_t)n + 1) * sizeof *vert);
+  edlo = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
+  part = nlev ? ballast__malloc((size_t)n * sizeof *part) : node_of;
+  if (!vert || !edlo || !part) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  for (SCOTCH_Num v = 0; v <= n; v++)
+    vert[v] = (SCOTCH_Num)cur->xadj[v];
+  if (sizeof(SCOTCH_Num) == sizeof(int32_t)) {
+    edge = (SCOTCH_Num *)cur->adj;
+  } else {
+    edge = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edge);
+    if (!edge) {
+      rc = BALLAST_ENOMEM;
+      goto done;
+    }
+    for (SCOTCH_Num i = 0; i < narc; i++)
+      edge[i] = cur->adj[i];
+  }
+  for (int k = 0; k < hw->nnodes; k++) {
+    wt[k] = hw->node_xslot[k + 1] - hw->node_xslot[k];
+    if (wt[k] != wt[0])
+      equal = 0;
+  }
+  const SCOTCH_Arch *arch;
+  double maxdist = 1;
+  if (hw->net == RTA__NET_ARCH && equal) {
+    arch = hw->arch;
+    for (int k = 1; k < hw->nnodes; k++) {
+      double d = rta__hw_node_dist(hw, 0, k) / hw->internode_cost;
+      if (d > maxdist)
+        maxdist = d;
+    }
+  } else {
+    if (hw->net == RTA__NET_ARCH)
+      BALLAST_WARN("nodes of unequal size: phase 1 maps onto a weighted "
+                   "complete graph, not the architecture file");
+    SCOTCH_archInit(&cw);
+    has_cw = 1;
+    if (SCOTCH_archCmpltw(&cw, hw->nnodes, wt) != 0) {
+      rc = BALLAST_ESCOTCH;
+      goto done;
+    }
+    arch = &cw;
+  }
+  double escale;
+  int exact;
+  rta__normalize(cur->w, narc, RTA__ECAP / maxdist, &escale, &exact);
+  for (SCOTCH_Num i = 0; i < narc; i++)
+    edlo[i] = rta__scaled(cur->w[i], escale);
+  if ((rc = rta__sgraph_build(&sg, NULL, c->o.seed, n, vert, cur->vw, narc,
+                              edge, edlo)))
+    goto done;
+  if (c->prev) {
+    paro = ballast__malloc((size_t)n * sizeof *paro);
+    vmlo = migration_costs(c, NULL, n, escale);
+    if (!paro || !vmlo) {
+      rc = BALLAST_ENOMEM;
+      goto done;
+    }
+    for (SCOTCH_Num v = 0; v < n; v++)
+      paro[v] = c->prev[v] >= 0 && c->prev[v] < hw->nslots
+                    ? hw->slot_node[c->prev[v]] : -1;
+    fill_paro(n, vert, edge, paro, vmlo);
+  }
+  rc = rta__sgraph_map(&sg, arch, hw->nnodes, c->o.scotch_flags,
+                       c->o.scotch_strategy, c->o.balrat / 2, paro, vmlo, part);
+  /* Project back through the levels. */
+  if (!rc && nlev) {
+    SCOTCH_Num *up = part;
+    for (int l = nlev - 1; l >= 0; l--) {
+      int64_t nf = l ? lev[l - 1].n : g->nvert;
+      SCOTCH_Num *down = l ? ballast__malloc((size_t)nf * sizeof *down) : node_of;
+      if (!down) {
+        rc = BALLAST_ENOMEM;
+        break;
+      }
+      for (int64_t v = 0; v < nf; v++)
+        down[v] = up[cmap[l][v]];
+      if (up != part)
+        free(up);
+      up = down;
+    }
+    if (rc && up != part && up != node_of)
+      free(up);
+  }
+done:
+  rta__sgraph_exit(&sg);
+  if (has_cw)
+    SCOTCH_archExit(&cw);
+  if (edge && edge != (SCOTCH_Num *)cur->adj)
+    free(edge);
+  for (int l = 0; l < 4; l++) {
+    rta__csr_free(&lev[l]);
+    free(cmap[l]);
+  }
+  if (part != node_of)
+    free(part);
+  free(vert);
+  free(edlo);
+  free(wt);
+  free(paro);
+  free(vmlo);
+  return rc;
+}
+
+int rta__subgraph(const rta_graph_t *g, const int64_t *verts, int64_t k,
+                  int32_t *g2l, SCOTCH_Num **vertp, SCOTCH_Num **edgep,
+                  double **wp, int64_t *narcp) {
+  for (int64_t i = 0; i < k; i++)
+    g2l[verts[i]] = (int32_t)i;
+  int64_t narc = 0;
+  for (int64_t i = 0; i < k; i++)
+    for (int64_t j = g->xadj[verts[i]]; j < g->xadj[verts[i] + 1]; j++)
+      narc += g2l[g->adj[j]] >= 0;
+  SCOTCH_Num *vert = ballast__malloc(((size_t)k + 1) * sizeof *vert);
+  SCOTCH_Num *edge = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edge);
+  double *w = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *w);
+  int rc = 0;
+  if (!vert || !edge || !w) {
+    free(vert);
+    free(edge);
+    free(w);
+    vert = edge = NULL;
+    w = NULL;
+    rc = BALLAST_ENOMEM;
+  } else {
+    int64_t a = 0;
+    for (int64_t i = 0; i < k; i++) {
+      int64_t v = verts[i];
+      vert[i] = (SCOTCH_Num)a;
+      for (int64_t j = g->xadj[v]; j < g->xadj[v + 1]; j++) {
+        int32_t l = g2l[g->adj[j]];
+        if (l >= 0) {
+          edge[a] = l;
+          w[a++] = g->adjw[j];
+        }
+      }
+    }
+    vert[k] = (SCOTCH_Num)a;
+  }
+  for (int64_t i = 0; i < k; i++)
+    g2l[verts[i]] = -1;
+  *vertp = vert;
+  *edgep = edge;
+  *wp = w;
+  *narcp = narc;
+  return rc;
+}
+
+/* ---- phase 2: one node's tasks -> its slots --------------------------------------- */
+
+typedef struct {
+  int32_t *g2l;       /* nvert, -1 outside the current node */
+  int *cnt;           /* ncores scratch */
+  int *term_of_slot;  /* nslots */
+  SCOTCH_Context *ctx; /* shared by the nodes, reseeded for each */
+} p2scratch_t;
+
+static int phase2_node(mctx_t *c, int node, const int64_t *verts, int64_t k,
+                       p2scratch_t *sc, int64_t *slot) {
+  const rta_graph_t *g = c->g;
+  const rta_hw_t *hw = c->hw;
+  int b = hw->node_xslot[node], m = hw->node_xslot[node + 1] - b;
+  if (k == 0)
+    return 0;
+  if (m == 1) {
+    for (int64_t i = 0; i < k; i++)
+      slot[verts[i]] = hw->node_slot[b];
+    return 0;
+  }
+  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
+  int rc = 0;
+  rta__tgt_t tgt;
+  memset(&tgt, 0, sizeof tgt);
+  rta__sgraph_t sg;
+  memset(&sg, 0, sizeof sg);
+  SCOTCH_Num *sel = NULL, *vert = NULL, *edge = NULL, *edlo = NULL, *velo = NULL;
+  SCOTCH_Num *part = NULL, *paro = NULL, *vmlo = NULL;
+  double *w = NULL;
+  int *slot_of_term = NULL;
+  /* Target: the node's tree-leaf, restricted to the leaves of its slots
+   * unless they are exactly one per core. */
+  int exact = node_exact(hw, node), mult = 1;
+  slot_of_term = ballast__malloc((size_t)(exact ? t->ncores : m) * sizeof *slot_of_term);
+  if (!slot_of_term) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  if (exact) {
+    for (int i = 0; i < m; i++) {
+      int s = hw->node_slot[b + i];
+      slot_of_term[hw->slot_core[s]] = s;
+      sc->term_of_slot[s] = hw->slot_core[s];
+    }
+    rc = rta__tgt_tleaf(&tgt, t->nlevels, t->arity, t->cost, 1, 0, NULL);
+  } else {
+    mult = node_mult(hw, node, sc->cnt);
+    sel = ballast__malloc((size_t)m * sizeof *sel);
+    if (!sel) {
+      rc = BALLAST_ENOMEM;
+      goto done;
+    }
+    memset(sc->cnt, 0, (size_t)t->ncores * sizeof *sc->cnt);
+    for (int i = 0; i < m; i++) {
+      int s = hw->node_slot[b + i], core = hw->slot_core[s];
+      sel[i] = (SCOTCH_Num)core * mult + sc->cnt[core]++;
+      slot_of_term[i] = s;
+      sc->term_of_slot[s] = i;
+    }
+    rc = rta__tgt_tleaf(&tgt, t->nlevels, t->arity, t->cost, mult, m, sel);
+  }
+  if (rc)
+    goto done;
+  /* Rebuild the node's subgraph from scratch (inducing it and mapping onto
+   * a tree-leaf crashes SCOTCH 7.0.3). */
+  int64_t narc = 0;
+  if ((rc = rta__subgraph(g, verts, k, sc->g2l, &vert, &edge, &w, &narc)))
+    goto done;
+  velo = ballast__malloc((size_t)k * sizeof *velo);
+  part = ballast__malloc((size_t)k * sizeof *part);
+  edlo = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
+  if (!velo || !part || !edlo) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  for (int64_t i = 0; i < k; i++)
+    velo[i] = c->velo[verts[i]];
+  double escale;
+  int ex;
+  rta__normalize(w, narc, RTA__ECAP / tgt.maxdist, &escale, &ex);
+  for (int64_t i = 0; i < narc; i++)
+    edlo[i] = rta__scaled(w[i], escale);
+  if ((rc = rta__sgraph_build(&sg, sc->ctx, c->o.seed + (unsigned)node,
+                              (SCOTCH_Num)k, vert, velo, (SCOTCH_Num)narc,
+                              edge, edlo)))
+    goto done;
+  if (c->prev) {
+    paro = ballast__malloc((size_t)k * sizeof *paro);
+    vmlo = migration_costs(c, verts, k, escale);
+    if (!paro || !vmlo) {
+      rc = BALLAST_ENOMEM;
+      goto done;
+    }
+    for (int64_t i = 0; i < k; i++) {
+      int64_t p = c->prev[verts[i]];
+      paro[i] = p >= 0 && p < hw->nslots && hw->slot_node[p] == node
+                    ? sc->term_of_slot[p] : -1;
+    }
+    fill_paro((SCOTCH_Num)k, vert, edge, paro, vmlo);
+  }
+  char direct[512];
+  const char *strat = c->o.scotch_strategy;
+  if (!strat && k <= RTA__DIRECT_MAX) {
+    rta__strategy_string(direct, sizeof direct, c->o.balrat / 2, 1);
+    strat = direct;
+  }
+  rc = rta__sgraph_map(&sg, rta__tgt_arch(&tgt), m, c->o.scotch_flags, strat,
+                       c->o.balrat / 2, paro, vmlo, part);
+  if (!rc)
+    for (int64_t i = 0; i < k; i++)
+      slot[verts[i]] = slot_of_term[part[i]];
+done:
+  rta__sgraph_exit(&sg);
+  rta__tgt_exit(&tgt);
+  free(sel);
+  free(vert);
+  free(velo);
+  free(part);
+  free(edge);
+  free(edlo);
+  free(w);
+  free(paro);
+  free(vmlo);
+  free(slot_of_term);
+  return rc;
+}
+
+/* Gathers every rank's phase-2 results (nodes k = rank mod size), so all
+ * ranks end with the whole mapping; an error anywhere fails everywhere. */
+static int share_phase2(mctx_t *c, int rc, const int64_t *xv,
+                        const int64_t *order, int64_t *slot) {
+  int rank, size, worst;
+  PMPI_Comm_rank(c->comm, &rank);
+  PMPI_Comm_size(c->comm, &size);
+  if (PMPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  if (worst)
+    return rc ? rc : BALLAST_EREMOTE;
+  int nn = c->hw->nnodes;
+  int *cnt = ballast__calloc((size_t)size, sizeof *cnt), *dsp = ballast__calloc((size_t)size, sizeof *dsp);
+  int64_t *mine = ballast__malloc((size_t)(c->g->nvert ? c->g->nvert : 1) * sizeof *mine);
+  int64_t *all = ballast__malloc((size_t)(c->g->nvert ? c->g->nvert : 1) * sizeof *all);
+  if (!cnt || !dsp || !mine || !all) {
+    rc = BALLAST_ENOMEM;
+  } else {
+    for (int k = 0; k < nn; k++)
+      cnt[k % size] += (int)(xv[k + 1] - xv[k]);
+    for (int r = 1; r < size; r++)
+      dsp[r] = dsp[r - 1] + cnt[r - 1];
+    int64_t m = 0;
+    for (int k = rank; k < nn; k += size)
+      for (int64_t i = xv[k]; i < xv[k + 1]; i++)
+        mine[m++] = slot[order[i]];
+    if (PMPI_Allgatherv(mine, (int)m, MPI_INT64_T, all, cnt, dsp, MPI_INT64_T,
+                        c->comm) != MPI_SUCCESS) {
+      rc = BALLAST_EMPI;
+    } else {
+      for (int r = 0; r < size; r++) {
+        int64_t p = dsp[r];
+        for (int k = r; k < nn; k += size)
+          for (int64_t i = xv[k]; i < xv[k + 1]; i++)
+            slot[order[i]] = all[p++];
+      }
+    }
+  }
+  free(cnt);
+  free(dsp);
+  free(mine);
+  free(all);
+  return rc;
+}
+
+static int map_twophase(mctx_t *c, int64_t *slot) {
+  const rta_graph_t *g = c->g;
+  const rta_hw_t *hw = c->hw;
+  int64_t n = g->nvert;
+  int rc = 0, maxcores = 1;
+  SCOTCH_Num *node_of = ballast__malloc((size_t)n * sizeof *node_of);
+  int64_t *xv = ballast__calloc((size_t)hw->nnodes + 1, sizeof *xv);
+  int64_t *order = ballast__malloc((size_t)n * sizeof *order);
+  p2scratch_t sc = {0};
+  for (int t = 0; t < hw->ntopo; t++)
+    if (hw->topo[t].ncores > maxcores)
+      maxcores = hw->topo[t].ncores;
+  sc.g2l = ballast__malloc((size_t)n * sizeof *sc.g2l);
+  sc.cnt = ballast__malloc((size_t)maxcores * sizeof *sc.cnt);
+  sc.term_of_slot = ballast__malloc((size_t)hw->nslots * sizeof *sc.term_of_slot);
+  if (!node_of || !xv || !order || !sc.g2l || !sc.cnt || !sc.term_of_slot) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  double t0 = rta__now();
+  if (hw->nnodes == 1) {
+    memset(node_of, 0, (size_t)n * sizeof *node_of);
+  } else if (c->comm != MPI_COMM_NULL && c->o.distributed_phase1 &&
+             !c->prev && rta__phase1_dist_available()) {
+    /* collective: fails on every rank together */
+    if ((rc = rta__phase1_dist(g, hw, c->velo, c->comm, c->o.balrat / 2,
+                               c->o.seed, node_of)))
+      goto done;
+  } else if ((rc = phase1(c, node_of))) {
+    if (c->comm != MPI_COMM_NULL) /* the others wait in the exchange */
+      share_phase2(c, rc, NULL, NULL, NULL);
+    goto done;
+  }
+  double t1 = rta__now();
+  c->q->seconds_phase1 = t1 - t0;
+  /* Group the vertices by node, in vertex order. */
+  for (int64_t v = 0; v < n; v++)
+    xv[node_of[v] + 1]++;
+  for (int k = 0; k < hw->nnodes; k++)
+    xv[k + 1] += xv[k];
+  for (int64_t v = 0; v < n; v++)
+    order[xv[node_of[v]]++] = v;
+  for (int k = hw->nnodes; k > 0; k--)
+    xv[k] = xv[k - 1];
+  xv[0] = 0;
+  for (int64_t v = 0; v < n; v++)
+    sc.g2l[v] = -1;
+  SCOTCH_Context ctx;
+  if ((rc = rta__ctx_init(&ctx, c->o.seed))) {
+    if (c->comm != MPI_COMM_NULL)
+      share_phase2(c, rc, NULL, NULL, NULL);
+    goto done;
+  }
+  sc.ctx = &ctx;
+  int rank = 0, size = 1;
+  if (c->comm != MPI_COMM_NULL) {
+    PMPI_Comm_rank(c->comm, &rank);
+    PMPI_Comm_size(c->comm, &size);
+  }
+  /* Node k's share is computed by rank k mod size (every rank when
+   * mapping alone). */
+  for (int k = rank; k < hw->nnodes && !rc; k += size)
+    rc = phase2_node(c, k, order + xv[k], xv[k + 1] - xv[k], &sc, slot);
+  SCOTCH_contextExit(&ctx);
+  if (c->comm != MPI_COMM_NULL)
+    rc = share_phase2(c, rc, xv, order, slot);
+  c->q->seconds_phase2 = rta__now() - t1;
+done:
+  free(node_of);
+  free(xv);
+  free(order);
+  free(sc.g2l);
+  free(sc.cnt);
+  free(sc.term_of_slot);
+  return rc;
+}
+
+/* ---- single pass: the whole machine as one tree-leaf ------------------------------ */
+
+static int same_topo(const rta__nodetopo_t *a, const rta__nodetopo_t *b) {
+  if (a->nlevels != b->nlevels)
+    return 0;
+  for (int l = 0; l < a->nlevels; l++)
+    if (a->arity[l] != b->arity[l] || a->cost[l] != b->cost[l])
+      return 0;
+  return 1;
+}
+
+static int map_tleaf(mctx_t *c, int64_t *slot) {
+  const rta_graph_t *g = c->g;
+  const rta_hw_t *hw = c->hw;
+  const rta__nodetopo_t *t0 = &hw->topo[0];
+  for (int k = 1; k < hw->ntopo; k++)
+    if (!same_topo(t0, &hw->topo[k])) {
+      BALLAST_WARN("single-pass tree-leaf needs identical nodes");
+      return BALLAST_ENOTSUP;
+    }
+  int nl = t0->nlevels + 1, arity[RTA__MAXLEV + 1];
+  double cost[RTA__MAXLEV + 1];
+  arity[0] = hw->nnodes;
+  cost[0] = hw->internode_cost;
+  for (int l = 0; l < t0->nlevels; l++) {
+    arity[l + 1] = t0->arity[l];
+    cost[l + 1] = t0->cost[l];
+  }
+  int exact = 1, mult = 1, rc = 0, nc = t0->ncores, ns = hw->nslots;
+  for (int k = 0; k < hw->nnodes && exact; k++)
+    exact = node_exact(hw, k);
+  SCOTCH_Num *sel = NULL, *part = ballast__malloc((size_t)g->nvert * sizeof *part);
+  int *cnt = ballast__calloc((size_t)nc, sizeof *cnt);
+  int *slot_of_term = ballast__malloc((size_t)ns * sizeof *slot_of_term);
+  SCOTCH_Num *term_of_slot = ballast__malloc((size_t)ns * sizeof *term_of_slot);
+  SCOTCH_Num *vert = ballast__malloc(((size_t)g->nvert + 1) * sizeof *vert);
+  SCOTCH_Num narc = (SCOTCH_Num)g->xadj[g->nvert];
+  SCOTCH_Num *edlo = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
+  SCOTCH_Num *paro = NULL, *vmlo = NULL;
+  rta__tgt_t tgt;
+  memset(&tgt, 0, sizeof tgt);
+  rta__sgraph_t sg;
+  memset(&sg, 0, sizeof sg);
+  if (!part || !cnt || !slot_of_term || !term_of_slot || !vert || !edlo) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  double tb = rta__now();
+  if (exact) {
+    for (int s = 0; s < ns; s++) {
+      term_of_slot[s] = hw->slot_node[s] * nc + hw->slot_core[s];
+      slot_of_term[term_of_slot[s]] = s;
+    }
+    rc = rta__tgt_tleaf(&tgt, nl, arity, cost, 1, 0, NULL);
+  } else {
+    for (int k = 0; k < hw->nnodes; k++) {
+      int mk = node_mult(hw, k, cnt);
+      if (mk > mult)
+        mult = mk;
+    }
+    sel = ballast__malloc((size_t)ns * sizeof *sel);
+    if (!sel) {
+      rc = BALLAST_ENOMEM;
+      goto done;
+    }
+    for (int k = 0; k < hw->nnodes; k++) {
+      memset(cnt, 0, (size_t)nc * sizeof *cnt);
+      for (int i = hw->node_xslot[k]; i < hw->node_xslot[k + 1]; i++) {
+        int s = hw->node_slot[i], core = hw->slot_core[s];
+        sel[s] = ((SCOTCH_Num)k * nc + core) * mult + cnt[core]++;
+      }
+    }
+    for (int s = 0; s < ns; s++)
+      slot_of_term[s] = term_of_slot[s] = s;
+    rc = rta__tgt_tleaf(&tgt, nl, arity, cost, mult, ns, sel);
+  }
+  if (rc)
+    goto done;
+  for (int64_t v = 0; v <= g->nvert; v++)
+    vert[v] = (SCOTCH_Num)g->xadj[v];
+  double escale;
+  int ex;
+  rta__normalize(g->adjw, narc, RTA__ECAP / tgt.maxdist, &escale, &ex);
+  for (SCOTCH_Num i = 0; i < narc; i++)
+    edlo[i] = rta__scaled(g->adjw[i], escale);
+  if ((rc = rta__sgraph_build(&sg, NULL, c->o.seed, (SCOTCH_Num)g->nvert,
+                              vert, c->velo, narc, (SCOTCH_Num *)g->adj,
+                              edlo)))
+    goto done;
+  if (c->prev) {
+    paro = ballast__malloc((size_t)g->nvert * sizeof *paro);
+    vmlo = migration_costs(c, NULL, g->nvert, escale);
+    if (!paro || !vmlo) {
+      rc = BALLAST_ENOMEM;
+      goto done;
+    }
+    for (int64_t v = 0; v < g->nvert; v++)
+      paro[v] = c->prev[v] >= 0 && c->prev[v] < ns ? term_of_slot[c->prev[v]] : -1;
+    fill_paro((SCOTCH_Num)g->nvert, vert, (SCOTCH_Num *)g->adj, paro, vmlo);
+  }
+  c->q->seconds_build += rta__now() - tb;
+  double t1 = rta__now();
+  rc = rta__sgraph_map(&sg, rta__tgt_arch(&tgt), ns, c->o.scotch_flags, c->o.scotch_strategy,
+                       c->o.balrat, paro, vmlo, part);
+  c->q->seconds_phase1 = rta__now() - t1;
+  if (!rc)
+    for (int64_t v = 0; v < g->nvert; v++)
+      slot[v] = slot_of_term[part[v]];
+done:
+  rta__sgraph_exit(&sg);
+  rta__tgt_exit(&tgt);
+  free(sel);
+  free(part);
+  free(cnt);
+  free(slot_of_term);
+  free(term_of_slot);
+  free(vert);
+  free(edlo);
+  free(paro);
+  free(vmlo);
+  return rc;
+}
+
+/* ---- remap candidates --------------------------------------------------------------- */
+
+typedef struct {
+  mctx_t *c;
+  rta_strategy_t s;
+} fresh_arg_t;
+
+/* The same mapping without prev (rta__remap_best's fresh candidate). */
+static int fresh_map(void *arg, int64_t *out) {
+  fresh_arg_t *a = arg;
+  rta_map_quality_t fq;
+  memset(&fq, 0, sizeof fq);
+  mctx_t f = *a->c;
+  f.prev = NULL;
+  f.q = &fq;
+  int rc = a->s == RTA_MAP_TWOPHASE ? map_twophase(&f, out) : map_tleaf(&f, out);
+  a->c->q->seconds_phase1 += fq.seconds_phase1;
+  a->c->q->seconds_phase2 += fq.seconds_phase2;
+  return rc;
+}
+
+/* ---- entry points ------------------------------------------------------------------- */
+
+int rta_map_graph(const rta_graph_t *g, const rta_hw_t *hw, rta_strategy_t s,
+                  const int64_t *prev, unsigned seed, int64_t *slot_of_vertex,
+                  rta_map_quality_t *q) {
+  rta_map_options_t o;
+  rta_map_options_init(&o);
+  o.seed = seed;
+  return rta_map_graph_ex(g, hw, s, prev, &o, slot_of_vertex, q);
+}
+
+static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
+                     rta_strategy_t s, const int64_t *prev,
+                     const rta_map_options_t *opt, MPI_Comm comm,
+                     int64_t *slot_of_vertex, rta_map_quality_t *q);
+
+int rta_map_graph_ex(const rta_graph_t *cg, const rta_hw_t *hw,
+                     rta_strategy_t s, const int64_t *prev,
+                     const rta_map_options_t *opt, int64_t *slot_of_vertex,
+                     rta_map_quality_t *q) {
+  return map_graph(cg, hw, s, prev, opt, MPI_COMM_NULL, slot_of_vertex, q);
+}
+
+int rta_map_graph_par(const rta_graph_t *cg, const rta_hw_t *hw,
+                      rta_strategy_t s, const int64_t *prev,
+                      const rta_map_options_t *opt, MPI_Comm comm,
+                      int64_t *slot_of_vertex, rta_map_quality_t *q) {
+  if (comm == MPI_COMM_NULL)
+    return BALLAST_EINVAL;
+  return map_graph(cg, hw, s, prev, opt, comm, slot_of_vertex, q);
+}
+
+static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
+                     rta_strategy_t s, const int64_t *prev,
+                     const rta_map_options_t *opt, MPI_Comm comm,
+                     int64_t *slot_of_vertex, rta_map_quality_t *q) {
+  if (!cg || !hw || !slot_of_vertex || (unsigned)s >= RTA_MAP_NSTRATEGIES)
+    return BALLAST_EINVAL;
+  double t0 = rta__now();
+  rta_map_quality_t qq;
+  memset(&qq, 0, sizeof qq);
+  mctx_t c = {.g = cg, .hw = hw, .prev = prev, .q = &qq, .comm = comm};
+  rta_map_options_init(&c.o);
+  if (opt) {
+    c.o = *opt;
+    if (!(c.o.balrat > 0))
+      c.o.balrat = 0.03;
+    if (!(c.o.steps_between_remaps > 0))
+      c.o.steps_between_remaps = 10;
+  }
+  /* Logically const: merging pending edges does not change the graph. */
+  rta_graph_t *g = (rta_graph_t *)cg;
+  int rc = rta__graph_finalize(g);
+  if (rc)
+    return rc;
+  if (prev)
+    for (int64_t v = 0; v < g->nvert; v++)
+      if (prev[v] < -1 || prev[v] >= hw->nslots)
+        return BALLAST_EINVAL;
+  if (s == RTA_MAP_TWOPHASE || s == RTA_MAP_TLEAF) {
+    if ((rc = rta__scotch_check()))
+      return rc;
+    double tb = rta__now(), vscale;
+    int exact;
+    c.velo = ballast__malloc((size_t)g->nvert * sizeof *c.velo);
+    if (!c.velo)
+      return BALLAST_ENOMEM;
+    rta__normalize(g->work, g->nvert, RTA__VCAP, &vscale, &exact);
+    for (int64_t v = 0; v < g->nvert; v++)
+      c.velo[v] = rta__scaled(g->work[v], vscale);
+    qq.seconds_build = rta__now() - tb;
+    rc = s == RTA_MAP_TWOPHASE ? map_twophase(&c, slot_of_vertex)
+                               : map_tleaf(&c, slot_of_vertex);
+    if (!rc && prev && !c.o.remap_scotch_only) {
+      /* SCOTCH's remap is one candidate among three (map_remap.c) */
+      fresh_arg_t fa = {&c, s};
+      rc = rta__remap_best(g, hw, prev, c.o.steps_between_remaps, c.o.balrat,
+                           fresh_map, &fa, slot_of_vertex);
+    }
+    free(c.velo);
+    if (rc)
+      return rc;
+  } else if (s == RTA_MAP_BLOCK) {
+    rta__map_block(c.g, c.hw, slot_of_vertex);
+  } else if (s == RTA_MAP_ROUNDROBIN) {
+    rta__map_roundrobin(c.g, c.hw, slot_of_vertex);
+  } else {
+    rta__map_random(c.g, c.hw, c.o.seed, slot_of_vertex);
+  }
+  if (q) {
+    double tm = rta__now();
+    if ((rc = rta__quality(g, hw, slot_of_vertex, prev, &qq)))
+      return rc;
+    qq.seconds_metrics = rta__now() - tm;
+    qq.seconds = rta__now() - t0;
+    *q = qq;
+  }
+  return 0;
+}

@@ -1,0 +1,181 @@
+/* The distributed phase 1 of the two-phase mapping: the task graph split in
+ * vertex blocks over the ranks of a communicator, mapped onto the nodes by
+ * PT-Scotch (SCOTCH_dgraphMap onto a weighted complete graph of the nodes,
+ * weights = cores per node), the node of every vertex gathered on every rank.
+ * Only with BALLAST_HAVE_PTSCOTCH; without it the caller keeps the sequential
+ * phase 1 (rta__phase1_dist_available() says 0). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common_internal.h"
+#include "map/map_internal.h"
+
+#if BALLAST_HAVE_PTSCOTCH
+#include <ptscotch.h>
+
+int rta__phase1_dist_available(void) { return 1; }
+
+/* MPI datatype of SCOTCH_Num. */
+static MPI_Datatype num_type(void) {
+  return sizeof(SCOTCH_Num) == sizeof(int64_t) ? MPI_INT64_T : MPI_INT32_T;
+}
+
+/* Builds this rank's block [lo, hi) of the graph as PT-Scotch arrays (global
+ * neighbour ids, edge weights scaled with the scale every rank computes from
+ * the whole graph) and maps it; fills partloc (hi - lo). */
+static int map_block(const rta_graph_t *g, const rta_hw_t *hw,
+                     const SCOTCH_Num *velo, MPI_Comm comm, double bal,
+                     unsigned seed, int64_t lo, int64_t hi,
+                     SCOTCH_Num *partloc) {
+  int64_t nloc = hi - lo, eb = g->xadj[lo], narc = g->xadj[hi] - eb;
+  int rc = 0, has_dg = 0, has_bound = 0, has_ctx = 0, has_arch = 0;
+  int has_strat = 0;
+  SCOTCH_Num *vert = ballast__malloc(((size_t)nloc + 1) * sizeof *vert);
+  SCOTCH_Num *edge = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edge);
+  SCOTCH_Num *edlo = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
+  SCOTCH_Num *vel = ballast__malloc((size_t)(nloc ? nloc : 1) * sizeof *vel);
+  SCOTCH_Num *wt = ballast__malloc((size_t)hw->nnodes * sizeof *wt);
+  SCOTCH_Dgraph dg, bound;
+  SCOTCH_Context ctx;
+  SCOTCH_Arch arch;
+  SCOTCH_Strat strat;
+  if (!vert || !edge || !edlo || !vel || !wt) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  double escale;
+  int exact;
+  rta__normalize(g->adjw, g->xadj[g->nvert], RTA__ECAP, &escale, &exact);
+  for (int64_t v = 0; v <= nloc; v++)
+    vert[v] = (SCOTCH_Num)(g->xadj[lo + v] - eb);
+  for (int64_t i = 0; i < narc; i++) {
+    edge[i] = g->adj[eb + i];
+    edlo[i] = rta__scaled(g->adjw[eb + i], escale);
+  }
+  for (int64_t v = 0; v < nloc; v++)
+    vel[v] = velo[lo + v];
+  for (int k = 0; k < hw->nnodes; k++)
+    wt[k] = hw->node_xslot[k + 1] - hw->node_xslot[k];
+  /* One thread per process (PT-Scotch's own threads would call MPI under
+   * MPI_THREAD_SINGLE: Open MPI then crashed in MPI_Finalize now and then),
+   * deterministic options and a seeded private random generator. */
+  if ((rc = rta__ctx_init(&ctx, seed)))
+    goto done;
+  has_ctx = 1;
+  if (SCOTCH_dgraphInit(&dg, comm) != 0) {
+    rc = BALLAST_ESCOTCH;
+    goto done;
+  }
+  has_dg = 1;
+  if (SCOTCH_dgraphBuild(&dg, 0, (SCOTCH_Num)nloc, (SCOTCH_Num)nloc, vert,
+                         vert + 1, vel, NULL, (SCOTCH_Num)narc,
+                         (SCOTCH_Num)narc, edge, NULL, edlo) != 0) {
+    rc = BALLAST_ESCOTCH;
+    goto done;
+  }
+  if (SCOTCH_dgraphInit(&bound, comm) != 0) {
+    rc = BALLAST_ESCOTCH;
+    goto done;
+  }
+  has_bound = 1;
+  if (SCOTCH_contextBindDgraph(&ctx, &dg, &bound) != 0) {
+    rc = BALLAST_ESCOTCH;
+    goto done;
+  }
+  SCOTCH_archInit(&arch);
+  has_arch = 1;
+  if (SCOTCH_archCmpltw(&arch, hw->nnodes, wt) != 0) {
+    rc = BALLAST_ESCOTCH;
+    goto done;
+  }
+  int size;
+  PMPI_Comm_size(comm, &size);
+  SCOTCH_stratInit(&strat);
+  has_strat = 1;
+  if (SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATSPEED, size,
+                                 hw->nnodes, bal) != 0 ||
+      SCOTCH_dgraphMap(&bound, &arch, &strat, partloc) != 0)
+    rc = BALLAST_ESCOTCH;
+done:
+  if (has_strat)
+    SCOTCH_stratExit(&strat);
+  if (has_arch)
+    SCOTCH_archExit(&arch);
+  if (has_bound)
+    SCOTCH_dgraphExit(&bound);
+  if (has_dg)
+    SCOTCH_dgraphExit(&dg);
+  if (has_ctx)
+    SCOTCH_contextExit(&ctx);
+  free(vert);
+  free(edge);
+  free(edlo);
+  free(vel);
+  free(wt);
+  return rc;
+}
+
+int rta__phase1_dist(const rta_graph_t *g, const rta_hw_t *hw,
+                     const SCOTCH_Num *velo, MPI_Comm comm, double bal,
+                     unsigned seed, SCOTCH_Num *node_of) {
+  int rank, size, rc = 0, worst;
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Comm_size(comm, &size);
+  if (g->xadj[g->nvert] > INT32_MAX - 1 || g->nvert > INT32_MAX)
+    rc = BALLAST_EOVERFLOW;
+  int *cnt = ballast__malloc((size_t)size * sizeof *cnt);
+  int *dsp = ballast__malloc((size_t)size * sizeof *dsp);
+  if (!rc && (!cnt || !dsp))
+    rc = BALLAST_ENOMEM;
+  if (!rc) {
+    for (int r = 0; r < size; r++) {
+      int64_t a = g->nvert * r / size, b = g->nvert * (r + 1) / size;
+      dsp[r] = (int)a;
+      cnt[r] = (int)(b - a);
+    }
+  }
+  /* Everyone enters PT-Scotch or nobody does. */
+  if (PMPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+    rc = BALLAST_EMPI;
+  else if (worst && !rc)
+    rc = BALLAST_EREMOTE;
+  if (!rc) {
+    int64_t lo = dsp[rank], hi = lo + cnt[rank];
+    rc = map_block(g, hw, velo, comm, bal, seed, lo, hi, node_of + lo);
+    if (PMPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+      rc = BALLAST_EMPI;
+    else if (worst && !rc)
+      rc = BALLAST_EREMOTE;
+  }
+  if (!rc && PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, node_of, cnt,
+                             dsp, num_type(), comm) != MPI_SUCCESS)
+    rc = BALLAST_EMPI;
+  if (!rc)
+    for (int64_t v = 0; v < g->nvert; v++)
+      if (node_of[v] < 0 || node_of[v] >= hw->nnodes) {
+        rc = BALLAST_ESCOTCH; /* same data everywhere: same verdict */
+        break;
+      }
+  free(cnt);
+  free(dsp);
+  return rc;
+}
+
+#else /* !BALLAST_HAVE_PTSCOTCH */
+
+int rta__phase1_dist_available(void) { return 0; }
+
+int rta__phase1_dist(const rta_graph_t *g, const rta_hw_t *hw,
+                     const SCOTCH_Num *velo, MPI_Comm comm, double bal,
+                     unsigned seed, SCOTCH_Num *node_of) {
+  (void)g;
+  (void)hw;
+  (void)velo;
+  (void)comm;
+  (void)bal;
+  (void)seed;
+  (void)node_of;
+  return BALLAST_ENOTSUP;
+}
+
+#endif

@@ -1,0 +1,772 @@
+/* ballast's own remap candidates beside SCOTCH's graphRemap: the combined
+ * cost (hop-bytes + migration per step), the relabelling of a fresh
+ * mapping onto the old places (assignments of the state overlap, level by
+ * level of the machine's tree), a greedy refinement of the combined cost
+ * restricted to moves towards a vertex's old slot or its neighbours', a
+ * diffusion of the load from the old mapping, and the choice among the
+ * candidates (rta__remap_best). Measured in bench/zoltan (README). */
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common_internal.h"
+#include "map/map_remap.h"
+
+double rta__remap_cost(const rta_graph_t *g, const rta_hw_t *hw,
+                       const int64_t *slot, const int64_t *prev, double steps,
+                       double *hop, double *mig) {
+  double h = 0, m = 0;
+  for (int64_t v = 0; v < g->nvert; v++) {
+    int sv = (int)slot[v];
+    for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
+      int64_t u = g->adj[i];
+      if (u > v && slot[u] != sv)
+        h += g->adjw[i] * rta__hw_dist(hw, sv, (int)slot[u]);
+    }
+    if (prev && prev[v] >= 0 && prev[v] != sv)
+      m += g->state[v] * rta__hw_dist(hw, (int)prev[v], sv);
+  }
+  m /= steps > 0 ? steps : 1;
+  if (hop)
+    *hop = h;
+  if (mig)
+    *mig = m;
+  return h + m;
+}
+
+/* ---- assignment ---------------------------------------------------------- */
+
+/* Dense problems up to this size are solved exactly (O(n^3)). */
+#define ASSIGN_EXACT_MAX 512
+
+/* Exact assignment maximising sum w[r * n + perm[r]] (Hungarian method with
+ * potentials on the costs -w). */
+static int assign_exact(int n, const double *w, int *perm) {
+  double *u = ballast__calloc((size_t)n + 1, sizeof *u), *vv = ballast__calloc((size_t)n + 1, sizeof *vv);
+  double *minv = ballast__malloc(((size_t)n + 1) * sizeof *minv);
+  int *p = ballast__calloc((size_t)n + 1, sizeof *p), *way = ballast__calloc((size_t)n + 1, sizeof *way);
+  char *used = ballast__malloc((size_t)n + 1);
+  int rc = 0;
+  if (!u || !vv || !minv || !p || !way || !used) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  for (int i = 1; i <= n; i++) {
+    p[0] = i;
+    int j0 = 0;
+    for (int j = 0; j <= n; j++) {
+      minv[j] = DBL_MAX;
+      used[j] = 0;
+    }
+    do {
+      used[j0] = 1;
+      int i0 = p[j0], j1 = 0;
+      double delta = DBL_MAX;
+      for (int j = 1; j <= n; j++) {
+        if (used[j])
+          continue;
+        double cur = -w[(size_t)(i0 - 1) * n + (j - 1)] - u[i0] - vv[j];
+        if (cur < minv[j]) {
+          minv[j] = cur;
+          way[j] = j0;
+        }
+        if (minv[j] < delta) {
+          delta = minv[j];
+          j1 = j;
+        }
+      }
+      for (int j = 0; j <= n; j++) {
+        if (used[j]) {
+          u[p[j]] += delta;
+          vv[j] -= delta;
+        } else {
+          minv[j] -= delta;
+        }
+      }
+      j0 = j1;
+    } while (p[j0] != 0);
+    do {
+      int j1 = way[j0];
+      p[j0] = p[j1];
+      j0 = j1;
+    } while (j0);
+  }
+  for (int j = 1; j <= n; j++)
+    perm[p[j] - 1] = j - 1;
+done:
+  free(u);
+  free(vv);
+  free(minv);
+  free(p);
+  free(way);
+  free(used);
+  return rc;
+}
+
+typedef struct {
+  int64_t key; /* row * n + col */
+  double w;
+} cell_t;
+
+static int cell_by_key(const void *a, const void *b) {
+  int64_t x = ((const cell_t *)a)->key, y = ((const cell_t *)b)->key;
+  return (x > y) - (x < y);
+}
+
+static int cell_by_weight(const void *a, const void *b) {
+  const cell_t *x = a, *y = b;
+  if (x->w != y->w)
+    return x->w < y->w ? 1 : -1;
+  return (x->key > y->key) - (x->key < y->key);
+}
+
+/* Greedy assignment on sparse cells (heaviest first), for large n; rows
+ * left over take the columns left over in order. Sorts \a c. */
+static int assign_greedy(int n, cell_t *c, int64_t nc, int *perm) {
+  char *colused = ballast__calloc((size_t)n, 1);
+  if (!colused)
+    return BALLAST_ENOMEM;
+  for (int r = 0; r < n; r++)
+    perm[r] = -1;
+  qsort(c, (size_t)nc, sizeof *c, cell_by_weight);
+  for (int64_t i = 0; i < nc; i++) {
+    int r = (int)(c[i].key / n), col = (int)(c[i].key % n);
+    if (perm[r] < 0 && !colused[col]) {
+      perm[r] = col;
+      colused[col] = 1;
+    }
+  }
+  int col = 0;
+  for (int r = 0; r < n; r++) {
+    if (perm[r] >= 0)
+      continue;
+    while (colused[col])
+      col++;
+    perm[r] = col;
+    colused[col] = 1;
+  }
+  free(colused);
+  return 0;
+}
+
+/* ---- relabelling ----------------------------------------------------------- */
+
+/* Every node identical (same tree, one slot per core)? */
+static int nodes_uniform(const rta_hw_t *hw) {
+  for (int k = 0; k < hw->nnodes; k++) {
+    const rta__nodetopo_t *t = &hw->topo[hw->node_topo[k]];
+    if (hw->node_topo[k] != hw->node_topo[0] ||
+        hw->node_xslot[k + 1] - hw->node_xslot[k] != t->ncores)
+      return 0;
+    unsigned char *seen = ballast__calloc((size_t)t->ncores, 1);
+    if (!seen)
+      return 0;
+    int ok = 1;
+    for (int i = hw->node_xslot[k]; i < hw->node_xslot[k + 1] && ok; i++) {
+      int core = hw->slot_core[hw->node_slot[i]];
+      ok = core >= 0 && core < t->ncores && !seen[core];
+      if (ok)
+        seen[core] = 1;
+    }
+    free(seen);
+    if (!ok)
+      return 0;
+  }
+  return 1;
+}
+
+/* Are all inter-node distances equal (any permutation of nodes keeps every
+ * distance)? */
+static int network_flat(const rta_hw_t *hw) {
+  if (hw->net == RTA__NET_FLAT)
+    return 1;
+  int n = hw->nnodes;
+  if ((double)n * n > 4e6)
+    return 0;
+  double d0 = n > 1 ? rta__hw_node_dist(hw, 0, 1) : 0;
+  for (int a = 0; a < n; a++)
+    for (int b = 0; b < n; b++)
+      if (a != b && rta__hw_node_dist(hw, a, b) != d0)
+        return 0;
+  return 1;
+}
+
+/* Node permutation: perm[new node] = node it is renamed to. */
+static int relabel_nodes(const rta_graph_t *g, const rta_hw_t *hw,
+                         const int64_t *prev, const int64_t *slot, int *perm) {
+  int n = hw->nnodes, rc = 0;
+  if (n <= ASSIGN_EXACT_MAX) {
+    double *w = ballast__calloc((size_t)n * n, sizeof *w);
+    if (!w)
+      return BALLAST_ENOMEM;
+    for (int64_t v = 0; v < g->nvert; v++)
+      if (prev[v] >= 0)
+        w[(size_t)hw->slot_node[slot[v]] * n + hw->slot_node[prev[v]]] +=
+            g->state[v] + 1;
+    rc = assign_exact(n, w, perm);
+    free(w);
+    return rc;
+  }
+  cell_t *c = ballast__malloc((size_t)(g->nvert ? g->nvert : 1) * sizeof *c);
+  if (!c)
+    return BALLAST_ENOMEM;
+  int64_t nc = 0;
+  for (int64_t v = 0; v < g->nvert; v++)
+    if (prev[v] >= 0) {
+      c[nc].key = (int64_t)hw->slot_node[slot[v]] * n + hw->slot_node[prev[v]];
+      c[nc++].w = g->state[v] + 1;
+    }
+  qsort(c, (size_t)nc, sizeof *c, cell_by_key);
+  int64_t m = 0;
+  for (int64_t i = 0; i < nc; i++) {
+    if (m && c[m - 1].key == c[i].key)
+      c[m - 1].w += c[i].w;
+    else
+      c[m++] = c[i];
+  }
+  rc = assign_greedy(n, c, m, perm);
+  free(c);
+  return rc;
+}
+
+/* Inside node pairs: core permutation cmap[node * nc + core] (core of the
+ * renamed node), level by level from the top. */
+static int relabel_cores(const rta_graph_t *g, const rta_hw_t *hw,
+                         const int64_t *prev, const int64_t *slot,
+                         const int *nperm, int *cmap) {
+  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[0]];
+  int nn = hw->nnodes, nc = t->ncores, rc = 0;
+  int64_t n = g->nvert;
+  /* vertices grouped by their (new) node */
+  int64_t *xv = ballast__calloc((size_t)nn + 1, sizeof *xv);
+  int64_t *order = ballast__malloc((size_t)(n ? n : 1) * sizeof *order);
+  double *w = ballast__malloc((size_t)nc * nc * sizeof *w);
+  int *perm = ballast__malloc((size_t)nc * sizeof *perm);
+  if (!xv || !order || !w || !perm) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  for (int64_t v = 0; v < n; v++)
+    xv[hw->slot_node[slot[v]] + 1]++;
+  for (int k = 0; k < nn; k++)
+    xv[k + 1] += xv[k];
+  for (int64_t v = 0; v < n; v++)
+    order[xv[hw->slot_node[slot[v]]]++] = v;
+  for (int k = nn; k > 0; k--)
+    xv[k] = xv[k - 1];
+  xv[0] = 0;
+  for (int k = 0; k < nn && !rc; k++) {
+    int *pre = cmap + (size_t)k * nc; /* relabelled prefix of each core */
+    memset(pre, 0, (size_t)nc * sizeof *pre);
+    for (int l = 0; l < t->nlevels && !rc; l++) {
+      int a = t->arity[l];
+      int64_t s = t->stride[l], span = s * a;
+      int ngroups = (int)(nc / span);
+      for (int gi = 0; gi < ngroups && !rc; gi++) {
+        memset(w, 0, (size_t)a * a * sizeof *w);
+        for (int64_t i = xv[k]; i < xv[k + 1]; i++) {
+          int64_t v = order[i];
+          if (prev[v] < 0 || hw->slot_node[prev[v]] != nperm[k])
+            continue;
+          int cn = hw->slot_core[slot[v]], co = hw->slot_core[prev[v]];
+          if (pre[cn] / span != gi || co / span != gi)
+            continue;
+          w[(size_t)(cn / s % a) * a + (co / s % a)] += g->state[v] + 1;
+        }
+        if ((rc = assign_exact(a, w, perm)))
+          break;
+        for (int c = 0; c < nc; c++)
+          if (pre[c] / span == gi)
+            pre[c] += perm[c / s % a] * (int)s;
+      }
+    }
+  }
+done:
+  free(xv);
+  free(order);
+  free(w);
+  free(perm);
+  return rc;
+}
+
+int rta__relabel(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
+                 int64_t *slot) {
+  if (!prev || !nodes_uniform(hw))
+    return 0;
+  int nn = hw->nnodes, nc = hw->topo[hw->node_topo[0]].ncores, rc = 0;
+  int *nperm = ballast__malloc((size_t)nn * sizeof *nperm);
+  int *cmap = ballast__malloc((size_t)nn * nc * sizeof *cmap);
+  int *c2s = ballast__malloc((size_t)nn * nc * sizeof *c2s);
+  if (!nperm || !cmap || !c2s) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  if (network_flat(hw)) {
+    if ((rc = relabel_nodes(g, hw, prev, slot, nperm)))
+      goto done;
+  } else {
+    for (int k = 0; k < nn; k++)
+      nperm[k] = k;
+  }
+  if ((rc = relabel_cores(g, hw, prev, slot, nperm, cmap)))
+    goto done;
+  for (int s = 0; s < hw->nslots; s++)
+    c2s[(size_t)hw->slot_node[s] * nc + hw->slot_core[s]] = s;
+  for (int64_t v = 0; v < g->nvert; v++) {
+    int k = hw->slot_node[slot[v]], c = hw->slot_core[slot[v]];
+    slot[v] = c2s[(size_t)nperm[k] * nc + cmap[(size_t)k * nc + c]];
+  }
+done:
+  free(nperm);
+  free(cmap);
+  free(c2s);
+  return rc;
+}
+
+/* ---- refinement --------------------------------------------------------------- */
+
+/* Slot distances, tabulated when the table is small (the refinement and the
+ * diffusion ask for millions). */
+#define DIST_TABLE_MAX 2048
+
+typedef struct {
+  const rta_hw_t *hw;
+  float *t; /* ns x ns, or NULL: ask rta__hw_dist */
+  int ns;
+} dist_t;
+
+static void dist_init(dist_t *d, const rta_hw_t *hw) {
+  d->hw = hw;
+  d->ns = hw->nslots;
+  d->t = NULL;
+  if (d->ns > DIST_TABLE_MAX)
+    return;
+  d->t = ballast__malloc((size_t)d->ns * d->ns * sizeof *d->t);
+  if (!d->t)
+    return; /* slower, not wrong */
+  for (int a = 0; a < d->ns; a++)
+    for (int b = 0; b < d->ns; b++)
+      d->t[(size_t)a * d->ns + b] = (float)rta__hw_dist(hw, a, b);
+}
+
+static inline double dist(const dist_t *d, int a, int b) {
+  return d->t ? d->t[(size_t)a * d->ns + b] : rta__hw_dist(d->hw, a, b);
+}
+
+int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
+                double steps, double balrat, int passes, int64_t *slot) {
+  int ns = hw->nslots;
+  double *load = ballast__calloc((size_t)ns, sizeof *load);
+  int *cand = ballast__malloc(64 * sizeof *cand);
+  if (!load || !cand) {
+    free(load);
+    free(cand);
+    return BALLAST_ENOMEM;
+  }
+  dist_t dt;
+  dist_init(&dt, hw);
+  double total = 0;
+  for (int64_t v = 0; v < g->nvert; v++) {
+    load[slot[v]] += g->work[v];
+    total += g->work[v];
+  }
+  double cap = (1 + balrat) * total / ns;
+  double inv = 1.0 / (steps > 0 ? steps : 1);
+  for (int pass = 0; pass < passes; pass++) {
+    int64_t moved = 0;
+    for (int64_t v = 0; v < g->nvert; v++) {
+      int a = (int)slot[v], p = prev && prev[v] >= 0 ? (int)prev[v] : -1;
+      /* candidates: the old slot and the neighbours' slots */
+      int nc = 0;
+      if (p >= 0 && p != a)
+        cand[nc++] = p;
+      for (int64_t i = g->xadj[v]; i < g->xadj[v + 1] && nc < 64; i++) {
+        int b = (int)slot[g->adj[i]], dup = b == a;
+        for (int j = 0; j < nc && !dup; j++)
+          dup = cand[j] == b;
+        if (!dup)
+          cand[nc++] = b;
+      }
+      if (!nc)
+        continue;
+      double m = g->state[v] * inv, base = 0;
+      for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
+        base += g->adjw[i] * dist(&dt, a, (int)slot[g->adj[i]]);
+      if (p >= 0)
+        base += m * dist(&dt, p, a);
+      /* on an overloaded slot the cheapest move to a slot with room is
+       * taken even when it costs */
+      int best = -1, over = load[a] > cap;
+      double bestc = over ? 1e300 : base - 1e-9 * (base > 0 ? base : 1);
+      for (int j = 0; j < nc; j++) {
+        int b = cand[j];
+        if (load[b] + g->work[v] > cap)
+          continue;
+        double c = p >= 0 ? m * dist(&dt, p, b) : 0;
+        for (int64_t i = g->xadj[v]; i < g->xadj[v + 1] && c < bestc; i++)
+          c += g->adjw[i] * dist(&dt, b, (int)slot[g->adj[i]]);
+        if (c < bestc) {
+          bestc = c;
+          best = b;
+        }
+      }
+      if (best >= 0) {
+        load[a] -= g->work[v];
+        load[best] += g->work[v];
+        slot[v] = best;
+        moved++;
+      }
+    }
+    if (moved == 0)
+      break;
+  }
+  free(load);
+  free(cand);
+  free(dt.t);
+  return 0;
+}
+
+/* ---- diffusion from the old mapping ----------------------------------------------- */
+
+/* Cost of vertex v on slot b: its edges' bytes x distance to the
+ * neighbours' slots, plus its migration (m per distance from p). */
+static double vcost(const rta_graph_t *g, const dist_t *dt,
+                    const int64_t *slot, int64_t v, int b, int p, double m) {
+  double c = p >= 0 ? m * dist(dt, p, b) : 0;
+  for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
+    c += g->adjw[i] * dist(dt, b, (int)slot[g->adj[i]]);
+  return c;
+}
+
+typedef struct {
+  int64_t v;
+  int to;
+  double gain;
+} dmove_t;
+
+static int dmove_by_gain(const void *a, const void *b) {
+  const dmove_t *x = a, *y = b;
+  if (x->gain != y->gain)
+    return x->gain < y->gain ? 1 : -1;
+  return (x->v > y->v) - (x->v < y->v);
+}
+
+/* Index of pair (s, t) in the sorted quotient edge list, or -1. */
+static int64_t qfind(const int64_t *key, int64_t nq, int64_t k) {
+  int64_t lo = 0, hi = nq - 1;
+  while (lo <= hi) {
+    int64_t mid = (lo + hi) / 2;
+    if (key[mid] == k)
+      return mid;
+    if (key[mid] < k)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return -1;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Largest number of flow rounds (each moves at most one layer of boundary
+ * vertices per pair of slots). */
+#define DIFFUSE_ROUNDS 64
+/* Largest number of diffusions (each from the loads the last one reached). */
+#define DIFFUSE_ITERS 8
+
+/* One diffusion: flows from the current loads, carried out layer by layer. */
+static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
+                        const dist_t *dt, const int64_t *prev, double inv,
+                        double *load, double avg, int64_t *slot) {
+  int64_t n = g->nvert;
+  int ns = hw->nslots, rc = 0;
+  double *x = ballast__calloc((size_t)ns, sizeof *x), *r = ballast__calloc((size_t)ns, sizeof *r);
+  double *pp = ballast__calloc((size_t)ns, sizeof *pp), *ap = ballast__calloc((size_t)ns, sizeof *ap);
+  int64_t *key = NULL, nq = 0;
+  double *qw = NULL, *flow = NULL;
+  dmove_t *mv = NULL;
+  if (!x || !r || !pp || !ap) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  /* quotient graph of the slots: pairs s < t joined by an edge, weight =
+   * bytes between them */
+  int64_t cap = 1024, ne = 0;
+  key = ballast__malloc((size_t)cap * sizeof *key);
+  if (!key) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  for (int64_t v = 0; v < n; v++)
+    for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
+      int64_t s = slot[v], t = slot[g->adj[i]];
+      if (s >= t)
+        continue;
+      if (ne == cap) {
+        int64_t *k2 = ballast__realloc(key, (size_t)cap * 2 * sizeof *key);
+        if (!k2) {
+          rc = BALLAST_ENOMEM;
+          goto done;
+        }
+        key = k2;
+        cap *= 2;
+      }
+      key[ne++] = s * ns + t;
+    }
+  qsort(key, (size_t)ne, sizeof *key, cmp_i64);
+  for (int64_t i = 0; i < ne; i++)
+    if (!nq || key[nq - 1] != key[i])
+      key[nq++] = key[i];
+  qw = ballast__calloc((size_t)(nq ? nq : 1), sizeof *qw);
+  flow = ballast__calloc((size_t)(nq ? nq : 1), sizeof *flow);
+  mv = ballast__malloc((size_t)(n ? n : 1) * sizeof *mv);
+  if (!qw || !flow || !mv) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  for (int64_t v = 0; v < n; v++)
+    for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
+      int64_t s = slot[v], t = slot[g->adj[i]];
+      if (s < t)
+        qw[qfind(key, nq, s * ns + t)] += g->adjw[i];
+    }
+  double wmax = 0;
+  for (int64_t q = 0; q < nq; q++)
+    if (qw[q] > wmax)
+      wmax = qw[q];
+  for (int64_t q = 0; q < nq; q++)
+    qw[q] = wmax > 0 ? qw[q] / wmax : 1;
+  /* Laplacian L x = load - avg by conjugate gradients (L is singular but
+   * the right-hand side sums to zero on each connected component) */
+  double rr = 0, bb = 0;
+  for (int s = 0; s < ns; s++) {
+    r[s] = pp[s] = load[s] - avg;
+    rr += r[s] * r[s];
+  }
+  bb = rr;
+  for (int it = 0; it < 4 * ns && rr > 1e-16 * bb; it++) {
+    memset(ap, 0, (size_t)ns * sizeof *ap);
+    for (int64_t q = 0; q < nq; q++) {
+      int s = (int)(key[q] / ns), t = (int)(key[q] % ns);
+      double d = qw[q] * (pp[s] - pp[t]);
+      ap[s] += d;
+      ap[t] -= d;
+    }
+    double pap = 0;
+    for (int s = 0; s < ns; s++)
+      pap += pp[s] * ap[s];
+    if (!(pap > 0))
+      break;
+    double alpha = rr / pap, rr2 = 0;
+    for (int s = 0; s < ns; s++) {
+      x[s] += alpha * pp[s];
+      r[s] -= alpha * ap[s];
+      rr2 += r[s] * r[s];
+    }
+    for (int s = 0; s < ns; s++)
+      pp[s] = r[s] + rr2 / rr * pp[s];
+    rr = rr2;
+  }
+  /* flow[q] > 0: work to send from s to t (t to s when negative) */
+  for (int64_t q = 0; q < nq; q++) {
+    int s = (int)(key[q] / ns), t = (int)(key[q] % ns);
+    flow[q] = qw[q] * (x[s] - x[t]);
+  }
+  /* Execute the flows layer by layer: every boundary vertex proposes its
+   * best move along a pair with flow left; moves are applied best first
+   * while the pair's flow lasts. */
+  double *out = r; /* reused: flow still to leave each slot */
+  for (int round = 0; round < DIFFUSE_ROUNDS; round++) {
+    int64_t nm = 0;
+    memset(out, 0, (size_t)ns * sizeof *out);
+    for (int64_t q = 0; q < nq; q++) {
+      int s = (int)(key[q] / ns), t = (int)(key[q] % ns);
+      if (flow[q] > 0)
+        out[s] += flow[q];
+      else
+        out[t] -= flow[q];
+    }
+    for (int64_t v = 0; v < n; v++) {
+      int a = (int)slot[v], p = (int)prev[v];
+      if (out[a] < 0.5 * g->work[v])
+        continue;
+      double m = g->state[v] * inv, base = -1, best = -1e300;
+      int to = -1;
+      for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
+        int b = (int)slot[g->adj[i]];
+        if (b == a || b == to)
+          continue;
+        int64_t q = a < b ? qfind(key, nq, (int64_t)a * ns + b)
+                          : qfind(key, nq, (int64_t)b * ns + a);
+        if (q < 0)
+          continue;
+        double f = a < b ? flow[q] : -flow[q];
+        if (f < 0.5 * g->work[v])
+          continue;
+        if (base < 0)
+          base = vcost(g, dt, slot, v, a, p, m);
+        double gain = base - vcost(g, dt, slot, v, b, p, m);
+        if (gain > best) {
+          best = gain;
+          to = b;
+        }
+      }
+      if (to >= 0) {
+        mv[nm].v = v;
+        mv[nm].to = to;
+        mv[nm++].gain = best;
+      }
+    }
+    if (!nm)
+      break;
+    qsort(mv, (size_t)nm, sizeof *mv, dmove_by_gain);
+    int64_t done_moves = 0;
+    for (int64_t i = 0; i < nm; i++) {
+      int64_t v = mv[i].v;
+      int a = (int)slot[v], b = mv[i].to;
+      int64_t q = a < b ? qfind(key, nq, (int64_t)a * ns + b)
+                        : qfind(key, nq, (int64_t)b * ns + a);
+      double f = a < b ? flow[q] : -flow[q];
+      if (f < 0.5 * g->work[v])
+        continue;
+      flow[q] += a < b ? -g->work[v] : g->work[v];
+      load[a] -= g->work[v];
+      load[b] += g->work[v];
+      slot[v] = b;
+      done_moves++;
+    }
+    /* the tail of a diffusion moves a handful per round: stop it */
+    if (done_moves <= n / 10000)
+      break;
+  }
+done:
+  free(x);
+  free(r);
+  free(pp);
+  free(ap);
+  free(key);
+  free(qw);
+  free(flow);
+  free(mv);
+  return rc;
+}
+
+int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
+                 double steps, double balrat, int64_t *slot) {
+  int64_t n = g->nvert;
+  int ns = hw->nslots, rc = 0;
+  double *load = ballast__calloc((size_t)ns, sizeof *load);
+  if (!load)
+    return BALLAST_ENOMEM;
+  /* start from the old places; new vertices go to a neighbour's */
+  for (int64_t v = 0; v < n; v++)
+    slot[v] = prev[v];
+  for (int pass = 0; pass < 2; pass++)
+    for (int64_t v = 0; v < n; v++)
+      if (slot[v] < 0)
+        for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
+          if (slot[g->adj[i]] >= 0) {
+            slot[v] = slot[g->adj[i]];
+            break;
+          }
+  for (int64_t v = 0; v < n; v++)
+    if (slot[v] < 0)
+      slot[v] = v % ns;
+  double total = 0;
+  for (int64_t v = 0; v < n; v++) {
+    load[slot[v]] += g->work[v];
+    total += g->work[v];
+  }
+  double avg = total / ns, inv = 1.0 / (steps > 0 ? steps : 1);
+  dist_t dt;
+  dist_init(&dt, hw);
+  /* the flows of one diffusion can get stuck (a slot no longer touches
+   * the slot it should feed): diffuse again from the loads reached */
+  for (int it = 0; it < DIFFUSE_ITERS && !rc; it++) {
+    double mx = 0;
+    for (int s = 0; s < ns; s++)
+      if (load[s] > mx)
+        mx = load[s];
+    if (mx <= (1 + balrat) * avg)
+      break;
+    rc = diffuse_once(g, hw, &dt, prev, inv, load, avg, slot);
+  }
+  free(load);
+  free(dt.t);
+  return rc;
+}
+
+/* ---- the choice ------------------------------------------------------------------ */
+
+/* Greedy refinement sweeps applied to each remap candidate. */
+#define REFINE_PASSES 4
+
+/* Largest slot work of a mapping, over the average. */
+static double max_over_avg(const rta_graph_t *g, const rta_hw_t *hw,
+                           const int64_t *slot, double *load) {
+  double total = 0, mx = 0;
+  memset(load, 0, (size_t)hw->nslots * sizeof *load);
+  for (int64_t v = 0; v < g->nvert; v++) {
+    load[slot[v]] += g->work[v];
+    total += g->work[v];
+  }
+  for (int s = 0; s < hw->nslots; s++)
+    if (load[s] > mx)
+      mx = load[s];
+  return total > 0 ? mx * hw->nslots / total : 1.0;
+}
+
+int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
+                    const int64_t *prev, double steps, double balrat,
+                    int (*fresh)(void *arg, int64_t *slot), void *arg,
+                    int64_t *slot) {
+  int64_t n = g->nvert;
+  int64_t *cand[2];
+  cand[0] = ballast__malloc((size_t)(n ? n : 1) * sizeof *cand[0]);
+  cand[1] = ballast__malloc((size_t)(n ? n : 1) * sizeof *cand[1]);
+  double *load = ballast__malloc((size_t)hw->nslots * sizeof *load);
+  int rc = 0;
+  if (!cand[0] || !cand[1] || !load) {
+    rc = BALLAST_ENOMEM;
+    goto done;
+  }
+  /* the fresh mapping first: it may be collective (phase 2 shared among
+   * ranks), everything after it is local */
+  if ((rc = fresh(arg, cand[1])) || (rc = rta__relabel(g, hw, prev, cand[1])))
+    goto done;
+  if ((rc = rta__diffuse(g, hw, prev, steps, balrat, cand[0])))
+    goto done;
+  /* The balance allowed: the tolerance, or the fresh mapping's when
+   * SCOTCH could not reach it (SCOTCH's remap alone may end far above). */
+  double lim = max_over_avg(g, hw, cand[1], load);
+  if (lim < 1 + balrat)
+    lim = 1 + balrat;
+  int64_t *all[3] = {slot, cand[0], cand[1]};
+  double best = 0, bestbal = 0;
+  int pick = -1;
+  for (int k = 0; k < 3; k++) {
+    if ((rc = rta__refine(g, hw, prev, steps, balrat, REFINE_PASSES, all[k])))
+      goto done;
+    double ck = rta__remap_cost(g, hw, all[k], prev, steps, NULL, NULL);
+    double bk = max_over_avg(g, hw, all[k], load);
+    int ok = bk <= lim + 1e-9, best_ok = pick >= 0 && bestbal <= lim + 1e-9;
+    /* balanced beats unbalanced; then the cheaper; unbalanced: the
+     * better balanced */
+    if (pick < 0 || (ok && (!best_ok || ck < best)) ||
+        (!ok && !best_ok && bk < bestbal)) {
+      pick = k;
+      best = ck;
+      bestbal = bk;
+    }
+  }
+  if (pick > 0)
+    memcpy(slot, all[pick], (size_t)n * sizeof *slot);
+done:
+  free(cand[0]);
+  free(cand[1]);
+  free(load);
+  return rc;
+}

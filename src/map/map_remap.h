@@ -1,0 +1,81 @@
+/*
+ * ballast's own remap candidates (map_remap.c), used by map.c when a
+ * mapping is given the previous one: the combined cost that chooses between
+ * candidates, the relabelling of a fresh mapping onto the old places, and a
+ * greedy refinement of the combined cost. Internal, never installed.
+ */
+#ifndef BALLAST_RTA_MAP_REMAP_H
+#define BALLAST_RTA_MAP_REMAP_H
+
+#include <stdint.h>
+
+#include "map/map_internal.h"
+
+/**
+ * Combined cost of \a slot after \a prev, in hop-bytes per step: the
+ * mapping's hop-bytes plus, for every vertex that moves, its state bytes x
+ * the distance from its old slot to its new one / \a steps (a migration is
+ * one message of the state, paid once every \a steps steps). Vertices with
+ * prev -1 cost nothing to place. \a hop and \a mig (may be NULL) get the
+ * two terms.
+ */
+double rta__remap_cost(const rta_graph_t *g, const rta_hw_t *hw,
+                       const int64_t *slot, const int64_t *prev, double steps,
+                       double *hop, double *mig);
+
+/**
+ * Renames the places of \a slot, in place, so that as much state as
+ * possible stays where \a prev had it, without changing any distance
+ * between two slots (so hop-bytes and loads are unchanged): whole nodes are
+ * permuted when every inter-node distance is equal, then, inside a node,
+ * the children of each level of its tree (sockets, caches, cores), top
+ * down, each level by an optimal assignment of the overlap in state bytes.
+ * Nodes must be identical and hold exactly one slot per core; otherwise
+ * nothing changes. 0 or BALLAST_ENOMEM.
+ */
+int rta__relabel(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
+                 int64_t *slot);
+
+/**
+ * Greedy refinement of rta__remap_cost(), in place: up to \a passes sweeps
+ * over the vertices; a vertex moves to its old slot or to a slot of one of
+ * its neighbours when that lowers the combined cost and the target's work
+ * stays within (1 + balrat) x average; a vertex on a slot above that bound
+ * takes the cheapest such move even when it costs (balance repair).
+ * Deterministic.
+ * 0 or BALLAST_ENOMEM.
+ */
+int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
+                double steps, double balrat, int passes, int64_t *slot);
+
+/**
+ * Diffusion from the old mapping: \a slot starts as \a prev (vertices
+ * with -1 join a neighbour's slot); the work each slot must give to or take
+ * from its neighbouring slots is the flow of a diffusion on the slots'
+ * quotient graph (Laplacian weighted by the bytes between two slots, solved
+ * by conjugate gradients, right-hand side = work - average); the flows are
+ * then carried out layer by layer by the boundary vertices whose move costs
+ * least in rta__remap_cost(); flows that get stuck (a slot no longer
+ * touching the one it should feed) are recomputed from the loads reached,
+ * until the largest work is within (1 + balrat) x average or 8 diffusions.
+ * Deterministic. 0 or BALLAST_ENOMEM.
+ */
+int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
+                 double steps, double balrat, int64_t *slot);
+
+/**
+ * ballast's remap: \a slot holds SCOTCH's graphRemap result on entry. Two
+ * more candidates, rta__diffuse() and \a fresh (the same mapping without
+ * prev) relabelled by rta__relabel(); all three are refined by
+ * rta__refine() and the one with the lowest rta__remap_cost() among those
+ * within the balance allowed (1 + balrat, or the fresh mapping's balance
+ * when larger) is left in \a slot (none within: the best balanced). Ties
+ * keep SCOTCH's, then the diffusion. Deterministic when \a fresh is.
+ * 0, BALLAST_ENOMEM, or \a fresh's error.
+ */
+int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
+                    const int64_t *prev, double steps, double balrat,
+                    int (*fresh)(void *arg, int64_t *slot), void *arg,
+                    int64_t *slot);
+
+#endif

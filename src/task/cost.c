@@ -1,0 +1,270 @@
+/* The cost model: per-task moving averages of the time per step, fed from
+ * PIA's interval data, and the bytes sent to each rank per step.
+ *
+ * Every task is clocked as a mon region named by its key. The first time a
+ * task's region is entered under a given parent region, that region id is
+ * tracked in one PIA interval; rta_step() reads the change of each task's
+ * regions since the previous step and sets the mark again. */
+#include "task/task_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ballast/pia.h>
+
+#include "common/common_internal.h"
+#include "mon/mon_hooks.h"
+
+#define DEFAULT_WINDOW 10
+#define DEFAULT_MIN_STEPS 3
+
+static rta_cost_config_t config = {DEFAULT_WINDOW, DEFAULT_MIN_STEPS};
+static pia_interval_t *interval;
+static long long steps;         /* rta_step() calls */
+static double *base_bytes;      /* partner volume (world ranks) at the baseline */
+static int base_n;              /* entries of base_bytes */
+static long long base_step = -1; /* steps at the baseline; -1: none taken */
+
+/* ---- per-task window ---------------------------------------------------- */
+
+void rta__cost_clear(rta__cost_t *c) {
+  free(c->ring);
+  free(c->regions);
+  memset(c, 0, sizeof *c);
+}
+
+static void push_sample(rta__cost_t *c, double v) {
+  if (!c->ring || c->cap != config.window) {
+    double *r = ballast__calloc((size_t)config.window, sizeof *r);
+    if (!r)
+      return; /* out of memory: this sample is lost, the window keeps going */
+    /* Keep the most recent samples that fit the (new) window, oldest first. */
+    int keep = c->n < config.window ? c->n : config.window;
+    for (int i = 0; i < keep; i++)
+      r[i] = c->ring[(c->head - keep + i + c->cap) % c->cap];
+    free(c->ring);
+    c->ring = r;
+    c->cap = config.window;
+    c->n = keep;
+    c->head = keep % c->cap;
+  }
+  c->ring[c->head] = v;
+  c->head = (c->head + 1) % c->cap;
+  if (c->n < c->cap)
+    c->n++;
+  c->total++;
+  c->last = v;
+}
+
+void rta__cost_on_begin(rta_task_t *t) {
+  int id = pia_current_region();
+  if (id <= PIA_REGION_MAIN)
+    return; /* a task's region is never the whole program: monitoring is off */
+  rta__cost_t *c = &t->cost;
+  for (int i = 0; i < c->nregions; i++)
+    if (c->regions[i] == id)
+      return;
+  if (!interval && pia_interval_create(&interval) != 0)
+    return;
+  if (c->nregions == c->capregions) {
+    int cap = c->capregions ? 2 * c->capregions : 2;
+    int *r = ballast__realloc(c->regions, (size_t)cap * sizeof *r);
+    if (!r)
+      return;
+    c->regions = r;
+    c->capregions = cap;
+  }
+  if (pia_interval_track_region(interval, id) == 0)
+    c->regions[c->nregions++] = id;
+}
+
+/* ---- configuration --------------------------------------------------------- */
+
+int rta_set_cost_config(const rta_cost_config_t *cfg) {
+  if (!cfg || cfg->window < 1 || cfg->min_steps < 1 ||
+      cfg->min_steps > cfg->window) {
+    BALLAST_WARN("rta: cost config: window %d, min_steps %d (need 1 <= "
+                 "min_steps <= window)", cfg ? cfg->window : 0,
+                 cfg ? cfg->min_steps : 0);
+    return BALLAST_EINVAL;
+  }
+  config = *cfg;
+  return 0;
+}
+
+int rta_get_cost_config(rta_cost_config_t *cfg) {
+  if (!cfg)
+    return BALLAST_EINVAL;
+  *cfg = config;
+  return 0;
+}
+
+int rta_set_window(int n) {
+  rta_cost_config_t c = config;
+  c.window = n;
+  if (c.min_steps > n)
+    c.min_steps = n;
+  return rta_set_cost_config(&c);
+}
+
+int rta__cost_min_steps(void) { return config.min_steps; }
+
+int rta__cost_reset_config(void) {
+  pia_interval_destroy(interval);
+  interval = NULL;
+  config.window = DEFAULT_WINDOW;
+  config.min_steps = DEFAULT_MIN_STEPS;
+  steps = 0;
+  free(base_bytes);
+  base_bytes = NULL;
+  base_n = 0;
+  base_step = -1;
+  return 0;
+}
+
+/* ---- steps ---------------------------------------------------------------- */
+
+long long rta_steps(void) { return steps; }
+
+int rta_step(void) {
+  if (rta__open_depth() > 0) {
+    BALLAST_WARN("rta: rta_step with task \"%s\" still open",
+                 rta_task_key(rta_current_task()));
+    return BALLAST_ESTATE;
+  }
+  steps++;
+  if (!mon__active())
+    return BALLAST_EDISABLED; /* monitoring off: estimates serve */
+  if (!interval)
+    return 0; /* no task has run under monitoring yet */
+  for (rta_task_t *t = rta__task_first(); t; t = rta__task_next(t)) {
+    rta__cost_t *c = &t->cost;
+    long long count = 0;
+    double work = 0;
+    for (int i = 0; i < c->nregions; i++) {
+      pia_regdata_t d;
+      if (pia_interval_region_data(interval, c->regions[i], &d) == 0) {
+        count += d.count64;
+        /* The task's own work: wall time outside MPI, but never more than
+         * the CPU time the thread got (when mon records it). On a shared or
+         * oversubscribed core a preemption of a few ms inflates the wall
+         * time of whichever task it hits; the CPU clock does not see it. The
+         * CPU time alone would count MPI's busy polling, hence the minimum. */
+        double w = d.wtime - d.mtime;
+        if (d.cputime > 0 && d.cputime < w)
+          w = d.cputime;
+        work += w;
+      }
+    }
+    if (count > 0)
+      push_sample(c, work > 0 ? work : 0);
+  }
+  return pia_interval_mark(interval);
+}
+
+int rta_task_cost(const rta_task_t *t, rta_task_cost_t *out) {
+  if (!t || !out)
+    return BALLAST_EINVAL;
+  const rta__cost_t *c = &t->cost;
+  memset(out, 0, sizeof *out);
+  out->est_work = t->params.est_work;
+  out->nsteps = c->n < config.window ? c->n : config.window;
+  out->total_steps = c->total;
+  out->last_time = c->last;
+  if (out->nsteps > 0) {
+    /* The window may have just shrunk: average the most recent samples. */
+    double s = 0;
+    for (int i = 0; i < out->nsteps; i++)
+      s += c->ring[(c->head - 1 - i + 2 * c->cap) % c->cap];
+    out->avg_time = s / out->nsteps;
+  }
+  out->measured = out->nsteps >= config.min_steps;
+  return 0;
+}
+
+/* ---- bytes per rank --------------------------------------------------------- */
+
+static int read_volumes(double **vols, int *n) {
+  int w;
+  *vols = NULL;
+  *n = 0;
+  if (PMPI_Comm_size(MPI_COMM_WORLD, &w) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  pia_partnerdata_t *pd = ballast__calloc((size_t)w, sizeof *pd);
+  double *v = ballast__calloc((size_t)w, sizeof *v);
+  if (!pd || !v) {
+    free(pd);
+    free(v);
+    return BALLAST_ENOMEM;
+  }
+  int rc = pia_get_partner_volumes(pd, w, PIA_REGION_ALL);
+  for (int i = 0; i < w && !rc; i++)
+    v[i] = (double)pd[i].nbytes;
+  free(pd);
+  if (rc) {
+    free(v);
+    return rc;
+  }
+  *vols = v;
+  *n = w;
+  return 0;
+}
+
+int rta__cost_partner_rebase(MPI_Comm comm) {
+  (void)comm;
+  double *v;
+  int n;
+  int rc = read_volumes(&v, &n);
+  if (rc)
+    return rc;
+  free(base_bytes);
+  base_bytes = v;
+  base_n = n;
+  base_step = steps;
+  return 0;
+}
+
+int rta__cost_partner_bytes(MPI_Comm comm, double *out, long long *nsteps) {
+  int size;
+  *nsteps = 0;
+  if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  memset(out, 0, (size_t)size * sizeof *out);
+  long long since = steps - (base_step < 0 ? 0 : base_step);
+  if (since <= 0)
+    return 0;
+  double *v;
+  int n;
+  int rc = read_volumes(&v, &n);
+  if (rc)
+    return rc; /* monitoring off: nothing measured */
+  MPI_Group g, wg;
+  int *ranks = ballast__malloc((size_t)size * sizeof *ranks);
+  int *world = ballast__malloc((size_t)size * sizeof *world);
+  if (!ranks || !world) {
+    free(ranks);
+    free(world);
+    free(v);
+    return BALLAST_ENOMEM;
+  }
+  for (int r = 0; r < size; r++)
+    ranks[r] = r;
+  PMPI_Comm_group(comm, &g);
+  PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+  PMPI_Group_translate_ranks(g, size, ranks, wg, world);
+  PMPI_Group_free(&g);
+  PMPI_Group_free(&wg);
+  for (int r = 0; r < size; r++) {
+    int w = world[r];
+    if (w < 0 || w >= n)
+      continue;
+    double b = v[w] - (base_bytes && w < base_n ? base_bytes[w] : 0);
+    out[r] = b > 0 ? b / (double)since : 0;
+  }
+  *nsteps = since;
+  free(ranks);
+  free(world);
+  free(v);
+  return 0;
+}

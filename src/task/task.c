@@ -1,0 +1,572 @@
+/* The task tree: definition, lookup by key, removal, begin/end nesting. */
+#include "task/task_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ballast/mon.h>
+
+#include "common/common_internal.h"
+
+static rta_task_t *tasks;        /* uthash head, keyed by full key */
+static rta_task_t **open_stack;  /* begun, not yet ended; innermost last */
+static int nopen, capopen;
+
+/* ---- keys ------------------------------------------------------------------ */
+
+int rta__check_key(const char *key) {
+  if (!key || !*key)
+    return BALLAST_EINVAL;
+  if (strnlen(key, RTA_KEY_MAX + 1) > RTA_KEY_MAX)
+    return BALLAST_ENAMETOOLONG;
+  return 0;
+}
+
+/* Logs a bad key once, naming it as far as it is printable. */
+static int key_error(const char *what, const char *key, int rc) {
+  if (!key)
+    BALLAST_WARN("rta: %s: NULL key (%s)", what, ballast_err_name(rc));
+  else
+    BALLAST_WARN("rta: %s: key \"%.64s%s\" (%s)", what, key,
+                 strnlen(key, 65) > 64 ? "..." : "", ballast_err_name(rc));
+  return rc;
+}
+
+/* ---- parameters ------------------------------------------------------------- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) {
+    h ^= b[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+static uint64_t fnv_double(uint64_t h, double d) {
+  if (d == 0.0)
+    d = 0.0; /* -0 and +0 hash alike */
+  return fnv(h, &d, sizeof d);
+}
+
+uint64_t rta__params_hash(const rta_task_params_t *p) {
+  uint64_t h = 14695981039346656037ull;
+  int64_t np = p->nprocs, nc = p->ncomm;
+  uint64_t ss = p->state_size;
+  h = fnv(h, &np, sizeof np);
+  h = fnv_double(h, p->est_work);
+  h = fnv(h, &ss, sizeof ss);
+  h = fnv(h, &nc, sizeof nc);
+  /* p->comm is sorted by key (rta's copy), so the order the application
+   * declared partners in does not matter. */
+  for (int i = 0; i < p->ncomm; i++) {
+    h = fnv(h, p->comm[i].key, strlen(p->comm[i].key) + 1);
+    h = fnv_double(h, p->comm[i].bytes);
+  }
+  return h;
+}
+
+static int cmp_comm(const void *a, const void *b) {
+  return strcmp(((const rta_comm_est_t *)a)->key,
+                ((const rta_comm_est_t *)b)->key);
+}
+
+/* Checks one parameter record of the child with full key \a key. */
+static int check_params(const rta_task_params_t *p, const char *key) {
+  if (p->nprocs < 1) {
+    BALLAST_WARN("rta: task \"%s\": nprocs %d < 1", key, p->nprocs);
+    return BALLAST_EINVAL;
+  }
+  if (!isfinite(p->est_work) || p->est_work < 0) {
+    BALLAST_WARN("rta: task \"%s\": estimated work %g is not a finite value >= 0",
+                 key, p->est_work);
+    return BALLAST_EINVAL;
+  }
+  if (p->ncomm < 0 || (p->ncomm > 0 && !p->comm)) {
+    BALLAST_WARN("rta: task \"%s\": %d partners but comm is %s", key, p->ncomm,
+                 p->comm ? "set" : "NULL");
+    return BALLAST_EINVAL;
+  }
+  for (int i = 0; i < p->ncomm; i++) {
+    int rc = rta__check_key(p->comm[i].key);
+    if (rc) {
+      BALLAST_WARN("rta: task \"%s\": partner %d has a %s key", key, i,
+                   rc == BALLAST_ENAMETOOLONG ? "too long" : "NULL or empty");
+      return rc;
+    }
+    if (strcmp(p->comm[i].key, key) == 0) {
+      BALLAST_WARN("rta: task \"%s\" names itself as a partner", key);
+      return BALLAST_EINVAL;
+    }
+    if (!isfinite(p->comm[i].bytes) || p->comm[i].bytes < 0) {
+      BALLAST_WARN("rta: task \"%s\": bytes %g to \"%s\" is not a finite value >= 0",
+                   key, p->comm[i].bytes, p->comm[i].key);
+      return BALLAST_EINVAL;
+    }
+  }
+  return 0;
+}
+
+/* Copies the parameters into t (partners sorted, keys duplicated). */
+static int copy_params(rta_task_t *t, const rta_task_params_t *p) {
+  t->params = *p;
+  t->params.comm = NULL;
+  if (p->ncomm > 0) {
+    t->comm_copy = ballast__calloc((size_t)p->ncomm, sizeof *t->comm_copy);
+    if (!t->comm_copy)
+      return BALLAST_ENOMEM;
+    for (int i = 0; i < p->ncomm; i++) {
+      t->comm_copy[i].bytes = p->comm[i].bytes;
+      t->comm_copy[i].key = ballast__strdup(p->comm[i].key);
+      if (!t->comm_copy[i].key)
+        return BALLAST_ENOMEM;
+    }
+    qsort(t->comm_copy, (size_t)p->ncomm, sizeof *t->comm_copy, cmp_comm);
+    for (int i = 1; i < p->ncomm; i++)
+      if (strcmp(t->comm_copy[i - 1].key, t->comm_copy[i].key) == 0) {
+        BALLAST_WARN("rta: task \"%s\" lists partner \"%s\" twice", t->key,
+                     t->comm_copy[i].key);
+        return BALLAST_EINVAL;
+      }
+    t->params.comm = t->comm_copy;
+  }
+  t->params_hash = rta__params_hash(&t->params);
+  return 0;
+}
+
+static void free_task_record(rta_task_t *t) {
+  if (!t)
+    return;
+  if (t->comm_copy)
+    for (int i = 0; i < t->params.ncomm; i++)
+      free((char *)t->comm_copy[i].key);
+  free(t->comm_copy);
+  rta__arrays_clear(t);
+  rta__cost_clear(&t->cost);
+  mon_region_handle_destroy(t->region);
+  free(t->children);
+  free(t->key);
+  free(t);
+}
+
+/* ---- definition ------------------------------------------------------------- */
+
+static int add_child(rta_task_t *parent, rta_task_t *c) {
+  if (parent->nchildren == parent->capchildren) {
+    int cap = parent->capchildren ? 2 * parent->capchildren : 4;
+    rta_task_t **ch = ballast__realloc(parent->children, (size_t)cap * sizeof *ch);
+    if (!ch)
+      return BALLAST_ENOMEM;
+    parent->children = ch;
+    parent->capchildren = cap;
+  }
+  parent->children[parent->nchildren++] = c;
+  return 0;
+}
+
+/* Builds (unlinked) the child called name under parent. */
+static int make_task(rta_task_t *parent, const char *name,
+                     const rta_task_params_t *p, rta_task_t **out) {
+  *out = NULL;
+  if (!name || !*name)
+    return key_error("define_task", name, BALLAST_EINVAL);
+  if (strchr(name, '/'))
+    return key_error("define_task: a task name may not contain '/'", name,
+                     BALLAST_EINVAL);
+  size_t plen = parent ? strlen(parent->key) + 1 : 0;
+  size_t nlen = strnlen(name, RTA_KEY_MAX + 1);
+  if (plen + nlen > RTA_KEY_MAX)
+    return key_error("define_task: key longer than RTA_KEY_MAX", name,
+                     BALLAST_ENAMETOOLONG);
+  rta_task_t *t = ballast__calloc(1, sizeof *t);
+  if (!t)
+    return BALLAST_ENOMEM;
+  t->key = ballast__malloc(plen + nlen + 1);
+  if (!t->key) {
+    free(t);
+    return BALLAST_ENOMEM;
+  }
+  if (parent) {
+    memcpy(t->key, parent->key, plen - 1);
+    t->key[plen - 1] = '/';
+  }
+  memcpy(t->key + plen, name, nlen + 1);
+  t->name = t->key + plen;
+  t->parent = parent;
+  t->stage = parent ? parent->nstages : -1;
+  rta_task_t *dup = NULL;
+  HASH_FIND_STR(tasks, t->key, dup);
+  if (dup) {
+    key_error("define_task: duplicate key", t->key, BALLAST_EEXIST);
+    free_task_record(t);
+    return BALLAST_EEXIST;
+  }
+  int rc = check_params(p, t->key);
+  if (!rc)
+    rc = copy_params(t, p);
+  if (rc) {
+    free_task_record(t);
+    return rc;
+  }
+  *out = t;
+  return 0;
+}
+
+static int cmp_task_key(const void *a, const void *b) {
+  return strcmp((*(rta_task_t *const *)a)->key, (*(rta_task_t *const *)b)->key);
+}
+
+int rta_define_task(rta_task_t *parent, int n, const char *const *names,
+                    const rta_task_params_t *params, rta_task_t **out) {
+  if (n < 1 || !names) {
+    BALLAST_WARN("rta: define_task: n = %d, names %s", n, names ? "set" : "NULL");
+    return BALLAST_EINVAL;
+  }
+  static const rta_task_params_t defaults = RTA_TASK_PARAMS_INIT;
+  rta_task_t **made = ballast__calloc((size_t)n, sizeof *made);
+  if (!made)
+    return BALLAST_ENOMEM;
+  int rc = 0, i;
+  /* All or nothing: build and check every child before linking any. */
+  for (i = 0; i < n && !rc; i++)
+    rc = make_task(parent, names[i], params ? &params[i] : &defaults, &made[i]);
+  if (!rc && n > 1) {
+    /* A name repeated within the call: sort a copy, compare neighbours. */
+    rta_task_t **sorted = ballast__malloc((size_t)n * sizeof *sorted);
+    if (!sorted)
+      rc = BALLAST_ENOMEM;
+    else {
+      memcpy(sorted, made, (size_t)n * sizeof *sorted);
+      qsort(sorted, (size_t)n, sizeof *sorted, cmp_task_key);
+      for (i = 1; i < n && !rc; i++)
+        if (strcmp(sorted[i - 1]->key, sorted[i]->key) == 0)
+          rc = key_error("define_task: key repeated in one call", sorted[i]->key,
+                         BALLAST_EEXIST);
+      free(sorted);
+    }
+  }
+  if (!rc && parent && parent->capchildren < parent->nchildren + n) {
+    rta_task_t **ch = ballast__realloc(parent->children,
+                              (size_t)(parent->nchildren + n) * sizeof *ch);
+    if (!ch)
+      rc = BALLAST_ENOMEM;
+    else {
+      parent->children = ch;
+      parent->capchildren = parent->nchildren + n;
+    }
+  }
+  if (rc) {
+    for (int j = 0; j < n; j++)
+      free_task_record(made[j]);
+    free(made);
+    return rc;
+  }
+  for (i = 0; i < n; i++) {
+    if (parent)
+      add_child(parent, made[i]); /* capacity reserved above: cannot fail */
+    HASH_ADD_KEYPTR(hh, tasks, made[i]->key, strlen(made[i]->key), made[i]);
+    if (out)
+      out[i] = made[i];
+  }
+  if (parent)
+    parent->nstages++;
+  free(made);
+  return 0;
+}
+
+int rta__task_adopt(rta_task_t *parent, const char *name,
+                    const rta_task_params_t *params, int stage,
+                    rta_task_t **out) {
+  rta_task_t *t;
+  if (parent && (stage < 0 || stage >= parent->nstages))
+    return BALLAST_EINVAL;
+  int rc = make_task(parent, name, params, &t);
+  if (rc)
+    return rc;
+  if (parent && add_child(parent, t)) {
+    free_task_record(t);
+    return BALLAST_ENOMEM;
+  }
+  t->stage = parent ? stage : -1;
+  HASH_ADD_KEYPTR(hh, tasks, t->key, strlen(t->key), t);
+  *out = t;
+  return 0;
+}
+
+int rta_find_task(const char *key, rta_task_t **out) {
+  if (out)
+    *out = NULL;
+  int rc = rta__check_key(key);
+  if (rc || !out)
+    return rc ? rc : BALLAST_EINVAL;
+  rta_task_t *t = NULL;
+  HASH_FIND_STR(tasks, key, t);
+  if (!t)
+    return BALLAST_ENOTFOUND;
+  *out = t;
+  return 0;
+}
+
+/* ---- removal ---------------------------------------------------------------- */
+
+static int subtree_open(const rta_task_t *t) {
+  if (t->open)
+    return 1;
+  for (int i = 0; i < t->nchildren; i++)
+    if (subtree_open(t->children[i]))
+      return 1;
+  return 0;
+}
+
+static void remove_subtree(rta_task_t *t) {
+  for (int i = 0; i < t->nchildren; i++)
+    remove_subtree(t->children[i]);
+  HASH_DEL(tasks, t);
+  free_task_record(t);
+}
+
+int rta_remove_task(rta_task_t *task) {
+  if (!task)
+    return BALLAST_EINVAL;
+  if (subtree_open(task)) {
+    BALLAST_WARN("rta: remove_task \"%s\": the task or a descendant is open",
+                 task->key);
+    return BALLAST_ESTATE;
+  }
+  rta_task_t *p = task->parent;
+  if (p) {
+    int i = 0;
+    while (i < p->nchildren && p->children[i] != task)
+      i++;
+    if (i < p->nchildren) {
+      memmove(p->children + i, p->children + i + 1,
+              (size_t)(p->nchildren - i - 1) * sizeof *p->children);
+      p->nchildren--;
+    }
+  }
+  remove_subtree(task);
+  return 0;
+}
+
+static int has_doomed_ancestor(const rta_task_t *t) {
+  for (const rta_task_t *a = t->parent; a; a = a->parent)
+    if (a->doomed)
+      return 1;
+  return 0;
+}
+
+/* Keeps the children not marked doomed, in order. */
+static void compact_children(rta_task_t *p) {
+  int k = 0;
+  for (int i = 0; i < p->nchildren; i++)
+    if (!p->children[i]->doomed)
+      p->children[k++] = p->children[i];
+  p->nchildren = k;
+}
+
+int rta__remove_tasks(rta_task_t **v, int n) {
+  for (int i = 0; i < n; i++)
+    if (v[i] && subtree_open(v[i])) {
+      BALLAST_WARN("rta: remove_task \"%s\": the task or a descendant is open",
+                   v[i]->key);
+      return BALLAST_ESTATE;
+    }
+  unsigned char *top = n > 0 ? ballast__malloc((size_t)n) : NULL;
+  if (!top) { /* out of memory (or nothing to do): one at a time */
+    for (int i = 0; i < n; i++)
+      if (v[i]) {
+        int dup = 0;
+        for (int j = 0; j < i && !dup; j++)
+          dup = v[j] == v[i];
+        if (!dup && !has_doomed_ancestor(v[i]))
+          v[i]->doomed = 1;
+      }
+    /* Marked = first listing of a task with no listed ancestor. Removing
+     * one never frees another marked task. */
+    for (int i = 0; i < n; i++)
+      if (v[i] && v[i]->doomed == 1) {
+        v[i]->doomed = 0;
+        rta_remove_task(v[i]);
+      }
+    return 0;
+  }
+  for (int i = 0; i < n; i++)
+    if (v[i])
+      v[i]->doomed = 1;
+  /* Nothing is freed before every top is known: a top is the first listing
+   * of a task with no doomed ancestor (its subtree goes with it). */
+  for (int i = 0; i < n; i++) {
+    rta_task_t *t = v[i];
+    top[i] = t && t->doomed == 1 && !has_doomed_ancestor(t);
+    if (top[i])
+      t->doomed = 2; /* a second listing is not a top */
+  }
+  /* A top's parent survives; each such parent is compacted once. */
+  for (int i = 0; i < n; i++) {
+    rta_task_t *p = top[i] ? v[i]->parent : NULL;
+    if (p && !p->compacted) {
+      compact_children(p);
+      p->compacted = 1;
+    }
+  }
+  for (int i = 0; i < n; i++)
+    if (top[i] && v[i]->parent)
+      v[i]->parent->compacted = 0;
+  for (int i = 0; i < n; i++)
+    if (top[i])
+      remove_subtree(v[i]);
+  free(top);
+  return 0;
+}
+
+int rta_reset(void) {
+  rta_task_t *t, *tmp;
+  /* Close what is open so mon's region stack stays balanced. */
+  while (nopen > 0) {
+    rta_task_t *o = open_stack[--nopen];
+    if (o->in_region)
+      mon_region_leave(o->region);
+    o->open = 0;
+    o->in_region = 0;
+  }
+  HASH_ITER(hh, tasks, t, tmp) {
+    HASH_DEL(tasks, t);
+    free_task_record(t);
+  }
+  free(open_stack);
+  open_stack = NULL;
+  capopen = 0;
+  return rta__cost_reset_config();
+}
+
+/* ---- accessors ---------------------------------------------------------------- */
+
+const char *rta_task_key(const rta_task_t *t) { return t ? t->key : NULL; }
+const char *rta_task_name(const rta_task_t *t) { return t ? t->name : NULL; }
+rta_task_t *rta_task_parent(const rta_task_t *t) { return t ? t->parent : NULL; }
+int rta_task_nchildren(const rta_task_t *t) { return t ? t->nchildren : 0; }
+rta_task_t *rta_task_child(const rta_task_t *t, int i) {
+  return (t && i >= 0 && i < t->nchildren) ? t->children[i] : NULL;
+}
+int rta_task_nstages(const rta_task_t *t) { return t ? t->nstages : 0; }
+int rta_task_stage(const rta_task_t *t) { return t ? t->stage : -1; }
+const rta_task_params_t *rta_task_params(const rta_task_t *t) {
+  return t ? &t->params : NULL;
+}
+void rta_task_set_data(rta_task_t *t, void *data) {
+  if (t)
+    t->data = data;
+}
+void *rta_task_data(const rta_task_t *t) { return t ? t->data : NULL; }
+
+static int has_serial(const rta_serial_t *s) {
+  return s->size || s->pack || s->unpack || s->release;
+}
+
+int rta_task_serial(const rta_task_t *t, rta_serial_t *ops, void **user) {
+  if (!t)
+    return BALLAST_EINVAL;
+  for (; t; t = t->parent)
+    if (has_serial(&t->params.serial)) {
+      if (ops)
+        *ops = t->params.serial;
+      if (user)
+        *user = t->params.user;
+      return 0;
+    }
+  return BALLAST_ENOTFOUND;
+}
+
+rta_task_t *rta__task_first(void) { return tasks; }
+rta_task_t *rta__task_next(const rta_task_t *t) {
+  return t ? (rta_task_t *)t->hh.next : NULL;
+}
+int64_t rta__task_count(void) { return (int64_t)HASH_COUNT(tasks); }
+int rta__open_depth(void) { return nopen; }
+
+/* ---- begin / end ---------------------------------------------------------------- */
+
+int rta_task_begin(rta_task_t *t) {
+  if (!t)
+    return BALLAST_EINVAL;
+  if (t->open)
+    return key_error("begin_task: task already open", t->key, BALLAST_ESTATE);
+  if (nopen == capopen) {
+    int cap = capopen ? 2 * capopen : 8;
+    rta_task_t **s = ballast__realloc(open_stack, (size_t)cap * sizeof *s);
+    if (!s)
+      return BALLAST_ENOMEM;
+    open_stack = s;
+    capopen = cap;
+  }
+  /* The handle makes entering the region O(1), without hashing the key. */
+  if (!t->region) {
+    int rc = mon_region_handle_create(t->key, &t->region);
+    if (rc)
+      return rc;
+  }
+  /* Outside MPI_Init..MPI_Finalize the region cannot be entered: the task
+   * is still tracked as open, and estimates serve in the cost model. With
+   * monitoring off the region call succeeds and does nothing. */
+  t->in_region = mon_region_enter(t->region) == 0;
+  if (t->in_region)
+    rta__cost_on_begin(t);
+  open_stack[nopen++] = t;
+  t->open = 1;
+  return 0;
+}
+
+int rta_task_end(rta_task_t *t) {
+  if (!t)
+    return BALLAST_EINVAL;
+  if (!t->open)
+    return key_error("end_task without a matching begin_task", t->key,
+                     BALLAST_EMISMATCH);
+  if (open_stack[nopen - 1] != t) {
+    BALLAST_WARN("rta: end_task \"%s\": the innermost open task is \"%s\" (%s)",
+                 t->key, open_stack[nopen - 1]->key,
+                 ballast_err_name(BALLAST_EMISMATCH));
+    return BALLAST_EMISMATCH;
+  }
+  if (t->in_region) {
+    int rc = mon_region_leave(t->region);
+    if (rc == BALLAST_EMISMATCH) {
+      /* An application region opened inside the task is still open: keep
+       * the task open too, so rta and mon agree; the application closes its
+       * region and ends the task again. */
+      return key_error("end_task: a region opened inside the task is still open",
+                       t->key, rc);
+    }
+  }
+  t->open = 0;
+  t->in_region = 0;
+  nopen--;
+  return 0;
+}
+
+static int lookup(const char *what, const char *key, rta_task_t **t) {
+  int rc = rta__check_key(key);
+  if (rc)
+    return key_error(what, key, rc);
+  HASH_FIND_STR(tasks, key, *t);
+  if (!*t)
+    return key_error(what, key, BALLAST_ENOTFOUND);
+  return 0;
+}
+
+int rta_begin_task(const char *key) {
+  rta_task_t *t;
+  int rc = lookup("begin_task", key, &t);
+  return rc ? rc : rta_task_begin(t);
+}
+
+int rta_end_task(const char *key) {
+  rta_task_t *t;
+  int rc = lookup("end_task", key, &t);
+  return rc ? rc : rta_task_end(t);
+}
+
+rta_task_t *rta_current_task(void) {
+  return nopen > 0 ? open_stack[nopen - 1] : NULL;
+}

@@ -1,0 +1,175 @@
+/*
+ * rta's task-side private header (task tree, registered arrays, cost model,
+ * tree mapping). Never installed. The mapping engine has its own header.
+ *
+ * The tree is process-wide state owned by task.c; arrays by task_array.c;
+ * the per-task cost window by cost.c. tree_map.c reads all three.
+ */
+#ifndef BALLAST_RTA_INTERNAL_H
+#define BALLAST_RTA_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uthash.h>
+
+#include <ballast/mon.h>
+#include <ballast/rta.h>
+
+/* ---- registered arrays (task_array.c) ------------------------------------ */
+
+typedef struct rta__array {
+  void **slot;               /* the application's pointer */
+  rta_type_t type;           /* elem, or an MPI_Type_dup owned by rta */
+  int ndims;
+  int64_t dims[RTA_MAX_DIMS];
+  int64_t count;             /* product of dims */
+  size_t elem_bytes;         /* packed bytes of one element */
+  size_t mem_bytes;          /* bytes the array occupies in memory */
+  struct rta__array *next;   /* registration order */
+} rta__array_t;
+
+/** Bytes of the header that precedes each packed array. */
+#define RTA__ARRAY_HDR_BYTES (8 * (4 + RTA_MAX_DIMS))
+
+/** Packed bytes of one array: header + elements, each rounded up to 8.
+ * The packed arrays of a task: one 8-byte count, then each array. */
+int rta__array_packed_size(const rta__array_t *a, size_t *bytes);
+/** Packs every registered array of \a t into buf (len >= packed size). */
+int rta__arrays_pack(const rta_task_t *t, void *buf, size_t len, size_t *used);
+/**
+ * Unpacks arrays into the arrays registered on \a t, in order: each must
+ * have the packed type; its dims become the packed dims; the memory is
+ * (re)allocated with malloc and stored through the application's pointer.
+ * BALLAST_ESIZE when the buffer or the registrations do not match.
+ */
+int rta__arrays_unpack(rta_task_t *t, const void *buf, size_t len,
+                       size_t *used);
+/** Migration (lb_move.c): the lead array (the largest of a ballast element
+ * type with memory, -1 when none; its bytes in *bytes) travels on its own and
+ * is adopted on arrival; the *_lead variants leave its payload out of the
+ * packed form (header kept) and store \a lead_mem (lead_bytes, malloc'ed,
+ * adopted on success only) as that array. lead -1: as the plain ones. */
+int rta__arrays_lead(const rta_task_t *t, size_t *bytes);
+int rta__arrays_packed_size_lead(const rta_task_t *t, int lead, size_t *bytes);
+int rta__arrays_pack_lead(const rta_task_t *t, int lead, void *buf, size_t len,
+                          size_t *used);
+int rta__arrays_unpack_lead(rta_task_t *t, const void *buf, size_t len,
+                            size_t *used, int lead, void *lead_mem,
+                            size_t lead_bytes);
+/** Frees rta's records of the task's arrays (not the arrays). */
+void rta__arrays_clear(rta_task_t *t);
+
+/* ---- cost window (cost.c) ------------------------------------------------- */
+
+typedef struct {
+  double *ring;       /* capacity doubles, NULL until the first sample */
+  int cap;            /* ring capacity */
+  int n;              /* samples held (<= window) */
+  int head;           /* next write position */
+  long long total;    /* samples ever pushed */
+  double last;        /* last sample */
+  int *regions;       /* mon/PIA region ids this task was clocked under */
+  int nregions, capregions;
+} rta__cost_t;
+
+void rta__cost_clear(rta__cost_t *c);
+/** Called by task.c right after the task's region was entered. */
+void rta__cost_on_begin(rta_task_t *t);
+
+/* ---- the task ------------------------------------------------------------- */
+
+struct rta_task {
+  char *key;                 /* full path, owned */
+  const char *name;          /* points into key */
+  rta_task_t *parent;
+  rta_task_t **children;     /* definition order */
+  int nchildren, capchildren;
+  int nstages;               /* define_task calls on this task */
+  int stage;                 /* stage under the parent, -1 for roots */
+  rta_task_params_t params;  /* comm points to comm_copy */
+  rta_comm_est_t *comm_copy; /* keys owned */
+  uint64_t params_hash;      /* of nprocs, est_work, comm, state_size */
+  void *data;                /* application pointer */
+  int open;                  /* between begin and end */
+  int in_region;             /* its mon region was entered at begin */
+  unsigned char doomed, compacted; /* rta__remove_tasks' marks, 0 outside it */
+  mon_region_handle_t region; /* created at the first begin */
+  rta__array_t *arrays;      /* registration order */
+  int narrays;
+  rta__cost_t cost;
+  UT_hash_handle hh;         /* keyed by key */
+};
+
+/**
+ * Removes n tasks (and their subtrees) at once, as n rta_remove_task() calls
+ * would, in time linear in the tasks and their parents' children rather
+ * than one scan of the parent's children per task. NULL entries are
+ * skipped; a task listed twice, or under another listed task, goes once.
+ * BALLAST_ESTATE (nothing removed) when one of them or a descendant is open.
+ */
+int rta__remove_tasks(rta_task_t **v, int n);
+
+/** Iterates over every task defined on this process (hash order). */
+rta_task_t *rta__task_first(void);
+rta_task_t *rta__task_next(const rta_task_t *t);
+/**
+ * Defines one task that arrives from another process: like one child of
+ * rta_define_task(), but in the existing stage \a stage of \a parent (no new
+ * stage). BALLAST_EINVAL for a stage the parent does not have here.
+ */
+int rta__task_adopt(rta_task_t *parent, const char *name,
+                    const rta_task_params_t *params, int stage,
+                    rta_task_t **out);
+
+/* ---- task descriptions (task_desc.c) -------------------------------------
+ * What a destination needs to define a moving task: key, stage and
+ * parameters (never callbacks or user pointers, which are local). */
+
+/** Bytes of the task's description (a multiple of 8). */
+int rta__task_desc_size(const rta_task_t *t, size_t *bytes);
+/** Writes the description; BALLAST_ESIZE when len is too small. */
+int rta__task_desc_pack(const rta_task_t *t, void *buf, size_t len,
+                        size_t *used);
+/**
+ * Defines the described task here, under its parent (found by key; it must
+ * be defined here, with the stage): BALLAST_ENOTFOUND without the parent,
+ * BALLAST_EEXIST when the key is already defined, BALLAST_ESIZE for a
+ * truncated or corrupt description.
+ */
+int rta__task_desc_unpack(const void *buf, size_t len, size_t *used,
+                          rta_task_t **out);
+
+/** Number of tasks defined on this process. */
+int64_t rta__task_count(void);
+/** Number of open tasks. */
+int rta__open_depth(void);
+/** Parameter hash of a parameter record (FNV-1a over a canonical form). */
+uint64_t rta__params_hash(const rta_task_params_t *p);
+/** Validates a full key: 0, BALLAST_EINVAL or BALLAST_ENAMETOOLONG. */
+int rta__check_key(const char *key);
+
+/* ---- cost model reads (cost.c) -------------------------------------------- */
+
+int rta__cost_min_steps(void);
+/** Back to the default configuration, step counter and baselines (rta_reset). */
+int rta__cost_reset_config(void);
+/** Bytes sent per step to each rank of \a comm since the last baseline,
+ * measured (placement and scaling). \a out has comm-size entries.
+ * Returns 0 and *steps (steps since the baseline, 0 when nothing measured). */
+int rta__cost_partner_bytes(MPI_Comm comm, double *out, long long *steps);
+/** Resets the partner-volume baseline to now (after a mapping). */
+int rta__cost_partner_rebase(MPI_Comm comm);
+
+
+/* ---- the array allocator (array_alloc.c) ---------------------------------
+ * Buffers of 1 MiB and more are 2 MiB aligned and offered transparent huge
+ * pages; one of 1-2 MiB gets the whole 2 MiB (rta__large_len). Freed with
+ * free(). */
+#define RTA__HUGE_BYTES ((size_t)2 << 20)
+/** Bytes rta__alloc_large(n) reserves: n, or a whole huge page for 1-2 MiB. */
+size_t rta__large_len(size_t n);
+/** Memory for a task array or a migration buffer of n bytes; NULL on failure. */
+void *rta__alloc_large(size_t n);
+
+#endif /* BALLAST_RTA_INTERNAL_H */

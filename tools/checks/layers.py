@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Check that ballast's layers see only the layers below them.
+
+Usage: layers.py SOURCE_DIR [BUILD_DIR]
+
+The layers, bottom up (src/<layer>/ each):
+
+    common ─ mon ─ pia ─ map ─ task ─ lb
+
+1. Includes: a file of src/<layer>/ may include private headers ("x/y.h")
+   only of the layers it sees (SEES below). The task runtime and load
+   balancing see of mon only mon/mon_hooks.h.
+2. Symbols (with BUILD_DIR): every symbol an object file of one layer leaves
+   undefined and another layer defines must belong to a layer it sees; a mon
+   symbol used from above pia must be public or declared in mon_hooks.h.
+   This catches calls up the stack that an extern declaration would hide from
+   the include check.
+
+Prints every violation as "file: ..." and exits 1 when there is one.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+ORDER = ["common", "mon", "pia", "map", "task", "lb"]
+SEES = {
+    "common": {"common"},
+    "mon": {"common", "mon"},
+    "pia": {"common", "mon", "pia"},
+    "map": {"common", "map"},
+    "task": {"common", "mon_hooks", "pia", "map", "task"},
+    "lb": {"common", "mon_hooks", "pia", "map", "task", "lb"},
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def check_includes(src):
+    bad = []
+    for layer in ORDER:
+        for path in sorted(glob.glob(os.path.join(src, "src", layer, "**", "*.[ch]"),
+                                     recursive=True)):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            for inc in INCLUDE.findall(text):
+                if "/" not in inc:
+                    continue
+                top = inc.split("/")[0]
+                if top not in ORDER:
+                    continue
+                ok = top in SEES[layer] or (
+                    top == "mon" and inc == "mon/mon_hooks.h" and "mon_hooks" in SEES[layer])
+                if not ok:
+                    rel = os.path.relpath(path, src)
+                    bad.append(f"{rel}: includes \"{inc}\" of layer {top}, "
+                               f"which layer {layer} does not see")
+    return bad
+
+
+def nm(objs, undefined):
+    if not objs:
+        return {}
+    flag = ["--undefined-only"] if undefined else ["--defined-only", "--extern-only"]
+    out = subprocess.run(["nm", "-A"] + flag + objs, capture_output=True, text=True,
+                         check=True).stdout
+    syms = {}
+    for line in out.splitlines():
+        # "file.o:  U name" or "file.o:0000 T name"
+        obj, _, rest = line.partition(":")
+        parts = rest.split()
+        if len(parts) >= 2:
+            syms.setdefault(parts[-1], set()).add(obj)
+    return syms
+
+
+def hook_names(src):
+    with open(os.path.join(src, "src", "mon", "mon_hooks.h"), encoding="utf-8") as f:
+        return set(re.findall(r"\b(mon__\w+)\s*\(", f.read()))
+
+
+def check_symbols(src, build):
+    objs = {l: sorted(glob.glob(os.path.join(build, "src", l, "CMakeFiles", f"ballast_{l}.dir",
+                                             "**", "*.o"), recursive=True)) for l in ORDER}
+    missing = [l for l in ORDER if not objs[l]]
+    if missing:
+        return [f"{build}: no object files for layer(s) {', '.join(missing)} (build first)"]
+    owner = {}
+    for l in ORDER:
+        for sym in nm(objs[l], undefined=False):
+            owner[sym] = l
+    hooks = hook_names(src)
+    bad = []
+    for l in ORDER:
+        for sym, users in sorted(nm(objs[l], undefined=True).items()):
+            o = owner.get(sym)
+            if re.match(r"P?MPI_|p?mpi_", sym):
+                continue  # MPI itself (mon's wrappers define these names)
+            if o is None or o == l:
+                continue
+            if o in SEES[l]:
+                continue
+            if o == "mon" and "mon_hooks" in SEES[l] and ("__" not in sym or sym in hooks):
+                continue
+            for u in sorted(users):
+                bad.append(f"{os.path.relpath(u, build)}: layer {l} uses {sym} of layer {o}, "
+                           f"which it does not see")
+    return bad
+
+
+def main(argv):
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    src = argv[0]
+    bad = check_includes(src)
+    if len(argv) > 1:
+        bad += check_symbols(src, argv[1])
+    for b in bad:
+        print(b)
+    print(f"layers: {len(bad)} violation(s)", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
