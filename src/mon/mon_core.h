@@ -196,8 +196,12 @@ void mon__regions_free(void);
 mon__regacc_t *mon__regacc_get(mon__tls_t *t, int region);
 /** Closes every region open on the calling thread (warns once). Returns how many. */
 int mon__regions_close_all(void);
-/** Path "a/b/c" of a region (without ballast_main) into buf. */
-int mon__region_path(int id, char *buf, size_t len);
+/** What a region adds to its parent's path: its \a name, less a leading
+ *  "<parent's name>/". rta names a task's region by its key ("step/forces"),
+ *  which already holds the key of the parent task ("step"); entered inside
+ *  that task's region, its path reads "step/forces", not "step/step/forces".
+ *  \a parent NULL (a region of ballast_main) gives \a name. */
+const char *mon__path_step(const char *parent, const char *name);
 
 /* ---- papi.c -------------------------------------------------------------------- */
 
