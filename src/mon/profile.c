@@ -10,7 +10,8 @@
  * past 2 GiB of the gathered text, and such parts are left out (an error
  * entry names them), as are parts a rank could not render, and all of them
  * when rank 0 cannot hold the text (one PMPI_Bcast says so). All through
- * PMPI, so none of it is counted as the application's traffic.
+ * PMPI and counted nowhere: neither the application's traffic nor the
+ * library's (the rule is in mon.h).
  */
 #include <limits.h>
 #include <math.h>
