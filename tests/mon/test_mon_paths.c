@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "mon/mon_internal.h"
+#include "mon/report_capture.h"
 #include "test_util.h"
 
 enum { STEPS = 5 };
@@ -58,19 +59,9 @@ static void check_tree(const char *block, int *ids) {
 /* The region rows of the report (the first word of each line after the
  * "# region" header), rank 0 only. */
 static int report_paths(char rows[][128], int max) {
-  char tmpl[] = "/tmp/ballast_paths_XXXXXX";
-  int fd = mkstemp(tmpl);
-  CHECK_GE(fd, 0);
-  fflush(stdout);
-  int saved = dup(1);
-  CHECK_GE(dup2(fd, 1), 0);
-  CHECK_EQ(mon_report(MON_REPORT_FULL), 0);
-  fflush(stdout);
-  CHECK_GE(dup2(saved, 1), 0);
-  close(saved);
-  close(fd);
-  FILE *f = fopen(tmpl, "r");
-  CHECK(f != NULL);
+  FILE *f = report_capture(MON_REPORT_FULL);
+  if (!f)
+    return 0;
   char line[512];
   int n = 0, on = 0;
   while (fgets(line, sizeof line, f)) {
@@ -87,7 +78,6 @@ static int report_paths(char rows[][128], int max) {
     n++;
   }
   fclose(f);
-  unlink(tmpl);
   return n;
 }
 
