@@ -1,6 +1,7 @@
 /**
  * \file ballast/mon.h
- * \brief Mon-C: ballast's monitoring module (nested regions, end-of-run report).
+ * \brief Monitoring: every MPI call measured, nested regions, the end-of-run
+ * report and the profile file.
  *
  * Every MPI call of the program is measured through PMPI as soon as the
  * program is linked with libballast (or runs with it in LD_PRELOAD); nothing
@@ -27,6 +28,23 @@
  *
  * Bad input never crashes the program nor changes the region stack: the call
  * returns an error code and ballast warns once per distinct problem.
+ *
+ * The library's own MPI traffic. ballast itself calls MPI: the task runtime
+ * and load balancing (agreeing on failure, mapping, moving tasks and their
+ * data, measuring the datatypes of registered arrays), the hardware
+ * discovery and the mapping engine, and pia's queries (asking the world
+ * size on the application's behalf). All of it goes through the MPI_ names,
+ * so other PMPI tools see it, and is accounted by one rule: it is the
+ * library's traffic, never the application's. It appears in the full
+ * report's "library" line and the profile's "library" member of each rank
+ * (per MPI function: calls, bytes, time); it is not in the application's
+ * activities, regions, partner volumes, MPI time nor in anything pia
+ * answers, whichever region is open when ballast makes the call.
+ * One exception: the collectives of the report and the profile themselves
+ * (mon_report(), mon_profile_write() and the same at MPI_Finalize) call MPI
+ * through PMPI_ directly and are counted nowhere, since they run while the
+ * figures they gather are being read; so do the calls mon makes inside its
+ * own wrappers (e.g. the group of a new communicator).
  *
  * Environment (read at MPI_Init):
  * - BALLAST_MONITOR=0 switches monitoring off entirely: the wrappers only
@@ -128,8 +146,8 @@ BALLAST_API int mon_region_leave(mon_region_handle_t h);
 /**
  * \brief Prints the end-of-run report now, as MPI_Finalize would (level
  * MON_REPORT_TERSE or MON_REPORT_FULL). Collective over MPI_COMM_WORLD: every
- * rank must call it; rank 0 prints to stdout. The library's own reductions
- * are not counted as the application's traffic.
+ * rank must call it; rank 0 prints to stdout. Its own collectives are
+ * counted nowhere (see "The library's own MPI traffic" above).
  * \return 0; BALLAST_EINVAL for a bad level; BALLAST_ESTATE outside
  * MPI_Init..MPI_Finalize; BALLAST_EDISABLED when monitoring is off;
  * BALLAST_ENOMEM on every rank when some rank has no memory for its part

@@ -25,15 +25,6 @@
 #include "mon/mon_internal.h"
 #include "mon/mon_acts.h"
 
-/* ---- relaxed atomics ------------------------------------------------------- */
-
-#define MON__LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define MON__ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define MON__LDACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define MON__STREL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-/* Single-writer add: a load and a store, no locked instruction. */
-#define MON__ADD(p, v) MON__ST((p), MON__LD(p) + (v))
-
 #define MON__TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* ---- chunked arrays indexed by region id ---------------------------------- */
@@ -64,6 +55,20 @@ typedef struct {
 
 typedef struct mon__sig mon__sig_t;
 typedef struct mon__pentry mon__pentry_t;
+
+/* A per-thread block allocator (arena.c): entries of one size, freed all
+ * together. Zero-initialised it is empty. */
+typedef struct {
+  struct mon__arena_block *blocks; /* list of blocks, newest first */
+  char *next;                      /* next free entry of the newest block */
+  unsigned left;                   /* free entries left in it */
+} mon__arena_t;
+
+/** Next entry of \a size bytes (a multiple of its alignment), taking a new
+ *  block of \a per_block entries when the last is full; NULL on OOM. */
+void *mon__arena_get(mon__arena_t *a, size_t size, unsigned per_block);
+/** Frees every block; the arena is empty again. */
+void mon__arena_free(mon__arena_t *a);
 
 #define MON__SIGCACHE 256
 #define MON__PCACHE 64
@@ -98,18 +103,14 @@ struct mon__tls {
   /* signature table (table.c) */
   mon__sig_t *sigs;
   mon__sig_t *sigcache[MON__SIGCACHE];
-  void *sig_arena;                /* list of entry blocks */
+  mon__arena_t sig_arena;         /* the entries */
   uint64_t nsigs;
-  unsigned sig_arena_left;
-  mon__sig_t *sig_arena_next;
 
   /* partner volumes (partners.c) */
   pthread_mutex_t plock;
   mon__pentry_t *partners;
   mon__pentry_t *pcache[MON__PCACHE];
-  void *p_arena;
-  unsigned p_arena_left;
-  mon__pentry_t *p_arena_next;
+  mon__arena_t p_arena;           /* the entries */
   uint64_t npartners;
 
   /* PAPI (papi.c) */
@@ -196,8 +197,12 @@ void mon__regions_free(void);
 mon__regacc_t *mon__regacc_get(mon__tls_t *t, int region);
 /** Closes every region open on the calling thread (warns once). Returns how many. */
 int mon__regions_close_all(void);
-/** Path "a/b/c" of a region (without ballast_main) into buf. */
-int mon__region_path(int id, char *buf, size_t len);
+/** What a region adds to its parent's path: its \a name, less a leading
+ *  "<parent's name>/". rta names a task's region by its key ("step/forces"),
+ *  which already holds the key of the parent task ("step"); entered inside
+ *  that task's region, its path reads "step/forces", not "step/step/forces".
+ *  \a parent NULL (a region of ballast_main) gives \a name. */
+const char *mon__path_step(const char *parent, const char *name);
 
 /* ---- papi.c -------------------------------------------------------------------- */
 

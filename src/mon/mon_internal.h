@@ -33,6 +33,15 @@
 
 #include "mon/mon_hooks.h"
 
+/* ---- atomics (the core and the wrappers) ---------------------------------------------------- */
+
+#define MON__LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define MON__ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define MON__LDACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define MON__STREL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+/* Single-writer add: a load and a store, no locked instruction. */
+#define MON__ADD(p, v) MON__ST((p), MON__LD(p) + (v))
+
 /* ---- clock --------------------------------------------------------------- */
 
 /** Monotonic ticks: invariant TSC when the CPU has one, else CLOCK_MONOTONIC ns. */

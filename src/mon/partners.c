@@ -28,11 +28,6 @@ struct mon__pentry {
   UT_hash_handle hh;
 };
 
-typedef struct p_block {
-  struct p_block *next;
-  mon__pentry_t e[P_BLOCK];
-} p_block_t;
-
 static inline int64_t pkey(int region, int partner) {
   return (int64_t)(((uint64_t)(uint32_t)region << 32) | (uint32_t)partner);
 }
@@ -50,17 +45,9 @@ static mon__pentry_t *pentry_get(mon__tls_t *t, int64_t k) {
     return e;
   HASH_FIND_BYHASHVALUE(hh, t->partners, &k, sizeof k, h, e);
   if (!e) {
-    if (t->p_arena_left == 0) {
-      p_block_t *b = malloc(sizeof *b);
-      if (!b)
-        return NULL;
-      b->next = t->p_arena;
-      t->p_arena = b;
-      t->p_arena_next = b->e;
-      t->p_arena_left = P_BLOCK;
-    }
-    t->p_arena_left--;
-    e = t->p_arena_next++;
+    e = mon__arena_get(&t->p_arena, sizeof *e, P_BLOCK);
+    if (!e)
+      return NULL;
     memset(e, 0, sizeof *e);
     e->key = k;
     pthread_mutex_lock(&t->plock);
@@ -98,14 +85,7 @@ void mon__partner_free(mon__tls_t *t) {
   pthread_mutex_lock(&t->plock);
   HASH_CLEAR(hh, t->partners);
   pthread_mutex_unlock(&t->plock);
-  p_block_t *b = t->p_arena;
-  while (b) {
-    p_block_t *n = b->next;
-    free(b);
-    b = n;
-  }
-  t->p_arena = NULL;
-  t->p_arena_left = 0;
+  mon__arena_free(&t->p_arena);
   t->npartners = 0;
   memset(t->pcache, 0, sizeof t->pcache);
 }

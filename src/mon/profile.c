@@ -10,7 +10,8 @@
  * past 2 GiB of the gathered text, and such parts are left out (an error
  * entry names them), as are parts a rank could not render, and all of them
  * when rank 0 cannot hold the text (one PMPI_Bcast says so). All through
- * PMPI, so none of it is counted as the application's traffic.
+ * PMPI and counted nowhere: neither the application's traffic nor the
+ * library's (the rule is in mon.h).
  */
 #include <limits.h>
 #include <math.h>
@@ -211,129 +212,161 @@ static void put_rank(sb_t *b, int rank) {
   SB_LIT(b, "}}");
 }
 
-int mon__profile_write(const char *path) {
-  int rank = 0, n = 1;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  PMPI_Comm_size(MPI_COMM_WORLD, &n);
-  sb_t mine = {0};
-  put_rank(&mine, rank);
-  /* Why a rank sends nothing: */
-  enum { SENT = 0, NO_MEMORY = 1, TOO_BIG = 2 };
-  int len = 0, why = mine.oom ? NO_MEMORY : TOO_BIG;
-  if (!mine.oom && mine.len <= (size_t)INT_MAX) {
-    len = (int)mine.len;
-    why = SENT;
+/* Why a rank sends nothing. */
+enum { SENT = 0, NO_MEMORY = 1, TOO_BIG = 2 };
+
+/* One write of the profile: this rank's part and, on rank 0, the gathered
+ * parts with their lengths, displacements and reasons. */
+typedef struct {
+  int rank, n;
+  sb_t mine;
+  int len, why;
+  int *info, *lens, *displs; /* rank 0: (length, why) per rank; counts; offsets */
+  char *all;                 /* rank 0: the gathered texts */
+  double wmax;               /* the job's wall time */
+} prof_t;
+
+/* Renders this rank's part and agrees on the job's wall time. Returns
+ * non-zero on every rank when rank 0 cannot receive the parts. */
+static int prof_start(prof_t *g) {
+  put_rank(&g->mine, g->rank);
+  g->why = g->mine.oom ? NO_MEMORY : TOO_BIG;
+  if (!g->mine.oom && g->mine.len <= (size_t)INT_MAX) {
+    g->len = (int)g->mine.len;
+    g->why = SENT;
   }
   mon__regstats_t r0;
   mon__region_read(0, &r0);
-  int *info = NULL, *lens = NULL, *displs = NULL;
-  if (rank == 0) {
-    info = calloc((size_t)n, 2 * sizeof *info); /* (length, why) per rank */
-    lens = calloc((size_t)n, sizeof *lens);
-    displs = calloc((size_t)n, sizeof *displs);
+  if (g->rank == 0) {
+    g->info = calloc((size_t)g->n, 2 * sizeof *g->info);
+    g->lens = calloc((size_t)g->n, sizeof *g->lens);
+    g->displs = calloc((size_t)g->n, sizeof *g->displs);
   }
   /* The job's wall time and, in the same reduction, whether rank 0 can
    * receive: every rank must skip the gathers together if it cannot. */
-  double wr[2] = {r0.wtime, rank == 0 && (!info || !lens || !displs) ? 1.0 : 0.0},
+  double wr[2] = {r0.wtime,
+                  g->rank == 0 && (!g->info || !g->lens || !g->displs) ? 1.0 : 0.0},
          red[2];
   PMPI_Allreduce(wr, red, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  double wmax = red[0];
-  char *all = NULL;
-  size_t total = 0;
-  if (red[1] != 0.0) {
-    if (rank == 0)
-      BALLAST_WARN("mon: out of memory on rank 0; no profile written to %s", path);
-    free(mine.s);
-    free(info);
-    free(lens);
-    free(displs);
-    return rank == 0 ? BALLAST_ENOMEM : 0;
-  }
+  g->wmax = red[0];
+  return red[1] != 0.0;
+}
+
+/* Brings the parts to rank 0 (g->all), leaving out those past 2 GiB and all
+ * of them when rank 0 has no room for the text. */
+static void prof_gather(prof_t *g, const char *path) {
   /* A part that would end past INT_MAX bytes of the gathered text cannot
    * have an int displacement: every rank decides from the same prefix sum. */
-  long long mylen = len, before = 0;
+  long long mylen = g->len, before = 0;
   PMPI_Exscan(&mylen, &before, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0)
+  if (g->rank == 0)
     before = 0; /* undefined on rank 0 */
-  if (before + len > INT_MAX) {
-    len = 0;
-    why = TOO_BIG;
+  if (before + g->len > INT_MAX) {
+    g->len = 0;
+    g->why = TOO_BIG;
   }
-  int mine_info[2] = {len, why};
-  PMPI_Gather(mine_info, 2, MPI_INT, info, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  int mine_info[2] = {g->len, g->why};
+  PMPI_Gather(mine_info, 2, MPI_INT, g->info, 2, MPI_INT, 0, MPI_COMM_WORLD);
   int ok = 1;
-  if (rank == 0) {
+  if (g->rank == 0) {
     int nbig = 0;
-    for (int i = 0; i < n; i++) {
-      lens[i] = info[2 * i];
-      displs[i] = (int)total;
-      total += (size_t)lens[i];
-      nbig += info[2 * i + 1] == TOO_BIG;
+    size_t total = 0;
+    for (int i = 0; i < g->n; i++) {
+      g->lens[i] = g->info[2 * i];
+      g->displs[i] = (int)total;
+      total += (size_t)g->lens[i];
+      nbig += g->info[2 * i + 1] == TOO_BIG;
     }
     if (nbig)
       BALLAST_WARN("mon: the profile would exceed 2 GiB (MPI's int counts); the "
                    "parts of %d rank(s) are left out of %s", nbig, path);
-    all = malloc(total + 1);
-    ok = all != NULL;
+    g->all = malloc(total + 1);
+    ok = g->all != NULL;
   }
   /* Without room for the texts on rank 0, nobody sends anything. */
   PMPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!ok) {
-    len = 0;
-    if (rank == 0)
-      for (int i = 0; i < n; i++)
-        lens[i] = displs[i] = 0;
+    g->len = 0;
+    if (g->rank == 0)
+      for (int i = 0; i < g->n; i++)
+        g->lens[i] = g->displs[i] = 0;
   }
-  PMPI_Gatherv(mine.s ? mine.s : "", len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0,
-               MPI_COMM_WORLD);
-  int rc = 0;
-  if (rank == 0) {
-    FILE *f = all ? fopen(path, "w") : NULL;
-    if (!f) {
-      BALLAST_WARN("mon: cannot write the profile to %s", path);
-      rc = all ? BALLAST_EIO : BALLAST_ENOMEM;
-    } else {
-      sb_t h = {0};
-      SB_LIT(&h, "{\"ballast_profile\":{\"version\":1,\"command\":");
-      sb_str(&h, mon__cfg.command);
-      sb_printf(&h, ",\"ranks\":%d,\"wall\":%.9g,\"clock\":\"%s\",\"hwc\":[", n, wmax,
-                mon__clock_is_tsc() ? "tsc" : "monotonic");
-      for (int i = 0; i < mon__papi_nevents(); i++)
-        sb_printf(&h, "%s\"%s\"", i ? "," : "", mon__papi_event_name(i));
-      SB_LIT(&h, "],\"ranks_data\":[\n");
-      int werr = h.oom || fwrite(h.s, 1, h.len, f) != h.len;
-      for (int i = 0; i < n && !werr; i++) {
-        if (i && fputs(",\n", f) < 0)
-          werr = 1;
-        if (lens[i] == 0) {
-          /* That rank's part is not here: say why, validly. */
-          const char *e = info[2 * i + 1] == TOO_BIG
-                              ? "part left out: the profile would exceed 2 GiB"
-                              : "out of memory";
-          if (fprintf(f, "{\"rank\":%d,\"error\":\"%s\"}", i, e) < 0)
-            werr = 1;
-        } else if (fwrite(all + displs[i], 1, (size_t)lens[i], f) != (size_t)lens[i]) {
-          werr = 1;
-        }
-      }
-      if (fputs("\n]", f) < 0)
+  PMPI_Gatherv(g->mine.s ? g->mine.s : "", g->len, MPI_CHAR, g->all, g->lens, g->displs,
+               MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
+/* The job's header, up to the opening of "ranks_data". 0, or non-zero on error. */
+static int prof_put_header(const prof_t *g, FILE *f) {
+  sb_t h = {0};
+  SB_LIT(&h, "{\"ballast_profile\":{\"version\":1,\"command\":");
+  sb_str(&h, mon__cfg.command);
+  sb_printf(&h, ",\"ranks\":%d,\"wall\":%.9g,\"clock\":\"%s\",\"hwc\":[", g->n, g->wmax,
+            mon__clock_is_tsc() ? "tsc" : "monotonic");
+  for (int i = 0; i < mon__papi_nevents(); i++)
+    sb_printf(&h, "%s\"%s\"", i ? "," : "", mon__papi_event_name(i));
+  SB_LIT(&h, "],\"ranks_data\":[\n");
+  int werr = h.oom || fwrite(h.s, 1, h.len, f) != h.len;
+  free(h.s);
+  return werr;
+}
+
+/* Rank 0: the whole file. 0, BALLAST_EIO or BALLAST_ENOMEM. */
+static int prof_write_file(const prof_t *g, const char *path) {
+  FILE *f = g->all ? fopen(path, "w") : NULL;
+  if (!f) {
+    BALLAST_WARN("mon: cannot write the profile to %s", path);
+    return g->all ? BALLAST_EIO : BALLAST_ENOMEM;
+  }
+  int werr = prof_put_header(g, f);
+  for (int i = 0; i < g->n && !werr; i++) {
+    if (i && fputs(",\n", f) < 0)
+      werr = 1;
+    if (g->lens[i] == 0) {
+      /* That rank's part is not here: say why, validly. */
+      const char *e = g->info[2 * i + 1] == TOO_BIG
+                          ? "part left out: the profile would exceed 2 GiB"
+                          : "out of memory";
+      if (fprintf(f, "{\"rank\":%d,\"error\":\"%s\"}", i, e) < 0)
         werr = 1;
-      mon__report_sections_json(f);
-      if (fputs("}}\n", f) < 0)
-        werr = 1;
-      if (fclose(f) != 0)
-        werr = 1;
-      free(h.s);
-      if (werr) {
-        BALLAST_WARN("mon: error writing the profile %s", path);
-        rc = BALLAST_EIO;
-      }
+    } else if (fwrite(g->all + g->displs[i], 1, (size_t)g->lens[i], f) !=
+               (size_t)g->lens[i]) {
+      werr = 1;
     }
   }
-  free(mine.s);
-  free(info);
-  free(lens);
-  free(displs);
-  free(all);
+  if (fputs("\n]", f) < 0)
+    werr = 1;
+  mon__report_sections_json(f);
+  if (fputs("}}\n", f) < 0)
+    werr = 1;
+  if (fclose(f) != 0)
+    werr = 1;
+  if (werr) {
+    BALLAST_WARN("mon: error writing the profile %s", path);
+    return BALLAST_EIO;
+  }
+  return 0;
+}
+
+int mon__profile_write(const char *path) {
+  prof_t g = {0};
+  g.n = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &g.rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &g.n);
+  int rc = 0;
+  if (prof_start(&g)) {
+    if (g.rank == 0) {
+      BALLAST_WARN("mon: out of memory on rank 0; no profile written to %s", path);
+      rc = BALLAST_ENOMEM;
+    }
+  } else {
+    prof_gather(&g, path);
+    if (g.rank == 0)
+      rc = prof_write_file(&g, path);
+  }
+  free(g.mine.s);
+  free(g.info);
+  free(g.lens);
+  free(g.displs);
+  free(g.all);
   return rc;
 }

@@ -562,24 +562,11 @@ int mon__region_read(int id, mon__regstats_t *out) {
   return 0;
 }
 
-int mon__region_path(int id, char *buf, size_t len) {
-  if (!buf || !len)
-    return BALLAST_EINVAL;
-  if (!valid(id))
-    return BALLAST_ENOTFOUND;
-  if (id == 0) {
-    snprintf(buf, len, "%s", meta(0)->name);
-    return 0;
-  }
-  int chain[64], n = 0;
-  for (int r = id; r > 0 && n < 64; r = meta(r)->parent)
-    chain[n++] = r;
-  size_t off = 0;
-  buf[0] = 0;
-  if (n == 64) /* deeper than we print: mark the cut */
-    off += (size_t)snprintf(buf, len, ".../");
-  for (int i = n - 1; i >= 0 && off < len; i--)
-    off += (size_t)snprintf(buf + off, len - off, "%s%s", meta(chain[i])->name,
-                            i ? "/" : "");
-  return 0;
+const char *mon__path_step(const char *parent, const char *name) {
+  if (!parent)
+    return name;
+  size_t n = strlen(parent);
+  if (strncmp(name, parent, n) == 0 && name[n] == '/' && name[n + 1])
+    return name + n + 1;
+  return name;
 }

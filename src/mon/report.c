@@ -268,11 +268,14 @@ static void print_report(FILE *f, int level, const red_t *r, const char *paths,
       char path[512];
       size_t po = 0;
       path[0] = 0;
+      const char *up = NULL;
       for (int d = 0; d < depth; d++) {
         const char *nm = paths + off;
         off += strlen(nm) + 1;
         if (po < sizeof path)
-          po += (size_t)snprintf(path + po, sizeof path - po, "%s%s", d ? "/" : "", nm);
+          po += (size_t)snprintf(path + po, sizeof path - po, "%s%s", d ? "/" : "",
+                                 mon__path_step(up, nm));
+        up = nm;
       }
       const double *s = sm + G_N + 3 * P + 4 * i;
       const double *lo = mn + G_N + 3 * P + 4 * i, *hi = mx + G_N + 3 * P + 4 * i;

@@ -33,29 +33,10 @@ struct mon__sig {
   UT_hash_handle hh;
 };
 
-typedef struct sig_block {
-  struct sig_block *next;
-  mon__sig_t e[SIG_BLOCK];
-} sig_block_t;
-
 static inline unsigned sig_hash(const uint64_t k[3]) {
   uint64_t h = ballast__fmix64(k[0] * 0x9e3779b97f4a7c15ULL ^ ballast__fmix64(k[1] + 0x632be59bd9b4e019ULL) ^
                      (k[2] * 0xc2b2ae3d27d4eb4fULL));
   return (unsigned)(h ^ (h >> 32));
-}
-
-static mon__sig_t *sig_new(mon__tls_t *t) {
-  if (t->sig_arena_left == 0) {
-    sig_block_t *b = malloc(sizeof *b);
-    if (!b)
-      return NULL;
-    b->next = t->sig_arena;
-    t->sig_arena = b;
-    t->sig_arena_next = b->e;
-    t->sig_arena_left = SIG_BLOCK;
-  }
-  t->sig_arena_left--;
-  return t->sig_arena_next++;
 }
 
 void mon__sig_add(mon__tls_t *t, int act, int region, int partner,
@@ -69,7 +50,7 @@ void mon__sig_add(mon__tls_t *t, int act, int region, int partner,
   if (!e || e->k[0] != k[0] || e->k[1] != k[1] || e->k[2] != k[2]) {
     HASH_FIND_BYHASHVALUE(hh, t->sigs, k, sizeof k, h, e);
     if (!e) {
-      e = sig_new(t);
+      e = mon__arena_get(&t->sig_arena, sizeof *e, SIG_BLOCK);
       if (!e) {
         BALLAST_ERROR("mon: out of memory for a new signature; aborting");
         abort();
@@ -95,14 +76,7 @@ void mon__sig_add(mon__tls_t *t, int act, int region, int partner,
 
 void mon__sig_free(mon__tls_t *t) {
   HASH_CLEAR(hh, t->sigs);
-  sig_block_t *b = t->sig_arena;
-  while (b) {
-    sig_block_t *n = b->next;
-    free(b);
-    b = n;
-  }
-  t->sig_arena = NULL;
-  t->sig_arena_left = 0;
+  mon__arena_free(&t->sig_arena);
   memset(t->sigcache, 0, sizeof t->sigcache);
   t->nsigs = 0;
 }

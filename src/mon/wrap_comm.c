@@ -29,9 +29,6 @@
 #include "common/common_internal.h"
 #include "mon/wrap_internal.h"
 
-#define LD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define ST_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-
 typedef struct {
   int n;                   /* group size (remote group of an intercomm) */
   int lsize;               /* local group size */
@@ -67,32 +64,20 @@ static cache_t comms = {NULL, PTHREAD_MUTEX_INITIALIZER, 0, 0};
 static cache_t wins = {NULL, PTHREAD_MUTEX_INITIALIZER, 0, 0};
 static int world_size = -1, world_rank = -1;
 
-static uintptr_t comm_key(MPI_Comm c) {
-  uintptr_t k = 0;
-  memcpy(&k, &c, sizeof c < sizeof k ? sizeof c : sizeof k);
-  return k;
-}
-
-static uintptr_t win_key(MPI_Win w) {
-  uintptr_t k = 0;
-  memcpy(&k, &w, sizeof w < sizeof k ? sizeof w : sizeof k);
-  return k;
-}
-
 static size_t slot_of(uintptr_t key, size_t cap) {
   uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
   return (size_t)(h >> 32) & (cap - 1);
 }
 
 static wgroup_t *cache_find(cache_t *c, uintptr_t key) {
-  ctab_t *tb = LD_ACQ(&c->tab);
+  ctab_t *tb = MON__LDACQ(&c->tab);
   if (tb == NULL)
     return NULL;
   size_t mask = tb->cap - 1;
   for (size_t i = slot_of(key, tb->cap);; i = (i + 1) & mask) {
-    uintptr_t k = LD_ACQ(&tb->slots[i].key);
+    uintptr_t k = MON__LDACQ(&tb->slots[i].key);
     if (k == key)
-      return LD_ACQ(&tb->slots[i].val);
+      return MON__LDACQ(&tb->slots[i].val);
     if (k == 0)
       return NULL;
   }
@@ -130,7 +115,7 @@ static ctab_t *room_locked(cache_t *c) {
         *s = old->slots[i];
         tb->used++;
       }
-  ST_REL(&c->tab, tb);
+  MON__STREL(&c->tab, tb);
   return tb;
 }
 
@@ -152,10 +137,10 @@ static wgroup_t *cache_insert(cache_t *c, uintptr_t key, wgroup_t *g) {
   }
   slot_t *s = probe_locked(tb, key);
   if (s->key == key) {
-    ST_REL(&s->val, g);
+    MON__STREL(&s->val, g);
   } else {
     s->val = g;
-    ST_REL(&s->key, key);
+    MON__STREL(&s->key, key);
     tb->used++;
   }
   pthread_mutex_unlock(&c->mu);
@@ -169,7 +154,7 @@ static void cache_forget(cache_t *c, uintptr_t key) {
     slot_t *s = probe_locked(tb, key);
     if (s->key == key && s->val != NULL) {
       wgroup_t *g = s->val;
-      ST_REL(&s->val, NULL);
+      MON__STREL(&s->val, NULL);
       free(g);
     }
   }
@@ -248,13 +233,13 @@ static int topo_degree(MPI_Comm comm, int myrank, int *kind, int *indeg, int *ou
 
 static int comm_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra) {
   (void)keyval, (void)attr, (void)extra;
-  cache_forget(&comms, comm_key(comm));
+  cache_forget(&comms, MON__HANDLE_KEY(comm));
   return MPI_SUCCESS;
 }
 
 static int win_delete_cb(MPI_Win win, int keyval, void *attr, void *extra) {
   (void)keyval, (void)attr, (void)extra;
-  cache_forget(&wins, win_key(win));
+  cache_forget(&wins, MON__HANDLE_KEY(win));
   return MPI_SUCCESS;
 }
 
@@ -339,11 +324,11 @@ static wgroup_t *comm_build(MPI_Comm comm) {
   /* Mark before publishing, so that a free seen by the attribute's delete
    * callback always finds the entry to forget. */
   comm_mark(comm);
-  return cache_insert(&comms, comm_key(comm), w);
+  return cache_insert(&comms, MON__HANDLE_KEY(comm), w);
 }
 
 static wgroup_t *comm_get(MPI_Comm comm) {
-  uintptr_t key = comm_key(comm);
+  uintptr_t key = MON__HANDLE_KEY(comm);
   if (key == 0 || comm == MPI_COMM_NULL)
     return NULL;
   wgroup_t *w = cache_find(&comms, key);
@@ -351,12 +336,12 @@ static wgroup_t *comm_get(MPI_Comm comm) {
 }
 
 static void world_init(void) {
-  if (__atomic_load_n(&world_size, __ATOMIC_RELAXED) < 0) {
+  if (MON__LD(&world_size) < 0) {
     int n = 0, r = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &r);
     PMPI_Comm_size(MPI_COMM_WORLD, &n);
-    __atomic_store_n(&world_rank, r, __ATOMIC_RELAXED);
-    __atomic_store_n(&world_size, n, __ATOMIC_RELAXED);
+    MON__ST(&world_rank, r);
+    MON__ST(&world_size, n);
   }
 }
 
@@ -375,7 +360,7 @@ int mon__world_rank(MPI_Comm comm, int rank) { return mon__w_rank(comm, rank); }
 
 void mon__comm_forget(MPI_Comm comm) {
   if (comm != MPI_COMM_NULL && comm != MPI_COMM_WORLD)
-    cache_forget(&comms, comm_key(comm));
+    cache_forget(&comms, MON__HANDLE_KEY(comm));
 }
 
 int mon__w_size(MPI_Comm comm) {
@@ -425,7 +410,7 @@ int mon__w_neighbours(MPI_Comm comm, int *indeg, int *outdeg,
 }
 
 int mon__w_wrank(MPI_Win win, int rank) {
-  uintptr_t key = win_key(win);
+  uintptr_t key = MON__HANDLE_KEY(win);
   if (rank < 0 || key == 0 || win == MPI_WIN_NULL)
     return MON_NO_PARTNER;
   wgroup_t *w = cache_find(&wins, key);
@@ -450,7 +435,7 @@ int mon__w_wrank(MPI_Win win, int rank) {
 
 void mon__win_forget(MPI_Win win) {
   if (win != MPI_WIN_NULL)
-    cache_forget(&wins, win_key(win));
+    cache_forget(&wins, MON__HANDLE_KEY(win));
 }
 
 /* Called from the MPI_Finalize wrapper, after mon__finalize, while MPI is
@@ -458,5 +443,5 @@ void mon__win_forget(MPI_Win win) {
 void mon__wrap_comm_finalize(void) {
   cache_free(&comms);
   cache_free(&wins);
-  __atomic_store_n(&world_size, -1, __ATOMIC_RELAXED);
+  MON__ST(&world_size, -1);
 }

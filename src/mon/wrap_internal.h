@@ -20,9 +20,22 @@
 #define BALLAST_MON_WRAP_INTERNAL_H
 
 #include <stdint.h>
+#include <string.h>
 #include <mpi.h>
 
 #include "mon/mon_internal.h"
+
+/* ---- handles as table keys ------------------------------------------------ */
+
+/** An MPI handle (MPI_Comm, MPI_Win, MPI_Request, MPI_Message: an integer or
+ *  a pointer, depending on the MPI library) as the key of a cache table. */
+static inline uintptr_t mon__handle_key(const void *h, size_t size) {
+  uintptr_t k = 0;
+  memcpy(&k, h, size < sizeof k ? size : sizeof k);
+  return k;
+}
+/** The key of the handle lvalue \a h. */
+#define MON__HANDLE_KEY(h) mon__handle_key(&(h), sizeof(h))
 
 /* ---- ranks (wrap_comm.c) -------------------------------------------------- */
 

@@ -66,18 +66,6 @@ typedef struct {
 
 static table_t reqs, msgs;
 
-static uintptr_t req_key(MPI_Request r) {
-  uintptr_t k = 0;
-  memcpy(&k, &r, sizeof r < sizeof k ? sizeof r : sizeof k);
-  return k;
-}
-
-static uintptr_t msg_key(MPI_Message m) {
-  uintptr_t k = 0;
-  memcpy(&k, &m, sizeof m < sizeof k ? sizeof m : sizeof k);
-  return k;
-}
-
 static uint64_t hash(uintptr_t key) {
   uint64_t h = (uint64_t)key;
   h ^= h >> 29;
@@ -207,7 +195,7 @@ static void table_free(table_t *tb) {
 
 void mon__wreq_post(MPI_Request req, int act, int partner, uint64_t bytes,
                     unsigned flags, MPI_Comm comm) {
-  uintptr_t key = req_key(req);
+  uintptr_t key = MON__HANDLE_KEY(req);
   if (key == 0 || req == MPI_REQUEST_NULL)
     return;
   entry_t e = {.key = key, .comm = comm, .bytes = bytes, .act = act,
@@ -220,7 +208,7 @@ void mon__wreq_start(const MPI_Request *rq, int n) {
   if (table_empty(&reqs) || rq == NULL)
     return;
   for (int k = 0; k < n; k++) {
-    uintptr_t key = req_key(rq[k]);
+    uintptr_t key = MON__HANDLE_KEY(rq[k]);
     shard_t *s = shard_of(&reqs, key);
     lock(s);
     /* persistent handles are unique: arm the first inactive entry */
@@ -282,17 +270,17 @@ static void done(mon__tls_t *t, uintptr_t key, const MPI_Status *st) {
 
 void mon__wreq_done(mon__tls_t *t, MPI_Request before, const MPI_Status *st) {
   if (!table_empty(&reqs))
-    done(t, req_key(before), st);
+    done(t, MON__HANDLE_KEY(before), st);
 }
 
 void mon__wreq_failed(mon__tls_t *t, MPI_Request before, MPI_Request after) {
   if (after == MPI_REQUEST_NULL && before != MPI_REQUEST_NULL && !table_empty(&reqs))
-    done_(t, req_key(before), NULL, 1);
+    done_(t, MON__HANDLE_KEY(before), NULL, 1);
 }
 
 void mon__wreq_free(mon__tls_t *t, MPI_Request req) {
   entry_t e;
-  if (table_empty(&reqs) || table_take(&reqs, req_key(req), &e) != 0)
+  if (table_empty(&reqs) || table_take(&reqs, MON__HANDLE_KEY(req), &e) != 0)
     return;
   /* A freed active send still goes out; a freed receive's size is never known. */
   if (e.active && !(e.flags & MON__WREQ_RECV))
@@ -304,7 +292,7 @@ long mon__wreq_tracked(void) { return __atomic_load_n(&reqs.count, __ATOMIC_RELA
 /* ---- matched messages ------------------------------------------------------------ */
 
 void mon__wmsg_put(MPI_Message msg, MPI_Comm comm) {
-  uintptr_t key = msg_key(msg);
+  uintptr_t key = MON__HANDLE_KEY(msg);
   if (key == 0 || msg == MPI_MESSAGE_NULL || msg == MPI_MESSAGE_NO_PROC)
     return;
   entry_t e = {.key = key, .comm = comm};
@@ -313,7 +301,7 @@ void mon__wmsg_put(MPI_Message msg, MPI_Comm comm) {
 
 MPI_Comm mon__wmsg_take(MPI_Message msg) {
   entry_t e;
-  if (table_empty(&msgs) || table_take(&msgs, msg_key(msg), &e) != 0)
+  if (table_empty(&msgs) || table_take(&msgs, MON__HANDLE_KEY(msg), &e) != 0)
     return MPI_COMM_NULL;
   return e.comm;
 }
@@ -351,20 +339,20 @@ void mon__wq_all(mon__tls_t *t, mon__wq_t *q, const MPI_Status *statuses,
     const MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? NULL : &statuses[i];
     if (in_status && st && st->MPI_ERROR == MPI_ERR_PENDING)
       continue; /* not completed */
-    done_(t, req_key(q->h[i]), st, in_status && st && st->MPI_ERROR != MPI_SUCCESS);
+    done_(t, MON__HANDLE_KEY(q->h[i]), st, in_status && st && st->MPI_ERROR != MPI_SUCCESS);
   }
 }
 
 void mon__wq_one(mon__tls_t *t, mon__wq_t *q, int index, const MPI_Status *status) {
   if (index >= 0 && index < q->n)
-    done(t, req_key(q->h[index]), status);
+    done(t, MON__HANDLE_KEY(q->h[index]), status);
 }
 
 void mon__wq_failed_one(mon__tls_t *t, mon__wq_t *q, int index,
                         const MPI_Request *reqs) {
   if (index >= 0 && index < q->n && reqs[index] == MPI_REQUEST_NULL &&
       q->h[index] != MPI_REQUEST_NULL)
-    done_(t, req_key(q->h[index]), NULL, 1);
+    done_(t, MON__HANDLE_KEY(q->h[index]), NULL, 1);
 }
 
 void mon__wq_some(mon__tls_t *t, mon__wq_t *q, int outcount, const int *indices,
@@ -374,7 +362,7 @@ void mon__wq_some(mon__tls_t *t, mon__wq_t *q, int outcount, const int *indices,
   for (int k = 0; k < outcount; k++) {
     const MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? NULL : &statuses[k];
     if (indices[k] >= 0 && indices[k] < q->n)
-      done_(t, req_key(q->h[indices[k]]), st,
+      done_(t, MON__HANDLE_KEY(q->h[indices[k]]), st,
             in_status && st && st->MPI_ERROR != MPI_SUCCESS);
   }
 }

@@ -3,6 +3,7 @@
  * each read is O(threads) and never scans the signature table. */
 #include <mpi.h>
 
+#include "common/common_internal.h"
 #include "pia/pia_internal.h"
 
 BALLAST_API int pia_activity_count(void) { return mon__act_count(); }
@@ -74,17 +75,18 @@ BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
 static int world_size(void) {
   static int size; /* 0 until known; a benign race writes the same value */
   int init = 0, fin = 0;
-  PMPI_Finalized(&fin);
-  if (fin)
-    return -1;
-  int s = __atomic_load_n(&size, __ATOMIC_RELAXED);
-  if (s > 0)
-    return s;
-  PMPI_Initialized(&init);
-  if (!init)
-    return -1;
-  PMPI_Comm_size(MPI_COMM_WORLD, &s);
-  __atomic_store_n(&size, s, __ATOMIC_RELAXED);
+  ballast__lib_begin();
+  MPI_Finalized(&fin);
+  int s = fin ? -1 : MON__LD(&size);
+  if (s == 0) {
+    MPI_Initialized(&init);
+    s = -1;
+    if (init) {
+      MPI_Comm_size(MPI_COMM_WORLD, &s);
+      MON__ST(&size, s);
+    }
+  }
+  ballast__lib_end();
   return s;
 }
 

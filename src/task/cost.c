@@ -189,7 +189,10 @@ static int read_volumes(double **vols, int *n) {
   int w;
   *vols = NULL;
   *n = 0;
-  if (PMPI_Comm_size(MPI_COMM_WORLD, &w) != MPI_SUCCESS)
+  ballast__lib_begin();
+  int mrc = MPI_Comm_size(MPI_COMM_WORLD, &w);
+  ballast__lib_end();
+  if (mrc != MPI_SUCCESS)
     return BALLAST_EMPI;
   pia_partnerdata_t *pd = ballast__calloc((size_t)w, sizeof *pd);
   double *v = ballast__calloc((size_t)w, sizeof *v);
@@ -228,7 +231,10 @@ int rta__cost_partner_rebase(MPI_Comm comm) {
 int rta__cost_partner_bytes(MPI_Comm comm, double *out, long long *nsteps) {
   int size;
   *nsteps = 0;
-  if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+  ballast__lib_begin();
+  int mrc = MPI_Comm_size(comm, &size);
+  ballast__lib_end();
+  if (mrc != MPI_SUCCESS)
     return BALLAST_EMPI;
   memset(out, 0, (size_t)size * sizeof *out);
   long long since = steps - (base_step < 0 ? 0 : base_step);
@@ -250,11 +256,13 @@ int rta__cost_partner_bytes(MPI_Comm comm, double *out, long long *nsteps) {
   }
   for (int r = 0; r < size; r++)
     ranks[r] = r;
-  PMPI_Comm_group(comm, &g);
-  PMPI_Comm_group(MPI_COMM_WORLD, &wg);
-  PMPI_Group_translate_ranks(g, size, ranks, wg, world);
-  PMPI_Group_free(&g);
-  PMPI_Group_free(&wg);
+  ballast__lib_begin();
+  MPI_Comm_group(comm, &g);
+  MPI_Comm_group(MPI_COMM_WORLD, &wg);
+  MPI_Group_translate_ranks(g, size, ranks, wg, world);
+  MPI_Group_free(&g);
+  MPI_Group_free(&wg);
+  ballast__lib_end();
   for (int r = 0; r < size; r++) {
     int w = world[r];
     if (w < 0 || w >= n)

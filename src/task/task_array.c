@@ -55,7 +55,10 @@ static int payload_bytes(const rta__array_t *a, size_t *out) {
   for (int64_t done = 0; done < a->count; done += CHUNK) {
     int64_t n = a->count - done < CHUNK ? a->count - done : CHUNK;
     int sz = 0;
-    if (PMPI_Pack_size((int)n, a->type.u.mpi, MPI_COMM_SELF, &sz) != MPI_SUCCESS)
+    ballast__lib_begin();
+    int mrc = MPI_Pack_size((int)n, a->type.u.mpi, MPI_COMM_SELF, &sz);
+    ballast__lib_end();
+    if (mrc != MPI_SUCCESS)
       return BALLAST_EMPI;
     if (total > SIZE_MAX - (size_t)sz)
       return BALLAST_EOVERFLOW;
@@ -113,9 +116,12 @@ static int size_array(rta__array_t *a) {
   }
   int sz;
   MPI_Aint lb, extent, tlb, textent;
-  if (PMPI_Type_size(a->type.u.mpi, &sz) != MPI_SUCCESS ||
-      PMPI_Type_get_extent(a->type.u.mpi, &lb, &extent) != MPI_SUCCESS ||
-      PMPI_Type_get_true_extent(a->type.u.mpi, &tlb, &textent) != MPI_SUCCESS)
+  ballast__lib_begin();
+  int bad = MPI_Type_size(a->type.u.mpi, &sz) != MPI_SUCCESS ||
+            MPI_Type_get_extent(a->type.u.mpi, &lb, &extent) != MPI_SUCCESS ||
+            MPI_Type_get_true_extent(a->type.u.mpi, &tlb, &textent) != MPI_SUCCESS;
+  ballast__lib_end();
+  if (bad)
     return BALLAST_EMPI;
   if (tlb < 0 || extent < 0)
     return BALLAST_ENOTSUP;
@@ -135,9 +141,11 @@ static int size_array(rta__array_t *a) {
 static void free_array_record(rta__array_t *a) {
   if (a->type.kind == RTA_TYPE_MPI && a->type.u.mpi != MPI_DATATYPE_NULL) {
     int fin = 0;
-    PMPI_Finalized(&fin);
+    ballast__lib_begin();
+    MPI_Finalized(&fin);
     if (!fin)
-      PMPI_Type_free(&a->type.u.mpi);
+      MPI_Type_free(&a->type.u.mpi);
+    ballast__lib_end();
   }
   free(a);
 }
@@ -170,9 +178,14 @@ int rta_register_array(rta_task_t *t, void **array, rta_type_t type, int ndims,
   a->type.kind = type.kind;
   if (type.kind == RTA_TYPE_ELEM)
     a->type.u.elem = type.u.elem;
-  else if (PMPI_Type_dup(type.u.mpi, &a->type.u.mpi) != MPI_SUCCESS) {
-    free(a);
-    return BALLAST_EMPI;
+  else {
+    ballast__lib_begin();
+    int mrc = MPI_Type_dup(type.u.mpi, &a->type.u.mpi);
+    ballast__lib_end();
+    if (mrc != MPI_SUCCESS) {
+      free(a);
+      return BALLAST_EMPI;
+    }
   }
   int rc = size_array(a);
   if (!rc) {
@@ -255,6 +268,49 @@ int rta__arrays_packed_size_lead(const rta_task_t *t, int lead, size_t *bytes) {
   return BALLAST_EINVAL;
 }
 
+/* The payload of an array of an MPI datatype, packed in chunks of at most
+ * CHUNK elements (MPI's counts are ints). MPI_Pack is the library's own MPI
+ * use, bracketed like its traffic. */
+static int pack_mpi(const rta__array_t *a, unsigned char *dst) {
+  int rc = 0;
+  MPI_Aint extent, lb;
+  ballast__lib_begin();
+  MPI_Type_get_extent(a->type.u.mpi, &lb, &extent);
+  size_t off = 0;
+  for (int64_t done = 0; done < a->count && !rc; done += CHUNK) {
+    int64_t k = a->count - done < CHUNK ? a->count - done : CHUNK;
+    int sz, pos = 0;
+    MPI_Pack_size((int)k, a->type.u.mpi, MPI_COMM_SELF, &sz);
+    if (MPI_Pack((char *)*a->slot + done * extent, (int)k, a->type.u.mpi, dst + off,
+                 sz, &pos, MPI_COMM_SELF) != MPI_SUCCESS)
+      rc = BALLAST_EMPI;
+    off += (size_t)sz;
+  }
+  ballast__lib_end();
+  return rc;
+}
+
+/* The inverse of pack_mpi: \a count elements of \a type from \a src into \a dst. */
+static int unpack_mpi(MPI_Datatype type, int64_t count, const unsigned char *src,
+                      void *dst) {
+  int rc = 0;
+  MPI_Aint extent, lb;
+  ballast__lib_begin();
+  MPI_Type_get_extent(type, &lb, &extent);
+  size_t off = 0;
+  for (int64_t done = 0; done < count && !rc; done += CHUNK) {
+    int64_t k = count - done < CHUNK ? count - done : CHUNK;
+    int sz, pos = 0;
+    MPI_Pack_size((int)k, type, MPI_COMM_SELF, &sz);
+    if (MPI_Unpack(src + off, sz, &pos, (char *)dst + done * extent, (int)k, type,
+                   MPI_COMM_SELF) != MPI_SUCCESS)
+      rc = BALLAST_EMPI;
+    off += (size_t)sz;
+  }
+  ballast__lib_end();
+  return rc;
+}
+
 int rta__arrays_pack(const rta_task_t *t, void *buf, size_t len, size_t *used) {
   return rta__arrays_pack_lead(t, -1, buf, len, used);
 }
@@ -292,21 +348,8 @@ int rta__arrays_pack_lead(const rta_task_t *t, int lead, void *buf, size_t len,
     if (a->type.kind == RTA_TYPE_ELEM) {
       if (pay)
         memcpy(p, *a->slot, pay);
-    } else {
-      int pos = 0;
-      MPI_Aint extent, lb;
-      PMPI_Type_get_extent(a->type.u.mpi, &lb, &extent);
-      size_t off = 0;
-      for (int64_t done = 0; done < a->count; done += CHUNK) {
-        int64_t k = a->count - done < CHUNK ? a->count - done : CHUNK;
-        int sz;
-        PMPI_Pack_size((int)k, a->type.u.mpi, MPI_COMM_SELF, &sz);
-        pos = 0;
-        if (PMPI_Pack((char *)*a->slot + done * extent, (int)k, a->type.u.mpi,
-                      p + off, sz, &pos, MPI_COMM_SELF) != MPI_SUCCESS)
-          return BALLAST_EMPI;
-        off += (size_t)sz;
-      }
+    } else if ((rc = pack_mpi(a, p))) {
+      return rc;
     }
     memset(p + pay, 0, ballast__round8(pay) - pay);
     p += ballast__round8(pay);
@@ -387,18 +430,7 @@ int rta__arrays_unpack_lead(rta_task_t *t, const void *buf, size_t len,
       if (pay)
         memcpy(fresh[i], p, pay);
     } else {
-      MPI_Aint extent, lb;
-      PMPI_Type_get_extent(a->type.u.mpi, &lb, &extent);
-      size_t off = 0;
-      for (int64_t done = 0; done < shape[i].count && !rc; done += CHUNK) {
-        int64_t k = shape[i].count - done < CHUNK ? shape[i].count - done : CHUNK;
-        int sz, pos = 0;
-        PMPI_Pack_size((int)k, a->type.u.mpi, MPI_COMM_SELF, &sz);
-        if (PMPI_Unpack(p + off, sz, &pos, (char *)fresh[i] + done * extent,
-                        (int)k, a->type.u.mpi, MPI_COMM_SELF) != MPI_SUCCESS)
-          rc = BALLAST_EMPI;
-        off += (size_t)sz;
-      }
+      rc = unpack_mpi(a->type.u.mpi, shape[i].count, p, fresh[i]);
     }
     p += ballast__round8(pay);
   }

@@ -1,12 +1,17 @@
 /* MPI time and traffic attributed to regions, with known MPI calls through
  * the PMPI wrappers (2 ranks): per-(activity, region) counts and bytes, the
  * partner matrix per region, inclusive MPI time, a region without MPI calls
- * having none, and the library's own traffic kept apart. */
+ * having none, and the library's own traffic kept apart: ballast's own calls
+ * (made between ballast__lib_begin/end, as agree.c and pia do) land in the
+ * library's figures and never in the application's, and mon's report
+ * collectives land in neither. */
 #include <ballast/mon.h>
+#include <ballast/pia.h>
 #include <string.h>
 
 #include "common/common_internal.h"
 #include "mon/mon_acts.h"
+#include "mon/mon_core.h"
 #include "mon/mon_internal.h"
 #include "test_util.h"
 
@@ -24,6 +29,55 @@ static mon__regstats_t reg(int id) {
   mon__regstats_t s;
   CHECK_EQ(mon__region_read(id, &s), 0);
   return s;
+}
+
+static uint64_t lib_calls(int a) {
+  mon__agg_t l;
+  mon__lib_read(a, &l);
+  return l.ncalls;
+}
+
+/* Calls ballast makes for itself: counted as the library's, not the
+ * application's, whichever region is open. */
+static void check_library_traffic(void) {
+  int bar_lib = (int)lib_calls(MON_ACT_MPI_Barrier);
+  CHECK_EQ(bar_lib, 1); /* the bracketed barrier above */
+  uint64_t app_ar = act(MON_ACT_MPI_Allreduce, -1).ncalls;
+  uint64_t app_sz = act(MON_ACT_MPI_Comm_size, -1).ncalls;
+  uint64_t app_rk = act(MON_ACT_MPI_Comm_rank, -1).ncalls;
+  uint64_t lib_ar = lib_calls(MON_ACT_MPI_Allreduce);
+  uint64_t lib_sz = lib_calls(MON_ACT_MPI_Comm_size);
+  uint64_t lib_rk = lib_calls(MON_ACT_MPI_Comm_rank);
+  CHECK_EQ(mon_region_begin("lib"), 0);
+  int who = 0, code = 0;
+  /* the agreement helper: one MPI_Comm_rank, one MPI_Allreduce */
+  CHECK_EQ(ballast__agree(MPI_COMM_WORLD, 0, &who, &code), 0);
+  CHECK_EQ(who, -1);
+  /* pia's first query asks MPI for the world size, on the application's
+   * behalf but as the library's traffic */
+  pia_partnerdata_t pd[2];
+  CHECK_EQ(pia_get_partner_volumes(pd, 2, PIA_REGION_ALL), 0);
+  CHECK_EQ(mon_region_end("lib"), 0);
+  int lib = mon__region_find_child(0, "lib");
+  CHECK_GT(lib, 0);
+  CHECK_EQ(lib_calls(MON_ACT_MPI_Allreduce) - lib_ar, 1);
+  CHECK_EQ(lib_calls(MON_ACT_MPI_Comm_rank) - lib_rk, 1);
+  CHECK_EQ(lib_calls(MON_ACT_MPI_Comm_size) - lib_sz, 1);
+  CHECK_EQ(act(MON_ACT_MPI_Allreduce, -1).ncalls, app_ar);
+  CHECK_EQ(act(MON_ACT_MPI_Comm_size, -1).ncalls, app_sz);
+  CHECK_EQ(act(MON_ACT_MPI_Comm_rank, -1).ncalls, app_rk);
+  CHECK_EQ(act(MON_GRP_ALL, lib).ncalls, 0);
+  CHECK_EQ(reg(lib).mtime, 0.0);
+
+  /* mon's report collectives (PMPI) are counted nowhere */
+  uint64_t app_all = act(MON_GRP_ALL, -1).ncalls;
+  uint64_t lib_bc = lib_calls(MON_ACT_MPI_Bcast), lib_red = lib_calls(MON_ACT_MPI_Reduce);
+  lib_ar = lib_calls(MON_ACT_MPI_Allreduce);
+  CHECK_EQ(mon_report(MON_REPORT_TERSE), 0);
+  CHECK_EQ(act(MON_GRP_ALL, -1).ncalls, app_all);
+  CHECK_EQ(lib_calls(MON_ACT_MPI_Bcast), lib_bc);
+  CHECK_EQ(lib_calls(MON_ACT_MPI_Reduce), lib_red);
+  CHECK_EQ(lib_calls(MON_ACT_MPI_Allreduce), lib_ar);
 }
 
 int main(int argc, char **argv) {
@@ -58,6 +112,8 @@ int main(int argc, char **argv) {
   ballast__lib_begin();
   MPI_Barrier(MPI_COMM_WORLD);
   ballast__lib_end();
+
+  check_library_traffic();
 
   int comm = mon__region_find_child(0, "comm");
   int bars = mon__region_find_child(comm, "barriers");

@@ -8,11 +8,9 @@
  * 1..280 are left once per rank, levels 281..300 twice. With 2 ranks and
  * every region listed (BALLAST_REPORT_TOP=1000), the full report's region
  * rows must show [count] 2 for 280 rows and 4 for 20 rows. */
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <ballast.h>
 
+#include "mon/report_capture.h"
 #include "test_util.h"
 
 #define DEPTH 300
@@ -34,25 +32,8 @@ int main(int argc, char **argv) {
     CHECK_EQ(mon_region_end("deep"), 0);
   CHECK_EQ(pia_region_count(), DEPTH + 1);
 
-  /* Rank 0's report goes to a file. */
-  char path[] = "/tmp/monrev_deep_XXXXXX";
-  int fd = -1, saved = -1;
+  FILE *f = report_capture(MON_REPORT_FULL);
   if (rank == 0) {
-    fd = mkstemp(path);
-    CHECK_GE(fd, 0);
-    fflush(stdout);
-    saved = dup(1);
-    CHECK_GE(saved, 0);
-    CHECK_GE(dup2(fd, 1), 0);
-  }
-  CHECK_EQ(mon_report(MON_REPORT_FULL), 0);
-  if (rank == 0) {
-    fflush(stdout);
-    CHECK_GE(dup2(saved, 1), 0);
-    close(saved);
-    close(fd);
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
     char line[4096];
     int in_regions = 0, rows = 0, twos = 0, fours = 0;
     while (fgets(line, sizeof line, f)) {
@@ -74,7 +55,6 @@ int main(int argc, char **argv) {
       fours += count == 4.0;
     }
     fclose(f);
-    unlink(path);
     CHECK_EQ(rows, DEPTH);
     CHECK_EQ(fours, REDO);
     CHECK_EQ(twos, DEPTH - REDO);
