@@ -89,7 +89,7 @@ static int map_block(const rta_graph_t *g, const rta_hw_t *hw,
     goto done;
   }
   int size;
-  PMPI_Comm_size(comm, &size);
+  MPI_Comm_size(comm, &size);
   SCOTCH_stratInit(&strat);
   has_strat = 1;
   if (SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATSPEED, size,
@@ -118,9 +118,9 @@ done:
 int rta__phase1_dist(const rta_graph_t *g, const rta_hw_t *hw,
                      const SCOTCH_Num *velo, MPI_Comm comm, double bal,
                      unsigned seed, SCOTCH_Num *node_of) {
-  int rank, size, rc = 0, worst;
-  PMPI_Comm_rank(comm, &rank);
-  PMPI_Comm_size(comm, &size);
+  int rank, size, rc = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   if (g->xadj[g->nvert] > INT32_MAX - 1 || g->nvert > INT32_MAX)
     rc = BALLAST_EOVERFLOW;
   int *cnt = ballast__malloc((size_t)size * sizeof *cnt);
@@ -134,21 +134,14 @@ int rta__phase1_dist(const rta_graph_t *g, const rta_hw_t *hw,
       cnt[r] = (int)(b - a);
     }
   }
-  /* Everyone enters PT-Scotch or nobody does. */
-  if (PMPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-    rc = BALLAST_EMPI;
-  else if (worst && !rc)
-    rc = BALLAST_EREMOTE;
-  if (!rc) {
+  /* Everyone enters PT-Scotch or nobody does, and leaves it together. */
+  if (!(rc = ballast__agree(comm, rc, NULL, NULL))) {
     int64_t lo = dsp[rank], hi = lo + cnt[rank];
     rc = map_block(g, hw, velo, comm, bal, seed, lo, hi, node_of + lo);
-    if (PMPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-      rc = BALLAST_EMPI;
-    else if (worst && !rc)
-      rc = BALLAST_EREMOTE;
+    rc = ballast__agree(comm, rc, NULL, NULL);
   }
-  if (!rc && PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, node_of, cnt,
-                             dsp, num_type(), comm) != MPI_SUCCESS)
+  if (!rc && MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, node_of, cnt,
+                            dsp, num_type(), comm) != MPI_SUCCESS)
     rc = BALLAST_EMPI;
   if (!rc)
     for (int64_t v = 0; v < g->nvert; v++)

@@ -721,30 +721,25 @@ static double max_over_avg(const rta_graph_t *g, const rta_hw_t *hw,
 
 int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
                     const int64_t *prev, double steps, double balrat,
-                    int (*fresh)(void *arg, int64_t *slot), void *arg,
-                    int64_t *slot) {
+                    int64_t *fresh, int64_t *slot) {
   int64_t n = g->nvert;
-  int64_t *cand[2];
-  cand[0] = ballast__malloc((size_t)(n ? n : 1) * sizeof *cand[0]);
-  cand[1] = ballast__malloc((size_t)(n ? n : 1) * sizeof *cand[1]);
+  int64_t *diff = ballast__malloc((size_t)(n ? n : 1) * sizeof *diff);
   double *load = ballast__malloc((size_t)hw->nslots * sizeof *load);
   int rc = 0;
-  if (!cand[0] || !cand[1] || !load) {
+  if (!diff || !load) {
     rc = BALLAST_ENOMEM;
     goto done;
   }
-  /* the fresh mapping first: it may be collective (phase 2 shared among
-   * ranks), everything after it is local */
-  if ((rc = fresh(arg, cand[1])) || (rc = rta__relabel(g, hw, prev, cand[1])))
+  if ((rc = rta__relabel(g, hw, prev, fresh)))
     goto done;
-  if ((rc = rta__diffuse(g, hw, prev, steps, balrat, cand[0])))
+  if ((rc = rta__diffuse(g, hw, prev, steps, balrat, diff)))
     goto done;
   /* The balance allowed: the tolerance, or the fresh mapping's when
    * SCOTCH could not reach it (SCOTCH's remap alone may end far above). */
-  double lim = max_over_avg(g, hw, cand[1], load);
+  double lim = max_over_avg(g, hw, fresh, load);
   if (lim < 1 + balrat)
     lim = 1 + balrat;
-  int64_t *all[3] = {slot, cand[0], cand[1]};
+  int64_t *all[3] = {slot, diff, fresh};
   double best = 0, bestbal = 0;
   int pick = -1;
   for (int k = 0; k < 3; k++) {
@@ -765,8 +760,7 @@ int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
   if (pick > 0)
     memcpy(slot, all[pick], (size_t)n * sizeof *slot);
 done:
-  free(cand[0]);
-  free(cand[1]);
+  free(diff);
   free(load);
   return rc;
 }
