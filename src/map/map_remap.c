@@ -477,71 +477,85 @@ static int cmp_i64(const void *a, const void *b) {
 /* Largest number of diffusions (each from the loads the last one reached). */
 #define DIFFUSE_ITERS 8
 
-/* One diffusion: flows from the current loads, carried out layer by layer. */
-static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
-                        const dist_t *dt, const int64_t *prev, double inv,
-                        double *load, double avg, int64_t *slot) {
-  int64_t n = g->nvert;
-  int ns = hw->nslots, rc = 0;
-  double *x = ballast__calloc((size_t)ns, sizeof *x), *r = ballast__calloc((size_t)ns, sizeof *r);
-  double *pp = ballast__calloc((size_t)ns, sizeof *pp), *ap = ballast__calloc((size_t)ns, sizeof *ap);
-  int64_t *key = NULL, nq = 0;
-  double *qw = NULL, *flow = NULL;
-  dmove_t *mv = NULL;
-  if (!x || !r || !pp || !ap) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  /* quotient graph of the slots: pairs s < t joined by an edge, weight =
-   * bytes between them */
+/* What one diffusion works with: the quotient graph of the slots (pairs
+ * s < t joined by an edge, key s * ns + t, sorted; weight = bytes between
+ * them, scaled to at most 1), the diffusion's potentials and flows, and the
+ * moves proposed in a round. */
+typedef struct {
+  const rta_graph_t *g;
+  const dist_t *dt;
+  const int64_t *prev;
+  double inv;          /* 1 / steps: the migration per step */
+  int ns;              /* slots */
+  int64_t *key, nq;    /* quotient pairs */
+  double *qw, *flow;   /* nq: pair weight; work still to go from s to t */
+  double *x, *r, *pp, *ap; /* ns: conjugate-gradient vectors */
+  dmove_t *mv;         /* nvert: the moves proposed in a round */
+} diff_t;
+
+static void diff_free(diff_t *d) {
+  free(d->x);
+  free(d->r);
+  free(d->pp);
+  free(d->ap);
+  free(d->key);
+  free(d->qw);
+  free(d->flow);
+  free(d->mv);
+}
+
+/* The quotient pairs of \a slot, sorted and unique. */
+static int diff_pairs(diff_t *d, const int64_t *slot) {
+  const rta_graph_t *g = d->g;
   int64_t cap = 1024, ne = 0;
-  key = ballast__malloc((size_t)cap * sizeof *key);
-  if (!key) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  for (int64_t v = 0; v < n; v++)
+  d->key = ballast__malloc((size_t)cap * sizeof *d->key);
+  if (!d->key)
+    return BALLAST_ENOMEM;
+  for (int64_t v = 0; v < g->nvert; v++)
     for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
       int64_t s = slot[v], t = slot[g->adj[i]];
       if (s >= t)
         continue;
       if (ne == cap) {
-        int64_t *k2 = ballast__realloc(key, (size_t)cap * 2 * sizeof *key);
-        if (!k2) {
-          rc = BALLAST_ENOMEM;
-          goto done;
-        }
-        key = k2;
+        int64_t *k2 = ballast__realloc(d->key, (size_t)cap * 2 * sizeof *d->key);
+        if (!k2)
+          return BALLAST_ENOMEM;
+        d->key = k2;
         cap *= 2;
       }
-      key[ne++] = s * ns + t;
+      d->key[ne++] = s * d->ns + t;
     }
-  qsort(key, (size_t)ne, sizeof *key, cmp_i64);
+  qsort(d->key, (size_t)ne, sizeof *d->key, cmp_i64);
   for (int64_t i = 0; i < ne; i++)
-    if (!nq || key[nq - 1] != key[i])
-      key[nq++] = key[i];
-  qw = ballast__calloc((size_t)(nq ? nq : 1), sizeof *qw);
-  flow = ballast__calloc((size_t)(nq ? nq : 1), sizeof *flow);
-  mv = ballast__malloc((size_t)(n ? n : 1) * sizeof *mv);
-  if (!qw || !flow || !mv) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  for (int64_t v = 0; v < n; v++)
+    if (!d->nq || d->key[d->nq - 1] != d->key[i])
+      d->key[d->nq++] = d->key[i];
+  return 0;
+}
+
+/* The pairs' weights: bytes between the two slots, over the largest. */
+static void diff_weights(diff_t *d, const int64_t *slot) {
+  const rta_graph_t *g = d->g;
+  for (int64_t v = 0; v < g->nvert; v++)
     for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
       int64_t s = slot[v], t = slot[g->adj[i]];
       if (s < t)
-        qw[qfind(key, nq, s * ns + t)] += g->adjw[i];
+        d->qw[qfind(d->key, d->nq, s * d->ns + t)] += g->adjw[i];
     }
   double wmax = 0;
-  for (int64_t q = 0; q < nq; q++)
-    if (qw[q] > wmax)
-      wmax = qw[q];
-  for (int64_t q = 0; q < nq; q++)
-    qw[q] = wmax > 0 ? qw[q] / wmax : 1;
-  /* Laplacian L x = load - avg by conjugate gradients (L is singular but
-   * the right-hand side sums to zero on each connected component) */
-  double rr = 0, bb = 0;
+  for (int64_t q = 0; q < d->nq; q++)
+    if (d->qw[q] > wmax)
+      wmax = d->qw[q];
+  for (int64_t q = 0; q < d->nq; q++)
+    d->qw[q] = wmax > 0 ? d->qw[q] / wmax : 1;
+}
+
+/* Solves the Laplacian L x = load - avg by conjugate gradients (L is
+ * singular but the right-hand side sums to zero on each connected
+ * component), then flow[q] > 0: work to send from s to t (t to s when
+ * negative). */
+static void diff_solve(diff_t *d, const double *load, double avg) {
+  int ns = d->ns;
+  double *x = d->x, *r = d->r, *pp = d->pp, *ap = d->ap, rr = 0, bb = 0;
   for (int s = 0; s < ns; s++) {
     r[s] = pp[s] = load[s] - avg;
     rr += r[s] * r[s];
@@ -549,11 +563,11 @@ static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
   bb = rr;
   for (int it = 0; it < 4 * ns && rr > 1e-16 * bb; it++) {
     memset(ap, 0, (size_t)ns * sizeof *ap);
-    for (int64_t q = 0; q < nq; q++) {
-      int s = (int)(key[q] / ns), t = (int)(key[q] % ns);
-      double d = qw[q] * (pp[s] - pp[t]);
-      ap[s] += d;
-      ap[t] -= d;
+    for (int64_t q = 0; q < d->nq; q++) {
+      int s = (int)(d->key[q] / ns), t = (int)(d->key[q] % ns);
+      double f = d->qw[q] * (pp[s] - pp[t]);
+      ap[s] += f;
+      ap[t] -= f;
     }
     double pap = 0;
     for (int s = 0; s < ns; s++)
@@ -570,88 +584,128 @@ static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
       pp[s] = r[s] + rr2 / rr * pp[s];
     rr = rr2;
   }
-  /* flow[q] > 0: work to send from s to t (t to s when negative) */
-  for (int64_t q = 0; q < nq; q++) {
-    int s = (int)(key[q] / ns), t = (int)(key[q] % ns);
-    flow[q] = qw[q] * (x[s] - x[t]);
+  for (int64_t q = 0; q < d->nq; q++) {
+    int s = (int)(d->key[q] / ns), t = (int)(d->key[q] % ns);
+    d->flow[q] = d->qw[q] * (x[s] - x[t]);
   }
-  /* Execute the flows layer by layer: every boundary vertex proposes its
-   * best move along a pair with flow left; moves are applied best first
-   * while the pair's flow lasts. */
-  double *out = r; /* reused: flow still to leave each slot */
+}
+
+/* Index of the pair of slots \a a and \a b (either order), or -1. */
+static int64_t diff_pair(const diff_t *d, int a, int b) {
+  return a < b ? qfind(d->key, d->nq, (int64_t)a * d->ns + b)
+               : qfind(d->key, d->nq, (int64_t)b * d->ns + a);
+}
+
+/* Work still to go from slot a to slot b along pair q. */
+static double diff_flow(const diff_t *d, int64_t q, int a, int b) {
+  return a < b ? d->flow[q] : -d->flow[q];
+}
+
+/* The best move of boundary vertex \a v along a pair with flow left (-1:
+ * none), its gain in \a gain. \a out: flow still to leave each slot. */
+static int diff_best_move(const diff_t *d, const int64_t *slot,
+                          const double *out, int64_t v, double *gain) {
+  const rta_graph_t *g = d->g;
+  int a = (int)slot[v], p = (int)d->prev[v], to = -1;
+  if (out[a] < 0.5 * g->work[v])
+    return -1;
+  double m = g->state[v] * d->inv, base = -1, best = -1e300;
+  for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
+    int b = (int)slot[g->adj[i]];
+    if (b == a || b == to)
+      continue;
+    int64_t q = diff_pair(d, a, b);
+    if (q < 0 || diff_flow(d, q, a, b) < 0.5 * g->work[v])
+      continue;
+    if (base < 0)
+      base = vcost(g, d->dt, slot, v, a, p, m);
+    double gn = base - vcost(g, d->dt, slot, v, b, p, m);
+    if (gn > best) {
+      best = gn;
+      to = b;
+    }
+  }
+  *gain = best;
+  return to;
+}
+
+/* One round: every boundary vertex proposes its best move along a pair
+ * with flow left; moves are applied best first while the pair's flow lasts.
+ * Returns the number of moves applied. */
+static int64_t diff_round(diff_t *d, double *load, int64_t *slot) {
+  const rta_graph_t *g = d->g;
+  double *out = d->r; /* reused: flow still to leave each slot */
+  int64_t nm = 0, moved = 0;
+  memset(out, 0, (size_t)d->ns * sizeof *out);
+  for (int64_t q = 0; q < d->nq; q++) {
+    int s = (int)(d->key[q] / d->ns), t = (int)(d->key[q] % d->ns);
+    if (d->flow[q] > 0)
+      out[s] += d->flow[q];
+    else
+      out[t] -= d->flow[q];
+  }
+  for (int64_t v = 0; v < g->nvert; v++) {
+    double gain;
+    int to = diff_best_move(d, slot, out, v, &gain);
+    if (to >= 0) {
+      d->mv[nm].v = v;
+      d->mv[nm].to = to;
+      d->mv[nm++].gain = gain;
+    }
+  }
+  qsort(d->mv, (size_t)nm, sizeof *d->mv, dmove_by_gain);
+  for (int64_t i = 0; i < nm; i++) {
+    int64_t v = d->mv[i].v;
+    int a = (int)slot[v], b = d->mv[i].to;
+    int64_t q = diff_pair(d, a, b);
+    if (diff_flow(d, q, a, b) < 0.5 * g->work[v])
+      continue;
+    d->flow[q] += a < b ? -g->work[v] : g->work[v];
+    load[a] -= g->work[v];
+    load[b] += g->work[v];
+    slot[v] = b;
+    moved++;
+  }
+  return nm ? moved : -1;
+}
+
+/* One diffusion: flows from the current loads, carried out layer by layer. */
+static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
+                        const dist_t *dt, const int64_t *prev, double inv,
+                        double *load, double avg, int64_t *slot) {
+  int64_t n = g->nvert;
+  int ns = hw->nslots, rc;
+  diff_t d = {.g = g, .dt = dt, .prev = prev, .inv = inv, .ns = ns};
+  d.x = ballast__calloc((size_t)ns, sizeof *d.x);
+  d.r = ballast__calloc((size_t)ns, sizeof *d.r);
+  d.pp = ballast__calloc((size_t)ns, sizeof *d.pp);
+  d.ap = ballast__calloc((size_t)ns, sizeof *d.ap);
+  if (!d.x || !d.r || !d.pp || !d.ap) {
+    diff_free(&d);
+    return BALLAST_ENOMEM;
+  }
+  if ((rc = diff_pairs(&d, slot))) {
+    diff_free(&d);
+    return rc;
+  }
+  d.qw = ballast__calloc((size_t)(d.nq ? d.nq : 1), sizeof *d.qw);
+  d.flow = ballast__calloc((size_t)(d.nq ? d.nq : 1), sizeof *d.flow);
+  d.mv = ballast__malloc((size_t)(n ? n : 1) * sizeof *d.mv);
+  if (!d.qw || !d.flow || !d.mv) {
+    diff_free(&d);
+    return BALLAST_ENOMEM;
+  }
+  diff_weights(&d, slot);
+  diff_solve(&d, load, avg);
   for (int round = 0; round < DIFFUSE_ROUNDS; round++) {
-    int64_t nm = 0;
-    memset(out, 0, (size_t)ns * sizeof *out);
-    for (int64_t q = 0; q < nq; q++) {
-      int s = (int)(key[q] / ns), t = (int)(key[q] % ns);
-      if (flow[q] > 0)
-        out[s] += flow[q];
-      else
-        out[t] -= flow[q];
-    }
-    for (int64_t v = 0; v < n; v++) {
-      int a = (int)slot[v], p = (int)prev[v];
-      if (out[a] < 0.5 * g->work[v])
-        continue;
-      double m = g->state[v] * inv, base = -1, best = -1e300;
-      int to = -1;
-      for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
-        int b = (int)slot[g->adj[i]];
-        if (b == a || b == to)
-          continue;
-        int64_t q = a < b ? qfind(key, nq, (int64_t)a * ns + b)
-                          : qfind(key, nq, (int64_t)b * ns + a);
-        if (q < 0)
-          continue;
-        double f = a < b ? flow[q] : -flow[q];
-        if (f < 0.5 * g->work[v])
-          continue;
-        if (base < 0)
-          base = vcost(g, dt, slot, v, a, p, m);
-        double gain = base - vcost(g, dt, slot, v, b, p, m);
-        if (gain > best) {
-          best = gain;
-          to = b;
-        }
-      }
-      if (to >= 0) {
-        mv[nm].v = v;
-        mv[nm].to = to;
-        mv[nm++].gain = best;
-      }
-    }
-    if (!nm)
-      break;
-    qsort(mv, (size_t)nm, sizeof *mv, dmove_by_gain);
-    int64_t done_moves = 0;
-    for (int64_t i = 0; i < nm; i++) {
-      int64_t v = mv[i].v;
-      int a = (int)slot[v], b = mv[i].to;
-      int64_t q = a < b ? qfind(key, nq, (int64_t)a * ns + b)
-                        : qfind(key, nq, (int64_t)b * ns + a);
-      double f = a < b ? flow[q] : -flow[q];
-      if (f < 0.5 * g->work[v])
-        continue;
-      flow[q] += a < b ? -g->work[v] : g->work[v];
-      load[a] -= g->work[v];
-      load[b] += g->work[v];
-      slot[v] = b;
-      done_moves++;
-    }
-    /* the tail of a diffusion moves a handful per round: stop it */
-    if (done_moves <= n / 10000)
+    int64_t moved = diff_round(&d, load, slot);
+    /* nothing proposed; or the tail of a diffusion, a handful of moves per
+     * round: stop it */
+    if (moved < 0 || moved <= n / 10000)
       break;
   }
-done:
-  free(x);
-  free(r);
-  free(pp);
-  free(ap);
-  free(key);
-  free(qw);
-  free(flow);
-  free(mv);
-  return rc;
+  diff_free(&d);
+  return 0;
 }
 
 int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
