@@ -364,9 +364,109 @@ typedef struct {
   SCOTCH_Context *ctx; /* shared by the nodes, reseeded for each */
 } p2scratch_t;
 
+/* What phase 2 of one node works with: the target (the node's tree-leaf)
+ * and its terminals' slots, the node's subgraph for SCOTCH and, for a
+ * remap, its vertices' old terminals. */
+typedef struct {
+  rta__tgt_t tgt;
+  rta__sgraph_t sg;
+  int *slot_of_term;     /* terminal -> slot */
+  SCOTCH_Num *sel;       /* the leaves of the node's slots, when restricted */
+  SCOTCH_Num *vert, *edge, *edlo, *velo, *part, *paro, *vmlo;
+  double *w;             /* the subgraph's edge bytes */
+  int64_t narc;
+} p2node_t;
+
+static void p2node_free(p2node_t *p) {
+  rta__sgraph_exit(&p->sg);
+  rta__tgt_exit(&p->tgt);
+  free(p->sel);
+  free(p->vert);
+  free(p->velo);
+  free(p->part);
+  free(p->edge);
+  free(p->edlo);
+  free(p->w);
+  free(p->paro);
+  free(p->vmlo);
+  free(p->slot_of_term);
+}
+
+/* Target: the node's tree-leaf, restricted to the leaves of its slots
+ * unless they are exactly one per core. */
+static int p2_target(const mctx_t *c, int node, p2scratch_t *sc, p2node_t *p) {
+  const rta_hw_t *hw = c->hw;
+  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
+  int b = hw->node_xslot[node], m = hw->node_xslot[node + 1] - b;
+  int exact = node_exact(hw, node);
+  p->slot_of_term = ballast__malloc((size_t)(exact ? t->ncores : m) * sizeof *p->slot_of_term);
+  if (!p->slot_of_term)
+    return BALLAST_ENOMEM;
+  if (exact) {
+    for (int i = 0; i < m; i++) {
+      int s = hw->node_slot[b + i];
+      p->slot_of_term[hw->slot_core[s]] = s;
+      sc->term_of_slot[s] = hw->slot_core[s];
+    }
+    return rta__tgt_tleaf(&p->tgt, t->nlevels, t->arity, t->cost, 1, 0, NULL);
+  }
+  int mult = node_mult(hw, node, sc->cnt);
+  p->sel = ballast__malloc((size_t)m * sizeof *p->sel);
+  if (!p->sel)
+    return BALLAST_ENOMEM;
+  memset(sc->cnt, 0, (size_t)t->ncores * sizeof *sc->cnt);
+  for (int i = 0; i < m; i++) {
+    int s = hw->node_slot[b + i], core = hw->slot_core[s];
+    p->sel[i] = (SCOTCH_Num)core * mult + sc->cnt[core]++;
+    p->slot_of_term[i] = s;
+    sc->term_of_slot[s] = i;
+  }
+  return rta__tgt_tleaf(&p->tgt, t->nlevels, t->arity, t->cost, mult, m, p->sel);
+}
+
+/* The node's subgraph for SCOTCH, rebuilt from scratch (inducing it and
+ * mapping onto a tree-leaf crashes SCOTCH 7.0.3), and for a remap every
+ * vertex's old terminal on this node (-1 elsewhere). */
+static int p2_graph(const mctx_t *c, int node, const int64_t *verts,
+                    int64_t k, p2scratch_t *sc, p2node_t *p) {
+  const rta_hw_t *hw = c->hw;
+  int rc = rta__subgraph(c->g, verts, k, sc->g2l, &p->vert, &p->edge, &p->w,
+                         &p->narc);
+  if (rc)
+    return rc;
+  p->velo = ballast__malloc((size_t)k * sizeof *p->velo);
+  p->part = ballast__malloc((size_t)k * sizeof *p->part);
+  p->edlo = ballast__malloc((size_t)(p->narc ? p->narc : 1) * sizeof *p->edlo);
+  if (!p->velo || !p->part || !p->edlo)
+    return BALLAST_ENOMEM;
+  for (int64_t i = 0; i < k; i++)
+    p->velo[i] = c->velo[verts[i]];
+  double escale;
+  int ex;
+  rta__normalize(p->w, p->narc, RTA__ECAP / p->tgt.maxdist, &escale, &ex);
+  for (int64_t i = 0; i < p->narc; i++)
+    p->edlo[i] = rta__scaled(p->w[i], escale);
+  if ((rc = rta__sgraph_build(&p->sg, sc->ctx, c->o.seed + (unsigned)node,
+                              (SCOTCH_Num)k, p->vert, p->velo,
+                              (SCOTCH_Num)p->narc, p->edge, p->edlo)))
+    return rc;
+  if (!c->prev)
+    return 0;
+  p->paro = ballast__malloc((size_t)k * sizeof *p->paro);
+  p->vmlo = migration_costs(c, verts, k, escale);
+  if (!p->paro || !p->vmlo)
+    return BALLAST_ENOMEM;
+  for (int64_t i = 0; i < k; i++) {
+    int64_t s = c->prev[verts[i]];
+    p->paro[i] = s >= 0 && s < hw->nslots && hw->slot_node[s] == node
+                     ? sc->term_of_slot[s] : -1;
+  }
+  fill_paro((SCOTCH_Num)k, p->vert, p->edge, p->paro, p->vmlo);
+  return 0;
+}
+
 static int phase2_node(mctx_t *c, int node, const int64_t *verts, int64_t k,
                        p2scratch_t *sc, int64_t *slot) {
-  const rta_graph_t *g = c->g;
   const rta_hw_t *hw = c->hw;
   int b = hw->node_xslot[node], m = hw->node_xslot[node + 1] - b;
   if (k == 0)
@@ -376,110 +476,25 @@ static int phase2_node(mctx_t *c, int node, const int64_t *verts, int64_t k,
       slot[verts[i]] = hw->node_slot[b];
     return 0;
   }
-  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
-  int rc = 0;
-  rta__tgt_t tgt;
-  memset(&tgt, 0, sizeof tgt);
-  rta__sgraph_t sg;
-  memset(&sg, 0, sizeof sg);
-  SCOTCH_Num *sel = NULL, *vert = NULL, *edge = NULL, *edlo = NULL, *velo = NULL;
-  SCOTCH_Num *part = NULL, *paro = NULL, *vmlo = NULL;
-  double *w = NULL;
-  int *slot_of_term = NULL;
-  /* Target: the node's tree-leaf, restricted to the leaves of its slots
-   * unless they are exactly one per core. */
-  int exact = node_exact(hw, node), mult = 1;
-  slot_of_term = ballast__malloc((size_t)(exact ? t->ncores : m) * sizeof *slot_of_term);
-  if (!slot_of_term) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  if (exact) {
-    for (int i = 0; i < m; i++) {
-      int s = hw->node_slot[b + i];
-      slot_of_term[hw->slot_core[s]] = s;
-      sc->term_of_slot[s] = hw->slot_core[s];
+  p2node_t p;
+  memset(&p, 0, sizeof p);
+  int rc = p2_target(c, node, sc, &p);
+  if (!rc)
+    rc = p2_graph(c, node, verts, k, sc, &p);
+  if (!rc) {
+    char direct[512];
+    const char *strat = c->o.scotch_strategy;
+    if (!strat && k <= RTA__DIRECT_MAX) {
+      rta__strategy_string(direct, sizeof direct, c->o.balrat / 2, 1);
+      strat = direct;
     }
-    rc = rta__tgt_tleaf(&tgt, t->nlevels, t->arity, t->cost, 1, 0, NULL);
-  } else {
-    mult = node_mult(hw, node, sc->cnt);
-    sel = ballast__malloc((size_t)m * sizeof *sel);
-    if (!sel) {
-      rc = BALLAST_ENOMEM;
-      goto done;
-    }
-    memset(sc->cnt, 0, (size_t)t->ncores * sizeof *sc->cnt);
-    for (int i = 0; i < m; i++) {
-      int s = hw->node_slot[b + i], core = hw->slot_core[s];
-      sel[i] = (SCOTCH_Num)core * mult + sc->cnt[core]++;
-      slot_of_term[i] = s;
-      sc->term_of_slot[s] = i;
-    }
-    rc = rta__tgt_tleaf(&tgt, t->nlevels, t->arity, t->cost, mult, m, sel);
+    rc = rta__sgraph_map(&p.sg, rta__tgt_arch(&p.tgt), m, c->o.scotch_flags,
+                         strat, c->o.balrat / 2, p.paro, p.vmlo, p.part);
   }
-  if (rc)
-    goto done;
-  /* Rebuild the node's subgraph from scratch (inducing it and mapping onto
-   * a tree-leaf crashes SCOTCH 7.0.3). */
-  int64_t narc = 0;
-  if ((rc = rta__subgraph(g, verts, k, sc->g2l, &vert, &edge, &w, &narc)))
-    goto done;
-  velo = ballast__malloc((size_t)k * sizeof *velo);
-  part = ballast__malloc((size_t)k * sizeof *part);
-  edlo = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
-  if (!velo || !part || !edlo) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  for (int64_t i = 0; i < k; i++)
-    velo[i] = c->velo[verts[i]];
-  double escale;
-  int ex;
-  rta__normalize(w, narc, RTA__ECAP / tgt.maxdist, &escale, &ex);
-  for (int64_t i = 0; i < narc; i++)
-    edlo[i] = rta__scaled(w[i], escale);
-  if ((rc = rta__sgraph_build(&sg, sc->ctx, c->o.seed + (unsigned)node,
-                              (SCOTCH_Num)k, vert, velo, (SCOTCH_Num)narc,
-                              edge, edlo)))
-    goto done;
-  if (c->prev) {
-    paro = ballast__malloc((size_t)k * sizeof *paro);
-    vmlo = migration_costs(c, verts, k, escale);
-    if (!paro || !vmlo) {
-      rc = BALLAST_ENOMEM;
-      goto done;
-    }
-    for (int64_t i = 0; i < k; i++) {
-      int64_t p = c->prev[verts[i]];
-      paro[i] = p >= 0 && p < hw->nslots && hw->slot_node[p] == node
-                    ? sc->term_of_slot[p] : -1;
-    }
-    fill_paro((SCOTCH_Num)k, vert, edge, paro, vmlo);
-  }
-  char direct[512];
-  const char *strat = c->o.scotch_strategy;
-  if (!strat && k <= RTA__DIRECT_MAX) {
-    rta__strategy_string(direct, sizeof direct, c->o.balrat / 2, 1);
-    strat = direct;
-  }
-  rc = rta__sgraph_map(&sg, rta__tgt_arch(&tgt), m, c->o.scotch_flags, strat,
-                       c->o.balrat / 2, paro, vmlo, part);
   if (!rc)
     for (int64_t i = 0; i < k; i++)
-      slot[verts[i]] = slot_of_term[part[i]];
-done:
-  rta__sgraph_exit(&sg);
-  rta__tgt_exit(&tgt);
-  free(sel);
-  free(vert);
-  free(velo);
-  free(part);
-  free(edge);
-  free(edlo);
-  free(w);
-  free(paro);
-  free(vmlo);
-  free(slot_of_term);
+      slot[verts[i]] = p.slot_of_term[p.part[i]];
+  p2node_free(&p);
   return rc;
 }
 
@@ -661,16 +676,58 @@ static int same_topo(const rta__nodetopo_t *a, const rta__nodetopo_t *b) {
   return 1;
 }
 
-static int map_tleaf(mctx_t *c, int64_t *slot) {
+/* What the single pass works with: the machine as one tree-leaf and its
+ * terminals' slots, the whole graph for SCOTCH and, for a remap, every
+ * vertex's old terminal. */
+typedef struct {
+  rta__tgt_t tgt;
+  rta__sgraph_t sg;
+  int exact;                  /* one slot per core on every node */
+  int *cnt;                   /* ncores scratch */
+  int *slot_of_term;          /* terminal -> slot */
+  SCOTCH_Num *term_of_slot;   /* slot -> terminal */
+  SCOTCH_Num *sel;            /* the leaves of the slots, when restricted */
+  SCOTCH_Num *vert, *edlo, *part, *paro, *vmlo;
+  SCOTCH_Num narc;
+} tl_t;
+
+static void tl_free(tl_t *p) {
+  rta__sgraph_exit(&p->sg);
+  rta__tgt_exit(&p->tgt);
+  free(p->sel);
+  free(p->part);
+  free(p->cnt);
+  free(p->slot_of_term);
+  free(p->term_of_slot);
+  free(p->vert);
+  free(p->edlo);
+  free(p->paro);
+  free(p->vmlo);
+}
+
+static int tl_alloc(const mctx_t *c, tl_t *p) {
   const rta_graph_t *g = c->g;
+  int ns = c->hw->nslots;
+  p->narc = (SCOTCH_Num)g->xadj[g->nvert];
+  p->part = ballast__malloc((size_t)g->nvert * sizeof *p->part);
+  p->cnt = ballast__calloc((size_t)c->hw->topo[0].ncores, sizeof *p->cnt);
+  p->slot_of_term = ballast__malloc((size_t)ns * sizeof *p->slot_of_term);
+  p->term_of_slot = ballast__malloc((size_t)ns * sizeof *p->term_of_slot);
+  p->vert = ballast__malloc(((size_t)g->nvert + 1) * sizeof *p->vert);
+  p->edlo = ballast__malloc((size_t)(p->narc ? p->narc : 1) * sizeof *p->edlo);
+  if (!p->part || !p->cnt || !p->slot_of_term || !p->term_of_slot ||
+      !p->vert || !p->edlo)
+    return BALLAST_ENOMEM;
+  return 0;
+}
+
+/* The target: the nodes on top of the (identical) node's levels, restricted
+ * to the leaves of the slots unless they are exactly one per core. */
+static int tl_target(const mctx_t *c, tl_t *p) {
   const rta_hw_t *hw = c->hw;
   const rta__nodetopo_t *t0 = &hw->topo[0];
-  for (int k = 1; k < hw->ntopo; k++)
-    if (!same_topo(t0, &hw->topo[k])) {
-      BALLAST_WARN("single-pass tree-leaf needs identical nodes");
-      return BALLAST_ENOTSUP;
-    }
   int nl = t0->nlevels + 1, arity[RTA__MAXLEV + 1];
+  int mult = 1, nc = t0->ncores, ns = hw->nslots;
   double cost[RTA__MAXLEV + 1];
   arity[0] = hw->nnodes;
   cost[0] = hw->internode_cost;
@@ -678,98 +735,90 @@ static int map_tleaf(mctx_t *c, int64_t *slot) {
     arity[l + 1] = t0->arity[l];
     cost[l + 1] = t0->cost[l];
   }
-  int exact = 1, mult = 1, rc = 0, nc = t0->ncores, ns = hw->nslots;
-  for (int k = 0; k < hw->nnodes && exact; k++)
-    exact = node_exact(hw, k);
-  SCOTCH_Num *sel = NULL, *part = ballast__malloc((size_t)g->nvert * sizeof *part);
-  int *cnt = ballast__calloc((size_t)nc, sizeof *cnt);
-  int *slot_of_term = ballast__malloc((size_t)ns * sizeof *slot_of_term);
-  SCOTCH_Num *term_of_slot = ballast__malloc((size_t)ns * sizeof *term_of_slot);
-  SCOTCH_Num *vert = ballast__malloc(((size_t)g->nvert + 1) * sizeof *vert);
-  SCOTCH_Num narc = (SCOTCH_Num)g->xadj[g->nvert];
-  SCOTCH_Num *edlo = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
-  SCOTCH_Num *paro = NULL, *vmlo = NULL;
-  rta__tgt_t tgt;
-  memset(&tgt, 0, sizeof tgt);
-  rta__sgraph_t sg;
-  memset(&sg, 0, sizeof sg);
-  if (!part || !cnt || !slot_of_term || !term_of_slot || !vert || !edlo) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  double tb = rta__now();
-  if (exact) {
+  if (p->exact) {
     for (int s = 0; s < ns; s++) {
-      term_of_slot[s] = hw->slot_node[s] * nc + hw->slot_core[s];
-      slot_of_term[term_of_slot[s]] = s;
+      p->term_of_slot[s] = hw->slot_node[s] * nc + hw->slot_core[s];
+      p->slot_of_term[p->term_of_slot[s]] = s;
     }
-    rc = rta__tgt_tleaf(&tgt, nl, arity, cost, 1, 0, NULL);
-  } else {
-    for (int k = 0; k < hw->nnodes; k++) {
-      int mk = node_mult(hw, k, cnt);
-      if (mk > mult)
-        mult = mk;
-    }
-    sel = ballast__malloc((size_t)ns * sizeof *sel);
-    if (!sel) {
-      rc = BALLAST_ENOMEM;
-      goto done;
-    }
-    for (int k = 0; k < hw->nnodes; k++) {
-      memset(cnt, 0, (size_t)nc * sizeof *cnt);
-      for (int i = hw->node_xslot[k]; i < hw->node_xslot[k + 1]; i++) {
-        int s = hw->node_slot[i], core = hw->slot_core[s];
-        sel[s] = ((SCOTCH_Num)k * nc + core) * mult + cnt[core]++;
-      }
-    }
-    for (int s = 0; s < ns; s++)
-      slot_of_term[s] = term_of_slot[s] = s;
-    rc = rta__tgt_tleaf(&tgt, nl, arity, cost, mult, ns, sel);
+    return rta__tgt_tleaf(&p->tgt, nl, arity, cost, 1, 0, NULL);
   }
-  if (rc)
-    goto done;
+  for (int k = 0; k < hw->nnodes; k++) {
+    int mk = node_mult(hw, k, p->cnt);
+    if (mk > mult)
+      mult = mk;
+  }
+  p->sel = ballast__malloc((size_t)ns * sizeof *p->sel);
+  if (!p->sel)
+    return BALLAST_ENOMEM;
+  for (int k = 0; k < hw->nnodes; k++) {
+    memset(p->cnt, 0, (size_t)nc * sizeof *p->cnt);
+    for (int i = hw->node_xslot[k]; i < hw->node_xslot[k + 1]; i++) {
+      int s = hw->node_slot[i], core = hw->slot_core[s];
+      p->sel[s] = ((SCOTCH_Num)k * nc + core) * mult + p->cnt[core]++;
+    }
+  }
+  for (int s = 0; s < ns; s++)
+    p->slot_of_term[s] = p->term_of_slot[s] = s;
+  return rta__tgt_tleaf(&p->tgt, nl, arity, cost, mult, ns, p->sel);
+}
+
+/* The whole graph for SCOTCH (edge weights scaled to the target's
+ * distances) and, for a remap, every vertex's old terminal. */
+static int tl_graph(const mctx_t *c, tl_t *p) {
+  const rta_graph_t *g = c->g;
+  int rc;
   for (int64_t v = 0; v <= g->nvert; v++)
-    vert[v] = (SCOTCH_Num)g->xadj[v];
+    p->vert[v] = (SCOTCH_Num)g->xadj[v];
   double escale;
   int ex;
-  rta__normalize(g->adjw, narc, RTA__ECAP / tgt.maxdist, &escale, &ex);
-  for (SCOTCH_Num i = 0; i < narc; i++)
-    edlo[i] = rta__scaled(g->adjw[i], escale);
-  if ((rc = rta__sgraph_build(&sg, NULL, c->o.seed, (SCOTCH_Num)g->nvert,
-                              vert, c->velo, narc, (SCOTCH_Num *)g->adj,
-                              edlo)))
-    goto done;
-  if (c->prev) {
-    paro = ballast__malloc((size_t)g->nvert * sizeof *paro);
-    vmlo = migration_costs(c, NULL, g->nvert, escale);
-    if (!paro || !vmlo) {
-      rc = BALLAST_ENOMEM;
-      goto done;
+  rta__normalize(g->adjw, p->narc, RTA__ECAP / p->tgt.maxdist, &escale, &ex);
+  for (SCOTCH_Num i = 0; i < p->narc; i++)
+    p->edlo[i] = rta__scaled(g->adjw[i], escale);
+  if ((rc = rta__sgraph_build(&p->sg, NULL, c->o.seed, (SCOTCH_Num)g->nvert,
+                              p->vert, c->velo, p->narc, (SCOTCH_Num *)g->adj,
+                              p->edlo)))
+    return rc;
+  if (!c->prev)
+    return 0;
+  p->paro = ballast__malloc((size_t)g->nvert * sizeof *p->paro);
+  p->vmlo = migration_costs(c, NULL, g->nvert, escale);
+  if (!p->paro || !p->vmlo)
+    return BALLAST_ENOMEM;
+  for (int64_t v = 0; v < g->nvert; v++)
+    p->paro[v] = c->prev[v] >= 0 && c->prev[v] < c->hw->nslots
+                     ? p->term_of_slot[c->prev[v]] : -1;
+  fill_paro((SCOTCH_Num)g->nvert, p->vert, (SCOTCH_Num *)g->adj, p->paro,
+            p->vmlo);
+  return 0;
+}
+
+static int map_tleaf(mctx_t *c, int64_t *slot) {
+  const rta_graph_t *g = c->g;
+  const rta_hw_t *hw = c->hw;
+  for (int k = 1; k < hw->ntopo; k++)
+    if (!same_topo(&hw->topo[0], &hw->topo[k])) {
+      BALLAST_WARN("single-pass tree-leaf needs identical nodes");
+      return BALLAST_ENOTSUP;
     }
-    for (int64_t v = 0; v < g->nvert; v++)
-      paro[v] = c->prev[v] >= 0 && c->prev[v] < ns ? term_of_slot[c->prev[v]] : -1;
-    fill_paro((SCOTCH_Num)g->nvert, vert, (SCOTCH_Num *)g->adj, paro, vmlo);
+  tl_t p;
+  memset(&p, 0, sizeof p);
+  p.exact = 1;
+  for (int k = 0; k < hw->nnodes && p.exact; k++)
+    p.exact = node_exact(hw, k);
+  int rc = tl_alloc(c, &p);
+  double tb = rta__now();
+  if (!rc && !(rc = tl_target(c, &p)) && !(rc = tl_graph(c, &p))) {
+    c->q->seconds_build += rta__now() - tb;
+    double t1 = rta__now();
+    rc = rta__sgraph_map(&p.sg, rta__tgt_arch(&p.tgt), hw->nslots,
+                         c->o.scotch_flags, c->o.scotch_strategy, c->o.balrat,
+                         p.paro, p.vmlo, p.part);
+    c->q->seconds_phase1 = rta__now() - t1;
   }
-  c->q->seconds_build += rta__now() - tb;
-  double t1 = rta__now();
-  rc = rta__sgraph_map(&sg, rta__tgt_arch(&tgt), ns, c->o.scotch_flags, c->o.scotch_strategy,
-                       c->o.balrat, paro, vmlo, part);
-  c->q->seconds_phase1 = rta__now() - t1;
   if (!rc)
     for (int64_t v = 0; v < g->nvert; v++)
-      slot[v] = slot_of_term[part[v]];
-done:
-  rta__sgraph_exit(&sg);
-  rta__tgt_exit(&tgt);
-  free(sel);
-  free(part);
-  free(cnt);
-  free(slot_of_term);
-  free(term_of_slot);
-  free(vert);
-  free(edlo);
-  free(paro);
-  free(vmlo);
+      slot[v] = p.slot_of_term[p.part[v]];
+  tl_free(&p);
   return rc;
 }
 
