@@ -63,7 +63,8 @@ static void fill_paro(SCOTCH_Num n, const SCOTCH_Num *vert,
 }
 
 /* Does every node hold exactly one slot per core (the simulated case and a
- * fully bound job)? */
+ * fully bound job)? 1, 0, or BALLAST_ENOMEM: an answer guessed on one rank
+ * would make its mapping differ from the others'. */
 static int node_exact(const rta_hw_t *hw, int node) {
   const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
   int b = hw->node_xslot[node], e = hw->node_xslot[node + 1];
@@ -71,7 +72,7 @@ static int node_exact(const rta_hw_t *hw, int node) {
     return 0;
   char *seen = ballast__calloc((size_t)t->ncores, 1);
   if (!seen)
-    return 0;
+    return BALLAST_ENOMEM;
   int ok = 1;
   for (int i = b; i < e && ok; i++) {
     int core = hw->slot_core[hw->node_slot[i]];
@@ -399,6 +400,8 @@ static int p2_target(const mctx_t *c, int node, p2scratch_t *sc, p2node_t *p) {
   const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
   int b = hw->node_xslot[node], m = hw->node_xslot[node + 1] - b;
   int exact = node_exact(hw, node);
+  if (exact < 0)
+    return exact;
   p->slot_of_term = ballast__malloc((size_t)(exact ? t->ncores : m) * sizeof *p->slot_of_term);
   if (!p->slot_of_term)
     return BALLAST_ENOMEM;
@@ -803,9 +806,9 @@ static int map_tleaf(mctx_t *c, int64_t *slot) {
   tl_t p;
   memset(&p, 0, sizeof p);
   p.exact = 1;
-  for (int k = 0; k < hw->nnodes && p.exact; k++)
+  for (int k = 0; k < hw->nnodes && p.exact > 0; k++)
     p.exact = node_exact(hw, k);
-  int rc = tl_alloc(c, &p);
+  int rc = p.exact < 0 ? p.exact : tl_alloc(c, &p);
   double tb = rta__now();
   if (!rc && !(rc = tl_target(c, &p)) && !(rc = tl_graph(c, &p))) {
     c->q->seconds_build += rta__now() - tb;

@@ -151,7 +151,8 @@ static int assign_greedy(int n, cell_t *c, int64_t nc, int *perm) {
 
 /* ---- relabelling ----------------------------------------------------------- */
 
-/* Every node identical (same tree, one slot per core)? */
+/* Every node identical (same tree, one slot per core)? 1, 0, or
+ * BALLAST_ENOMEM (a guess would make this rank's remap differ). */
 static int nodes_uniform(const rta_hw_t *hw) {
   for (int k = 0; k < hw->nnodes; k++) {
     const rta__nodetopo_t *t = &hw->topo[hw->node_topo[k]];
@@ -160,7 +161,7 @@ static int nodes_uniform(const rta_hw_t *hw) {
       return 0;
     unsigned char *seen = ballast__calloc((size_t)t->ncores, 1);
     if (!seen)
-      return 0;
+      return BALLAST_ENOMEM;
     int ok = 1;
     for (int i = hw->node_xslot[k]; i < hw->node_xslot[k + 1] && ok; i++) {
       int core = hw->slot_core[hw->node_slot[i]];
@@ -291,8 +292,9 @@ done:
 
 int rta__relabel(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                  int64_t *slot) {
-  if (!prev || !nodes_uniform(hw))
-    return 0;
+  int uniform = prev ? nodes_uniform(hw) : 0;
+  if (uniform <= 0)
+    return uniform;
   int nn = hw->nnodes, nc = hw->topo[hw->node_topo[0]].ncores, rc = 0;
   int *nperm = ballast__malloc((size_t)nn * sizeof *nperm);
   int *cmap = ballast__malloc((size_t)nn * nc * sizeof *cmap);
@@ -335,18 +337,22 @@ typedef struct {
   int ns;
 } dist_t;
 
-static void dist_init(dist_t *d, const rta_hw_t *hw) {
+/* 0 or BALLAST_ENOMEM: falling back to rta__hw_dist would not round the
+ * distances to float as the table does, so this rank's result could differ
+ * from the others'. */
+static int dist_init(dist_t *d, const rta_hw_t *hw) {
   d->hw = hw;
   d->ns = hw->nslots;
   d->t = NULL;
   if (d->ns > DIST_TABLE_MAX)
-    return;
+    return 0;
   d->t = ballast__malloc((size_t)d->ns * d->ns * sizeof *d->t);
   if (!d->t)
-    return; /* slower, not wrong */
+    return BALLAST_ENOMEM;
   for (int a = 0; a < d->ns; a++)
     for (int b = 0; b < d->ns; b++)
       d->t[(size_t)a * d->ns + b] = (float)rta__hw_dist(hw, a, b);
+  return 0;
 }
 
 static inline double dist(const dist_t *d, int a, int b) {
@@ -358,13 +364,12 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
   int ns = hw->nslots;
   double *load = ballast__calloc((size_t)ns, sizeof *load);
   int *cand = ballast__malloc(64 * sizeof *cand);
-  if (!load || !cand) {
+  dist_t dt;
+  if (!load || !cand || dist_init(&dt, hw)) {
     free(load);
     free(cand);
     return BALLAST_ENOMEM;
   }
-  dist_t dt;
-  dist_init(&dt, hw);
   double total = 0;
   for (int64_t v = 0; v < g->nvert; v++) {
     load[slot[v]] += g->work[v];
@@ -736,7 +741,10 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
   }
   double avg = total / ns, inv = 1.0 / (steps > 0 ? steps : 1);
   dist_t dt;
-  dist_init(&dt, hw);
+  if (dist_init(&dt, hw)) {
+    free(load);
+    return BALLAST_ENOMEM;
+  }
   /* the flows of one diffusion can get stuck (a slot no longer touches
    * the slot it should feed): diffuse again from the loads reached */
   for (int it = 0; it < DIFFUSE_ITERS && !rc; it++) {

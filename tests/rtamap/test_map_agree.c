@@ -3,9 +3,13 @@
  * must return together (no rank left waiting in a collective), with an error
  * everywhere (BALLAST_ENOMEM on the failing rank, BALLAST_EREMOTE elsewhere
  * for rta_map_graph_par; the failing rank's code everywhere for discovery)
- * or success everywhere. Covers rta_map_graph_par (two-phase first mapping
- * and remap with ballast's candidates) and rta_hw_discover_ex (pretended
+ * or success everywhere with the mapping of a call that nothing failed (no
+ * allocation failure is papered over by a guess that changes the result).
+ * Covers rta_map_graph_par (two-phase first mapping and remap with ballast's
+ * candidates, tree-leaf first mapping) and rta_hw_discover_ex (pretended
  * layout, measured links). */
+#include <string.h>
+
 #include <ballast/rta_hw.h>
 
 #include "common/util.h"
@@ -34,7 +38,8 @@ static void check_verdict(int rank, int size, int victim, int rc, int others) {
     CHECK_EQ(rc, others ? others : all[victim]);
 }
 
-static void sweep_map(int rank, int size, int victim, const int64_t *prev) {
+static void sweep_map(int rank, int size, int victim, rta_strategy_t st,
+                      const int64_t *prev) {
   rta_graph_t *g = NULL;
   rta_hw_t *hw = NULL;
   CHECK_EQ(rta_graph_stencil3d(8, 8, 8, 27, 4.0, 8.0, &g), 0);
@@ -42,16 +47,20 @@ static void sweep_map(int rank, int size, int victim, const int64_t *prev) {
   if (prev)
     for (int v = 0; v < 64; v++)
       CHECK_EQ(rta_graph_set_vertex(g, v, 4.0, 8.0), 0);
-  int64_t *slot = malloc(512 * sizeof *slot);
+  int64_t *slot = malloc(512 * sizeof *slot), *ref = malloc(512 * sizeof *ref);
+  CHECK_EQ(rta_map_graph_par(g, hw, st, prev, NULL,
+                             MPI_COMM_WORLD, ref, NULL), 0);
   int calls = 0;
   for (int n = 1;; n++) {
     if (rank == victim)
       ballast__alloc_fail_after(n);
-    int rc = rta_map_graph_par(g, hw, RTA_MAP_TWOPHASE, prev, NULL,
+    int rc = rta_map_graph_par(g, hw, st, prev, NULL,
                                MPI_COMM_WORLD, slot, NULL);
     int reached = armed_reached(rank, victim, n);
     ballast__alloc_fail_after(0);
     check_verdict(rank, size, victim, rc, BALLAST_EREMOTE);
+    if (rc == 0)
+      CHECK(memcmp(slot, ref, 512 * sizeof *slot) == 0);
     calls++;
     if (!reached) {
       CHECK_EQ(rc, 0);
@@ -60,6 +69,7 @@ static void sweep_map(int rank, int size, int victim, const int64_t *prev) {
   }
   CHECK_GT(calls, 5);
   free(slot);
+  free(ref);
   rta_hw_destroy(hw);
   rta_graph_destroy(g);
 }
@@ -102,8 +112,9 @@ int main(int argc, char **argv) {
   rta_hw_destroy(hw);
   rta_graph_destroy(g);
   for (int victim = 0; victim < size; victim += size > 1 ? size - 1 : 1) {
-    sweep_map(rank, size, victim, NULL);
-    sweep_map(rank, size, victim, prev);
+    sweep_map(rank, size, victim, RTA_MAP_TWOPHASE, NULL);
+    sweep_map(rank, size, victim, RTA_MAP_TWOPHASE, prev);
+    sweep_map(rank, size, victim, RTA_MAP_TLEAF, NULL);
     sweep_discover(rank, size, victim);
   }
   free(prev);
