@@ -25,76 +25,74 @@ static int cmp_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Parses a layout description into node_of[size] (dense ids 0..N-1). */
-static int parse_layout(const char *desc, int size, int *node_of) {
-  if (strncmp(desc, "nodes=", 6) == 0) {
-    int nn = 0, rpn = 0;
-    if (sscanf(desc, "nodes=%d%*[;,]ranks_per_node=%d", &nn, &rpn) != 2 || nn < 1 ||
-        rpn < 1) {
-      BALLAST_WARN("layout '%s': expected \"nodes=N;ranks_per_node=K\"", desc);
-      return BALLAST_EPARSE;
-    }
-    if ((long long)nn * rpn != size) {
-      BALLAST_WARN("layout '%s' describes %lld ranks, the communicator has %d",
-                   desc, (long long)nn * rpn, size);
-      return BALLAST_EPARSE;
-    }
-    for (int r = 0; r < size; r++)
-      node_of[r] = r / rpn;
-    return 0;
-  }
-  int n = 0;
-  if (strncmp(desc, "node_of_rank=", 13) == 0) {
-    const char *p = desc + 13;
-    while (*p) {
-      char *end;
-      long v = strtol(p, &end, 10);
-      if (end == p || v < 0 || v > INT32_MAX || n >= size) {
-        BALLAST_WARN("layout '%s': bad or extra node id at '%s'", desc, p);
-        return BALLAST_EPARSE;
-      }
-      node_of[n++] = (int)v;
-      p = end;
-      if (*p == ',')
-        p++;
-      else if (*p) {
-        BALLAST_WARN("layout '%s': expected ',' at '%s'", desc, p);
-        return BALLAST_EPARSE;
-      }
-    }
-  } else if (strncmp(desc, "file=", 5) == 0) {
-    FILE *f = fopen(desc + 5, "r");
-    if (!f) {
-      BALLAST_WARN("layout: cannot open '%s'", desc + 5);
-      return BALLAST_EPARSE;
-    }
-    long v;
-    while (n < size && fscanf(f, "%ld", &v) == 1) {
-      if (v < 0 || v > INT32_MAX) {
-        fclose(f);
-        BALLAST_WARN("layout file '%s': node id %ld out of range", desc + 5, v);
-        return BALLAST_EPARSE;
-      }
-      node_of[n++] = (int)v;
-    }
-    int extra = !feof(f) && fscanf(f, "%ld", &v) == 1;
-    fclose(f);
-    if (extra) {
-      BALLAST_WARN("layout file '%s' lists more ranks than the %d there are",
-                   desc + 5, size);
-      return BALLAST_EPARSE;
-    }
-  } else {
-    BALLAST_WARN("layout '%s' not understood (\"nodes=N;ranks_per_node=K\", "
-                 "\"node_of_rank=0,0,1,1\" or \"file=PATH\")", desc);
+/* "nodes=N;ranks_per_node=K": consecutive blocks of K ranks. */
+static int layout_blocks(const char *desc, int size, int *node_of) {
+  int nn = 0, rpn = 0;
+  if (sscanf(desc, "nodes=%d%*[;,]ranks_per_node=%d", &nn, &rpn) != 2 || nn < 1 ||
+      rpn < 1) {
+    BALLAST_WARN("layout '%s': expected \"nodes=N;ranks_per_node=K\"", desc);
     return BALLAST_EPARSE;
   }
-  if (n != size) {
-    BALLAST_WARN("layout '%s' gives %d ranks, the communicator has %d", desc, n,
-                 size);
+  if ((long long)nn * rpn != size) {
+    BALLAST_WARN("layout '%s' describes %lld ranks, the communicator has %d",
+                 desc, (long long)nn * rpn, size);
     return BALLAST_EPARSE;
   }
-  /* Renumber densely, in order of first appearance. */
+  for (int r = 0; r < size; r++)
+    node_of[r] = r / rpn;
+  return 0;
+}
+
+/* "node_of_rank=0,0,1,1": the node ids in \a *n. */
+static int layout_list(const char *desc, int size, int *node_of, int *n) {
+  const char *p = desc + 13;
+  while (*p) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 0 || v > INT32_MAX || *n >= size) {
+      BALLAST_WARN("layout '%s': bad or extra node id at '%s'", desc, p);
+      return BALLAST_EPARSE;
+    }
+    node_of[(*n)++] = (int)v;
+    p = end;
+    if (*p == ',')
+      p++;
+    else if (*p) {
+      BALLAST_WARN("layout '%s': expected ',' at '%s'", desc, p);
+      return BALLAST_EPARSE;
+    }
+  }
+  return 0;
+}
+
+/* "file=PATH": the node ids in \a *n, one a line. */
+static int layout_file(const char *desc, int size, int *node_of, int *n) {
+  FILE *f = fopen(desc + 5, "r");
+  if (!f) {
+    BALLAST_WARN("layout: cannot open '%s'", desc + 5);
+    return BALLAST_EPARSE;
+  }
+  long v;
+  while (*n < size && fscanf(f, "%ld", &v) == 1) {
+    if (v < 0 || v > INT32_MAX) {
+      fclose(f);
+      BALLAST_WARN("layout file '%s': node id %ld out of range", desc + 5, v);
+      return BALLAST_EPARSE;
+    }
+    node_of[(*n)++] = (int)v;
+  }
+  int extra = !feof(f) && fscanf(f, "%ld", &v) == 1;
+  fclose(f);
+  if (extra) {
+    BALLAST_WARN("layout file '%s' lists more ranks than the %d there are",
+                 desc + 5, size);
+    return BALLAST_EPARSE;
+  }
+  return 0;
+}
+
+/* Renumbers node ids densely, in order of first appearance. */
+static int layout_renumber(int size, int *node_of) {
   int *ids = ballast__malloc((size_t)size * sizeof *ids);
   int *map = ballast__malloc((size_t)size * sizeof *map);
   if (!ids || !map) {
@@ -119,6 +117,30 @@ static int parse_layout(const char *desc, int size, int *node_of) {
   free(ids);
   free(map);
   return 0;
+}
+
+/* Parses a layout description into node_of[size] (dense ids 0..N-1). */
+static int parse_layout(const char *desc, int size, int *node_of) {
+  if (strncmp(desc, "nodes=", 6) == 0)
+    return layout_blocks(desc, size, node_of);
+  int n = 0, rc;
+  if (strncmp(desc, "node_of_rank=", 13) == 0) {
+    rc = layout_list(desc, size, node_of, &n);
+  } else if (strncmp(desc, "file=", 5) == 0) {
+    rc = layout_file(desc, size, node_of, &n);
+  } else {
+    BALLAST_WARN("layout '%s' not understood (\"nodes=N;ranks_per_node=K\", "
+                 "\"node_of_rank=0,0,1,1\" or \"file=PATH\")", desc);
+    return BALLAST_EPARSE;
+  }
+  if (rc)
+    return rc;
+  if (n != size) {
+    BALLAST_WARN("layout '%s' gives %d ranks, the communicator has %d", desc, n,
+                 size);
+    return BALLAST_EPARSE;
+  }
+  return layout_renumber(size, node_of);
 }
 
 /* The core (leaf index) this process is bound to, or -1 when unbound or
