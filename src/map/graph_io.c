@@ -100,199 +100,255 @@ static int64_t find_label(const int64_t *pairs, int64_t n, int64_t lab) {
   return -1;
 }
 
+/* What reading one .grf works with, from the header to the graph. */
+typedef struct {
+  rd_t r;
+  int64_t nv, na, base;
+  int has_lab, has_ew, has_vw;
+  int64_t *lab;       /* 2 nv: (label, vertex) pairs, sorted once read */
+  int64_t *deg, *nbr; /* nv degrees; na neighbours as written */
+  double *ew, *vw;    /* na edge weights; nv vertex weights */
+  arc_t *fw, *bw;     /* arcs going up (u > v) and coming back */
+  int64_t nf, nb;
+} grf_t;
+
+static void grf_free(grf_t *p) {
+  free(p->lab);
+  free(p->deg);
+  free(p->nbr);
+  free(p->ew);
+  free(p->vw);
+  free(p->fw);
+  free(p->bw);
+}
+
+/* The header: version, counts, base and format flags, all checked. */
+static int grf_header(grf_t *p) {
+  rd_t *r = &p->r;
+  int64_t ver, flags;
+  int rc;
+  if ((rc = need(r, &ver, "the version")))
+    return rc;
+  if (ver != 0) {
+    PERR(r, "version %" PRId64 " (only 0 is known)", ver);
+    return BALLAST_EPARSE;
+  }
+  if ((rc = need(r, &p->nv, "the vertex count")) ||
+      (rc = need(r, &p->na, "the arc count")) ||
+      (rc = need(r, &p->base, "the base value")) ||
+      (rc = need(r, &flags, "the format flags")))
+    return rc;
+  if (p->nv < 1 || p->nv > INT32_MAX - 1) {
+    PERR(r, "vertex count %" PRId64 " out of range 1..2^31-2", p->nv);
+    return BALLAST_EPARSE;
+  }
+  if (p->na < 0 || p->na > INT32_MAX - 1 || p->na % 2) {
+    PERR(r, "arc count %" PRId64 " must be even and below 2^31", p->na);
+    return BALLAST_EPARSE;
+  }
+  if ((p->base != 0 && p->base != 1) || flags < 0 || flags > 111 ||
+      (flags % 10) > 1 || ((flags / 10) % 10) > 1) {
+    PERR(r, "base %" PRId64 " / flags %03" PRId64 " invalid (base 0 or 1, "
+         "flags three 0/1 digits: labels, edge weights, vertex weights)",
+         p->base, flags);
+    return BALLAST_EPARSE;
+  }
+  p->has_lab = flags >= 100;
+  p->has_ew = (flags / 10) % 10;
+  p->has_vw = flags % 10;
+  return 0;
+}
+
+static int grf_alloc(grf_t *p) {
+  size_t nv = (size_t)p->nv, na = (size_t)(p->na ? p->na : 1);
+  p->lab = p->has_lab ? ballast__malloc(nv * 2 * sizeof *p->lab) : NULL;
+  p->deg = ballast__malloc(nv * sizeof *p->deg);
+  p->nbr = ballast__malloc(na * sizeof *p->nbr);
+  p->ew = ballast__malloc(na * sizeof *p->ew);
+  p->vw = ballast__malloc(nv * sizeof *p->vw);
+  if ((p->has_lab && !p->lab) || !p->deg || !p->nbr || !p->ew || !p->vw)
+    return BALLAST_ENOMEM;
+  return 0;
+}
+
+/* A weight that must not be negative. */
+static int need_weight(rd_t *r, int64_t *x, const char *field,
+                       const char *what) {
+  int rc = need(r, x, field);
+  if (!rc && *x < 0) {
+    PERR(r, "negative %s %" PRId64, what, *x);
+    return BALLAST_EPARSE;
+  }
+  return rc;
+}
+
+/* Vertex \a v: label, weight, degree and its arcs from arc \a *a on. */
+static int grf_vertex(grf_t *p, int64_t v, int64_t *a) {
+  rd_t *r = &p->r;
+  int64_t x;
+  int rc;
+  if (p->has_lab) {
+    if ((rc = need(r, &x, "a vertex label")))
+      return rc;
+    p->lab[2 * v] = x;
+    p->lab[2 * v + 1] = v;
+  }
+  p->vw[v] = 1;
+  if (p->has_vw) {
+    if ((rc = need_weight(r, &x, "a vertex weight", "vertex weight")))
+      return rc;
+    p->vw[v] = (double)x;
+  }
+  if ((rc = need(r, &p->deg[v], "a vertex degree")))
+    return rc;
+  if (p->deg[v] < 0 || p->deg[v] > p->na - *a) {
+    PERR(r, "vertex %" PRId64 " has degree %" PRId64 ": more arcs than the "
+         "header's %" PRId64, v + p->base, p->deg[v], p->na);
+    return BALLAST_EPARSE;
+  }
+  for (int64_t i = 0; i < p->deg[v]; i++, (*a)++) {
+    p->ew[*a] = 1;
+    if (p->has_ew) {
+      if ((rc = need_weight(r, &x, "an edge weight", "edge weight")))
+        return rc;
+      p->ew[*a] = (double)x;
+    }
+    if ((rc = need(r, &p->nbr[*a], "a neighbour")))
+      return rc;
+  }
+  return 0;
+}
+
+/* Every vertex, then nothing more; labels unique. */
+static int grf_body(grf_t *p) {
+  int64_t a = 0, extra;
+  int rc;
+  for (int64_t v = 0; v < p->nv; v++)
+    if ((rc = grf_vertex(p, v, &a)))
+      return rc;
+  if (a != p->na) {
+    PERR(&p->r, "the degrees add up to %" PRId64 " arcs, the header says %"
+         PRId64, a, p->na);
+    return BALLAST_EPARSE;
+  }
+  if (rd_int(&p->r, &extra) != 1) {
+    PERR(&p->r, "trailing data after the last vertex");
+    return BALLAST_EPARSE;
+  }
+  if (!p->has_lab)
+    return 0;
+  qsort(p->lab, (size_t)p->nv, 2 * sizeof *p->lab, cmp_i64);
+  for (int64_t v = 1; v < p->nv; v++)
+    if (p->lab[2 * v] == p->lab[2 * v - 2]) {
+      PERR(&p->r, "vertex label %" PRId64 " used twice", p->lab[2 * v]);
+      return BALLAST_EPARSE;
+    }
+  return 0;
+}
+
+/* Resolves the neighbours into arcs going up and coming back, checking
+ * range and self-loops. */
+static int grf_arcs(grf_t *p) {
+  const char *what = p->r.what;
+  int64_t half = p->na / 2, a = 0;
+  p->fw = ballast__malloc((size_t)(half + 1) * sizeof *p->fw);
+  p->bw = ballast__malloc((size_t)(half + 1) * sizeof *p->bw);
+  if (!p->fw || !p->bw)
+    return BALLAST_ENOMEM;
+  for (int64_t v = 0; v < p->nv; v++)
+    for (int64_t i = 0; i < p->deg[v]; i++, a++) {
+      int64_t u = p->has_lab ? find_label(p->lab, p->nv, p->nbr[a])
+                             : p->nbr[a] - p->base;
+      if (u < 0 || u >= p->nv) {
+        BALLAST_WARN("%s: malformed .grf: vertex %" PRId64 " has neighbour %"
+                     PRId64 ", not a vertex", what, v + p->base, p->nbr[a]);
+        return BALLAST_EPARSE;
+      }
+      if (u == v) {
+        BALLAST_WARN("%s: malformed .grf: vertex %" PRId64 " has a loop",
+                     what, v + p->base);
+        return BALLAST_EPARSE;
+      }
+      arc_t *dst = u > v ? p->fw : p->bw;
+      int64_t *k = u > v ? &p->nf : &p->nb;
+      if (*k >= half) {
+        BALLAST_WARN("%s: malformed .grf: the adjacency is not symmetric",
+                     what);
+        return BALLAST_EPARSE;
+      }
+      int64_t lo = u < v ? u : v, hi = u < v ? v : u;
+      dst[*k].key = lo * ((int64_t)1 << 32) + hi;
+      dst[(*k)++].w = p->ew[a];
+    }
+  return 0;
+}
+
+/* Every arc going up comes back with the same weight, and once only. */
+static int grf_symmetric(grf_t *p) {
+  const char *what = p->r.what;
+  int64_t nf = p->nf, base = p->base;
+  const arc_t *fw = p->fw, *bw = p->bw;
+  qsort(p->fw, (size_t)nf, sizeof *p->fw, cmp_arc);
+  qsort(p->bw, (size_t)p->nb, sizeof *p->bw, cmp_arc);
+  if (nf != p->nb) {
+    BALLAST_WARN("%s: malformed .grf: the adjacency is not symmetric (%" PRId64
+                 " arcs go up, %" PRId64 " come back)", what, nf, p->nb);
+    return BALLAST_EPARSE;
+  }
+  for (int64_t i = 0; i < nf; i++) {
+    if (fw[i].key != bw[i].key || fw[i].w != bw[i].w) {
+      int64_t k = fw[i].key;
+      BALLAST_WARN("%s: malformed .grf: the adjacency is not symmetric "
+                   "(edge %" PRId64 "-%" PRId64 " missing or weighted "
+                   "differently in one direction)", what,
+                   (k >> 32) + base, (k & 0xffffffff) + base);
+      return BALLAST_EPARSE;
+    }
+    if (i > 0 && fw[i].key == fw[i - 1].key) {
+      BALLAST_WARN("%s: malformed .grf: edge %" PRId64 "-%" PRId64
+                   " listed twice", what, (fw[i].key >> 32) + base,
+                   (fw[i].key & 0xffffffff) + base);
+      return BALLAST_EPARSE;
+    }
+  }
+  return 0;
+}
+
+/* The graph of the checked arcs. */
+static int grf_build(const grf_t *p, rta_graph_t **out) {
+  rta_graph_t *g = NULL;
+  int rc = rta_graph_create(p->nv, &g);
+  if (rc)
+    return rc;
+  for (int64_t v = 0; v < p->nv; v++)
+    g->work[v] = p->vw[v];
+  for (int64_t i = 0; i < p->nf && !rc; i++)
+    rc = rta_graph_add_edge(g, p->fw[i].key >> 32, p->fw[i].key & 0xffffffff,
+                            p->fw[i].w);
+  if (!rc)
+    rc = rta__graph_finalize(g);
+  if (rc) {
+    rta_graph_destroy(g);
+    return rc;
+  }
+  *out = g;
+  return 0;
+}
+
 int rta_graph_load_grf(FILE *f, const char *what, rta_graph_t **out) {
   if (!f || !out)
     return BALLAST_EINVAL;
   *out = NULL;
-  rd_t r = {f, what ? what : "graph", 1};
-  int64_t ver, nv, na, base, flags;
-  int rc;
-  if ((rc = need(&r, &ver, "the version")))
+  grf_t p;
+  memset(&p, 0, sizeof p);
+  p.r = (rd_t){f, what ? what : "graph", 1};
+  int rc = grf_header(&p);
+  if (rc)
     return rc;
-  if (ver != 0) {
-    PERR(&r, "version %" PRId64 " (only 0 is known)", ver);
-    return BALLAST_EPARSE;
-  }
-  if ((rc = need(&r, &nv, "the vertex count")) ||
-      (rc = need(&r, &na, "the arc count")) ||
-      (rc = need(&r, &base, "the base value")) ||
-      (rc = need(&r, &flags, "the format flags")))
-    return rc;
-  if (nv < 1 || nv > INT32_MAX - 1) {
-    PERR(&r, "vertex count %" PRId64 " out of range 1..2^31-2", nv);
-    return BALLAST_EPARSE;
-  }
-  if (na < 0 || na > INT32_MAX - 1 || na % 2) {
-    PERR(&r, "arc count %" PRId64 " must be even and below 2^31", na);
-    return BALLAST_EPARSE;
-  }
-  if ((base != 0 && base != 1) || flags < 0 || flags > 111 ||
-      (flags % 10) > 1 || ((flags / 10) % 10) > 1) {
-    PERR(&r, "base %" PRId64 " / flags %03" PRId64 " invalid (base 0 or 1, "
-         "flags three 0/1 digits: labels, edge weights, vertex weights)",
-         base, flags);
-    return BALLAST_EPARSE;
-  }
-  int has_lab = flags >= 100, has_ew = (flags / 10) % 10, has_vw = flags % 10;
-  int64_t *lab = has_lab ? ballast__malloc((size_t)nv * 2 * sizeof *lab) : NULL;
-  int64_t *deg = ballast__malloc((size_t)nv * sizeof *deg);
-  int64_t *nbr = ballast__malloc((size_t)(na ? na : 1) * sizeof *nbr);
-  double *ew = ballast__malloc((size_t)(na ? na : 1) * sizeof *ew);
-  double *vw = ballast__malloc((size_t)nv * sizeof *vw);
-  arc_t *fw = NULL, *bw = NULL;
-  rta_graph_t *g = NULL;
-  rc = BALLAST_ENOMEM;
-  if ((has_lab && !lab) || !deg || !nbr || !ew || !vw)
-    goto done;
-  int64_t a = 0;
-  for (int64_t v = 0; v < nv; v++) {
-    int64_t x;
-    if (has_lab) {
-      if ((rc = need(&r, &x, "a vertex label")))
-        goto done;
-      lab[2 * v] = x;
-      lab[2 * v + 1] = v;
-    }
-    vw[v] = 1;
-    if (has_vw) {
-      if ((rc = need(&r, &x, "a vertex weight")))
-        goto done;
-      if (x < 0) {
-        PERR(&r, "negative vertex weight %" PRId64, x);
-        rc = BALLAST_EPARSE;
-        goto done;
-      }
-      vw[v] = (double)x;
-    }
-    if ((rc = need(&r, &deg[v], "a vertex degree")))
-      goto done;
-    if (deg[v] < 0 || deg[v] > na - a) {
-      PERR(&r, "vertex %" PRId64 " has degree %" PRId64 ": more arcs than the "
-           "header's %" PRId64, v + base, deg[v], na);
-      rc = BALLAST_EPARSE;
-      goto done;
-    }
-    for (int64_t i = 0; i < deg[v]; i++, a++) {
-      ew[a] = 1;
-      if (has_ew) {
-        if ((rc = need(&r, &x, "an edge weight")))
-          goto done;
-        if (x < 0) {
-          PERR(&r, "negative edge weight %" PRId64, x);
-          rc = BALLAST_EPARSE;
-          goto done;
-        }
-        ew[a] = (double)x;
-      }
-      if ((rc = need(&r, &nbr[a], "a neighbour")))
-        goto done;
-    }
-  }
-  if (a != na) {
-    PERR(&r, "the degrees add up to %" PRId64 " arcs, the header says %" PRId64,
-         a, na);
-    rc = BALLAST_EPARSE;
-    goto done;
-  }
-  int64_t extra;
-  if (rd_int(&r, &extra) != 1) {
-    PERR(&r, "trailing data after the last vertex");
-    rc = BALLAST_EPARSE;
-    goto done;
-  }
-  if (has_lab) {
-    qsort(lab, (size_t)nv, 2 * sizeof *lab, cmp_i64);
-    for (int64_t v = 1; v < nv; v++)
-      if (lab[2 * v] == lab[2 * v - 2]) {
-        PERR(&r, "vertex label %" PRId64 " used twice", lab[2 * v]);
-        rc = BALLAST_EPARSE;
-        goto done;
-      }
-  }
-  /* Resolve neighbours and check range, self-loops and symmetry. */
-  fw = ballast__malloc((size_t)(na / 2 + 1) * sizeof *fw);
-  bw = ballast__malloc((size_t)(na / 2 + 1) * sizeof *bw);
-  if (!fw || !bw) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  int64_t nf = 0, nb = 0;
-  a = 0;
-  for (int64_t v = 0; v < nv; v++)
-    for (int64_t i = 0; i < deg[v]; i++, a++) {
-      int64_t u = has_lab ? find_label(lab, nv, nbr[a]) : nbr[a] - base;
-      if (u < 0 || u >= nv) {
-        BALLAST_WARN("%s: malformed .grf: vertex %" PRId64 " has neighbour %"
-                     PRId64 ", not a vertex", r.what, v + base, nbr[a]);
-        rc = BALLAST_EPARSE;
-        goto done;
-      }
-      if (u == v) {
-        BALLAST_WARN("%s: malformed .grf: vertex %" PRId64 " has a loop",
-                     r.what, v + base);
-        rc = BALLAST_EPARSE;
-        goto done;
-      }
-      arc_t *dst = u > v ? fw : bw;
-      int64_t *k = u > v ? &nf : &nb;
-      if (*k >= na / 2) {
-        BALLAST_WARN("%s: malformed .grf: the adjacency is not symmetric",
-                     r.what);
-        rc = BALLAST_EPARSE;
-        goto done;
-      }
-      int64_t lo = u < v ? u : v, hi = u < v ? v : u;
-      dst[*k].key = lo * ((int64_t)1 << 32) + hi;
-      dst[(*k)++].w = ew[a];
-    }
-  qsort(fw, (size_t)nf, sizeof *fw, cmp_arc);
-  qsort(bw, (size_t)nb, sizeof *bw, cmp_arc);
-  if (nf != nb) {
-    BALLAST_WARN("%s: malformed .grf: the adjacency is not symmetric (%" PRId64
-                 " arcs go up, %" PRId64 " come back)", r.what, nf, nb);
-    rc = BALLAST_EPARSE;
-    goto done;
-  }
-  for (int64_t i = 0; i < nf; i++) {
-    if (fw[i].key != bw[i].key || fw[i].w != bw[i].w) {
-      int64_t k = i < nf ? fw[i].key : bw[i].key;
-      BALLAST_WARN("%s: malformed .grf: the adjacency is not symmetric "
-                   "(edge %" PRId64 "-%" PRId64 " missing or weighted "
-                   "differently in one direction)", r.what,
-                   (k >> 32) + base, (k & 0xffffffff) + base);
-      rc = BALLAST_EPARSE;
-      goto done;
-    }
-    if (i > 0 && fw[i].key == fw[i - 1].key) {
-      BALLAST_WARN("%s: malformed .grf: edge %" PRId64 "-%" PRId64
-                   " listed twice", r.what, (fw[i].key >> 32) + base,
-                   (fw[i].key & 0xffffffff) + base);
-      rc = BALLAST_EPARSE;
-      goto done;
-    }
-  }
-  if ((rc = rta_graph_create(nv, &g)))
-    goto done;
-  for (int64_t v = 0; v < nv; v++)
-    g->work[v] = vw[v];
-  for (int64_t i = 0; i < nf; i++)
-    if ((rc = rta_graph_add_edge(g, fw[i].key >> 32, fw[i].key & 0xffffffff,
-                                 fw[i].w)))
-      goto done;
-  if ((rc = rta__graph_finalize(g)))
-    goto done;
-  *out = g;
-  g = NULL;
-  rc = 0;
-done:
-  rta_graph_destroy(g);
-  free(lab);
-  free(deg);
-  free(nbr);
-  free(ew);
-  free(vw);
-  free(fw);
-  free(bw);
+  if (!(rc = grf_alloc(&p)) && !(rc = grf_body(&p)) && !(rc = grf_arcs(&p)) &&
+      !(rc = grf_symmetric(&p)))
+    rc = grf_build(&p, out);
+  grf_free(&p);
   return rc;
 }
 

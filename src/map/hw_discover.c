@@ -1,7 +1,8 @@
 /* Run-time discovery of the hardware model over MPI: nodes (shared-memory
  * split or a pretended layout), hwloc trees and bindings, and measured links
- * between node leaders. Every MPI call goes through PMPI so the library's own
- * traffic is never counted as the application's. */
+ * between node leaders. The public collective functions bracket their MPI
+ * calls with ballast__lib_begin()/ballast__lib_end(), so the traffic is
+ * accounted as the library's own, never as the application's. */
 #include <hwloc.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,89 +11,88 @@
 #include "common/common_internal.h"
 #include "map/map_internal.h"
 
-#define MPI_OK(call)                                                         \
-  do {                                                                       \
-    if ((call) != MPI_SUCCESS) {                                             \
-      rc = BALLAST_EMPI;                                                     \
-      goto done;                                                             \
-    }                                                                        \
-  } while (0)
+/* Discovery fails with the same code on every rank (the documented
+ * contract: a bad layout is BALLAST_EPARSE everywhere), so the ranks that did
+ * not fail take the failing rank's code rather than BALLAST_EREMOTE. */
+static int agree_code(MPI_Comm comm, int err) {
+  int code = 0;
+  ballast__agree(comm, err, NULL, &code);
+  return code;
+}
 
 static int cmp_int(const void *a, const void *b) {
   int x = *(const int *)a, y = *(const int *)b;
   return (x > y) - (x < y);
 }
 
-/* Parses a layout description into node_of[size] (dense ids 0..N-1). */
-static int parse_layout(const char *desc, int size, int *node_of) {
-  if (strncmp(desc, "nodes=", 6) == 0) {
-    int nn = 0, rpn = 0;
-    if (sscanf(desc, "nodes=%d%*[;,]ranks_per_node=%d", &nn, &rpn) != 2 || nn < 1 ||
-        rpn < 1) {
-      BALLAST_WARN("layout '%s': expected \"nodes=N;ranks_per_node=K\"", desc);
-      return BALLAST_EPARSE;
-    }
-    if ((long long)nn * rpn != size) {
-      BALLAST_WARN("layout '%s' describes %lld ranks, the communicator has %d",
-                   desc, (long long)nn * rpn, size);
-      return BALLAST_EPARSE;
-    }
-    for (int r = 0; r < size; r++)
-      node_of[r] = r / rpn;
-    return 0;
-  }
-  int n = 0;
-  if (strncmp(desc, "node_of_rank=", 13) == 0) {
-    const char *p = desc + 13;
-    while (*p) {
-      char *end;
-      long v = strtol(p, &end, 10);
-      if (end == p || v < 0 || v > INT32_MAX || n >= size) {
-        BALLAST_WARN("layout '%s': bad or extra node id at '%s'", desc, p);
-        return BALLAST_EPARSE;
-      }
-      node_of[n++] = (int)v;
-      p = end;
-      if (*p == ',')
-        p++;
-      else if (*p) {
-        BALLAST_WARN("layout '%s': expected ',' at '%s'", desc, p);
-        return BALLAST_EPARSE;
-      }
-    }
-  } else if (strncmp(desc, "file=", 5) == 0) {
-    FILE *f = fopen(desc + 5, "r");
-    if (!f) {
-      BALLAST_WARN("layout: cannot open '%s'", desc + 5);
-      return BALLAST_EPARSE;
-    }
-    long v;
-    while (n < size && fscanf(f, "%ld", &v) == 1) {
-      if (v < 0 || v > INT32_MAX) {
-        fclose(f);
-        BALLAST_WARN("layout file '%s': node id %ld out of range", desc + 5, v);
-        return BALLAST_EPARSE;
-      }
-      node_of[n++] = (int)v;
-    }
-    int extra = !feof(f) && fscanf(f, "%ld", &v) == 1;
-    fclose(f);
-    if (extra) {
-      BALLAST_WARN("layout file '%s' lists more ranks than the %d there are",
-                   desc + 5, size);
-      return BALLAST_EPARSE;
-    }
-  } else {
-    BALLAST_WARN("layout '%s' not understood (\"nodes=N;ranks_per_node=K\", "
-                 "\"node_of_rank=0,0,1,1\" or \"file=PATH\")", desc);
+/* "nodes=N;ranks_per_node=K": consecutive blocks of K ranks. */
+static int layout_blocks(const char *desc, int size, int *node_of) {
+  int nn = 0, rpn = 0;
+  if (sscanf(desc, "nodes=%d%*[;,]ranks_per_node=%d", &nn, &rpn) != 2 || nn < 1 ||
+      rpn < 1) {
+    BALLAST_WARN("layout '%s': expected \"nodes=N;ranks_per_node=K\"", desc);
     return BALLAST_EPARSE;
   }
-  if (n != size) {
-    BALLAST_WARN("layout '%s' gives %d ranks, the communicator has %d", desc, n,
-                 size);
+  if ((long long)nn * rpn != size) {
+    BALLAST_WARN("layout '%s' describes %lld ranks, the communicator has %d",
+                 desc, (long long)nn * rpn, size);
     return BALLAST_EPARSE;
   }
-  /* Renumber densely, in order of first appearance. */
+  for (int r = 0; r < size; r++)
+    node_of[r] = r / rpn;
+  return 0;
+}
+
+/* "node_of_rank=0,0,1,1": the node ids in \a *n. */
+static int layout_list(const char *desc, int size, int *node_of, int *n) {
+  const char *p = desc + 13;
+  while (*p) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 0 || v > INT32_MAX || *n >= size) {
+      BALLAST_WARN("layout '%s': bad or extra node id at '%s'", desc, p);
+      return BALLAST_EPARSE;
+    }
+    node_of[(*n)++] = (int)v;
+    p = end;
+    if (*p == ',')
+      p++;
+    else if (*p) {
+      BALLAST_WARN("layout '%s': expected ',' at '%s'", desc, p);
+      return BALLAST_EPARSE;
+    }
+  }
+  return 0;
+}
+
+/* "file=PATH": the node ids in \a *n, one a line. */
+static int layout_file(const char *desc, int size, int *node_of, int *n) {
+  FILE *f = fopen(desc + 5, "r");
+  if (!f) {
+    BALLAST_WARN("layout: cannot open '%s'", desc + 5);
+    return BALLAST_EPARSE;
+  }
+  long v;
+  while (*n < size && fscanf(f, "%ld", &v) == 1) {
+    if (v < 0 || v > INT32_MAX) {
+      fclose(f);
+      BALLAST_WARN("layout file '%s': node id %ld out of range", desc + 5, v);
+      return BALLAST_EPARSE;
+    }
+    node_of[(*n)++] = (int)v;
+  }
+  int extra = !feof(f) && fscanf(f, "%ld", &v) == 1;
+  fclose(f);
+  if (extra) {
+    BALLAST_WARN("layout file '%s' lists more ranks than the %d there are",
+                 desc + 5, size);
+    return BALLAST_EPARSE;
+  }
+  return 0;
+}
+
+/* Renumbers node ids densely, in order of first appearance. */
+static int layout_renumber(int size, int *node_of) {
   int *ids = ballast__malloc((size_t)size * sizeof *ids);
   int *map = ballast__malloc((size_t)size * sizeof *map);
   if (!ids || !map) {
@@ -117,6 +117,30 @@ static int parse_layout(const char *desc, int size, int *node_of) {
   free(ids);
   free(map);
   return 0;
+}
+
+/* Parses a layout description into node_of[size] (dense ids 0..N-1). */
+static int parse_layout(const char *desc, int size, int *node_of) {
+  if (strncmp(desc, "nodes=", 6) == 0)
+    return layout_blocks(desc, size, node_of);
+  int n = 0, rc;
+  if (strncmp(desc, "node_of_rank=", 13) == 0) {
+    rc = layout_list(desc, size, node_of, &n);
+  } else if (strncmp(desc, "file=", 5) == 0) {
+    rc = layout_file(desc, size, node_of, &n);
+  } else {
+    BALLAST_WARN("layout '%s' not understood (\"nodes=N;ranks_per_node=K\", "
+                 "\"node_of_rank=0,0,1,1\" or \"file=PATH\")", desc);
+    return BALLAST_EPARSE;
+  }
+  if (rc)
+    return rc;
+  if (n != size) {
+    BALLAST_WARN("layout '%s' gives %d ranks, the communicator has %d", desc, n,
+                 size);
+    return BALLAST_EPARSE;
+  }
+  return layout_renumber(size, node_of);
 }
 
 /* The core (leaf index) this process is bound to, or -1 when unbound or
@@ -167,18 +191,18 @@ static int pingpong(MPI_Comm comm, int me, int peer, char *buf, double *lat,
     /* One warm-up exchange, then the timed ones. */
     for (int k = -1; k < reps; k++) {
       if (k == 0)
-        t0 = PMPI_Wtime();
+        t0 = MPI_Wtime();
       if (first) {
-        if (PMPI_Send(buf, len, MPI_BYTE, peer, 71, comm) ||
-            PMPI_Recv(buf, len, MPI_BYTE, peer, 71, comm, MPI_STATUS_IGNORE))
+        if (MPI_Send(buf, len, MPI_BYTE, peer, 71, comm) ||
+            MPI_Recv(buf, len, MPI_BYTE, peer, 71, comm, MPI_STATUS_IGNORE))
           return BALLAST_EMPI;
       } else {
-        if (PMPI_Recv(buf, len, MPI_BYTE, peer, 71, comm, MPI_STATUS_IGNORE) ||
-            PMPI_Send(buf, len, MPI_BYTE, peer, 71, comm))
+        if (MPI_Recv(buf, len, MPI_BYTE, peer, 71, comm, MPI_STATUS_IGNORE) ||
+            MPI_Send(buf, len, MPI_BYTE, peer, 71, comm))
           return BALLAST_EMPI;
       }
     }
-    double t = (PMPI_Wtime() - t0) / (2.0 * reps);
+    double t = (MPI_Wtime() - t0) / (2.0 * reps);
     if (phase)
       tbig = t;
     else
@@ -190,59 +214,87 @@ static int pingpong(MPI_Comm comm, int me, int peer, char *buf, double *lat,
   return 0;
 }
 
-int rta_hw_refresh_links(rta_hw_t *hw, MPI_Comm comm) {
-  if (!hw || comm == MPI_COMM_NULL)
-    return BALLAST_EINVAL;
-  if (hw->sim || !hw->leader)
-    return BALLAST_ESTATE;
-  int rc = 0, rank, size;
-  char *buf = NULL;
-  double *row = NULL;
-  MPI_OK(PMPI_Comm_rank(comm, &rank));
-  MPI_OK(PMPI_Comm_size(comm, &size));
-  if (size != hw->nslots)
-    return BALLAST_EINVAL;
-  int n = hw->nnodes, node = hw->slot_node[rank];
-  size_t nn = (size_t)n * n;
-  row = ballast__calloc(2 * nn, sizeof *row);
-  buf = ballast__calloc(1, 1 << 20);
-  if (!row || !buf) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  if (hw->leader[node] == rank) {
-    int m = n + (n & 1); /* a dummy player when odd */
-    for (int r = 0; r < m - 1; r++) {
-      int p = tournament_partner(node, r, m);
-      if (p >= n)
-        continue;
-      double lat, bw;
-      if ((rc = pingpong(comm, rank, hw->leader[p], buf, &lat, &bw)))
-        goto done;
-      row[(size_t)node * n + p] = lat;
-      row[nn + (size_t)node * n + p] = bw;
-    }
-  }
-  /* Each leader filled its own row: a sum assembles the matrices. */
-  MPI_OK(PMPI_Allreduce(MPI_IN_PLACE, row, (int)(2 * nn), MPI_DOUBLE, MPI_SUM,
-                        comm));
+/* ---- measured links ------------------------------------------------------ */
+
+/* What one measurement of the links works with. Everything that can fail
+ * locally is allocated before the first message: the ranks agree once, then
+ * all measure or none does. */
+typedef struct {
+  int n;            /* nodes */
+  double *row;      /* 2 n^2: latencies then bandwidths, each leader its row */
+  char *buf;        /* the ping-pong buffer (1 MiB) */
+  double *lat, *bw; /* n^2 each for the model, NULL when it has them */
+  float *ndist;     /* n^2 for the model, NULL when it has it */
+} links_t;
+
+static int links_alloc(links_t *l, const rta_hw_t *hw) {
+  size_t nn = (size_t)l->n * l->n;
+  l->row = ballast__calloc(2 * nn, sizeof *l->row);
+  l->buf = ballast__calloc(1, 1 << 20);
+  if (!l->row || !l->buf)
+    return BALLAST_ENOMEM;
   if (!hw->lat) {
-    hw->lat = ballast__malloc(nn * sizeof *hw->lat);
-    hw->bw = ballast__malloc(nn * sizeof *hw->bw);
+    l->lat = ballast__malloc(nn * sizeof *l->lat);
+    l->bw = ballast__malloc(nn * sizeof *l->bw);
     if (!hw->ndist)
-      hw->ndist = ballast__malloc(nn * sizeof *hw->ndist);
-    if (!hw->lat || !hw->bw || !hw->ndist) {
-      rc = BALLAST_ENOMEM;
-      goto done;
-    }
+      l->ndist = ballast__malloc(nn * sizeof *l->ndist);
+    if (!l->lat || !l->bw || (!hw->ndist && !l->ndist))
+      return BALLAST_ENOMEM;
+  }
+  return 0;
+}
+
+static void links_free(links_t *l) {
+  free(l->row);
+  free(l->buf);
+  free(l->lat);
+  free(l->bw);
+  free(l->ndist);
+}
+
+/* A leader plays every other leader once (a round-robin tournament) and
+ * fills its own row of both matrices; the other ranks only wait. */
+static int links_measure(links_t *l, const rta_hw_t *hw, MPI_Comm comm,
+                         int rank) {
+  int n = l->n, node = hw->slot_node[rank];
+  size_t nn = (size_t)n * n;
+  if (hw->leader[node] != rank)
+    return 0;
+  int m = n + (n & 1); /* a dummy player when odd */
+  for (int r = 0; r < m - 1; r++) {
+    int p = tournament_partner(node, r, m);
+    if (p >= n)
+      continue;
+    double lat, bw;
+    int rc = pingpong(comm, rank, hw->leader[p], l->buf, &lat, &bw);
+    if (rc)
+      return rc;
+    l->row[(size_t)node * n + p] = lat;
+    l->row[nn + (size_t)node * n + p] = bw;
+  }
+  return 0;
+}
+
+/* Makes the assembled matrices the model's inter-node costs. */
+static void links_install(links_t *l, rta_hw_t *hw) {
+  int n = l->n;
+  size_t nn = (size_t)n * n;
+  if (l->lat) {
+    hw->lat = l->lat;
+    hw->bw = l->bw;
+    l->lat = l->bw = NULL;
+  }
+  if (l->ndist) {
+    hw->ndist = l->ndist;
+    l->ndist = NULL;
   }
   /* Both ends timed the same ping-pong: use the mean of the two so the
    * model is symmetric. */
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++) {
       size_t k = (size_t)i * n + j, t = (size_t)j * n + i;
-      hw->lat[k] = 0.5 * (row[k] + row[t]);
-      double b = 0.5 * (row[nn + k] + row[nn + t]);
+      hw->lat[k] = 0.5 * (l->row[k] + l->row[t]);
+      double b = 0.5 * (l->row[nn + k] + l->row[nn + t]);
       hw->bw[k] = b > 0 ? b : INFINITY;
     }
   if (n > 1) {
@@ -252,10 +304,218 @@ int rta_hw_refresh_links(rta_hw_t *hw, MPI_Comm comm) {
              n - 1 + (n & 1));
     rta__hw_links_to_dist(hw);
   }
-done:
-  free(row);
-  free(buf);
+}
+
+static int refresh_links(rta_hw_t *hw, MPI_Comm comm) {
+  int rank, size;
+  if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
+      MPI_Comm_size(comm, &size) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  if (size != hw->nslots)
+    return BALLAST_EINVAL;
+  links_t l = {.n = hw->nnodes};
+  int rc = agree_code(comm, links_alloc(&l, hw));
+  if (!rc)
+    rc = links_measure(&l, hw, comm, rank);
+  /* Each leader filled its own row: a sum assembles the matrices. */
+  if (!rc && MPI_Allreduce(MPI_IN_PLACE, l.row, 2 * l.n * l.n, MPI_DOUBLE,
+                           MPI_SUM, comm) != MPI_SUCCESS)
+    rc = BALLAST_EMPI;
+  if (!rc)
+    links_install(&l, hw);
+  links_free(&l);
   return rc;
+}
+
+int rta_hw_refresh_links(rta_hw_t *hw, MPI_Comm comm) {
+  if (!hw || comm == MPI_COMM_NULL)
+    return BALLAST_EINVAL;
+  if (hw->sim || !hw->leader)
+    return BALLAST_ESTATE;
+  ballast__lib_begin();
+  int rc = refresh_links(hw, comm);
+  ballast__lib_end();
+  return rc;
+}
+
+/* ---- discovery ------------------------------------------------------------- */
+
+/* What one discovery works with, phase to phase. */
+typedef struct {
+  MPI_Comm comm;
+  const rta_hw_options_t *opt; /* may be NULL */
+  int rank, size;
+  int *node_of;          /* size: node of every rank, dense ids */
+  int *cores;            /* size: the core every rank is bound to, or -1 */
+  rta__nodetopo_t *tops; /* size: every rank's tree */
+  rta_hw_t *hw;          /* the model being built */
+} disc_t;
+
+static int disc_alloc(disc_t *d) {
+  d->hw = ballast__calloc(1, sizeof *d->hw);
+  d->node_of = ballast__malloc((size_t)d->size * sizeof *d->node_of);
+  d->cores = ballast__malloc((size_t)d->size * sizeof *d->cores);
+  d->tops = ballast__malloc((size_t)d->size * sizeof *d->tops);
+  return d->hw && d->node_of && d->cores && d->tops ? 0 : BALLAST_ENOMEM;
+}
+
+/* Nodes from the shared-memory split, numbered by their lowest rank. */
+static int nodes_from_shm(disc_t *d) {
+  MPI_Comm shm;
+  int lowest, rc = 0;
+  if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank,
+                          MPI_INFO_NULL, &shm) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  if (MPI_Allreduce(&d->rank, &lowest, 1, MPI_INT, MPI_MIN, shm) != MPI_SUCCESS ||
+      MPI_Allgather(&lowest, 1, MPI_INT, d->node_of, 1, MPI_INT, d->comm) !=
+          MPI_SUCCESS)
+    rc = BALLAST_EMPI;
+  MPI_Comm_free(&shm);
+  if (rc)
+    return rc;
+  /* Lowest ranks -> dense ids in rank order, in place: a node's lowest rank
+   * l <= r already holds its id when rank r is renumbered. */
+  int next = 0;
+  for (int r = 0; r < d->size; r++)
+    d->node_of[r] = d->node_of[r] == r ? next++ : d->node_of[d->node_of[r]];
+  return 0;
+}
+
+/* Nodes: a pretended layout (parsed on rank 0, broadcast) or the
+ * shared-memory split. */
+static int disc_nodes(disc_t *d) {
+  const char *layout = d->opt && d->opt->layout ? d->opt->layout
+                                                : getenv("BALLAST_HW_LAYOUT");
+  if (!layout || !*layout)
+    return nodes_from_shm(d);
+  int rc = d->rank == 0 ? parse_layout(layout, d->size, d->node_of) : 0;
+  if ((rc = agree_code(d->comm, rc)))
+    return rc;
+  return MPI_Bcast(d->node_of, d->size, MPI_INT, 0, d->comm) == MPI_SUCCESS
+             ? 0 : BALLAST_EMPI;
+}
+
+/* Every rank's tree and binding (a node's tree is its leader's). */
+static int disc_trees(disc_t *d) {
+  const rta_hw_options_t *o = d->opt;
+  const char *desc = o ? o->node_topology : NULL;
+  rta__nodetopo_t mine;
+  int rc = rta__hw_topo_from_desc(desc, o ? o->level_costs : NULL,
+                                  o ? o->nlevel_costs : 0, &mine);
+  if ((rc = agree_code(d->comm, rc)))
+    return rc;
+  int core = desc ? -1 : my_core();
+  if (core >= mine.ncores)
+    core = -1;
+  if (MPI_Allgather(&core, 1, MPI_INT, d->cores, 1, MPI_INT, d->comm) !=
+          MPI_SUCCESS ||
+      MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, d->tops,
+                    (int)sizeof mine, MPI_BYTE, d->comm) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  return 0;
+}
+
+/* The model's nodes, slots and trees from what every rank told (local). */
+static int disc_model(disc_t *d) {
+  rta_hw_t *hw = d->hw;
+  int nnodes = 0, rc;
+  for (int r = 0; r < d->size; r++)
+    if (d->node_of[r] + 1 > nnodes)
+      nnodes = d->node_of[r] + 1;
+  hw->internode_cost = d->opt && d->opt->internode_cost > 0
+                           ? d->opt->internode_cost : 16.0;
+  if ((rc = rta__hw_alloc(hw, nnodes, d->size)))
+    return rc;
+  hw->ntopo = nnodes;
+  hw->topo = ballast__calloc((size_t)nnodes, sizeof *hw->topo);
+  hw->leader = ballast__malloc((size_t)nnodes * sizeof *hw->leader);
+  if (!hw->topo || !hw->leader)
+    return BALLAST_ENOMEM;
+  for (int n = 0; n < nnodes; n++)
+    hw->leader[n] = -1;
+  for (int r = 0; r < d->size; r++) {
+    int n = d->node_of[r];
+    hw->slot_node[r] = n;
+    if (hw->leader[n] < 0) {
+      hw->leader[n] = r;
+      hw->topo[n] = d->tops[r];
+      hw->node_topo[n] = n;
+    }
+  }
+  return rta__hw_index_slots(hw);
+}
+
+/* Are the ranks of node \a n each bound to a distinct core? */
+static int node_bound(const disc_t *d, int n) {
+  const rta_hw_t *hw = d->hw;
+  int b = hw->node_xslot[n], e = hw->node_xslot[n + 1];
+  for (int i = b; i < e; i++) {
+    int ci = d->cores[hw->node_slot[i]];
+    if (ci < 0)
+      return 0;
+    for (int j = b; j < i; j++)
+      if (d->cores[hw->node_slot[j]] == ci)
+        return 0;
+  }
+  return 1;
+}
+
+/* Cores: the binding when every rank of the node is bound to a distinct
+ * core, else spread the node's ranks evenly over its cores. */
+static void disc_cores(disc_t *d) {
+  rta_hw_t *hw = d->hw;
+  hw->bound = 1;
+  for (int n = 0; n < hw->nnodes; n++) {
+    int b = hw->node_xslot[n], k = hw->node_xslot[n + 1] - b;
+    int nc = hw->topo[n].ncores, ok = node_bound(d, n);
+    if (!ok)
+      hw->bound = 0;
+    for (int i = 0; i < k; i++) {
+      int s = hw->node_slot[b + i];
+      hw->slot_core[s] = ok ? d->cores[s]
+                            : (k <= nc ? (int)((int64_t)i * nc / k) : i % nc);
+    }
+  }
+  if (!hw->bound && d->rank == 0)
+    BALLAST_INFO("processes are not bound to single cores: the hardware "
+                 "model spreads each node's ranks evenly over its cores");
+}
+
+/* The network between nodes: an architecture file, measured links, or the
+ * complete graph. */
+static int disc_network(disc_t *d) {
+  rta_hw_t *hw = d->hw;
+  const rta_hw_options_t *o = d->opt;
+  snprintf(hw->net_desc, sizeof hw->net_desc, "complete graph");
+  if (o && o->inter_arch) {
+    int rc = rta__hw_load_arch(hw, o->inter_arch);
+    if (!rc && SCOTCH_archSize(hw->arch) != hw->nnodes) {
+      BALLAST_WARN("the architecture '%s' has %d terminals, the job runs on %d "
+                   "nodes", o->inter_arch, (int)SCOTCH_archSize(hw->arch),
+                   hw->nnodes);
+      rc = BALLAST_EPARSE;
+    }
+    if (!rc)
+      rc = rta__hw_cache_dist(hw);
+    return agree_code(d->comm, rc);
+  }
+  if (o && o->measure_links)
+    return rta_hw_refresh_links(hw, d->comm);
+  return 0;
+}
+
+static int discover(disc_t *d) {
+  int rc;
+  if (MPI_Comm_rank(d->comm, &d->rank) != MPI_SUCCESS ||
+      MPI_Comm_size(d->comm, &d->size) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  /* The local steps (allocation, the model) agree before the next message,
+   * so no rank waits in a collective that another has left. */
+  if ((rc = agree_code(d->comm, disc_alloc(d))) || (rc = disc_nodes(d)) ||
+      (rc = disc_trees(d)) || (rc = agree_code(d->comm, disc_model(d))))
+    return rc;
+  disc_cores(d);
+  return disc_network(d);
 }
 
 int rta_hw_discover(MPI_Comm comm, rta_hw_t **out) {
@@ -267,143 +527,17 @@ int rta_hw_discover_ex(MPI_Comm comm, const rta_hw_options_t *opt,
   if (!out || comm == MPI_COMM_NULL)
     return BALLAST_EINVAL;
   *out = NULL;
-  int rc = 0, rank, size, lrc;
-  int *node_of = NULL, *cores = NULL;
-  rta__nodetopo_t *tops = NULL, mine;
-  MPI_Comm shm = MPI_COMM_NULL;
-  rta_hw_t *hw = ballast__calloc(1, sizeof *hw);
-  if (!hw)
-    return BALLAST_ENOMEM;
-  MPI_OK(PMPI_Comm_rank(comm, &rank));
-  MPI_OK(PMPI_Comm_size(comm, &size));
-  node_of = ballast__malloc((size_t)size * sizeof *node_of);
-  cores = ballast__malloc((size_t)size * sizeof *cores);
-  tops = ballast__malloc((size_t)size * sizeof *tops);
-  if (!node_of || !cores || !tops) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  /* Nodes: a pretended layout (parsed on rank 0, broadcast) or the
-   * shared-memory split, numbered by their lowest rank. */
-  const char *layout = opt && opt->layout ? opt->layout : getenv("BALLAST_HW_LAYOUT");
-  if (layout && *layout) {
-    lrc = rank == 0 ? parse_layout(layout, size, node_of) : 0;
-    MPI_OK(PMPI_Bcast(&lrc, 1, MPI_INT, 0, comm));
-    if ((rc = lrc))
-      goto done;
-    MPI_OK(PMPI_Bcast(node_of, size, MPI_INT, 0, comm));
-  } else {
-    int lowest;
-    MPI_OK(PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
-                                &shm));
-    MPI_OK(PMPI_Allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, shm));
-    MPI_OK(PMPI_Allgather(&lowest, 1, MPI_INT, node_of, 1, MPI_INT, comm));
-    /* Lowest ranks -> dense ids in rank order. */
-    int *id = ballast__malloc((size_t)size * sizeof *id);
-    if (!id) {
-      rc = BALLAST_ENOMEM;
-      goto done;
-    }
-    int next = 0;
-    for (int r = 0; r < size; r++)
-      id[r] = node_of[r] == r ? next++ : -1;
-    for (int r = 0; r < size; r++)
-      node_of[r] = id[node_of[r]];
-    free(id);
-  }
-  /* Every rank's tree and binding; a node's tree is its leader's. */
-  const char *desc = opt ? opt->node_topology : NULL;
-  lrc = rta__hw_topo_from_desc(desc, opt ? opt->level_costs : NULL,
-                               opt ? opt->nlevel_costs : 0, &mine);
-  int worst;
-  MPI_OK(PMPI_Allreduce(&lrc, &worst, 1, MPI_INT, MPI_MIN, comm));
-  if ((rc = worst))
-    goto done;
-  int core = desc ? -1 : my_core();
-  if (core >= mine.ncores)
-    core = -1;
-  MPI_OK(PMPI_Allgather(&core, 1, MPI_INT, cores, 1, MPI_INT, comm));
-  MPI_OK(PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, tops,
-                        (int)sizeof mine, MPI_BYTE, comm));
-  int nnodes = 0;
-  for (int r = 0; r < size; r++)
-    if (node_of[r] + 1 > nnodes)
-      nnodes = node_of[r] + 1;
-  hw->internode_cost = opt && opt->internode_cost > 0 ? opt->internode_cost : 16.0;
-  if ((rc = rta__hw_alloc(hw, nnodes, size)))
-    goto done;
-  hw->ntopo = nnodes;
-  hw->topo = ballast__calloc((size_t)nnodes, sizeof *hw->topo);
-  hw->leader = ballast__malloc((size_t)nnodes * sizeof *hw->leader);
-  if (!hw->topo || !hw->leader) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  for (int n = 0; n < nnodes; n++)
-    hw->leader[n] = -1;
-  for (int r = 0; r < size; r++) {
-    hw->slot_node[r] = node_of[r];
-    if (hw->leader[node_of[r]] < 0) {
-      hw->leader[node_of[r]] = r;
-      hw->topo[node_of[r]] = tops[r];
-      hw->node_topo[node_of[r]] = node_of[r];
-    }
-  }
-  if ((rc = rta__hw_index_slots(hw)))
-    goto done;
-  /* Cores: the binding when every rank of the node is bound to a distinct
-   * core, else spread the node's ranks evenly over its cores. */
-  hw->bound = 1;
-  for (int n = 0; n < nnodes; n++) {
-    int b = hw->node_xslot[n], e = hw->node_xslot[n + 1], k = e - b;
-    int nc = hw->topo[n].ncores, ok = 1;
-    for (int i = b; i < e && ok; i++) {
-      int ci = cores[hw->node_slot[i]];
-      if (ci < 0)
-        ok = 0;
-      for (int j = b; j < i && ok; j++)
-        if (cores[hw->node_slot[j]] == ci)
-          ok = 0;
-    }
-    if (!ok)
-      hw->bound = 0;
-    for (int i = 0; i < k; i++) {
-      int s = hw->node_slot[b + i];
-      hw->slot_core[s] = ok ? cores[s]
-                            : (k <= nc ? (int)((int64_t)i * nc / k) : i % nc);
-    }
-  }
-  if (!hw->bound && rank == 0)
-    BALLAST_INFO("processes are not bound to single cores: the hardware "
-                 "model spreads each node's ranks evenly over its cores");
-  snprintf(hw->net_desc, sizeof hw->net_desc, "complete graph");
-  if (opt && opt->inter_arch) {
-    lrc = rta__hw_load_arch(hw, opt->inter_arch);
-    if (!lrc && SCOTCH_archSize(hw->arch) != nnodes) {
-      BALLAST_WARN("the architecture '%s' has %d terminals, the job runs on %d "
-                   "nodes", opt->inter_arch, (int)SCOTCH_archSize(hw->arch),
-                   nnodes);
-      lrc = BALLAST_EPARSE;
-    }
-    if (!lrc)
-      lrc = rta__hw_cache_dist(hw);
-    MPI_OK(PMPI_Allreduce(&lrc, &worst, 1, MPI_INT, MPI_MIN, comm));
-    if ((rc = worst))
-      goto done;
-  } else if (opt && opt->measure_links) {
-    if ((rc = rta_hw_refresh_links(hw, comm)))
-      goto done;
-  }
-done:
-  if (shm != MPI_COMM_NULL)
-    PMPI_Comm_free(&shm);
-  free(node_of);
-  free(cores);
-  free(tops);
+  disc_t d = {.comm = comm, .opt = opt};
+  ballast__lib_begin();
+  int rc = discover(&d);
+  ballast__lib_end();
+  free(d.node_of);
+  free(d.cores);
+  free(d.tops);
   if (rc) {
-    rta_hw_destroy(hw);
+    rta_hw_destroy(d.hw);
     return rc;
   }
-  *out = hw;
+  *out = d.hw;
   return 0;
 }

@@ -63,7 +63,8 @@ static void fill_paro(SCOTCH_Num n, const SCOTCH_Num *vert,
 }
 
 /* Does every node hold exactly one slot per core (the simulated case and a
- * fully bound job)? */
+ * fully bound job)? 1, 0, or BALLAST_ENOMEM: an answer guessed on one rank
+ * would make its mapping differ from the others'. */
 static int node_exact(const rta_hw_t *hw, int node) {
   const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
   int b = hw->node_xslot[node], e = hw->node_xslot[node + 1];
@@ -71,7 +72,7 @@ static int node_exact(const rta_hw_t *hw, int node) {
     return 0;
   char *seen = ballast__calloc((size_t)t->ncores, 1);
   if (!seen)
-    return 0;
+    return BALLAST_ENOMEM;
   int ok = 1;
   for (int i = b; i < e && ok; i++) {
     int core = hw->slot_core[hw->node_slot[i]];
@@ -108,161 +109,206 @@ static int node_mult(const rta_hw_t *hw, int node, int *cnt) {
 #define COARSEN_FLOOR 300000
 #define COARSEN_LEVELS 1
 
-static int phase1(mctx_t *c, SCOTCH_Num *node_of) {
-  const rta_graph_t *g = c->g;
-  const rta_hw_t *hw = c->hw;
-  if (g->xadj[g->nvert] > INT32_MAX - 1)
-    return BALLAST_EOVERFLOW;
-  int rc = 0, equal = 1, nlev = 0;
-  rta__csr_t lev[4], fine = {g->nvert, g->xadj, g->adj, g->adjw, c->velo};
-  int32_t *cmap[4] = {NULL, NULL, NULL, NULL};
-  memset(lev, 0, sizeof lev);
-  const rta__csr_t *cur = &fine;
-  SCOTCH_Num *vert = NULL, *edlo = NULL, *edge = NULL, *part = NULL;
-  SCOTCH_Num *wt = ballast__malloc((size_t)hw->nnodes * sizeof *wt);
-  SCOTCH_Num *paro = NULL, *vmlo = NULL;
+/* What phase 1 works with, step to step: the graph it maps (the task graph
+ * or its last coarsened level), the SCOTCH arrays built from it, the target
+ * (the nodes) and, for a remap, every vertex's old node. */
+typedef struct {
+  mctx_t *c;
+  SCOTCH_Num *node_of;            /* out: the node of every task vertex */
+  rta__csr_t fine;                /* the task graph */
+  rta__csr_t lev[COARSEN_LEVELS]; /* coarsened levels, finest first */
+  int32_t *cmap[COARSEN_LEVELS];  /* per level: finer vertex -> its vertex */
+  int nlev;
+  const rta__csr_t *cur;          /* the graph mapped: fine or lev[nlev-1] */
+  SCOTCH_Num n, narc;             /* of cur */
+  SCOTCH_Num *vert, *edge, *edlo; /* cur for SCOTCH (edge may alias cur->adj) */
+  SCOTCH_Num *part;               /* cur's nodes (node_of when not coarsened) */
+  SCOTCH_Num *wt;                 /* slots of each node */
+  SCOTCH_Num *paro, *vmlo;        /* remap: old nodes, migration costs */
+  SCOTCH_Arch cw;                 /* weighted complete graph of the nodes */
+  int has_cw;
+  const SCOTCH_Arch *arch;        /* hw's architecture, or &cw */
+  double maxdist;                 /* largest node distance in hop units */
   rta__sgraph_t sg;
-  memset(&sg, 0, sizeof sg);
-  SCOTCH_Arch cw;
-  int has_cw = 0;
-  if (!wt) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  /* Coarsen big first mappings (a remap keeps every vertex's old place). */
-  int64_t target = (int64_t)hw->nnodes * COARSEN_PER_NODE;
+} p1_t;
+
+/* Coarsens big first mappings (a remap keeps every vertex's old place). */
+static int p1_coarsen(p1_t *p) {
+  const rta_graph_t *g = p->c->g;
+  const SCOTCH_Num *velo = p->c->velo;
+  int64_t target = (int64_t)p->c->hw->nnodes * COARSEN_PER_NODE;
   if (target < COARSEN_FLOOR)
     target = COARSEN_FLOOR;
-  if (!c->prev && g->nvert > target) {
-    double tot = 0;
-    SCOTCH_Num mx = 1;
-    for (int64_t v = 0; v < g->nvert; v++) {
-      tot += c->velo[v];
-      if (c->velo[v] > mx)
-        mx = c->velo[v];
-    }
-    SCOTCH_Num maxvw = (SCOTCH_Num)(tot / (16.0 * hw->nnodes));
-    if (maxvw < mx)
-      maxvw = mx;
-    while (cur->n > target && nlev < COARSEN_LEVELS) {
-      cmap[nlev] = ballast__malloc((size_t)cur->n * sizeof *cmap[nlev]);
-      if (!cmap[nlev]) {
-        rc = BALLAST_ENOMEM;
-        goto done;
-      }
-      if ((rc = rta__coarsen(cur, maxvw, &lev[nlev], cmap[nlev])))
-        goto done;
-      int64_t before = cur->n;
-      cur = &lev[nlev++];
-      if (cur->n > before * 0.85)
-        break; /* matching stalls: stop here */
-    }
+  if (p->c->prev || g->nvert <= target)
+    return 0;
+  double tot = 0;
+  SCOTCH_Num mx = 1;
+  for (int64_t v = 0; v < g->nvert; v++) {
+    tot += velo[v];
+    if (velo[v] > mx)
+      mx = velo[v];
   }
-  SCOTCH_Num n = (SCOTCH_Num)cur->n, narc = (SCOTCH_Num)cur->xadj[cur->n];
-  vert = ballast__malloc(((size_t)n + 1) * sizeof *vert);
-  edlo = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
-  part = nlev ? ballast__malloc((size_t)n * sizeof *part) : node_of;
-  if (!vert || !edlo || !part) {
-    rc = BALLAST_ENOMEM;
-    goto done;
+  SCOTCH_Num maxvw = (SCOTCH_Num)(tot / (16.0 * p->c->hw->nnodes));
+  if (maxvw < mx)
+    maxvw = mx;
+  while (p->cur->n > target && p->nlev < COARSEN_LEVELS) {
+    int l = p->nlev;
+    p->cmap[l] = ballast__malloc((size_t)p->cur->n * sizeof *p->cmap[l]);
+    if (!p->cmap[l])
+      return BALLAST_ENOMEM;
+    int rc = rta__coarsen(p->cur, maxvw, &p->lev[l], p->cmap[l]);
+    if (rc)
+      return rc;
+    int64_t before = p->cur->n;
+    p->cur = &p->lev[p->nlev++];
+    if (p->cur->n > before * 0.85)
+      break; /* matching stalls: stop here */
   }
+  return 0;
+}
+
+/* SCOTCH's integer arrays of the graph mapped. */
+static int p1_arrays(p1_t *p) {
+  const rta__csr_t *cur = p->cur;
+  SCOTCH_Num n = p->n = (SCOTCH_Num)cur->n;
+  SCOTCH_Num narc = p->narc = (SCOTCH_Num)cur->xadj[cur->n];
+  p->vert = ballast__malloc(((size_t)n + 1) * sizeof *p->vert);
+  p->edlo = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *p->edlo);
+  p->part = p->nlev ? ballast__malloc((size_t)n * sizeof *p->part) : p->node_of;
+  if (!p->vert || !p->edlo || !p->part)
+    return BALLAST_ENOMEM;
   for (SCOTCH_Num v = 0; v <= n; v++)
-    vert[v] = (SCOTCH_Num)cur->xadj[v];
+    p->vert[v] = (SCOTCH_Num)cur->xadj[v];
   if (sizeof(SCOTCH_Num) == sizeof(int32_t)) {
-    edge = (SCOTCH_Num *)cur->adj;
-  } else {
-    edge = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edge);
-    if (!edge) {
-      rc = BALLAST_ENOMEM;
-      goto done;
-    }
-    for (SCOTCH_Num i = 0; i < narc; i++)
-      edge[i] = cur->adj[i];
+    p->edge = (SCOTCH_Num *)cur->adj;
+    return 0;
   }
+  p->edge = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *p->edge);
+  if (!p->edge)
+    return BALLAST_ENOMEM;
+  for (SCOTCH_Num i = 0; i < narc; i++)
+    p->edge[i] = cur->adj[i];
+  return 0;
+}
+
+/* The target: the architecture file when every node has as many slots,
+ * else a complete graph of the nodes weighted by their slots. */
+static int p1_target(p1_t *p) {
+  const rta_hw_t *hw = p->c->hw;
+  int equal = 1;
   for (int k = 0; k < hw->nnodes; k++) {
-    wt[k] = hw->node_xslot[k + 1] - hw->node_xslot[k];
-    if (wt[k] != wt[0])
+    p->wt[k] = hw->node_xslot[k + 1] - hw->node_xslot[k];
+    if (p->wt[k] != p->wt[0])
       equal = 0;
   }
-  const SCOTCH_Arch *arch;
-  double maxdist = 1;
+  p->maxdist = 1;
   if (hw->net == RTA__NET_ARCH && equal) {
-    arch = hw->arch;
+    p->arch = hw->arch;
     for (int k = 1; k < hw->nnodes; k++) {
       double d = rta__hw_node_dist(hw, 0, k) / hw->internode_cost;
-      if (d > maxdist)
-        maxdist = d;
+      if (d > p->maxdist)
+        p->maxdist = d;
     }
-  } else {
-    if (hw->net == RTA__NET_ARCH)
-      BALLAST_WARN("nodes of unequal size: phase 1 maps onto a weighted "
-                   "complete graph, not the architecture file");
-    SCOTCH_archInit(&cw);
-    has_cw = 1;
-    if (SCOTCH_archCmpltw(&cw, hw->nnodes, wt) != 0) {
-      rc = BALLAST_ESCOTCH;
-      goto done;
-    }
-    arch = &cw;
+    return 0;
   }
+  if (hw->net == RTA__NET_ARCH)
+    BALLAST_WARN("nodes of unequal size: phase 1 maps onto a weighted "
+                 "complete graph, not the architecture file");
+  SCOTCH_archInit(&p->cw);
+  p->has_cw = 1;
+  if (SCOTCH_archCmpltw(&p->cw, hw->nnodes, p->wt) != 0)
+    return BALLAST_ESCOTCH;
+  p->arch = &p->cw;
+  return 0;
+}
+
+/* The SCOTCH graph (edge weights scaled to the target's distances) and, for
+ * a remap, every vertex's old node and migration cost. */
+static int p1_graph(p1_t *p) {
+  const mctx_t *c = p->c;
+  const rta_hw_t *hw = c->hw;
   double escale;
-  int exact;
-  rta__normalize(cur->w, narc, RTA__ECAP / maxdist, &escale, &exact);
-  for (SCOTCH_Num i = 0; i < narc; i++)
-    edlo[i] = rta__scaled(cur->w[i], escale);
-  if ((rc = rta__sgraph_build(&sg, NULL, c->o.seed, n, vert, cur->vw, narc,
-                              edge, edlo)))
-    goto done;
-  if (c->prev) {
-    paro = ballast__malloc((size_t)n * sizeof *paro);
-    vmlo = migration_costs(c, NULL, n, escale);
-    if (!paro || !vmlo) {
+  int exact, rc;
+  rta__normalize(p->cur->w, p->narc, RTA__ECAP / p->maxdist, &escale, &exact);
+  for (SCOTCH_Num i = 0; i < p->narc; i++)
+    p->edlo[i] = rta__scaled(p->cur->w[i], escale);
+  if ((rc = rta__sgraph_build(&p->sg, NULL, c->o.seed, p->n, p->vert,
+                              p->cur->vw, p->narc, p->edge, p->edlo)))
+    return rc;
+  if (!c->prev)
+    return 0;
+  p->paro = ballast__malloc((size_t)p->n * sizeof *p->paro);
+  p->vmlo = migration_costs(c, NULL, p->n, escale);
+  if (!p->paro || !p->vmlo)
+    return BALLAST_ENOMEM;
+  for (SCOTCH_Num v = 0; v < p->n; v++)
+    p->paro[v] = c->prev[v] >= 0 && c->prev[v] < hw->nslots
+                     ? hw->slot_node[c->prev[v]] : -1;
+  fill_paro(p->n, p->vert, p->edge, p->paro, p->vmlo);
+  return 0;
+}
+
+/* Projects the coarsest parts back through the levels into node_of. */
+static int p1_project(p1_t *p) {
+  SCOTCH_Num *up = p->part;
+  int rc = 0;
+  for (int l = p->nlev - 1; l >= 0; l--) {
+    int64_t nf = l ? p->lev[l - 1].n : p->c->g->nvert;
+    SCOTCH_Num *down = l ? ballast__malloc((size_t)nf * sizeof *down) : p->node_of;
+    if (!down) {
       rc = BALLAST_ENOMEM;
-      goto done;
+      break;
     }
-    for (SCOTCH_Num v = 0; v < n; v++)
-      paro[v] = c->prev[v] >= 0 && c->prev[v] < hw->nslots
-                    ? hw->slot_node[c->prev[v]] : -1;
-    fill_paro(n, vert, edge, paro, vmlo);
-  }
-  rc = rta__sgraph_map(&sg, arch, hw->nnodes, c->o.scotch_flags,
-                       c->o.scotch_strategy, c->o.balrat / 2, paro, vmlo, part);
-  /* Project back through the levels. */
-  if (!rc && nlev) {
-    SCOTCH_Num *up = part;
-    for (int l = nlev - 1; l >= 0; l--) {
-      int64_t nf = l ? lev[l - 1].n : g->nvert;
-      SCOTCH_Num *down = l ? ballast__malloc((size_t)nf * sizeof *down) : node_of;
-      if (!down) {
-        rc = BALLAST_ENOMEM;
-        break;
-      }
-      for (int64_t v = 0; v < nf; v++)
-        down[v] = up[cmap[l][v]];
-      if (up != part)
-        free(up);
-      up = down;
-    }
-    if (rc && up != part && up != node_of)
+    for (int64_t v = 0; v < nf; v++)
+      down[v] = up[p->cmap[l][v]];
+    if (up != p->part)
       free(up);
+    up = down;
   }
-done:
-  rta__sgraph_exit(&sg);
-  if (has_cw)
-    SCOTCH_archExit(&cw);
-  if (edge && edge != (SCOTCH_Num *)cur->adj)
-    free(edge);
-  for (int l = 0; l < 4; l++) {
-    rta__csr_free(&lev[l]);
-    free(cmap[l]);
+  if (rc && up != p->part && up != p->node_of)
+    free(up);
+  return rc;
+}
+
+static void p1_free(p1_t *p) {
+  rta__sgraph_exit(&p->sg);
+  if (p->has_cw)
+    SCOTCH_archExit(&p->cw);
+  if (p->edge && p->edge != (SCOTCH_Num *)p->cur->adj)
+    free(p->edge);
+  for (int l = 0; l < COARSEN_LEVELS; l++) {
+    rta__csr_free(&p->lev[l]);
+    free(p->cmap[l]);
   }
-  if (part != node_of)
-    free(part);
-  free(vert);
-  free(edlo);
-  free(wt);
-  free(paro);
-  free(vmlo);
+  if (p->part != p->node_of)
+    free(p->part);
+  free(p->vert);
+  free(p->edlo);
+  free(p->wt);
+  free(p->paro);
+  free(p->vmlo);
+}
+
+static int phase1(mctx_t *c, SCOTCH_Num *node_of) {
+  const rta_graph_t *g = c->g;
+  if (g->xadj[g->nvert] > INT32_MAX - 1)
+    return BALLAST_EOVERFLOW;
+  p1_t p;
+  memset(&p, 0, sizeof p);
+  p.c = c;
+  p.node_of = node_of;
+  p.fine = (rta__csr_t){g->nvert, g->xadj, g->adj, g->adjw, c->velo};
+  p.cur = &p.fine;
+  p.wt = ballast__malloc((size_t)c->hw->nnodes * sizeof *p.wt);
+  int rc = p.wt ? 0 : BALLAST_ENOMEM;
+  if (!rc && !(rc = p1_coarsen(&p)) && !(rc = p1_arrays(&p)) &&
+      !(rc = p1_target(&p)) && !(rc = p1_graph(&p)))
+    rc = rta__sgraph_map(&p.sg, p.arch, c->hw->nnodes, c->o.scotch_flags,
+                         c->o.scotch_strategy, c->o.balrat / 2, p.paro,
+                         p.vmlo, p.part);
+  if (!rc && p.nlev)
+    rc = p1_project(&p);
+  p1_free(&p);
   return rc;
 }
 
@@ -319,9 +365,111 @@ typedef struct {
   SCOTCH_Context *ctx; /* shared by the nodes, reseeded for each */
 } p2scratch_t;
 
+/* What phase 2 of one node works with: the target (the node's tree-leaf)
+ * and its terminals' slots, the node's subgraph for SCOTCH and, for a
+ * remap, its vertices' old terminals. */
+typedef struct {
+  rta__tgt_t tgt;
+  rta__sgraph_t sg;
+  int *slot_of_term;     /* terminal -> slot */
+  SCOTCH_Num *sel;       /* the leaves of the node's slots, when restricted */
+  SCOTCH_Num *vert, *edge, *edlo, *velo, *part, *paro, *vmlo;
+  double *w;             /* the subgraph's edge bytes */
+  int64_t narc;
+} p2node_t;
+
+static void p2node_free(p2node_t *p) {
+  rta__sgraph_exit(&p->sg);
+  rta__tgt_exit(&p->tgt);
+  free(p->sel);
+  free(p->vert);
+  free(p->velo);
+  free(p->part);
+  free(p->edge);
+  free(p->edlo);
+  free(p->w);
+  free(p->paro);
+  free(p->vmlo);
+  free(p->slot_of_term);
+}
+
+/* Target: the node's tree-leaf, restricted to the leaves of its slots
+ * unless they are exactly one per core. */
+static int p2_target(const mctx_t *c, int node, p2scratch_t *sc, p2node_t *p) {
+  const rta_hw_t *hw = c->hw;
+  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
+  int b = hw->node_xslot[node], m = hw->node_xslot[node + 1] - b;
+  int exact = node_exact(hw, node);
+  if (exact < 0)
+    return exact;
+  p->slot_of_term = ballast__malloc((size_t)(exact ? t->ncores : m) * sizeof *p->slot_of_term);
+  if (!p->slot_of_term)
+    return BALLAST_ENOMEM;
+  if (exact) {
+    for (int i = 0; i < m; i++) {
+      int s = hw->node_slot[b + i];
+      p->slot_of_term[hw->slot_core[s]] = s;
+      sc->term_of_slot[s] = hw->slot_core[s];
+    }
+    return rta__tgt_tleaf(&p->tgt, t->nlevels, t->arity, t->cost, 1, 0, NULL);
+  }
+  int mult = node_mult(hw, node, sc->cnt);
+  p->sel = ballast__malloc((size_t)m * sizeof *p->sel);
+  if (!p->sel)
+    return BALLAST_ENOMEM;
+  memset(sc->cnt, 0, (size_t)t->ncores * sizeof *sc->cnt);
+  for (int i = 0; i < m; i++) {
+    int s = hw->node_slot[b + i], core = hw->slot_core[s];
+    p->sel[i] = (SCOTCH_Num)core * mult + sc->cnt[core]++;
+    p->slot_of_term[i] = s;
+    sc->term_of_slot[s] = i;
+  }
+  return rta__tgt_tleaf(&p->tgt, t->nlevels, t->arity, t->cost, mult, m, p->sel);
+}
+
+/* The node's subgraph for SCOTCH, rebuilt from scratch (inducing it and
+ * mapping onto a tree-leaf crashes SCOTCH 7.0.3), and for a remap every
+ * vertex's old terminal on this node (-1 elsewhere). */
+static int p2_graph(const mctx_t *c, int node, const int64_t *verts,
+                    int64_t k, p2scratch_t *sc, p2node_t *p) {
+  const rta_hw_t *hw = c->hw;
+  int rc = rta__subgraph(c->g, verts, k, sc->g2l, &p->vert, &p->edge, &p->w,
+                         &p->narc);
+  if (rc)
+    return rc;
+  p->velo = ballast__malloc((size_t)k * sizeof *p->velo);
+  p->part = ballast__malloc((size_t)k * sizeof *p->part);
+  p->edlo = ballast__malloc((size_t)(p->narc ? p->narc : 1) * sizeof *p->edlo);
+  if (!p->velo || !p->part || !p->edlo)
+    return BALLAST_ENOMEM;
+  for (int64_t i = 0; i < k; i++)
+    p->velo[i] = c->velo[verts[i]];
+  double escale;
+  int ex;
+  rta__normalize(p->w, p->narc, RTA__ECAP / p->tgt.maxdist, &escale, &ex);
+  for (int64_t i = 0; i < p->narc; i++)
+    p->edlo[i] = rta__scaled(p->w[i], escale);
+  if ((rc = rta__sgraph_build(&p->sg, sc->ctx, c->o.seed + (unsigned)node,
+                              (SCOTCH_Num)k, p->vert, p->velo,
+                              (SCOTCH_Num)p->narc, p->edge, p->edlo)))
+    return rc;
+  if (!c->prev)
+    return 0;
+  p->paro = ballast__malloc((size_t)k * sizeof *p->paro);
+  p->vmlo = migration_costs(c, verts, k, escale);
+  if (!p->paro || !p->vmlo)
+    return BALLAST_ENOMEM;
+  for (int64_t i = 0; i < k; i++) {
+    int64_t s = c->prev[verts[i]];
+    p->paro[i] = s >= 0 && s < hw->nslots && hw->slot_node[s] == node
+                     ? sc->term_of_slot[s] : -1;
+  }
+  fill_paro((SCOTCH_Num)k, p->vert, p->edge, p->paro, p->vmlo);
+  return 0;
+}
+
 static int phase2_node(mctx_t *c, int node, const int64_t *verts, int64_t k,
                        p2scratch_t *sc, int64_t *slot) {
-  const rta_graph_t *g = c->g;
   const rta_hw_t *hw = c->hw;
   int b = hw->node_xslot[node], m = hw->node_xslot[node + 1] - b;
   if (k == 0)
@@ -331,232 +479,192 @@ static int phase2_node(mctx_t *c, int node, const int64_t *verts, int64_t k,
       slot[verts[i]] = hw->node_slot[b];
     return 0;
   }
-  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
-  int rc = 0;
-  rta__tgt_t tgt;
-  memset(&tgt, 0, sizeof tgt);
-  rta__sgraph_t sg;
-  memset(&sg, 0, sizeof sg);
-  SCOTCH_Num *sel = NULL, *vert = NULL, *edge = NULL, *edlo = NULL, *velo = NULL;
-  SCOTCH_Num *part = NULL, *paro = NULL, *vmlo = NULL;
-  double *w = NULL;
-  int *slot_of_term = NULL;
-  /* Target: the node's tree-leaf, restricted to the leaves of its slots
-   * unless they are exactly one per core. */
-  int exact = node_exact(hw, node), mult = 1;
-  slot_of_term = ballast__malloc((size_t)(exact ? t->ncores : m) * sizeof *slot_of_term);
-  if (!slot_of_term) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  if (exact) {
-    for (int i = 0; i < m; i++) {
-      int s = hw->node_slot[b + i];
-      slot_of_term[hw->slot_core[s]] = s;
-      sc->term_of_slot[s] = hw->slot_core[s];
+  p2node_t p;
+  memset(&p, 0, sizeof p);
+  int rc = p2_target(c, node, sc, &p);
+  if (!rc)
+    rc = p2_graph(c, node, verts, k, sc, &p);
+  if (!rc) {
+    char direct[512];
+    const char *strat = c->o.scotch_strategy;
+    if (!strat && k <= RTA__DIRECT_MAX) {
+      rta__strategy_string(direct, sizeof direct, c->o.balrat / 2, 1);
+      strat = direct;
     }
-    rc = rta__tgt_tleaf(&tgt, t->nlevels, t->arity, t->cost, 1, 0, NULL);
-  } else {
-    mult = node_mult(hw, node, sc->cnt);
-    sel = ballast__malloc((size_t)m * sizeof *sel);
-    if (!sel) {
-      rc = BALLAST_ENOMEM;
-      goto done;
-    }
-    memset(sc->cnt, 0, (size_t)t->ncores * sizeof *sc->cnt);
-    for (int i = 0; i < m; i++) {
-      int s = hw->node_slot[b + i], core = hw->slot_core[s];
-      sel[i] = (SCOTCH_Num)core * mult + sc->cnt[core]++;
-      slot_of_term[i] = s;
-      sc->term_of_slot[s] = i;
-    }
-    rc = rta__tgt_tleaf(&tgt, t->nlevels, t->arity, t->cost, mult, m, sel);
+    rc = rta__sgraph_map(&p.sg, rta__tgt_arch(&p.tgt), m, c->o.scotch_flags,
+                         strat, c->o.balrat / 2, p.paro, p.vmlo, p.part);
   }
-  if (rc)
-    goto done;
-  /* Rebuild the node's subgraph from scratch (inducing it and mapping onto
-   * a tree-leaf crashes SCOTCH 7.0.3). */
-  int64_t narc = 0;
-  if ((rc = rta__subgraph(g, verts, k, sc->g2l, &vert, &edge, &w, &narc)))
-    goto done;
-  velo = ballast__malloc((size_t)k * sizeof *velo);
-  part = ballast__malloc((size_t)k * sizeof *part);
-  edlo = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
-  if (!velo || !part || !edlo) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  for (int64_t i = 0; i < k; i++)
-    velo[i] = c->velo[verts[i]];
-  double escale;
-  int ex;
-  rta__normalize(w, narc, RTA__ECAP / tgt.maxdist, &escale, &ex);
-  for (int64_t i = 0; i < narc; i++)
-    edlo[i] = rta__scaled(w[i], escale);
-  if ((rc = rta__sgraph_build(&sg, sc->ctx, c->o.seed + (unsigned)node,
-                              (SCOTCH_Num)k, vert, velo, (SCOTCH_Num)narc,
-                              edge, edlo)))
-    goto done;
-  if (c->prev) {
-    paro = ballast__malloc((size_t)k * sizeof *paro);
-    vmlo = migration_costs(c, verts, k, escale);
-    if (!paro || !vmlo) {
-      rc = BALLAST_ENOMEM;
-      goto done;
-    }
-    for (int64_t i = 0; i < k; i++) {
-      int64_t p = c->prev[verts[i]];
-      paro[i] = p >= 0 && p < hw->nslots && hw->slot_node[p] == node
-                    ? sc->term_of_slot[p] : -1;
-    }
-    fill_paro((SCOTCH_Num)k, vert, edge, paro, vmlo);
-  }
-  char direct[512];
-  const char *strat = c->o.scotch_strategy;
-  if (!strat && k <= RTA__DIRECT_MAX) {
-    rta__strategy_string(direct, sizeof direct, c->o.balrat / 2, 1);
-    strat = direct;
-  }
-  rc = rta__sgraph_map(&sg, rta__tgt_arch(&tgt), m, c->o.scotch_flags, strat,
-                       c->o.balrat / 2, paro, vmlo, part);
   if (!rc)
     for (int64_t i = 0; i < k; i++)
-      slot[verts[i]] = slot_of_term[part[i]];
-done:
-  rta__sgraph_exit(&sg);
-  rta__tgt_exit(&tgt);
-  free(sel);
-  free(vert);
-  free(velo);
-  free(part);
-  free(edge);
-  free(edlo);
-  free(w);
-  free(paro);
-  free(vmlo);
-  free(slot_of_term);
+      slot[verts[i]] = p.slot_of_term[p.part[i]];
+  p2node_free(&p);
   return rc;
 }
 
-/* Gathers every rank's phase-2 results (nodes k = rank mod size), so all
- * ranks end with the whole mapping; an error anywhere fails everywhere. */
-static int share_phase2(mctx_t *c, int rc, const int64_t *xv,
-                        const int64_t *order, int64_t *slot) {
-  int rank, size, worst;
-  PMPI_Comm_rank(c->comm, &rank);
-  PMPI_Comm_size(c->comm, &size);
-  if (PMPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS)
-    return BALLAST_EMPI;
-  if (worst)
-    return rc ? rc : BALLAST_EREMOTE;
+/* The buffers of one exchange of phase-2 results. */
+typedef struct {
+  int rank, size;
+  int *cnt, *dsp;     /* per rank: slots it computed, where they go in all */
+  int64_t *mine, *all; /* this rank's slots, everyone's */
+} share_t;
+
+/* Every rank's phase-2 results to every rank, node by node. */
+static int gather_phase2(mctx_t *c, share_t *s, const int64_t *xv,
+                         const int64_t *order, int64_t *slot) {
   int nn = c->hw->nnodes;
-  int *cnt = ballast__calloc((size_t)size, sizeof *cnt), *dsp = ballast__calloc((size_t)size, sizeof *dsp);
-  int64_t *mine = ballast__malloc((size_t)(c->g->nvert ? c->g->nvert : 1) * sizeof *mine);
-  int64_t *all = ballast__malloc((size_t)(c->g->nvert ? c->g->nvert : 1) * sizeof *all);
-  if (!cnt || !dsp || !mine || !all) {
-    rc = BALLAST_ENOMEM;
-  } else {
-    for (int k = 0; k < nn; k++)
-      cnt[k % size] += (int)(xv[k + 1] - xv[k]);
-    for (int r = 1; r < size; r++)
-      dsp[r] = dsp[r - 1] + cnt[r - 1];
-    int64_t m = 0;
-    for (int k = rank; k < nn; k += size)
+  for (int k = 0; k < nn; k++)
+    s->cnt[k % s->size] += (int)(xv[k + 1] - xv[k]);
+  for (int r = 1; r < s->size; r++)
+    s->dsp[r] = s->dsp[r - 1] + s->cnt[r - 1];
+  int64_t m = 0;
+  for (int k = s->rank; k < nn; k += s->size)
+    for (int64_t i = xv[k]; i < xv[k + 1]; i++)
+      s->mine[m++] = slot[order[i]];
+  if (MPI_Allgatherv(s->mine, (int)m, MPI_INT64_T, s->all, s->cnt, s->dsp,
+                     MPI_INT64_T, c->comm) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  for (int r = 0; r < s->size; r++) {
+    int64_t p = s->dsp[r];
+    for (int k = r; k < nn; k += s->size)
       for (int64_t i = xv[k]; i < xv[k + 1]; i++)
-        mine[m++] = slot[order[i]];
-    if (PMPI_Allgatherv(mine, (int)m, MPI_INT64_T, all, cnt, dsp, MPI_INT64_T,
-                        c->comm) != MPI_SUCCESS) {
-      rc = BALLAST_EMPI;
-    } else {
-      for (int r = 0; r < size; r++) {
-        int64_t p = dsp[r];
-        for (int k = r; k < nn; k += size)
-          for (int64_t i = xv[k]; i < xv[k + 1]; i++)
-            slot[order[i]] = all[p++];
-      }
-    }
+        slot[order[i]] = s->all[p++];
   }
-  free(cnt);
-  free(dsp);
-  free(mine);
-  free(all);
+  return 0;
+}
+
+/* Gathers every rank's phase-2 results (nodes k = rank mod size), so all
+ * ranks end with the whole mapping; an error anywhere (\a err here) fails
+ * everywhere. The buffers are allocated before the agreement, so nothing
+ * fails on one rank alone after it. */
+static int share_phase2(mctx_t *c, int err, const int64_t *xv,
+                        const int64_t *order, int64_t *slot) {
+  share_t s = {0, 1, NULL, NULL, NULL, NULL};
+  size_t n = (size_t)(c->g->nvert ? c->g->nvert : 1);
+  if (MPI_Comm_rank(c->comm, &s.rank) != MPI_SUCCESS ||
+      MPI_Comm_size(c->comm, &s.size) != MPI_SUCCESS)
+    err = err ? err : BALLAST_EMPI;
+  s.cnt = ballast__calloc((size_t)s.size, sizeof *s.cnt);
+  s.dsp = ballast__calloc((size_t)s.size, sizeof *s.dsp);
+  s.mine = ballast__malloc(n * sizeof *s.mine);
+  s.all = ballast__malloc(n * sizeof *s.all);
+  if (!err && (!s.cnt || !s.dsp || !s.mine || !s.all))
+    err = BALLAST_ENOMEM;
+  int rc = ballast__agree(c->comm, err, NULL, NULL);
+  if (!rc)
+    rc = gather_phase2(c, &s, xv, order, slot);
+  free(s.cnt);
+  free(s.dsp);
+  free(s.mine);
+  free(s.all);
+  return rc;
+}
+
+/* What the two-phase mapping works with: the node of every vertex, the
+ * vertices grouped by node (node k's are order[xv[k] .. xv[k+1]), in vertex
+ * order) and phase 2's scratch. */
+typedef struct {
+  SCOTCH_Num *node_of;
+  int64_t *xv, *order;
+  p2scratch_t sc;
+} tp_t;
+
+static int tp_alloc(const mctx_t *c, tp_t *t) {
+  const rta_hw_t *hw = c->hw;
+  int64_t n = c->g->nvert;
+  int maxcores = 1;
+  for (int k = 0; k < hw->ntopo; k++)
+    if (hw->topo[k].ncores > maxcores)
+      maxcores = hw->topo[k].ncores;
+  t->node_of = ballast__malloc((size_t)n * sizeof *t->node_of);
+  t->xv = ballast__calloc((size_t)hw->nnodes + 1, sizeof *t->xv);
+  t->order = ballast__malloc((size_t)n * sizeof *t->order);
+  t->sc.g2l = ballast__malloc((size_t)n * sizeof *t->sc.g2l);
+  t->sc.cnt = ballast__malloc((size_t)maxcores * sizeof *t->sc.cnt);
+  t->sc.term_of_slot = ballast__malloc((size_t)hw->nslots * sizeof *t->sc.term_of_slot);
+  if (!t->node_of || !t->xv || !t->order || !t->sc.g2l || !t->sc.cnt ||
+      !t->sc.term_of_slot)
+    return BALLAST_ENOMEM;
+  return 0;
+}
+
+static void tp_free(tp_t *t) {
+  free(t->node_of);
+  free(t->xv);
+  free(t->order);
+  free(t->sc.g2l);
+  free(t->sc.cnt);
+  free(t->sc.term_of_slot);
+}
+
+/* Groups the vertices by node, in vertex order. */
+static void tp_group(const mctx_t *c, tp_t *t) {
+  int64_t n = c->g->nvert, *xv = t->xv;
+  int nn = c->hw->nnodes;
+  for (int64_t v = 0; v < n; v++)
+    xv[t->node_of[v] + 1]++;
+  for (int k = 0; k < nn; k++)
+    xv[k + 1] += xv[k];
+  for (int64_t v = 0; v < n; v++)
+    t->order[xv[t->node_of[v]]++] = v;
+  for (int k = nn; k > 0; k--)
+    xv[k] = xv[k - 1];
+  xv[0] = 0;
+  for (int64_t v = 0; v < n; v++)
+    t->sc.g2l[v] = -1;
+}
+
+/* Phase 2 of this rank's nodes: node k's share is computed by rank k mod
+ * size (every node when mapping alone). Local. */
+static int tp_phase2(mctx_t *c, tp_t *t, int64_t *slot) {
+  tp_group(c, t);
+  SCOTCH_Context ctx;
+  int rc = rta__ctx_init(&ctx, c->o.seed);
+  if (rc)
+    return rc;
+  t->sc.ctx = &ctx;
+  int rank = 0, size = 1;
+  if (c->comm != MPI_COMM_NULL) {
+    MPI_Comm_rank(c->comm, &rank);
+    MPI_Comm_size(c->comm, &size);
+  }
+  for (int k = rank; k < c->hw->nnodes && !rc; k += size)
+    rc = phase2_node(c, k, t->order + t->xv[k], t->xv[k + 1] - t->xv[k],
+                     &t->sc, slot);
+  SCOTCH_contextExit(&ctx);
+  t->sc.ctx = NULL;
   return rc;
 }
 
 static int map_twophase(mctx_t *c, int64_t *slot) {
-  const rta_graph_t *g = c->g;
   const rta_hw_t *hw = c->hw;
-  int64_t n = g->nvert;
-  int rc = 0, maxcores = 1;
-  SCOTCH_Num *node_of = ballast__malloc((size_t)n * sizeof *node_of);
-  int64_t *xv = ballast__calloc((size_t)hw->nnodes + 1, sizeof *xv);
-  int64_t *order = ballast__malloc((size_t)n * sizeof *order);
-  p2scratch_t sc = {0};
-  for (int t = 0; t < hw->ntopo; t++)
-    if (hw->topo[t].ncores > maxcores)
-      maxcores = hw->topo[t].ncores;
-  sc.g2l = ballast__malloc((size_t)n * sizeof *sc.g2l);
-  sc.cnt = ballast__malloc((size_t)maxcores * sizeof *sc.cnt);
-  sc.term_of_slot = ballast__malloc((size_t)hw->nslots * sizeof *sc.term_of_slot);
-  if (!node_of || !xv || !order || !sc.g2l || !sc.cnt || !sc.term_of_slot) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
+  tp_t t;
+  memset(&t, 0, sizeof t);
+  int rc = tp_alloc(c, &t);
   double t0 = rta__now();
-  if (hw->nnodes == 1) {
-    memset(node_of, 0, (size_t)n * sizeof *node_of);
-  } else if (c->comm != MPI_COMM_NULL && c->o.distributed_phase1 &&
-             !c->prev && rta__phase1_dist_available()) {
-    /* collective: fails on every rank together */
-    if ((rc = rta__phase1_dist(g, hw, c->velo, c->comm, c->o.balrat / 2,
-                               c->o.seed, node_of)))
-      goto done;
-  } else if ((rc = phase1(c, node_of))) {
-    if (c->comm != MPI_COMM_NULL) /* the others wait in the exchange */
-      share_phase2(c, rc, NULL, NULL, NULL);
-    goto done;
+  if (hw->nnodes > 1 && c->comm != MPI_COMM_NULL && c->o.distributed_phase1 &&
+      !c->prev && rta__phase1_dist_available()) {
+    /* Collective, it fails on every rank together; a local failure so far
+     * is agreed first, so every rank enters PT-Scotch or none does. */
+    if (!(rc = ballast__agree(c->comm, rc, NULL, NULL)))
+      rc = rta__phase1_dist(c->g, hw, c->velo, c->comm, c->o.balrat / 2,
+                            c->o.seed, t.node_of);
+    if (rc) {
+      tp_free(&t);
+      return rc;
+    }
+  } else if (!rc && hw->nnodes == 1) {
+    memset(t.node_of, 0, (size_t)c->g->nvert * sizeof *t.node_of);
+  } else if (!rc) {
+    rc = phase1(c, t.node_of);
   }
   double t1 = rta__now();
   c->q->seconds_phase1 = t1 - t0;
-  /* Group the vertices by node, in vertex order. */
-  for (int64_t v = 0; v < n; v++)
-    xv[node_of[v] + 1]++;
-  for (int k = 0; k < hw->nnodes; k++)
-    xv[k + 1] += xv[k];
-  for (int64_t v = 0; v < n; v++)
-    order[xv[node_of[v]]++] = v;
-  for (int k = hw->nnodes; k > 0; k--)
-    xv[k] = xv[k - 1];
-  xv[0] = 0;
-  for (int64_t v = 0; v < n; v++)
-    sc.g2l[v] = -1;
-  SCOTCH_Context ctx;
-  if ((rc = rta__ctx_init(&ctx, c->o.seed))) {
-    if (c->comm != MPI_COMM_NULL)
-      share_phase2(c, rc, NULL, NULL, NULL);
-    goto done;
-  }
-  sc.ctx = &ctx;
-  int rank = 0, size = 1;
-  if (c->comm != MPI_COMM_NULL) {
-    PMPI_Comm_rank(c->comm, &rank);
-    PMPI_Comm_size(c->comm, &size);
-  }
-  /* Node k's share is computed by rank k mod size (every rank when
-   * mapping alone). */
-  for (int k = rank; k < hw->nnodes && !rc; k += size)
-    rc = phase2_node(c, k, order + xv[k], xv[k + 1] - xv[k], &sc, slot);
-  SCOTCH_contextExit(&ctx);
-  if (c->comm != MPI_COMM_NULL)
-    rc = share_phase2(c, rc, xv, order, slot);
+  if (!rc)
+    rc = tp_phase2(c, &t, slot);
+  if (c->comm != MPI_COMM_NULL) /* the others wait in the exchange */
+    rc = share_phase2(c, rc, t.xv, t.order, slot);
   c->q->seconds_phase2 = rta__now() - t1;
-done:
-  free(node_of);
-  free(xv);
-  free(order);
-  free(sc.g2l);
-  free(sc.cnt);
-  free(sc.term_of_slot);
+  tp_free(&t);
   return rc;
 }
 
@@ -571,16 +679,58 @@ static int same_topo(const rta__nodetopo_t *a, const rta__nodetopo_t *b) {
   return 1;
 }
 
-static int map_tleaf(mctx_t *c, int64_t *slot) {
+/* What the single pass works with: the machine as one tree-leaf and its
+ * terminals' slots, the whole graph for SCOTCH and, for a remap, every
+ * vertex's old terminal. */
+typedef struct {
+  rta__tgt_t tgt;
+  rta__sgraph_t sg;
+  int exact;                  /* one slot per core on every node */
+  int *cnt;                   /* ncores scratch */
+  int *slot_of_term;          /* terminal -> slot */
+  SCOTCH_Num *term_of_slot;   /* slot -> terminal */
+  SCOTCH_Num *sel;            /* the leaves of the slots, when restricted */
+  SCOTCH_Num *vert, *edlo, *part, *paro, *vmlo;
+  SCOTCH_Num narc;
+} tl_t;
+
+static void tl_free(tl_t *p) {
+  rta__sgraph_exit(&p->sg);
+  rta__tgt_exit(&p->tgt);
+  free(p->sel);
+  free(p->part);
+  free(p->cnt);
+  free(p->slot_of_term);
+  free(p->term_of_slot);
+  free(p->vert);
+  free(p->edlo);
+  free(p->paro);
+  free(p->vmlo);
+}
+
+static int tl_alloc(const mctx_t *c, tl_t *p) {
   const rta_graph_t *g = c->g;
+  int ns = c->hw->nslots;
+  p->narc = (SCOTCH_Num)g->xadj[g->nvert];
+  p->part = ballast__malloc((size_t)g->nvert * sizeof *p->part);
+  p->cnt = ballast__calloc((size_t)c->hw->topo[0].ncores, sizeof *p->cnt);
+  p->slot_of_term = ballast__malloc((size_t)ns * sizeof *p->slot_of_term);
+  p->term_of_slot = ballast__malloc((size_t)ns * sizeof *p->term_of_slot);
+  p->vert = ballast__malloc(((size_t)g->nvert + 1) * sizeof *p->vert);
+  p->edlo = ballast__malloc((size_t)(p->narc ? p->narc : 1) * sizeof *p->edlo);
+  if (!p->part || !p->cnt || !p->slot_of_term || !p->term_of_slot ||
+      !p->vert || !p->edlo)
+    return BALLAST_ENOMEM;
+  return 0;
+}
+
+/* The target: the nodes on top of the (identical) node's levels, restricted
+ * to the leaves of the slots unless they are exactly one per core. */
+static int tl_target(const mctx_t *c, tl_t *p) {
   const rta_hw_t *hw = c->hw;
   const rta__nodetopo_t *t0 = &hw->topo[0];
-  for (int k = 1; k < hw->ntopo; k++)
-    if (!same_topo(t0, &hw->topo[k])) {
-      BALLAST_WARN("single-pass tree-leaf needs identical nodes");
-      return BALLAST_ENOTSUP;
-    }
   int nl = t0->nlevels + 1, arity[RTA__MAXLEV + 1];
+  int mult = 1, nc = t0->ncores, ns = hw->nslots;
   double cost[RTA__MAXLEV + 1];
   arity[0] = hw->nnodes;
   cost[0] = hw->internode_cost;
@@ -588,119 +738,106 @@ static int map_tleaf(mctx_t *c, int64_t *slot) {
     arity[l + 1] = t0->arity[l];
     cost[l + 1] = t0->cost[l];
   }
-  int exact = 1, mult = 1, rc = 0, nc = t0->ncores, ns = hw->nslots;
-  for (int k = 0; k < hw->nnodes && exact; k++)
-    exact = node_exact(hw, k);
-  SCOTCH_Num *sel = NULL, *part = ballast__malloc((size_t)g->nvert * sizeof *part);
-  int *cnt = ballast__calloc((size_t)nc, sizeof *cnt);
-  int *slot_of_term = ballast__malloc((size_t)ns * sizeof *slot_of_term);
-  SCOTCH_Num *term_of_slot = ballast__malloc((size_t)ns * sizeof *term_of_slot);
-  SCOTCH_Num *vert = ballast__malloc(((size_t)g->nvert + 1) * sizeof *vert);
-  SCOTCH_Num narc = (SCOTCH_Num)g->xadj[g->nvert];
-  SCOTCH_Num *edlo = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *edlo);
-  SCOTCH_Num *paro = NULL, *vmlo = NULL;
-  rta__tgt_t tgt;
-  memset(&tgt, 0, sizeof tgt);
-  rta__sgraph_t sg;
-  memset(&sg, 0, sizeof sg);
-  if (!part || !cnt || !slot_of_term || !term_of_slot || !vert || !edlo) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  double tb = rta__now();
-  if (exact) {
+  if (p->exact) {
     for (int s = 0; s < ns; s++) {
-      term_of_slot[s] = hw->slot_node[s] * nc + hw->slot_core[s];
-      slot_of_term[term_of_slot[s]] = s;
+      p->term_of_slot[s] = hw->slot_node[s] * nc + hw->slot_core[s];
+      p->slot_of_term[p->term_of_slot[s]] = s;
     }
-    rc = rta__tgt_tleaf(&tgt, nl, arity, cost, 1, 0, NULL);
-  } else {
-    for (int k = 0; k < hw->nnodes; k++) {
-      int mk = node_mult(hw, k, cnt);
-      if (mk > mult)
-        mult = mk;
-    }
-    sel = ballast__malloc((size_t)ns * sizeof *sel);
-    if (!sel) {
-      rc = BALLAST_ENOMEM;
-      goto done;
-    }
-    for (int k = 0; k < hw->nnodes; k++) {
-      memset(cnt, 0, (size_t)nc * sizeof *cnt);
-      for (int i = hw->node_xslot[k]; i < hw->node_xslot[k + 1]; i++) {
-        int s = hw->node_slot[i], core = hw->slot_core[s];
-        sel[s] = ((SCOTCH_Num)k * nc + core) * mult + cnt[core]++;
-      }
-    }
-    for (int s = 0; s < ns; s++)
-      slot_of_term[s] = term_of_slot[s] = s;
-    rc = rta__tgt_tleaf(&tgt, nl, arity, cost, mult, ns, sel);
+    return rta__tgt_tleaf(&p->tgt, nl, arity, cost, 1, 0, NULL);
   }
-  if (rc)
-    goto done;
+  for (int k = 0; k < hw->nnodes; k++) {
+    int mk = node_mult(hw, k, p->cnt);
+    if (mk > mult)
+      mult = mk;
+  }
+  p->sel = ballast__malloc((size_t)ns * sizeof *p->sel);
+  if (!p->sel)
+    return BALLAST_ENOMEM;
+  for (int k = 0; k < hw->nnodes; k++) {
+    memset(p->cnt, 0, (size_t)nc * sizeof *p->cnt);
+    for (int i = hw->node_xslot[k]; i < hw->node_xslot[k + 1]; i++) {
+      int s = hw->node_slot[i], core = hw->slot_core[s];
+      p->sel[s] = ((SCOTCH_Num)k * nc + core) * mult + p->cnt[core]++;
+    }
+  }
+  for (int s = 0; s < ns; s++)
+    p->slot_of_term[s] = p->term_of_slot[s] = s;
+  return rta__tgt_tleaf(&p->tgt, nl, arity, cost, mult, ns, p->sel);
+}
+
+/* The whole graph for SCOTCH (edge weights scaled to the target's
+ * distances) and, for a remap, every vertex's old terminal. */
+static int tl_graph(const mctx_t *c, tl_t *p) {
+  const rta_graph_t *g = c->g;
+  int rc;
   for (int64_t v = 0; v <= g->nvert; v++)
-    vert[v] = (SCOTCH_Num)g->xadj[v];
+    p->vert[v] = (SCOTCH_Num)g->xadj[v];
   double escale;
   int ex;
-  rta__normalize(g->adjw, narc, RTA__ECAP / tgt.maxdist, &escale, &ex);
-  for (SCOTCH_Num i = 0; i < narc; i++)
-    edlo[i] = rta__scaled(g->adjw[i], escale);
-  if ((rc = rta__sgraph_build(&sg, NULL, c->o.seed, (SCOTCH_Num)g->nvert,
-                              vert, c->velo, narc, (SCOTCH_Num *)g->adj,
-                              edlo)))
-    goto done;
-  if (c->prev) {
-    paro = ballast__malloc((size_t)g->nvert * sizeof *paro);
-    vmlo = migration_costs(c, NULL, g->nvert, escale);
-    if (!paro || !vmlo) {
-      rc = BALLAST_ENOMEM;
-      goto done;
+  rta__normalize(g->adjw, p->narc, RTA__ECAP / p->tgt.maxdist, &escale, &ex);
+  for (SCOTCH_Num i = 0; i < p->narc; i++)
+    p->edlo[i] = rta__scaled(g->adjw[i], escale);
+  if ((rc = rta__sgraph_build(&p->sg, NULL, c->o.seed, (SCOTCH_Num)g->nvert,
+                              p->vert, c->velo, p->narc, (SCOTCH_Num *)g->adj,
+                              p->edlo)))
+    return rc;
+  if (!c->prev)
+    return 0;
+  p->paro = ballast__malloc((size_t)g->nvert * sizeof *p->paro);
+  p->vmlo = migration_costs(c, NULL, g->nvert, escale);
+  if (!p->paro || !p->vmlo)
+    return BALLAST_ENOMEM;
+  for (int64_t v = 0; v < g->nvert; v++)
+    p->paro[v] = c->prev[v] >= 0 && c->prev[v] < c->hw->nslots
+                     ? p->term_of_slot[c->prev[v]] : -1;
+  fill_paro((SCOTCH_Num)g->nvert, p->vert, (SCOTCH_Num *)g->adj, p->paro,
+            p->vmlo);
+  return 0;
+}
+
+static int map_tleaf(mctx_t *c, int64_t *slot) {
+  const rta_graph_t *g = c->g;
+  const rta_hw_t *hw = c->hw;
+  for (int k = 1; k < hw->ntopo; k++)
+    if (!same_topo(&hw->topo[0], &hw->topo[k])) {
+      BALLAST_WARN("single-pass tree-leaf needs identical nodes");
+      return BALLAST_ENOTSUP;
     }
-    for (int64_t v = 0; v < g->nvert; v++)
-      paro[v] = c->prev[v] >= 0 && c->prev[v] < ns ? term_of_slot[c->prev[v]] : -1;
-    fill_paro((SCOTCH_Num)g->nvert, vert, (SCOTCH_Num *)g->adj, paro, vmlo);
+  tl_t p;
+  memset(&p, 0, sizeof p);
+  p.exact = 1;
+  for (int k = 0; k < hw->nnodes && p.exact > 0; k++)
+    p.exact = node_exact(hw, k);
+  int rc = p.exact < 0 ? p.exact : tl_alloc(c, &p);
+  double tb = rta__now();
+  if (!rc && !(rc = tl_target(c, &p)) && !(rc = tl_graph(c, &p))) {
+    c->q->seconds_build += rta__now() - tb;
+    double t1 = rta__now();
+    rc = rta__sgraph_map(&p.sg, rta__tgt_arch(&p.tgt), hw->nslots,
+                         c->o.scotch_flags, c->o.scotch_strategy, c->o.balrat,
+                         p.paro, p.vmlo, p.part);
+    c->q->seconds_phase1 = rta__now() - t1;
   }
-  c->q->seconds_build += rta__now() - tb;
-  double t1 = rta__now();
-  rc = rta__sgraph_map(&sg, rta__tgt_arch(&tgt), ns, c->o.scotch_flags, c->o.scotch_strategy,
-                       c->o.balrat, paro, vmlo, part);
-  c->q->seconds_phase1 = rta__now() - t1;
   if (!rc)
     for (int64_t v = 0; v < g->nvert; v++)
-      slot[v] = slot_of_term[part[v]];
-done:
-  rta__sgraph_exit(&sg);
-  rta__tgt_exit(&tgt);
-  free(sel);
-  free(part);
-  free(cnt);
-  free(slot_of_term);
-  free(term_of_slot);
-  free(vert);
-  free(edlo);
-  free(paro);
-  free(vmlo);
+      slot[v] = p.slot_of_term[p.part[v]];
+  tl_free(&p);
   return rc;
 }
 
 /* ---- remap candidates --------------------------------------------------------------- */
 
-typedef struct {
-  mctx_t *c;
-  rta_strategy_t s;
-} fresh_arg_t;
-
-/* The same mapping without prev (rta__remap_best's fresh candidate). */
-static int fresh_map(void *arg, int64_t *out) {
-  fresh_arg_t *a = arg;
+/* The same mapping without prev, into \a out: rta__remap_best's fresh
+ * candidate. Collective like the mapping itself when phase 2 is shared. */
+static int fresh_map(mctx_t *c, rta_strategy_t s, int64_t *out) {
   rta_map_quality_t fq;
   memset(&fq, 0, sizeof fq);
-  mctx_t f = *a->c;
+  mctx_t f = *c;
   f.prev = NULL;
   f.q = &fq;
-  int rc = a->s == RTA_MAP_TWOPHASE ? map_twophase(&f, out) : map_tleaf(&f, out);
-  a->c->q->seconds_phase1 += fq.seconds_phase1;
-  a->c->q->seconds_phase2 += fq.seconds_phase2;
+  int rc = s == RTA_MAP_TWOPHASE ? map_twophase(&f, out) : map_tleaf(&f, out);
+  c->q->seconds_phase1 += fq.seconds_phase1;
+  c->q->seconds_phase2 += fq.seconds_phase2;
   return rc;
 }
 
@@ -733,7 +870,74 @@ int rta_map_graph_par(const rta_graph_t *cg, const rta_hw_t *hw,
                       int64_t *slot_of_vertex, rta_map_quality_t *q) {
   if (comm == MPI_COMM_NULL)
     return BALLAST_EINVAL;
-  return map_graph(cg, hw, s, prev, opt, comm, slot_of_vertex, q);
+  ballast__lib_begin();
+  int rc = map_graph(cg, hw, s, prev, opt, comm, slot_of_vertex, q);
+  ballast__lib_end();
+  return rc;
+}
+
+/* Does strategy \a s run SCOTCH (the others are the baselines)? */
+static int uses_scotch(rta_strategy_t s) {
+  return s == RTA_MAP_TWOPHASE || s == RTA_MAP_TLEAF;
+}
+
+/* Everything a mapping needs before it starts, all local: the graph's CSR,
+ * the checks of prev and SCOTCH, the normalised vertex weights and, when
+ * the remap candidates run, the buffer of the fresh one. Allocated here so
+ * that no rank fails alone once the mapping's collective steps began. */
+static int map_prepare(mctx_t *c, rta_strategy_t s, int64_t **fresh) {
+  /* Logically const: merging pending edges does not change the graph. */
+  rta_graph_t *g = (rta_graph_t *)c->g;
+  const int64_t *prev = c->prev;
+  int rc = rta__graph_finalize(g);
+  if (rc)
+    return rc;
+  if (prev)
+    for (int64_t v = 0; v < g->nvert; v++)
+      if (prev[v] < -1 || prev[v] >= c->hw->nslots)
+        return BALLAST_EINVAL;
+  if (!uses_scotch(s))
+    return 0;
+  if ((rc = rta__scotch_check()))
+    return rc;
+  double tb = rta__now(), vscale;
+  int exact;
+  c->velo = ballast__malloc((size_t)g->nvert * sizeof *c->velo);
+  if (!c->velo)
+    return BALLAST_ENOMEM;
+  rta__normalize(g->work, g->nvert, RTA__VCAP, &vscale, &exact);
+  for (int64_t v = 0; v < g->nvert; v++)
+    c->velo[v] = rta__scaled(g->work[v], vscale);
+  c->q->seconds_build = rta__now() - tb;
+  if (prev && !c->o.remap_scotch_only &&
+      !(*fresh = ballast__malloc((size_t)(g->nvert ? g->nvert : 1) * sizeof **fresh)))
+    return BALLAST_ENOMEM;
+  return 0;
+}
+
+/* Runs strategy \a s into \a slot. */
+static int map_run(mctx_t *c, rta_strategy_t s, int64_t *fresh, int64_t *slot) {
+  if (s == RTA_MAP_BLOCK) {
+    rta__map_block(c->g, c->hw, slot);
+    return 0;
+  }
+  if (s == RTA_MAP_ROUNDROBIN) {
+    rta__map_roundrobin(c->g, c->hw, slot);
+    return 0;
+  }
+  if (!uses_scotch(s)) {
+    rta__map_random(c->g, c->hw, c->o.seed, slot);
+    return 0;
+  }
+  int rc = s == RTA_MAP_TWOPHASE ? map_twophase(c, slot) : map_tleaf(c, slot);
+  if (rc || !fresh)
+    return rc;
+  /* SCOTCH's remap is one candidate among three (map_remap.c); the fresh
+   * mapping first: it may be collective, everything after it is local. */
+  if ((rc = fresh_map(c, s, fresh)))
+    return rc;
+  return rta__remap_best(c->g, c->hw, c->prev, c->o.steps_between_remaps,
+                         c->o.balrat, fresh, slot);
 }
 
 static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
@@ -754,52 +958,26 @@ static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
     if (!(c.o.steps_between_remaps > 0))
       c.o.steps_between_remaps = 10;
   }
-  /* Logically const: merging pending edges does not change the graph. */
-  rta_graph_t *g = (rta_graph_t *)cg;
-  int rc = rta__graph_finalize(g);
-  if (rc)
-    return rc;
-  if (prev)
-    for (int64_t v = 0; v < g->nvert; v++)
-      if (prev[v] < -1 || prev[v] >= hw->nslots)
-        return BALLAST_EINVAL;
-  if (s == RTA_MAP_TWOPHASE || s == RTA_MAP_TLEAF) {
-    if ((rc = rta__scotch_check()))
-      return rc;
-    double tb = rta__now(), vscale;
-    int exact;
-    c.velo = ballast__malloc((size_t)g->nvert * sizeof *c.velo);
-    if (!c.velo)
-      return BALLAST_ENOMEM;
-    rta__normalize(g->work, g->nvert, RTA__VCAP, &vscale, &exact);
-    for (int64_t v = 0; v < g->nvert; v++)
-      c.velo[v] = rta__scaled(g->work[v], vscale);
-    qq.seconds_build = rta__now() - tb;
-    rc = s == RTA_MAP_TWOPHASE ? map_twophase(&c, slot_of_vertex)
-                               : map_tleaf(&c, slot_of_vertex);
-    if (!rc && prev && !c.o.remap_scotch_only) {
-      /* SCOTCH's remap is one candidate among three (map_remap.c) */
-      fresh_arg_t fa = {&c, s};
-      rc = rta__remap_best(g, hw, prev, c.o.steps_between_remaps, c.o.balrat,
-                           fresh_map, &fa, slot_of_vertex);
-    }
-    free(c.velo);
-    if (rc)
-      return rc;
-  } else if (s == RTA_MAP_BLOCK) {
-    rta__map_block(c.g, c.hw, slot_of_vertex);
-  } else if (s == RTA_MAP_ROUNDROBIN) {
-    rta__map_roundrobin(c.g, c.hw, slot_of_vertex);
-  } else {
-    rta__map_random(c.g, c.hw, c.o.seed, slot_of_vertex);
-  }
-  if (q) {
+  int64_t *fresh = NULL;
+  int rc = map_prepare(&c, s, &fresh);
+  /* Shared: every rank starts the mapping or none does. */
+  if (comm != MPI_COMM_NULL)
+    rc = ballast__agree(comm, rc, NULL, NULL);
+  if (!rc)
+    rc = map_run(&c, s, fresh, slot_of_vertex);
+  free(c.velo);
+  free(fresh);
+  if (!rc && q) {
     double tm = rta__now();
-    if ((rc = rta__quality(g, hw, slot_of_vertex, prev, &qq)))
-      return rc;
+    rc = rta__quality(cg, hw, slot_of_vertex, prev, &qq);
     qq.seconds_metrics = rta__now() - tm;
     qq.seconds = rta__now() - t0;
-    *q = qq;
   }
-  return 0;
+  /* Shared: the steps since the last collective one were local; every
+   * rank leaves with the same verdict. */
+  if (comm != MPI_COMM_NULL)
+    rc = ballast__agree(comm, rc, NULL, NULL);
+  if (!rc && q)
+    *q = qq;
+  return rc;
 }

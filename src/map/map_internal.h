@@ -235,7 +235,8 @@ int rta__phase1_dist_available(void);
  * weights) mapped over the ranks of \a comm onto a weighted complete graph of
  * the nodes of \a hw with imbalance \a bal; node_of (nvert) filled on every
  * rank. Collective; an error anywhere is returned everywhere (EREMOTE where
- * remote). 0; BALLAST_ESCOTCH; BALLAST_EMPI; BALLAST_EOVERFLOW;
+ * remote). Its MPI calls (PT-Scotch's too) are library traffic: the caller
+ * holds the ballast__lib_begin() bracket. 0; BALLAST_ESCOTCH; BALLAST_EMPI; BALLAST_EOVERFLOW;
  * BALLAST_ENOMEM; BALLAST_ENOTSUP without PT-Scotch.
  */
 int rta__phase1_dist(const rta_graph_t *g, const rta_hw_t *hw,

@@ -151,7 +151,8 @@ static int assign_greedy(int n, cell_t *c, int64_t nc, int *perm) {
 
 /* ---- relabelling ----------------------------------------------------------- */
 
-/* Every node identical (same tree, one slot per core)? */
+/* Every node identical (same tree, one slot per core)? 1, 0, or
+ * BALLAST_ENOMEM (a guess would make this rank's remap differ). */
 static int nodes_uniform(const rta_hw_t *hw) {
   for (int k = 0; k < hw->nnodes; k++) {
     const rta__nodetopo_t *t = &hw->topo[hw->node_topo[k]];
@@ -160,7 +161,7 @@ static int nodes_uniform(const rta_hw_t *hw) {
       return 0;
     unsigned char *seen = ballast__calloc((size_t)t->ncores, 1);
     if (!seen)
-      return 0;
+      return BALLAST_ENOMEM;
     int ok = 1;
     for (int i = hw->node_xslot[k]; i < hw->node_xslot[k + 1] && ok; i++) {
       int core = hw->slot_core[hw->node_slot[i]];
@@ -291,8 +292,9 @@ done:
 
 int rta__relabel(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                  int64_t *slot) {
-  if (!prev || !nodes_uniform(hw))
-    return 0;
+  int uniform = prev ? nodes_uniform(hw) : 0;
+  if (uniform <= 0)
+    return uniform;
   int nn = hw->nnodes, nc = hw->topo[hw->node_topo[0]].ncores, rc = 0;
   int *nperm = ballast__malloc((size_t)nn * sizeof *nperm);
   int *cmap = ballast__malloc((size_t)nn * nc * sizeof *cmap);
@@ -335,18 +337,22 @@ typedef struct {
   int ns;
 } dist_t;
 
-static void dist_init(dist_t *d, const rta_hw_t *hw) {
+/* 0 or BALLAST_ENOMEM: falling back to rta__hw_dist would not round the
+ * distances to float as the table does, so this rank's result could differ
+ * from the others'. */
+static int dist_init(dist_t *d, const rta_hw_t *hw) {
   d->hw = hw;
   d->ns = hw->nslots;
   d->t = NULL;
   if (d->ns > DIST_TABLE_MAX)
-    return;
+    return 0;
   d->t = ballast__malloc((size_t)d->ns * d->ns * sizeof *d->t);
   if (!d->t)
-    return; /* slower, not wrong */
+    return BALLAST_ENOMEM;
   for (int a = 0; a < d->ns; a++)
     for (int b = 0; b < d->ns; b++)
       d->t[(size_t)a * d->ns + b] = (float)rta__hw_dist(hw, a, b);
+  return 0;
 }
 
 static inline double dist(const dist_t *d, int a, int b) {
@@ -358,13 +364,12 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
   int ns = hw->nslots;
   double *load = ballast__calloc((size_t)ns, sizeof *load);
   int *cand = ballast__malloc(64 * sizeof *cand);
-  if (!load || !cand) {
+  dist_t dt;
+  if (!load || !cand || dist_init(&dt, hw)) {
     free(load);
     free(cand);
     return BALLAST_ENOMEM;
   }
-  dist_t dt;
-  dist_init(&dt, hw);
   double total = 0;
   for (int64_t v = 0; v < g->nvert; v++) {
     load[slot[v]] += g->work[v];
@@ -477,71 +482,85 @@ static int cmp_i64(const void *a, const void *b) {
 /* Largest number of diffusions (each from the loads the last one reached). */
 #define DIFFUSE_ITERS 8
 
-/* One diffusion: flows from the current loads, carried out layer by layer. */
-static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
-                        const dist_t *dt, const int64_t *prev, double inv,
-                        double *load, double avg, int64_t *slot) {
-  int64_t n = g->nvert;
-  int ns = hw->nslots, rc = 0;
-  double *x = ballast__calloc((size_t)ns, sizeof *x), *r = ballast__calloc((size_t)ns, sizeof *r);
-  double *pp = ballast__calloc((size_t)ns, sizeof *pp), *ap = ballast__calloc((size_t)ns, sizeof *ap);
-  int64_t *key = NULL, nq = 0;
-  double *qw = NULL, *flow = NULL;
-  dmove_t *mv = NULL;
-  if (!x || !r || !pp || !ap) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  /* quotient graph of the slots: pairs s < t joined by an edge, weight =
-   * bytes between them */
+/* What one diffusion works with: the quotient graph of the slots (pairs
+ * s < t joined by an edge, key s * ns + t, sorted; weight = bytes between
+ * them, scaled to at most 1), the diffusion's potentials and flows, and the
+ * moves proposed in a round. */
+typedef struct {
+  const rta_graph_t *g;
+  const dist_t *dt;
+  const int64_t *prev;
+  double inv;          /* 1 / steps: the migration per step */
+  int ns;              /* slots */
+  int64_t *key, nq;    /* quotient pairs */
+  double *qw, *flow;   /* nq: pair weight; work still to go from s to t */
+  double *x, *r, *pp, *ap; /* ns: conjugate-gradient vectors */
+  dmove_t *mv;         /* nvert: the moves proposed in a round */
+} diff_t;
+
+static void diff_free(diff_t *d) {
+  free(d->x);
+  free(d->r);
+  free(d->pp);
+  free(d->ap);
+  free(d->key);
+  free(d->qw);
+  free(d->flow);
+  free(d->mv);
+}
+
+/* The quotient pairs of \a slot, sorted and unique. */
+static int diff_pairs(diff_t *d, const int64_t *slot) {
+  const rta_graph_t *g = d->g;
   int64_t cap = 1024, ne = 0;
-  key = ballast__malloc((size_t)cap * sizeof *key);
-  if (!key) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  for (int64_t v = 0; v < n; v++)
+  d->key = ballast__malloc((size_t)cap * sizeof *d->key);
+  if (!d->key)
+    return BALLAST_ENOMEM;
+  for (int64_t v = 0; v < g->nvert; v++)
     for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
       int64_t s = slot[v], t = slot[g->adj[i]];
       if (s >= t)
         continue;
       if (ne == cap) {
-        int64_t *k2 = ballast__realloc(key, (size_t)cap * 2 * sizeof *key);
-        if (!k2) {
-          rc = BALLAST_ENOMEM;
-          goto done;
-        }
-        key = k2;
+        int64_t *k2 = ballast__realloc(d->key, (size_t)cap * 2 * sizeof *d->key);
+        if (!k2)
+          return BALLAST_ENOMEM;
+        d->key = k2;
         cap *= 2;
       }
-      key[ne++] = s * ns + t;
+      d->key[ne++] = s * d->ns + t;
     }
-  qsort(key, (size_t)ne, sizeof *key, cmp_i64);
+  qsort(d->key, (size_t)ne, sizeof *d->key, cmp_i64);
   for (int64_t i = 0; i < ne; i++)
-    if (!nq || key[nq - 1] != key[i])
-      key[nq++] = key[i];
-  qw = ballast__calloc((size_t)(nq ? nq : 1), sizeof *qw);
-  flow = ballast__calloc((size_t)(nq ? nq : 1), sizeof *flow);
-  mv = ballast__malloc((size_t)(n ? n : 1) * sizeof *mv);
-  if (!qw || !flow || !mv) {
-    rc = BALLAST_ENOMEM;
-    goto done;
-  }
-  for (int64_t v = 0; v < n; v++)
+    if (!d->nq || d->key[d->nq - 1] != d->key[i])
+      d->key[d->nq++] = d->key[i];
+  return 0;
+}
+
+/* The pairs' weights: bytes between the two slots, over the largest. */
+static void diff_weights(diff_t *d, const int64_t *slot) {
+  const rta_graph_t *g = d->g;
+  for (int64_t v = 0; v < g->nvert; v++)
     for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
       int64_t s = slot[v], t = slot[g->adj[i]];
       if (s < t)
-        qw[qfind(key, nq, s * ns + t)] += g->adjw[i];
+        d->qw[qfind(d->key, d->nq, s * d->ns + t)] += g->adjw[i];
     }
   double wmax = 0;
-  for (int64_t q = 0; q < nq; q++)
-    if (qw[q] > wmax)
-      wmax = qw[q];
-  for (int64_t q = 0; q < nq; q++)
-    qw[q] = wmax > 0 ? qw[q] / wmax : 1;
-  /* Laplacian L x = load - avg by conjugate gradients (L is singular but
-   * the right-hand side sums to zero on each connected component) */
-  double rr = 0, bb = 0;
+  for (int64_t q = 0; q < d->nq; q++)
+    if (d->qw[q] > wmax)
+      wmax = d->qw[q];
+  for (int64_t q = 0; q < d->nq; q++)
+    d->qw[q] = wmax > 0 ? d->qw[q] / wmax : 1;
+}
+
+/* Solves the Laplacian L x = load - avg by conjugate gradients (L is
+ * singular but the right-hand side sums to zero on each connected
+ * component), then flow[q] > 0: work to send from s to t (t to s when
+ * negative). */
+static void diff_solve(diff_t *d, const double *load, double avg) {
+  int ns = d->ns;
+  double *x = d->x, *r = d->r, *pp = d->pp, *ap = d->ap, rr = 0, bb = 0;
   for (int s = 0; s < ns; s++) {
     r[s] = pp[s] = load[s] - avg;
     rr += r[s] * r[s];
@@ -549,11 +568,11 @@ static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
   bb = rr;
   for (int it = 0; it < 4 * ns && rr > 1e-16 * bb; it++) {
     memset(ap, 0, (size_t)ns * sizeof *ap);
-    for (int64_t q = 0; q < nq; q++) {
-      int s = (int)(key[q] / ns), t = (int)(key[q] % ns);
-      double d = qw[q] * (pp[s] - pp[t]);
-      ap[s] += d;
-      ap[t] -= d;
+    for (int64_t q = 0; q < d->nq; q++) {
+      int s = (int)(d->key[q] / ns), t = (int)(d->key[q] % ns);
+      double f = d->qw[q] * (pp[s] - pp[t]);
+      ap[s] += f;
+      ap[t] -= f;
     }
     double pap = 0;
     for (int s = 0; s < ns; s++)
@@ -570,88 +589,128 @@ static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
       pp[s] = r[s] + rr2 / rr * pp[s];
     rr = rr2;
   }
-  /* flow[q] > 0: work to send from s to t (t to s when negative) */
-  for (int64_t q = 0; q < nq; q++) {
-    int s = (int)(key[q] / ns), t = (int)(key[q] % ns);
-    flow[q] = qw[q] * (x[s] - x[t]);
+  for (int64_t q = 0; q < d->nq; q++) {
+    int s = (int)(d->key[q] / ns), t = (int)(d->key[q] % ns);
+    d->flow[q] = d->qw[q] * (x[s] - x[t]);
   }
-  /* Execute the flows layer by layer: every boundary vertex proposes its
-   * best move along a pair with flow left; moves are applied best first
-   * while the pair's flow lasts. */
-  double *out = r; /* reused: flow still to leave each slot */
+}
+
+/* Index of the pair of slots \a a and \a b (either order), or -1. */
+static int64_t diff_pair(const diff_t *d, int a, int b) {
+  return a < b ? qfind(d->key, d->nq, (int64_t)a * d->ns + b)
+               : qfind(d->key, d->nq, (int64_t)b * d->ns + a);
+}
+
+/* Work still to go from slot a to slot b along pair q. */
+static double diff_flow(const diff_t *d, int64_t q, int a, int b) {
+  return a < b ? d->flow[q] : -d->flow[q];
+}
+
+/* The best move of boundary vertex \a v along a pair with flow left (-1:
+ * none), its gain in \a gain. \a out: flow still to leave each slot. */
+static int diff_best_move(const diff_t *d, const int64_t *slot,
+                          const double *out, int64_t v, double *gain) {
+  const rta_graph_t *g = d->g;
+  int a = (int)slot[v], p = (int)d->prev[v], to = -1;
+  if (out[a] < 0.5 * g->work[v])
+    return -1;
+  double m = g->state[v] * d->inv, base = -1, best = -1e300;
+  for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
+    int b = (int)slot[g->adj[i]];
+    if (b == a || b == to)
+      continue;
+    int64_t q = diff_pair(d, a, b);
+    if (q < 0 || diff_flow(d, q, a, b) < 0.5 * g->work[v])
+      continue;
+    if (base < 0)
+      base = vcost(g, d->dt, slot, v, a, p, m);
+    double gn = base - vcost(g, d->dt, slot, v, b, p, m);
+    if (gn > best) {
+      best = gn;
+      to = b;
+    }
+  }
+  *gain = best;
+  return to;
+}
+
+/* One round: every boundary vertex proposes its best move along a pair
+ * with flow left; moves are applied best first while the pair's flow lasts.
+ * Returns the number of moves applied. */
+static int64_t diff_round(diff_t *d, double *load, int64_t *slot) {
+  const rta_graph_t *g = d->g;
+  double *out = d->r; /* reused: flow still to leave each slot */
+  int64_t nm = 0, moved = 0;
+  memset(out, 0, (size_t)d->ns * sizeof *out);
+  for (int64_t q = 0; q < d->nq; q++) {
+    int s = (int)(d->key[q] / d->ns), t = (int)(d->key[q] % d->ns);
+    if (d->flow[q] > 0)
+      out[s] += d->flow[q];
+    else
+      out[t] -= d->flow[q];
+  }
+  for (int64_t v = 0; v < g->nvert; v++) {
+    double gain;
+    int to = diff_best_move(d, slot, out, v, &gain);
+    if (to >= 0) {
+      d->mv[nm].v = v;
+      d->mv[nm].to = to;
+      d->mv[nm++].gain = gain;
+    }
+  }
+  qsort(d->mv, (size_t)nm, sizeof *d->mv, dmove_by_gain);
+  for (int64_t i = 0; i < nm; i++) {
+    int64_t v = d->mv[i].v;
+    int a = (int)slot[v], b = d->mv[i].to;
+    int64_t q = diff_pair(d, a, b);
+    if (diff_flow(d, q, a, b) < 0.5 * g->work[v])
+      continue;
+    d->flow[q] += a < b ? -g->work[v] : g->work[v];
+    load[a] -= g->work[v];
+    load[b] += g->work[v];
+    slot[v] = b;
+    moved++;
+  }
+  return nm ? moved : -1;
+}
+
+/* One diffusion: flows from the current loads, carried out layer by layer. */
+static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
+                        const dist_t *dt, const int64_t *prev, double inv,
+                        double *load, double avg, int64_t *slot) {
+  int64_t n = g->nvert;
+  int ns = hw->nslots, rc;
+  diff_t d = {.g = g, .dt = dt, .prev = prev, .inv = inv, .ns = ns};
+  d.x = ballast__calloc((size_t)ns, sizeof *d.x);
+  d.r = ballast__calloc((size_t)ns, sizeof *d.r);
+  d.pp = ballast__calloc((size_t)ns, sizeof *d.pp);
+  d.ap = ballast__calloc((size_t)ns, sizeof *d.ap);
+  if (!d.x || !d.r || !d.pp || !d.ap) {
+    diff_free(&d);
+    return BALLAST_ENOMEM;
+  }
+  if ((rc = diff_pairs(&d, slot))) {
+    diff_free(&d);
+    return rc;
+  }
+  d.qw = ballast__calloc((size_t)(d.nq ? d.nq : 1), sizeof *d.qw);
+  d.flow = ballast__calloc((size_t)(d.nq ? d.nq : 1), sizeof *d.flow);
+  d.mv = ballast__malloc((size_t)(n ? n : 1) * sizeof *d.mv);
+  if (!d.qw || !d.flow || !d.mv) {
+    diff_free(&d);
+    return BALLAST_ENOMEM;
+  }
+  diff_weights(&d, slot);
+  diff_solve(&d, load, avg);
   for (int round = 0; round < DIFFUSE_ROUNDS; round++) {
-    int64_t nm = 0;
-    memset(out, 0, (size_t)ns * sizeof *out);
-    for (int64_t q = 0; q < nq; q++) {
-      int s = (int)(key[q] / ns), t = (int)(key[q] % ns);
-      if (flow[q] > 0)
-        out[s] += flow[q];
-      else
-        out[t] -= flow[q];
-    }
-    for (int64_t v = 0; v < n; v++) {
-      int a = (int)slot[v], p = (int)prev[v];
-      if (out[a] < 0.5 * g->work[v])
-        continue;
-      double m = g->state[v] * inv, base = -1, best = -1e300;
-      int to = -1;
-      for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
-        int b = (int)slot[g->adj[i]];
-        if (b == a || b == to)
-          continue;
-        int64_t q = a < b ? qfind(key, nq, (int64_t)a * ns + b)
-                          : qfind(key, nq, (int64_t)b * ns + a);
-        if (q < 0)
-          continue;
-        double f = a < b ? flow[q] : -flow[q];
-        if (f < 0.5 * g->work[v])
-          continue;
-        if (base < 0)
-          base = vcost(g, dt, slot, v, a, p, m);
-        double gain = base - vcost(g, dt, slot, v, b, p, m);
-        if (gain > best) {
-          best = gain;
-          to = b;
-        }
-      }
-      if (to >= 0) {
-        mv[nm].v = v;
-        mv[nm].to = to;
-        mv[nm++].gain = best;
-      }
-    }
-    if (!nm)
-      break;
-    qsort(mv, (size_t)nm, sizeof *mv, dmove_by_gain);
-    int64_t done_moves = 0;
-    for (int64_t i = 0; i < nm; i++) {
-      int64_t v = mv[i].v;
-      int a = (int)slot[v], b = mv[i].to;
-      int64_t q = a < b ? qfind(key, nq, (int64_t)a * ns + b)
-                        : qfind(key, nq, (int64_t)b * ns + a);
-      double f = a < b ? flow[q] : -flow[q];
-      if (f < 0.5 * g->work[v])
-        continue;
-      flow[q] += a < b ? -g->work[v] : g->work[v];
-      load[a] -= g->work[v];
-      load[b] += g->work[v];
-      slot[v] = b;
-      done_moves++;
-    }
-    /* the tail of a diffusion moves a handful per round: stop it */
-    if (done_moves <= n / 10000)
+    int64_t moved = diff_round(&d, load, slot);
+    /* nothing proposed; or the tail of a diffusion, a handful of moves per
+     * round: stop it */
+    if (moved < 0 || moved <= n / 10000)
       break;
   }
-done:
-  free(x);
-  free(r);
-  free(pp);
-  free(ap);
-  free(key);
-  free(qw);
-  free(flow);
-  free(mv);
-  return rc;
+  diff_free(&d);
+  return 0;
 }
 
 int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
@@ -682,7 +741,10 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
   }
   double avg = total / ns, inv = 1.0 / (steps > 0 ? steps : 1);
   dist_t dt;
-  dist_init(&dt, hw);
+  if (dist_init(&dt, hw)) {
+    free(load);
+    return BALLAST_ENOMEM;
+  }
   /* the flows of one diffusion can get stuck (a slot no longer touches
    * the slot it should feed): diffuse again from the loads reached */
   for (int it = 0; it < DIFFUSE_ITERS && !rc; it++) {
@@ -721,30 +783,25 @@ static double max_over_avg(const rta_graph_t *g, const rta_hw_t *hw,
 
 int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
                     const int64_t *prev, double steps, double balrat,
-                    int (*fresh)(void *arg, int64_t *slot), void *arg,
-                    int64_t *slot) {
+                    int64_t *fresh, int64_t *slot) {
   int64_t n = g->nvert;
-  int64_t *cand[2];
-  cand[0] = ballast__malloc((size_t)(n ? n : 1) * sizeof *cand[0]);
-  cand[1] = ballast__malloc((size_t)(n ? n : 1) * sizeof *cand[1]);
+  int64_t *diff = ballast__malloc((size_t)(n ? n : 1) * sizeof *diff);
   double *load = ballast__malloc((size_t)hw->nslots * sizeof *load);
   int rc = 0;
-  if (!cand[0] || !cand[1] || !load) {
+  if (!diff || !load) {
     rc = BALLAST_ENOMEM;
     goto done;
   }
-  /* the fresh mapping first: it may be collective (phase 2 shared among
-   * ranks), everything after it is local */
-  if ((rc = fresh(arg, cand[1])) || (rc = rta__relabel(g, hw, prev, cand[1])))
+  if ((rc = rta__relabel(g, hw, prev, fresh)))
     goto done;
-  if ((rc = rta__diffuse(g, hw, prev, steps, balrat, cand[0])))
+  if ((rc = rta__diffuse(g, hw, prev, steps, balrat, diff)))
     goto done;
   /* The balance allowed: the tolerance, or the fresh mapping's when
    * SCOTCH could not reach it (SCOTCH's remap alone may end far above). */
-  double lim = max_over_avg(g, hw, cand[1], load);
+  double lim = max_over_avg(g, hw, fresh, load);
   if (lim < 1 + balrat)
     lim = 1 + balrat;
-  int64_t *all[3] = {slot, cand[0], cand[1]};
+  int64_t *all[3] = {slot, diff, fresh};
   double best = 0, bestbal = 0;
   int pick = -1;
   for (int k = 0; k < 3; k++) {
@@ -765,8 +822,7 @@ int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
   if (pick > 0)
     memcpy(slot, all[pick], (size_t)n * sizeof *slot);
 done:
-  free(cand[0]);
-  free(cand[1]);
+  free(diff);
   free(load);
   return rc;
 }

@@ -64,18 +64,19 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                  double steps, double balrat, int64_t *slot);
 
 /**
- * ballast's remap: \a slot holds SCOTCH's graphRemap result on entry. Two
- * more candidates, rta__diffuse() and \a fresh (the same mapping without
- * prev) relabelled by rta__relabel(); all three are refined by
- * rta__refine() and the one with the lowest rta__remap_cost() among those
- * within the balance allowed (1 + balrat, or the fresh mapping's balance
- * when larger) is left in \a slot (none within: the best balanced). Ties
- * keep SCOTCH's, then the diffusion. Deterministic when \a fresh is.
- * 0, BALLAST_ENOMEM, or \a fresh's error.
+ * ballast's remap: \a slot holds SCOTCH's graphRemap result on entry and
+ * \a fresh the same mapping computed without prev (the caller computes it
+ * first: it may be collective, everything here is local). Two more
+ * candidates, rta__diffuse() and \a fresh relabelled by rta__relabel(); all
+ * three are refined by rta__refine() and the one with the lowest
+ * rta__remap_cost() among those within the balance allowed (1 + balrat, or
+ * the fresh mapping's balance when larger) is left in \a slot (none within:
+ * the best balanced). Ties keep SCOTCH's, then the diffusion. \a fresh is
+ * scratch (relabelled and refined in place). Deterministic.
+ * 0 or BALLAST_ENOMEM.
  */
 int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
                     const int64_t *prev, double steps, double balrat,
-                    int (*fresh)(void *arg, int64_t *slot), void *arg,
-                    int64_t *slot);
+                    int64_t *fresh, int64_t *slot);
 
 #endif
