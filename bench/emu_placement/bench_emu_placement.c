@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include <ballast/rta_lb.h>
+#include "bench_util.h"
 
 enum { NT = 4, LIGHT = 4096, WARM = 3, NRAND = 6, NPLACE = 3, HOST = 64 };
 enum { NY = 8 }; /* stencil block: NX x NY interior cells, NX from heavy bytes */
@@ -232,15 +233,6 @@ static MPI_Comm ballast_place(const char *rn, int stencil, int me, int heavy,
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* The node (A: world rank 0's, B: the other) of the process running each
  * task in c, as "t0:A t1:A ..." for the log; returns the heavy pairs (t, t^2;
  * (t + 2) % 4 is the same) split across nodes. Collective over c and world. */
@@ -425,7 +417,7 @@ int main(int argc, char **argv) {
     for (int w = 0; w < 3; w++) {
       double m[NPLACE];
       for (int p = 0; p < NPLACE; p++)
-        m[p] = median(t[w][p], reps);
+        m[p] = bench_median(t[w][p], reps);
       printf("%-13s %12.3f %12.3f %12.3f %10.3f %10.3f\n", wl_name[w],
              m[0] * 1e3, m[1] * 1e3, m[2] * 1e3, m[1] / m[0], m[2] / m[0]);
       printf("RESULT %s ballast/default %.3f random/default %.3f\n",

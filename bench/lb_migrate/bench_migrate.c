@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "lb/migrate.h"
+#include "bench_util.h"
 
 typedef struct {
   size_t len;
@@ -59,14 +60,6 @@ static void op_finish(void *c, int64_t t, int outgoing, int outcome) {
   else { tasks[t].data = tasks[t].staged; tasks[t].staged = NULL; }
 }
 
-static int cmpd(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmpd);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -139,7 +132,7 @@ int main(int argc, char **argv) {
       free(rc_);
       free(rd);
     }
-    double mm = median(tm, reps), ma = median(ta, reps);
+    double mm = bench_median(tm, reps), ma = bench_median(ta, reps);
     if (me == 0)
       printf("%8d %10zu %12.6f %12.6f %10.1f %10.1f %7.3f\n", T, S, mm, ma,
              bytes_out / mm / 1e6, bytes_out / ma / 1e6, ma / mm);

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include <ballast/rta.h>
+#include "bench_util.h"
 
 static int me, np, packed, warmup = 3, rta_alloc;
 
@@ -64,14 +65,6 @@ static int cb_release(rta_task_t *t, void *u) {
   return 0;
 }
 
-static int cmpd(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmpd);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void run(int T, size_t S, int reps) {
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
@@ -166,9 +159,9 @@ static void run(int T, size_t S, int reps) {
     ta2a[r] = a2av_s;
     ratio[r] = mig_s > 0 ? a2av_s / mig_s : 0;
   }
-  double mb = median(bytes, reps), mmap = median(tmap, reps);
-  double mmig = median(tmig, reps), ma = median(ta2a, reps);
-  double mr = median(ratio, reps);
+  double mb = bench_median(bytes, reps), mmap = bench_median(tmap, reps);
+  double mmig = bench_median(tmig, reps), ma = bench_median(ta2a, reps);
+  double mr = bench_median(ratio, reps);
   if (me == 0)
     printf("%8d %10zu %10.0f %10.5f %10.5f %10.5f %10.1f %10.1f %7.3f %7.3f "
            "%10.5f %10.5f\n", T, S, mb / 1e6, mmap, mmig, ma, mb / mmig / 1e6,

@@ -27,6 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 typedef struct {
   int (*comm_rank)(MPI_Comm, int *);
   int (*iprobe)(int, int, MPI_Comm, int *, MPI_Status *);
@@ -39,25 +41,9 @@ static const entry_t direct = {PMPI_Comm_rank, PMPI_Iprobe, PMPI_Send, PMPI_Recv
 
 static int rank, size, sink;
 
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* One batch of test `which` through entry points e; per-call ns. */
 static double batch(int which, const entry_t *e) {
-  double t0 = now_ns();
+  double t0 = bench_now_ns();
   int k = 0;
   if (which == 0) {
     for (k = 0; k < 1000; k++) {
@@ -85,7 +71,7 @@ static double batch(int which, const entry_t *e) {
       }
     }
   }
-  return (now_ns() - t0) / k;
+  return (bench_now_ns() - t0) / k;
 }
 
 int main(int argc, char **argv) {
@@ -122,8 +108,8 @@ int main(int argc, char **argv) {
     }
     if (rank == 0)
       printf("%s %s mpi_ns %.2f pmpi_ns %.2f paired_added_ns %.2f batches %d\n", variant,
-             names[which], median(tw, batches), median(tp, batches), median(td, batches),
-             batches);
+             names[which], bench_median(tw, batches), bench_median(tp, batches),
+             bench_median(td, batches), batches);
     fflush(stdout);
   }
   free(tw);

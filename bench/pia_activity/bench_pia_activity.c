@@ -28,32 +28,11 @@
 #include <ballast.h>
 
 #include "mon/mon_internal.h"
+#include "bench_util.h"
 
 enum { NQ = 1 << 16 };
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t xorshift(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, n, sizeof *v, cmp);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -87,9 +66,9 @@ int main(int argc, char **argv) {
   printf("# %9s %12s %12s %12s %12s %14s\n", "unique U", "events", "read ns",
          "find ns", "P2P grp ns", "MPI_Send calls");
   for (long u = 1; u <= 1000000; u *= 10) {
-    double r0 = now();
+    double r0 = bench_now();
     for (long e = 0; e < events; e++) {
-      uint64_t x = xorshift();
+      uint64_t x = bench_xorshift(&rng);
       int a = (int)(x & 3);
       uint64_t bytes = 8 * (1 + (x >> 8) % (uint64_t)u);
       mon__tls_t *t = mon__enter();
@@ -99,25 +78,25 @@ int main(int argc, char **argv) {
       }
       sends += a == 0;
     }
-    double rec = now() - r0;
+    double rec = bench_now() - r0;
     for (int r = 0; r < reps; r++) {
       pia_actdata_t d;
-      double s = 0, t0 = now();
+      double s = 0, t0 = bench_now();
       for (int i = 0; i < NQ; i++) {
         pia_init_activity_data(&d);
         pia_get_activity_data(&d, send);
         s += d.tsum;
       }
-      double t1 = now();
+      double t1 = bench_now();
       for (int i = 0; i < NQ; i++)
         s += pia_find_activity_by_name(names[i & 3]);
-      double t2 = now();
+      double t2 = bench_now();
       for (int i = 0; i < NQ / 16; i++) {
         pia_init_activity_data(&d);
         pia_get_activity_data(&d, p2p);
         s += d.tsum;
       }
-      double t3 = now();
+      double t3 = bench_now();
       sink += s;
       t_grp[r] = (t3 - t2) / (NQ / 16) * 1e9;
       t_read[r] = (t1 - t0) / NQ * 1e9;
@@ -128,8 +107,8 @@ int main(int argc, char **argv) {
     pia_get_activity_data(&d, send);
     long long got = d.ncalls - base.ncalls;
     printf("  %9ld %12ld %12.1f %12.1f %12.1f %14lld%s  (record %.1f ns/event)\n",
-           u, events, median(t_read, reps), median(t_find, reps),
-           median(t_grp, reps), got,
+           u, events, bench_median(t_read, reps), bench_median(t_find, reps),
+           bench_median(t_grp, reps), got,
            got == sends ? "" : " MISMATCH", rec / events * 1e9);
     fflush(stdout);
   }

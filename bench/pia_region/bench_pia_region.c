@@ -36,32 +36,11 @@
 #include <time.h>
 
 #include <ballast.h>
+#include "bench_util.h"
 
 enum { NQ = 1 << 16, BATCH = 2048, NAMELEN = 16 };
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 static uint64_t rng = 88172645463325252ull;
-static uint64_t xorshift(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, n, sizeof *v, cmp);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* ns per dependent random read in a buffer of n cache lines (one random
  * cyclic permutation, so the chase visits every line before repeating). */
@@ -77,7 +56,7 @@ static double chase_ns(long n, int reps) {
   for (long i = 0; i < n; i++)
     perm[i] = i;
   for (long i = n - 1; i > 0; i--) {
-    long j = (long)(xorshift() % (uint64_t)(i + 1)), t = perm[i];
+    long j = (long)(bench_xorshift(&rng) % (uint64_t)(i + 1)), t = perm[i];
     perm[i] = perm[j];
     perm[j] = t;
   }
@@ -87,12 +66,12 @@ static double chase_ns(long n, int reps) {
   if (t) {
     long p = 0;
     for (int k = 0; k < reps; k++) {
-      double t0 = now();
+      double t0 = bench_now();
       for (int i = 0; i < BATCH; i++)
         p = *(volatile long *)(buf + p);
-      t[k] = (now() - t0) / BATCH * 1e9;
+      t[k] = (bench_now() - t0) / BATCH * 1e9;
     }
-    r = median(t, reps);
+    r = bench_median(t, reps);
     if (p == -1)
       r = 0.0; /* never: keeps the chase from being optimised out */
   }
@@ -138,7 +117,7 @@ int main(int argc, char **argv) {
       }
     }
     for (int i = 0; i < NQ; i++)
-      q[i] = (int)(xorshift() % (uint64_t)n);
+      q[i] = (int)(bench_xorshift(&rng) % (uint64_t)n);
     volatile double warm = 0;
     for (long i = 0; i < n; i++) /* every name looked up once: warm caches */
       warm += pia_find_region_by_name(names[i]);
@@ -146,31 +125,31 @@ int main(int argc, char **argv) {
       pia_regdata_t d;
       enum { NB = NQ / BATCH };
       const int *qb = q + (size_t)(r % NB) * BATCH;
-      double s = 0, t0 = now();
+      double s = 0, t0 = bench_now();
       for (int i = 0; i < BATCH; i++) {
         pia_regid_t id = pia_find_region_by_name(names[qb[i]]);
         pia_get_region_data(&d, id);
         s += d.count;
       }
-      double t1 = now();
+      double t1 = bench_now();
       qb = q + (size_t)((r + NB / 3) % NB) * BATCH;
       for (int i = 0; i < BATCH; i++)
         s += pia_find_region_by_name(names[qb[i]]);
-      double t2 = now();
+      double t2 = bench_now();
       qb = q + (size_t)((r + 2 * NB / 3) % NB) * BATCH;
       for (int i = 0; i < BATCH; i++) {
         pia_get_region_data(&d, ids[qb[i]]);
         s += d.wtime;
       }
-      double t3 = now();
+      double t3 = bench_now();
       sink += s;
       t_both[r] = (t1 - t0) / BATCH * 1e9;
       t_find[r] = (t2 - t1) / BATCH * 1e9;
       t_read[r] = (t3 - t2) / BATCH * 1e9;
     }
-    double both = median(t_both, reps), miss = chase_ns(n, reps);
-    printf("  %8ld %14.1f %14.1f %14.1f %14.1f %8.2f\n", n, both, median(t_find, reps),
-           median(t_read, reps), miss, miss > 0 ? both / miss : 0.0);
+    double both = bench_median(t_both, reps), miss = chase_ns(n, reps);
+    printf("  %8ld %14.1f %14.1f %14.1f %14.1f %8.2f\n", n, both, bench_median(t_find, reps),
+           bench_median(t_read, reps), miss, miss > 0 ? both / miss : 0.0);
     fflush(stdout);
   }
   free(names);

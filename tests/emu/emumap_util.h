@@ -1,4 +1,4 @@
-/* Helpers shared by the emumap test programs (tests/emumap), which run as
+/* Helpers shared by the emumap test programs (tests/emu/emumap_*.c), which run as
  * 4 ranks on 2 emulated nodes x 2 ranks (tools/emucluster), started by
  * emumap.sh with the node names as the first two arguments. */
 #ifndef BALLAST_EMUMAP_UTIL_H

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs one emumap test program (tests/emumap) as 4 ranks on an emulated
+# Runs one emumap test program (tests/emu/emumap_*.c) as 4 ranks on an emulated
 # cluster of 2 nodes x 2 ranks (tools/emucluster), created for this run under
 # a unique prefix and removed on any exit. The inter-node links are shaped
 # with tbf (default 100mbit, burst 256kb) so that they are far slower than
@@ -12,8 +12,8 @@
 # netns, nsenter or unshare), with a message saying why.
 set -uo pipefail
 EMU=$1 MPIEXEC=$2 PROG=$3 RATE=${4:-100mbit}
-# shellcheck source=SCRIPTDIR/../emu/emu_lib.sh
-. "$(dirname "$0")/../emu/emu_lib.sh"
+# shellcheck source=SCRIPTDIR/emu_lib.sh
+. "$(dirname "$0")/emu_lib.sh"
 emu_require
 P=$(emu_prefix)
 emu_cleanup_on_exit "$P"
