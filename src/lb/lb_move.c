@@ -31,37 +31,17 @@
 #define MAX_SAMPLES 1024
 
 
-/* ---- descriptor fields on rta's byte buffers (bytebuf.h) ---------------------- */
-
-static void wi64(rta__wbuf_t *b, int64_t v) { rta__wput(b, &v, 8); }
-static void wf64(rta__wbuf_t *b, double v) { rta__wput(b, &v, 8); }
-static void wstr(rta__wbuf_t *b, const char *s) {
-  int64_t n = (int64_t)strlen(s);
-  wi64(b, n);
-  rta__wput(b, s, (size_t)n);
-}
-
-static int64_t ri64(rta__rbuf_t *r) {
-  int64_t v;
-  rta__rget(r, &v, 8);
-  return v;
-}
-static double rf64(rta__rbuf_t *r) {
-  double v;
-  rta__rget(r, &v, 8);
-  return v;
-}
-/* A string of the descriptor, copied into dst (RTA_KEY_MAX + 1 bytes). */
-static void rstr(rta__rbuf_t *r, char *dst) {
-  int64_t n = ri64(r);
-  if (r->bad || n < 0 || n > RTA_KEY_MAX || (int64_t)(r->end - r->p) < n) {
+/* A key of a descriptor, copied into dst (RTA_KEY_MAX + 1 bytes): the
+ * arrival's key is cut at its last '/' to find the parent. */
+static void get_key(ballast__rbuf_t *r, char *dst) {
+  const char *s = ballast__get_str(r);
+  size_t n = strlen(s);
+  if (n > RTA_KEY_MAX) {
     r->bad = 1;
-    dst[0] = 0;
-    return;
+    n = 0;
   }
-  memcpy(dst, r->p, (size_t)n);
+  memcpy(dst, s, n);
   dst[n] = 0;
-  r->p += n;
 }
 
 /* ---- per-move records ------------------------------------------------------------ */
@@ -117,7 +97,7 @@ typedef struct {
 
 /* ---- descriptors ------------------------------------------------------------------ */
 
-static int describe(out_t *o, int64_t v, rta__wbuf_t *b) {
+static int describe(out_t *o, int64_t v, ballast__wbuf_t *b) {
   rta_task_t *t = o->t;
   const rta_task_params_t *p = rta_task_params(t);
   o->has_ops = rta_task_serial(t, &o->ops, &o->user) == 0;
@@ -152,50 +132,50 @@ static int describe(out_t *o, int64_t v, rta__wbuf_t *b) {
     if (rc)
       return rc;
   }
-  wi64(b, v);
-  wi64(b, (int64_t)o->user_bytes);
-  wi64(b, (int64_t)o->arr_bytes);
-  wi64(b, o->raw);
-  wi64(b, elem);
-  wi64(b, ndims);
+  ballast__put_i64(b, v);
+  ballast__put_i64(b, (int64_t)o->user_bytes);
+  ballast__put_i64(b, (int64_t)o->arr_bytes);
+  ballast__put_i64(b, o->raw);
+  ballast__put_i64(b, elem);
+  ballast__put_i64(b, ndims);
   for (int d = 0; d < RTA_MAX_DIMS; d++)
-    wi64(b, dims[d]);
-  wi64(b, o->lead);
-  wi64(b, (int64_t)o->head_bytes);
-  wi64(b, rta_task_stage(t));
-  wi64(b, p->nprocs);
-  wf64(b, p->est_work);
-  wi64(b, (int64_t)p->state_size);
-  wi64(b, p->ncomm);
+    ballast__put_i64(b, dims[d]);
+  ballast__put_i64(b, o->lead);
+  ballast__put_i64(b, (int64_t)o->head_bytes);
+  ballast__put_i64(b, rta_task_stage(t));
+  ballast__put_i64(b, p->nprocs);
+  ballast__put_f64(b, p->est_work);
+  ballast__put_i64(b, (int64_t)p->state_size);
+  ballast__put_i64(b, p->ncomm);
   for (int k = 0; k < p->ncomm; k++) {
-    wstr(b, p->comm[k].key);
-    wf64(b, p->comm[k].bytes);
+    ballast__put_str(b, p->comm[k].key);
+    ballast__put_f64(b, p->comm[k].bytes);
   }
   double s[MAX_SAMPLES];
   long long total = 0;
   int ns = rta__lb_cost_samples(t, s, MAX_SAMPLES, &total);
-  wi64(b, ns);
-  wi64(b, total);
+  ballast__put_i64(b, ns);
+  ballast__put_i64(b, total);
   for (int i = 0; i < ns; i++)
-    wf64(b, s[i]);
-  wstr(b, rta_task_key(t));
+    ballast__put_f64(b, s[i]);
+  ballast__put_str(b, rta_task_key(t));
   return b->oom ? BALLAST_ENOMEM : 0;
 }
 
 /* Reads the fixed part of a descriptor into \a x. */
 static int read_head(in_t *x) {
-  rta__rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
-  x->v = ri64(&r);
-  x->user_bytes = (size_t)ri64(&r);
-  x->arr_bytes = (size_t)ri64(&r);
-  x->raw = (int)ri64(&r);
-  x->raw_elem = (int)ri64(&r);
-  x->raw_ndims = (int)ri64(&r);
+  ballast__rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
+  x->v = ballast__get_i64(&r);
+  x->user_bytes = (size_t)ballast__get_i64(&r);
+  x->arr_bytes = (size_t)ballast__get_i64(&r);
+  x->raw = (int)ballast__get_i64(&r);
+  x->raw_elem = (int)ballast__get_i64(&r);
+  x->raw_ndims = (int)ballast__get_i64(&r);
   for (int d = 0; d < RTA_MAX_DIMS; d++)
-    x->raw_dims[d] = ri64(&r);
-  x->lead = (int)ri64(&r);
-  x->head_bytes = (size_t)ri64(&r);
-  x->stage = ri64(&r);
+    x->raw_dims[d] = ballast__get_i64(&r);
+  x->lead = (int)ballast__get_i64(&r);
+  x->head_bytes = (size_t)ballast__get_i64(&r);
+  x->stage = ballast__get_i64(&r);
   return r.bad ? BALLAST_ESIZE : 0;
 }
 
@@ -245,35 +225,33 @@ static int find_or_make_parent(mctx_t *c, char *key, rta_task_t **out) {
 /* Defines the arriving task from its descriptor, in its stage under its
  * parent when the parent has that stage here, else in a new stage. */
 static int define_arrival(mctx_t *c, in_t *x) {
-  rta__rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
+  ballast__rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
   for (int i = 0; i < DESC_FIXED; i++)
-    ri64(&r);
+    ballast__get_i64(&r);
   rta_task_params_t p = RTA_TASK_PARAMS_INIT;
-  p.nprocs = (int)ri64(&r);
-  p.est_work = rf64(&r);
-  p.state_size = (size_t)ri64(&r);
-  int64_t ncomm = ri64(&r);
+  p.nprocs = (int)ballast__get_i64(&r);
+  p.est_work = ballast__get_f64(&r);
+  p.state_size = (size_t)ballast__get_i64(&r);
+  int64_t ncomm = ballast__get_i64(&r);
   if (r.bad || ncomm < 0 || ncomm > (int64_t)x->desc_len)
     return BALLAST_ESIZE;
   /* Most tasks name no partners: no allocation for them. */
   rta_comm_est_t *ce = ncomm ? ballast__calloc((size_t)ncomm, sizeof *ce) : NULL;
-  char (*keys)[RTA_KEY_MAX + 1] = ncomm ? ballast__malloc((size_t)ncomm * sizeof *keys) : NULL;
   double *s = c->samples;
   char key[RTA_KEY_MAX + 1];
-  int rc = (ncomm && (!ce || !keys)) || !s ? BALLAST_ENOMEM : 0;
+  int rc = (ncomm && !ce) || !s ? BALLAST_ENOMEM : 0;
   for (int64_t k = 0; !rc && k < ncomm; k++) {
-    rstr(&r, keys[k]);
-    ce[k].key = keys[k];
-    ce[k].bytes = rf64(&r);
+    ce[k].key = ballast__get_str(&r); /* into the descriptor: copied at definition */
+    ce[k].bytes = ballast__get_f64(&r);
   }
-  int64_t ns = rc ? 0 : ri64(&r);
-  long long total = rc ? 0 : (long long)ri64(&r);
+  int64_t ns = rc ? 0 : ballast__get_i64(&r);
+  long long total = rc ? 0 : (long long)ballast__get_i64(&r);
   if (ns < 0 || ns > MAX_SAMPLES)
     r.bad = 1;
   for (int64_t i = 0; !rc && !r.bad && i < ns; i++)
-    s[i] = rf64(&r);
+    s[i] = ballast__get_f64(&r);
   if (!rc)
-    rstr(&r, key);
+    get_key(&r, key);
   if (!rc && r.bad)
     rc = BALLAST_ESIZE;
   p.ncomm = (int)ncomm;
@@ -299,7 +277,6 @@ static int define_arrival(mctx_t *c, in_t *x) {
   if (!rc)
     rc = rta__lb_cost_restore(x->t, s, (int)ns, total);
   free(ce);
-  free(keys);
   return rc;
 }
 
@@ -480,7 +457,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   if (!ctx->pool)
     ctx->pool = rta__mig_pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
   mctx_t c = {m, NULL, NULL, NULL, NULL, ctx->pool, NULL, 0, 0, NULL};
-  rta__wbuf_t b = {0};
+  ballast__wbuf_t b = {0};
   int *scount = ballast__calloc((size_t)np, sizeof *scount);
   int *rcount = ballast__calloc((size_t)np, sizeof *rcount);
   int *sdisp = ballast__calloc((size_t)np, sizeof *sdisp);
@@ -556,22 +533,21 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
       const unsigned char *q = rdesc + rdisp[p], *end = q + rcount[p];
       while (q < end && !err) {
         /* Descriptor length: walk it once (fixed part, partners, samples, key). */
-        rta__rbuf_t r = {q, end, 0};
+        ballast__rbuf_t r = {q, end, 0};
         for (int i = 0; i < DESC_FIXED + 1; i++)
-          ri64(&r);
-        rf64(&r);
-        ri64(&r);
-        int64_t ncomm = ri64(&r);
-        char tmp[RTA_KEY_MAX + 1];
+          ballast__get_i64(&r);
+        ballast__get_f64(&r);
+        ballast__get_i64(&r);
+        int64_t ncomm = ballast__get_i64(&r);
         for (int64_t j = 0; j < ncomm && !r.bad; j++) {
-          rstr(&r, tmp);
-          rf64(&r);
+          ballast__get_str(&r);
+          ballast__get_f64(&r);
         }
-        int64_t ns = ri64(&r);
-        ri64(&r);
+        int64_t ns = ballast__get_i64(&r);
+        ballast__get_i64(&r);
         for (int64_t j = 0; j < ns && !r.bad; j++)
-          rf64(&r);
-        rstr(&r, tmp);
+          ballast__get_f64(&r);
+        ballast__get_str(&r);
         if (r.bad) {
           err = BALLAST_ESIZE;
           break;
