@@ -194,8 +194,11 @@ static int pack_local(MPI_Comm comm, int size, const rta_task_t *root,
   return rc ? rc : (b->oom ? BALLAST_ENOMEM : 0);
 }
 
+/* Every rank's records into w. Returns the gather's code, agreed; the
+ * parse's code, local, goes to *parse_rc (map_gathered agrees on it with its
+ * own first errors: one collective fewer). */
 static int allgather_records(MPI_Comm comm, world_t *w, const ballast__wbuf_t *b,
-                             unsigned char **all_out) {
+                             unsigned char **all_out, int *parse_rc) {
   int *counts = ballast__calloc((size_t)w->size, sizeof *counts);
   int *displs = ballast__calloc((size_t)w->size, sizeof *displs);
   unsigned char *all = NULL;
@@ -222,8 +225,7 @@ static int allgather_records(MPI_Comm comm, world_t *w, const ballast__wbuf_t *b
   if (!rc && MPI_Allgatherv(b->p, mine, MPI_BYTE, all, counts, displs,
                             MPI_BYTE, comm) != MPI_SUCCESS)
     rc = BALLAST_EMPI;
-  if (!rc)
-    rc = parse_all(w, all, counts, displs);
+  *parse_rc = rc ? 0 : parse_all(w, all, counts, displs);
   free(counts);
   free(displs);
   if (rc) {
@@ -425,15 +427,17 @@ static int mapping_alloc(rta_mapping_t **out, int64_t n) {
 }
 
 /* Everything after the gather: graph, map on rank 0, broadcast. */
-static int map_gathered(MPI_Comm comm, const world_t *w, const char *root_key,
+static int map_gathered(MPI_Comm comm, int parse_rc, const world_t *w,
+                        const char *root_key,
                         const rta_hw_t *hw, const rta_map_tasks_options_t *o,
                         rta_mapping_t **out) {
   leaves_t L = {0};
   rta_graph_t *g = NULL;
   rta_mapping_t *m = NULL;
   int64_t *slots = NULL, *prev = NULL;
-  /* Errors up to the mapping are computed identically on every rank. */
-  int rc = find_leaves(w, root_key, &L);
+  /* Errors up to the mapping are computed identically on every rank, but
+   * for failed allocations (here and in parsing the records). */
+  int rc = parse_rc ? parse_rc : find_leaves(w, root_key, &L);
   int placement = 0;
   if (!rc && L.n == w->size) {
     int *count = ballast__calloc((size_t)w->size, sizeof *count);
@@ -565,10 +569,11 @@ int rta_map_tasks(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
   if (rc)
     goto done;
   rc = ballast__agree(comm, pack_local(comm, w.size, root, &b), NULL, NULL);
+  int parse_rc = 0;
   if (!rc)
-    rc = allgather_records(comm, &w, &b, &all);
+    rc = allgather_records(comm, &w, &b, &all, &parse_rc);
   if (!rc)
-    rc = map_gathered(comm, &w, root->key, hw, &o, out);
+    rc = map_gathered(comm, parse_rc, &w, root->key, hw, &o, out);
   if (!rc)
     rta__cost_partner_rebase(comm);
 done:
