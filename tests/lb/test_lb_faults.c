@@ -10,7 +10,8 @@
  * arrays and callback state as before, the same owner answers and the same
  * communicator. A rank's sweep ends when an attempt succeeds without the
  * hook firing. Over-decomposition (tasks with callback bytes and registered
- * arrays, the single-array path, callback bytes only) and placement mode. */
+ * arrays, the single-array path, callback bytes only), placement mode, and
+ * with 4 ranks on 2 pretended nodes a gang (its ranks and communicator). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,9 @@
 
 static int me, np;
 static int ntasks; /* tasks of the context under test, ids 0 .. ntasks-1 */
+/* A gang of 2 ("gang", defined by rank 1) in the context under test: 4
+ * ranks on a pretended machine of 2 nodes x 2 (BALLAST_HW_LAYOUT). */
+static int with_gang;
 static int live_blocks; /* states allocated by the test and not released */
 
 /* ---- over-decomposition: the states ------------------------------------------- */
@@ -185,6 +189,10 @@ typedef struct {
   int owner[NT]; /* as rta_task_owner() answers */
   int nlocal;
   MPI_Comm comm;
+  int nhere;     /* of the ntasks tasks */
+  int gang_here; /* with_gang: the gang is in this rank's list */
+  int gang[2];   /* with_gang: its ranks */
+  MPI_Comm gcomm; /* with_gang: its communicator here */
 } snap_t;
 
 static void snapshot(rta_lb_context_t *ctx, const char *root, snap_t *s) {
@@ -201,8 +209,20 @@ static void snapshot(rta_lb_context_t *ctx, const char *root, snap_t *s) {
     CHECK_EQ(rta_task_owner(ctx, key, &s->owner[id]), 0);
   }
   s->nlocal = rta_lb_nlocal(ctx);
+  for (int id = 0; id < ntasks; id++)
+    s->nhere += s->here[id];
+  for (int i = 0; i < s->nlocal; i++)
+    s->gang_here += rta_task_data(rta_lb_local_task(ctx, i)) == NULL;
   s->comm = rta_lb_comm(ctx);
-  CHECK_EQ(live_blocks, s->nlocal);
+  s->gcomm = MPI_COMM_NULL;
+  if (with_gang) {
+    char key[32];
+    snprintf(key, sizeof key, "%s/gang", root);
+    CHECK_EQ(rta_task_gang_ranks(ctx, key, s->gang, 2), 0);
+    CHECK_EQ(rta_task_comm(ctx, key, &s->gcomm), 0);
+  }
+  CHECK_EQ(live_blocks, s->nhere);
+  CHECK_EQ(s->nlocal, s->nhere + s->gang_here);
 }
 
 /* A complete state: every task on exactly one rank, the one its owner
@@ -216,10 +236,21 @@ static void check_complete(rta_lb_context_t *ctx, const snap_t *s) {
     n += here[id];
     CHECK_EQ(here[id], s->owner[id] == arank);
   }
-  CHECK_EQ(n, s->nlocal);
+  CHECK_EQ(n, s->nhere);
   MPI_Allreduce(here, count, ntasks, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   for (int id = 0; id < ntasks; id++)
     CHECK_EQ(count[id], 1);
+  if (with_gang) { /* two ranks of one node, their communicator works */
+    CHECK_NE(s->gang[0], s->gang[1]);
+    CHECK_EQ(s->gang[0] / 2, s->gang[1] / 2);
+    int member = me == s->gang[0] || me == s->gang[1];
+    CHECK_EQ(s->gcomm != MPI_COMM_NULL, member);
+    if (member) {
+      int sum = 0;
+      MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, s->gcomm);
+      CHECK_EQ(sum, s->gang[0] + s->gang[1]);
+    }
+  }
 }
 
 /* Nothing moved: the same tasks, state objects, bytes, owners, communicator. */
@@ -232,6 +263,9 @@ static void check_unchanged(const snap_t *a, const snap_t *b) {
   }
   CHECK_EQ(a->nlocal, b->nlocal);
   CHECK(a->comm == b->comm);
+  CHECK(a->gcomm == b->gcomm);
+  CHECK_EQ(a->gang[0], b->gang[0]);
+  CHECK_EQ(a->gang[1], b->gang[1]);
 }
 
 static rta_lb_config_t explicit_random(void) {
@@ -261,6 +295,13 @@ static void setup(const char *rn, int placement, setup_t *u) {
   for (int id = 0; id < ntasks; id++)
     if (id % np == me)
       make_task(u->root, id);
+  if (with_gang && me == 1) {
+    rta_task_params_t gp = RTA_TASK_PARAMS_INIT;
+    gp.nprocs = 2;
+    gp.est_work = 2.0;
+    const char *gn = "gang";
+    CHECK_EQ(rta_define_task(u->root, 1, &gn, &gp, NULL), 0);
+  }
   rta_lb_config_t cfg = explicit_random();
   CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, u->root, &cfg, &u->ctx, &u->comm), 0);
   CHECK_EQ(rta_lb_placement(u->ctx), placement);
@@ -269,6 +310,8 @@ static void setup(const char *rn, int placement, setup_t *u) {
 static void teardown(setup_t *u) {
   for (int i = 0; i < rta_lb_nlocal(u->ctx); i++) {
     blk_t *b = rta_task_data(rta_lb_local_task(u->ctx, i));
+    if (!b)
+      continue; /* the gang */
     free(b->d);
     free(b->i);
     free(b);
@@ -343,8 +386,9 @@ static void run(const char *rn, int placement) {
     total += nf;
   }
   char msg[96];
-  snprintf(msg, sizeof msg, "lb faults %s: %d failed attempts, contract held",
-           placement ? "placement" : "over-decomposition", total);
+  snprintf(msg, sizeof msg, "lb faults %s%s: %d failed attempts, contract held",
+           placement ? "placement" : "over-decomposition",
+           with_gang ? " with a gang" : "", total);
   TEST_PASS(msg);
 }
 
@@ -358,6 +402,13 @@ int main(int argc, char **argv) {
   run("fo", 0);
   ntasks = np; /* one task per rank: placement mode */
   run("fp", 1);
+  const char *layout = getenv("BALLAST_HW_LAYOUT");
+  if (np == 4 && layout && *layout) {
+    ntasks = NT;
+    with_gang = 1;
+    run("fg", 0);
+    with_gang = 0;
+  }
   rta_reset();
   MPI_Finalize();
   return 0;
