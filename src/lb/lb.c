@@ -29,54 +29,107 @@ int rta_lb_config_default(rta_lb_config_t *cfg) {
 }
 
 
-/* After a mapping is adopted: where every vertex lives and this rank's list. */
-static int refresh_local(rta_lb_context_t *ctx, const int *slot) {
-  const rta_mapping_t *m = ctx->mapping;
+/* The gang whose key is \a key, or NULL. */
+static const rta__gang_t *gang_of(const rta__gang_t *gangs, int ngangs,
+                                  const char *key) {
+  for (int g = 0; g < ngangs; g++)
+    if (!strcmp(gangs[g].key, key))
+      return &gangs[g];
+  return NULL;
+}
+
+/* Where every vertex of \a m lives: its slot (NULL: its owner), a gang's
+ * first member. Local, no allocation. */
+static void locate(const rta_mapping_t *m, const int *slot,
+                   const rta__gang_t *gangs, int ngangs, int64_t *where) {
   int64_t n = rta_mapping_ntasks(m);
-  int64_t *where = ballast__malloc((size_t)(n ? n : 1) * sizeof *where);
-  rta_task_t **local = ballast__malloc((size_t)(n ? n : 1) * sizeof *local);
-  if (!where || !local) {
-    free(where);
-    free(local);
-    return BALLAST_ENOMEM;
-  }
-  int nl = 0;
   for (int64_t v = 0; v < n; v++) {
     where[v] = slot ? slot[v] : rta_mapping_owner(m, v);
+    const rta__gang_t *g = rta_mapping_nprocs(m, v) > 1
+                               ? gang_of(gangs, ngangs, rta_mapping_key(m, v))
+                               : NULL;
+    if (g)
+      where[v] = g->ranks[0];
+  }
+}
+
+/* This rank's leaves of \a m (a gang's on each member) into \a local, room
+ * for every vertex, in key order as the mapping's vertices are; their
+ * number. No allocation, cannot fail: the commit of a remap calls it. */
+static int list_local(const rta_lb_context_t *ctx, const rta_mapping_t *m,
+                      const int64_t *where, const rta__gang_t *gangs,
+                      int ngangs, rta_task_t **local) {
+  int64_t n = rta_mapping_ntasks(m);
+  int nl = 0;
+  for (int64_t v = 0; v < n; v++) {
     int mine = where[v] == ctx->rank;
-    if (rta_mapping_nprocs(m, v) > 1) {
-      for (int g = 0; g < ctx->ngangs; g++)
-        if (!strcmp(ctx->gangs[g].key, rta_mapping_key(m, v))) {
-          where[v] = ctx->gangs[g].ranks[0];
-          mine = 0;
-          for (int k = 0; k < ctx->gangs[g].nprocs; k++)
-            mine |= ctx->gangs[g].ranks[k] == ctx->rank;
-        }
+    const rta__gang_t *g = rta_mapping_nprocs(m, v) > 1
+                               ? gang_of(gangs, ngangs, rta_mapping_key(m, v))
+                               : NULL;
+    if (g) {
+      mine = 0;
+      for (int k = 0; k < g->nprocs; k++)
+        mine |= g->ranks[k] == ctx->rank;
     }
     rta_task_t *t;
     if (mine && rta_find_task(rta_mapping_key(m, v), &t) == 0)
-      local[nl++] = t; /* in key order, as the mapping's vertices are */
+      local[nl++] = t;
   }
-  free(ctx->where);
-  free(ctx->local);
-  ctx->where = where;
-  ctx->local = local;
-  ctx->nlocal = nl;
-  return 0;
+  return nl;
 }
 
-/* The application communicator for the current placement: in placement mode
- * the host of task i gets rank i. */
-static int build_app_comm(rta_lb_context_t *ctx, MPI_Comm *out) {
+/* Room for where and the local list of \a n vertices. */
+static int alloc_lists(int64_t n, int64_t **where, rta_task_t ***local) {
+  *where = ballast__malloc((size_t)(n ? n : 1) * sizeof **where);
+  *local = ballast__malloc((size_t)(n ? n : 1) * sizeof **local);
+  if (*where && *local)
+    return 0;
+  free(*where);
+  free(*local);
+  *where = NULL;
+  *local = NULL;
+  return BALLAST_ENOMEM;
+}
+
+/* The application communicator for a placement (\a where, \a index of the
+ * mapping's n vertices): in placement mode the host of task i gets rank i. */
+static int build_app_comm(const rta_lb_context_t *ctx, int64_t n,
+                          const int64_t *where, const int *index, MPI_Comm *out) {
   int key = ctx->rank;
   if (ctx->placement) {
-    int64_t n = rta_mapping_ntasks(ctx->mapping);
     for (int64_t v = 0; v < n; v++)
-      if (ctx->where[v] == ctx->rank)
-        key = ctx->index[v];
+      if (where[v] == ctx->rank)
+        key = index[v];
     return MPI_Comm_split(ctx->base, 0, key, out) == MPI_SUCCESS ? 0 : BALLAST_EMPI;
   }
   return MPI_Comm_dup(ctx->base, out) == MPI_SUCCESS ? 0 : BALLAST_EMPI;
+}
+
+/* Local: the context's state from its first mapping (current owners):
+ * placement indices, gangs, where every task lives, this rank's list. */
+static int adopt_first_mapping(rta_lb_context_t *ctx, const rta_task_t *root) {
+  int rc = 0;
+  ctx->placement = rta_mapping_placement(ctx->mapping);
+  int64_t n = rta_mapping_ntasks(ctx->mapping);
+  if (ctx->placement) {
+    ctx->index = ballast__malloc((size_t)n * sizeof *ctx->index);
+    if (!ctx->index)
+      rc = BALLAST_ENOMEM;
+    for (int64_t v = 0; !rc && v < n; v++)
+      ctx->index[v] = rta_mapping_owner(ctx->mapping, v);
+  }
+  if (!rc)
+    rc = rta__lb_place_gangs(ctx, ctx->mapping, 1, &ctx->gangs, &ctx->ngangs);
+  if (!rc && !(ctx->root_key = ballast__strdup(rta_task_key(root))))
+    rc = BALLAST_ENOMEM;
+  if (!rc)
+    rc = alloc_lists(n, &ctx->where, &ctx->local);
+  if (!rc) {
+    locate(ctx->mapping, NULL, ctx->gangs, ctx->ngangs, ctx->where);
+    ctx->nlocal = list_local(ctx, ctx->mapping, ctx->where, ctx->gangs,
+                             ctx->ngangs, ctx->local);
+  }
+  return rc;
 }
 
 static void context_free(rta_lb_context_t *ctx) {
@@ -176,29 +229,15 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     mo.fresh = 1;
     rc = rta_map_tasks(base, root, ctx->hw, &mo, &ctx->mapping);
   }
-  if (!rc) {
-    ctx->placement = rta_mapping_placement(ctx->mapping);
-    int64_t n = rta_mapping_ntasks(ctx->mapping);
-    if (ctx->placement) {
-      ctx->index = ballast__malloc((size_t)n * sizeof *ctx->index);
-      if (!ctx->index)
-        rc = BALLAST_ENOMEM;
-      for (int64_t v = 0; !rc && v < n; v++)
-        ctx->index[v] = rta_mapping_owner(ctx->mapping, v);
-    }
-    if (!rc)
-      rc = rta__lb_place_gangs(ctx, ctx->mapping, 1, &ctx->gangs, &ctx->ngangs);
-    if (!rc && !(ctx->root_key = ballast__strdup(rta_task_key(root))))
-      rc = BALLAST_ENOMEM;
-    if (!rc)
-      rc = refresh_local(ctx, NULL);
-    rc = ballast__agree(base, rc, NULL, NULL);
-  }
+  if (!rc)
+    rc = ballast__agree(base, adopt_first_mapping(ctx, root), NULL, NULL);
   if (!rc)
     rc = ballast__agree(base, rta__lb_gang_comms(ctx, ctx->gangs, ctx->ngangs), NULL,
                     NULL);
   if (!rc)
-    rc = ballast__agree(base, build_app_comm(ctx, &ctx->app), NULL, NULL);
+    rc = ballast__agree(base, build_app_comm(ctx, rta_mapping_ntasks(ctx->mapping),
+                                             ctx->where, ctx->index, &ctx->app),
+                        NULL, NULL);
   ballast__lib_end();
   if (rc) {
     if (ctx)
@@ -334,9 +373,31 @@ static int *target_slots(rta_lb_context_t *ctx, const rta_mapping_t *m,
   return slot;
 }
 
-/* Map, place gangs, move, rebuild. Collective over base. */
-static int remap(rta_lb_context_t *ctx, double *cost) {
-  double t0 = MPI_Wtime();
+/*
+ * A remap, in phases over one record. Everything that can fail (the
+ * mapping, gang placement, target slots, the new owners and local list, the
+ * gangs' and the application's communicators) is made before the migration,
+ * which is the commit point: it commits on every rank or rolls back on every
+ * rank. After it, remap_commit only swaps pointers, fills the local list
+ * from memory allocated before, and frees the old mapping and communicators:
+ * nothing there can fail, so a remap that returns an error has changed
+ * nothing but the statistics (and the cost model's closed step).
+ */
+typedef struct {
+  rta_mapping_t *m;       /* the new mapping */
+  rta__gang_t *gangs;     /* its gangs, their communicators once built */
+  int ngangs;
+  int *slot;              /* target slot of every vertex */
+  int64_t *where;         /* host of every vertex after the move */
+  rta_task_t **local;     /* room for this rank's list after the move */
+  int *index;             /* placement: each vertex's index, carried by key */
+  MPI_Comm app;           /* the new application communicator, or NULL */
+  rta__lb_move_result_t mv;
+  int who, code;          /* the failing rank and its code, -1 when none */
+} remap_t;
+
+/* The new mapping and its gangs. Collective over base. */
+static int remap_map(rta_lb_context_t *ctx, remap_t *s) {
   rta_map_tasks_options_t mo;
   rta_map_tasks_options_init(&mo);
   mo.strategy = (rta_strategy_t)ctx->cfg.strategy;
@@ -346,89 +407,110 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
   if (ctx->cfg.balrat > 0)
     mo.engine.balrat = ctx->cfg.balrat;
   rta_task_t *root = NULL;
-  rta_mapping_t *m = NULL;
-  rta__gang_t *gangs = NULL;
-  int ngangs = 0;
   int rc = rta_find_task(ctx->root_key, &root);
   rc = ballast__agree(ctx->base, rc, NULL, NULL);
   if (!rc)
-    rc = rta_map_tasks(ctx->base, root, ctx->hw, &mo, &m);
+    rc = rta_map_tasks(ctx->base, root, ctx->hw, &mo, &s->m);
   if (!rc)
-    rc = ballast__agree(ctx->base, rta__lb_place_gangs(ctx, m, 0, &gangs, &ngangs),
-                    NULL, NULL);
-  int *slot = NULL;
-  if (!rc) {
-    slot = target_slots(ctx, m, gangs, ngangs);
-    rc = ballast__agree(ctx->base, slot ? 0 : BALLAST_ENOMEM, NULL, NULL);
+    rc = ballast__agree(ctx->base,
+                        rta__lb_place_gangs(ctx, s->m, 0, &s->gangs, &s->ngangs),
+                        NULL, NULL);
+  return rc;
+}
+
+/* Local: the target slots, where every vertex will live, room for the local
+ * list, and in placement mode each vertex's index (its rank at definition,
+ * carried by key from the current mapping). */
+static int remap_lists(rta_lb_context_t *ctx, remap_t *s) {
+  int64_t n = rta_mapping_ntasks(s->m);
+  s->slot = target_slots(ctx, s->m, s->gangs, s->ngangs);
+  if (!s->slot || alloc_lists(n, &s->where, &s->local))
+    return BALLAST_ENOMEM;
+  locate(s->m, s->slot, s->gangs, s->ngangs, s->where);
+  if (!ctx->placement)
+    return 0;
+  if (!(s->index = ballast__malloc((size_t)(n ? n : 1) * sizeof *s->index)))
+    return BALLAST_ENOMEM;
+  for (int64_t v = 0; v < n; v++) {
+    int64_t u = rta_mapping_find(ctx->mapping, rta_mapping_key(s->m, v));
+    s->index[v] = u >= 0 ? ctx->index[u] : (int)v;
   }
-  double t1 = MPI_Wtime();
-  rta__lb_move_result_t mv = {0, 0, -1, 0};
-  if (!rc) {
-    rc = slot ? rta__lb_move(ctx, m, slot, &mv) : BALLAST_ENOMEM;
-    if (rc) {
-      ctx->stats.failed_remaps++;
-      ctx->stats.last_error_rank = mv.failed_rank;
-      ctx->stats.last_error_code = mv.failed_code;
-      BALLAST_WARN("rta: remap rolled back: rank %d failed with %s (%s); every "
-                   "rank keeps its tasks and the previous mapping",
-                   mv.failed_rank, ballast_err_name(mv.failed_code),
-                   ballast_strerror(mv.failed_code));
-    }
+  return 0;
+}
+
+/* Everything the commit needs, made now. Collective over base. */
+static int remap_prepare(rta_lb_context_t *ctx, remap_t *s) {
+  int rc = ballast__agree(ctx->base, remap_lists(ctx, s), &s->who, &s->code);
+  if (!rc && s->ngangs > 0) /* ngangs is the same on every rank */
+    rc = ballast__agree(ctx->base, rta__lb_gang_comms(ctx, s->gangs, s->ngangs),
+                        &s->who, &s->code);
+  /* A new application communicator only when a task changes hosts. */
+  int64_t n = rta_mapping_ntasks(s->m);
+  int any = 0;
+  for (int64_t v = 0; !rc && v < n; v++)
+    any |= rta_mapping_nprocs(s->m, v) == 1 &&
+           s->slot[v] != rta_mapping_owner(s->m, v);
+  if (!rc && ctx->placement && any)
+    rc = ballast__agree(ctx->base, build_app_comm(ctx, n, s->where, s->index, &s->app),
+                        &s->who, &s->code);
+  return rc;
+}
+
+/* Frees what the record holds (the new state after a failure, the old one
+ * after a commit). */
+static void remap_free(remap_t *s) {
+  int fin = 0;
+  MPI_Finalized(&fin);
+  if (!fin && s->app != MPI_COMM_NULL)
+    MPI_Comm_free(&s->app);
+  rta_mapping_destroy(s->m);
+  rta__lb_gangs_free(s->gangs, s->ngangs);
+  free(s->slot);
+  free(s->where);
+  free(s->local);
+  free(s->index);
+}
+
+/* After the migration committed: the new state becomes the context's, the
+ * old goes into \a s to be freed. Cannot fail. Freeing the old
+ * communicators (remap_free) calls MPI_Comm_free, whose error, were there
+ * one, cannot be undone and is ignored: the context is then fully in its
+ * new state, and only a handle may leak. */
+static void remap_commit(rta_lb_context_t *ctx, remap_t *s) {
+  rta_mapping_t *m = ctx->mapping;
+  rta__gang_t *gangs = ctx->gangs;
+  int ngangs = ctx->ngangs;
+  int64_t *where = ctx->where;
+  rta_task_t **local = ctx->local;
+  ctx->mapping = s->m;
+  ctx->gangs = s->gangs;
+  ctx->ngangs = s->ngangs;
+  ctx->where = s->where;
+  ctx->local = s->local;
+  ctx->nlocal = list_local(ctx, ctx->mapping, ctx->where, ctx->gangs,
+                           ctx->ngangs, ctx->local);
+  s->m = m;
+  s->gangs = gangs;
+  s->ngangs = ngangs;
+  s->where = where;
+  s->local = local;
+  if (ctx->placement) {
+    int *index = ctx->index;
+    ctx->index = s->index;
+    s->index = index;
   }
-  MPI_Comm app = MPI_COMM_NULL;
-  if (!rc) {
-    /* Committed: the new mapping's slots are where tasks live now. */
-    rta_mapping_t *old = ctx->mapping;
-    rta__gang_t *oldg = ctx->gangs;
-    int oldng = ctx->ngangs;
-    ctx->mapping = m;
-    ctx->gangs = gangs;
-    ctx->ngangs = ngangs;
-    m = NULL;
-    gangs = NULL;
-    int64_t n = rta_mapping_ntasks(ctx->mapping);
-    int *index = NULL;
-    if (ctx->placement) {
-      /* Carry each task's index (its rank at definition) by key. */
-      index = ballast__malloc((size_t)(n ? n : 1) * sizeof *index);
-      for (int64_t v = 0; index && v < n; v++) {
-        int64_t u = rta_mapping_find(old, rta_mapping_key(ctx->mapping, v));
-        index[v] = u >= 0 ? ctx->index[u] : (int)v;
-      }
-    }
-    rta_mapping_destroy(old);
-    rta__lb_gangs_free(oldg, oldng);
-    /* Owners as the next gather will see them. */
-    int lrc = 0;
-    if (ctx->placement && !index)
-      lrc = BALLAST_ENOMEM;
-    else if (ctx->placement) {
-      free(ctx->index);
-      ctx->index = index;
-    }
-    if (!lrc)
-      lrc = refresh_local(ctx, slot);
-    rc = ballast__agree(ctx->base, lrc, NULL, NULL);
-    if (!rc && ctx->ngangs > 0) /* ngangs is the same on every rank */
-      rc = ballast__agree(ctx->base, rta__lb_gang_comms(ctx, ctx->gangs, ctx->ngangs),
-                      NULL, NULL);
-    int any = 0;
-    for (int64_t v = 0; v < n; v++)
-      any |= rta_mapping_nprocs(ctx->mapping, v) == 1 &&
-             slot[v] != rta_mapping_owner(ctx->mapping, v);
-    if (!rc && ctx->placement && any)
-      rc = ballast__agree(ctx->base, build_app_comm(ctx, &app), NULL, NULL);
-    if (!rc && app != MPI_COMM_NULL) {
-      MPI_Comm_free(&ctx->app);
-      ctx->app = app;
-    }
+  if (s->app != MPI_COMM_NULL) {
+    MPI_Comm app = ctx->app;
+    ctx->app = s->app;
+    s->app = app;
   }
-  rta_mapping_destroy(m);
-  rta__lb_gangs_free(gangs, ngangs);
-  free(slot);
-  double t2 = MPI_Wtime();
-  /* Max of the times and sum of the moves over ranks, in one collective. */
-  double local[4] = {t1 - t0, t2 - t1, (double)mv.tasks, (double)mv.bytes};
+}
+
+/* Max of the times and sum of the moves over ranks, in one collective, into
+ * the statistics. A failure of that collective loses only these figures. */
+static void remap_account(rta_lb_context_t *ctx, const remap_t *s, int rc,
+                          double t_map, double t_move, double *cost) {
+  double local[4] = {t_map, t_move, (double)s->mv.tasks, (double)s->mv.bytes};
   double mx[2] = {0, 0}, tot[2] = {0, 0};
   double *all = ctx->stepbuf; /* the step's times were consumed by the policy */
   if (MPI_Allgather(local, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, ctx->base) == MPI_SUCCESS)
@@ -441,20 +523,48 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
   ctx->stats.seconds_mapping += mx[0];
   ctx->stats.seconds_migrating += mx[1];
   *cost = mx[0] + mx[1];
-  if (!rc) {
-    ctx->stats.remaps++;
-    ctx->stats.tasks_moved += (long long)tot[0];
-    ctx->stats.bytes_moved += tot[1];
-    ctx->stats.last_cost = *cost;
-    const rta_map_quality_t *q = rta_mapping_quality(ctx->mapping);
-    ctx->stats.imbalance_predicted = q ? q->max_avg_load_core : 0;
-    ctx->stats.imbalance_after = 0;
-    ctx->pending_after = 1;
-    BALLAST_INFO("rta: remap %lld: %lld tasks and %.0f bytes moved, mapping "
-                 "%.3g s, migration %.3g s, predicted imbalance %.3f",
-                 ctx->stats.remaps, (long long)tot[0], tot[1], mx[0], mx[1],
-                 ctx->stats.imbalance_predicted);
+  if (rc)
+    return;
+  ctx->stats.remaps++;
+  ctx->stats.tasks_moved += (long long)tot[0];
+  ctx->stats.bytes_moved += tot[1];
+  ctx->stats.last_cost = *cost;
+  const rta_map_quality_t *q = rta_mapping_quality(ctx->mapping);
+  ctx->stats.imbalance_predicted = q ? q->max_avg_load_core : 0;
+  ctx->stats.imbalance_after = 0;
+  ctx->pending_after = 1;
+  BALLAST_INFO("rta: remap %lld: %lld tasks and %.0f bytes moved, mapping "
+               "%.3g s, migration %.3g s, predicted imbalance %.3f",
+               ctx->stats.remaps, (long long)tot[0], tot[1], mx[0], mx[1],
+               ctx->stats.imbalance_predicted);
+}
+
+/* Map, prepare, move (the commit point), adopt. Collective over base. */
+static int remap(rta_lb_context_t *ctx, double *cost) {
+  remap_t s = {.app = MPI_COMM_NULL, .mv = {0, 0, -1, 0}, .who = -1};
+  double t0 = MPI_Wtime();
+  int rc = remap_map(ctx, &s);
+  int prepared = 0;
+  if (!rc)
+    prepared = !(rc = remap_prepare(ctx, &s));
+  double t1 = MPI_Wtime();
+  if (prepared) {
+    rc = rta__lb_move(ctx, s.m, s.slot, &s.mv);
+    s.who = s.mv.failed_rank;
+    s.code = s.mv.failed_code;
   }
+  if (!rc)
+    remap_commit(ctx, &s);
+  else if (s.who >= 0) {
+    ctx->stats.failed_remaps++;
+    ctx->stats.last_error_rank = s.who;
+    ctx->stats.last_error_code = s.code;
+    BALLAST_WARN("rta: remap rolled back: rank %d failed with %s (%s); every "
+                 "rank keeps its tasks and the previous mapping",
+                 s.who, ballast_err_name(s.code), ballast_strerror(s.code));
+  }
+  remap_free(&s);
+  remap_account(ctx, &s, rc, t1 - t0, MPI_Wtime() - t1, cost);
   return rc;
 }
 
@@ -573,17 +683,10 @@ rta_task_t *rta_lb_local_task(const rta_lb_context_t *ctx, int i) {
   return (ctx && i >= 0 && i < ctx->nlocal) ? ctx->local[i] : NULL;
 }
 
-static const rta__gang_t *find_gang(const rta_lb_context_t *ctx, const char *key) {
-  for (int g = 0; g < ctx->ngangs; g++)
-    if (!strcmp(ctx->gangs[g].key, key))
-      return &ctx->gangs[g];
-  return NULL;
-}
-
 int rta_task_comm(const rta_lb_context_t *ctx, const char *key, MPI_Comm *comm) {
   if (!ctx || !key || !comm)
     return BALLAST_EINVAL;
-  const rta__gang_t *g = find_gang(ctx, key);
+  const rta__gang_t *g = gang_of(ctx->gangs, ctx->ngangs, key);
   *comm = g ? g->comm : MPI_COMM_NULL;
   return g ? 0 : BALLAST_ENOTFOUND;
 }
@@ -592,7 +695,7 @@ int rta_task_gang_ranks(const rta_lb_context_t *ctx, const char *key,
                         int *ranks, int n) {
   if (!ctx || !key || !ranks)
     return BALLAST_EINVAL;
-  const rta__gang_t *g = find_gang(ctx, key);
+  const rta__gang_t *g = gang_of(ctx->gangs, ctx->ngangs, key);
   if (!g)
     return BALLAST_ENOTFOUND;
   if (n < g->nprocs)

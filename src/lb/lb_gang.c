@@ -23,12 +23,12 @@ void rta__lb_gangs_free(rta__gang_t *g, int n) {
 
 /* nprocs slots of \a node, consecutive (wrapping) from \a first when it is on
  * the node, else from the node's first slot. */
-static void node_slots(const rta_hw_t *hw, int node, int first, int nprocs,
-                       int *ranks) {
+static int node_slots(const rta_hw_t *hw, int node, int first, int nprocs,
+                      int *ranks) {
   int ns = rta_hw_nslots(hw), k = 0, n = 0;
   int *all = ballast__malloc((size_t)ns * sizeof *all);
   if (!all)
-    return;
+    return BALLAST_ENOMEM;
   for (int s = 0; s < ns; s++)
     if (rta_hw_slot_node(hw, s) == node) {
       if (s == first)
@@ -38,6 +38,7 @@ static void node_slots(const rta_hw_t *hw, int node, int first, int nprocs,
   for (int i = 0; i < nprocs; i++)
     ranks[i] = all[(k + i) % n];
   free(all);
+  return 0;
 }
 
 static int cmp_int(const void *a, const void *b) {
@@ -91,7 +92,8 @@ int rta__lb_place_gangs(rta_lb_context_t *ctx, const rta_mapping_t *m,
       rc = BALLAST_ETOOBIG;
       break;
     }
-    node_slots(ctx->hw, node, first, np, x->ranks);
+    if ((rc = node_slots(ctx->hw, node, first, np, x->ranks)))
+      break;
     qsort(x->ranks, (size_t)np, sizeof *x->ranks, cmp_int);
   }
   if (rc) {

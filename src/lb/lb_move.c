@@ -31,37 +31,17 @@
 #define MAX_SAMPLES 1024
 
 
-/* ---- descriptor fields on rta's byte buffers (bytebuf.h) ---------------------- */
-
-static void wi64(rta__wbuf_t *b, int64_t v) { rta__wput(b, &v, 8); }
-static void wf64(rta__wbuf_t *b, double v) { rta__wput(b, &v, 8); }
-static void wstr(rta__wbuf_t *b, const char *s) {
-  int64_t n = (int64_t)strlen(s);
-  wi64(b, n);
-  rta__wput(b, s, (size_t)n);
-}
-
-static int64_t ri64(rta__rbuf_t *r) {
-  int64_t v;
-  rta__rget(r, &v, 8);
-  return v;
-}
-static double rf64(rta__rbuf_t *r) {
-  double v;
-  rta__rget(r, &v, 8);
-  return v;
-}
-/* A string of the descriptor, copied into dst (RTA_KEY_MAX + 1 bytes). */
-static void rstr(rta__rbuf_t *r, char *dst) {
-  int64_t n = ri64(r);
-  if (r->bad || n < 0 || n > RTA_KEY_MAX || (int64_t)(r->end - r->p) < n) {
+/* A key of a descriptor, copied into dst (RTA_KEY_MAX + 1 bytes): the
+ * arrival's key is cut at its last '/' to find the parent. */
+static void get_key(ballast__rbuf_t *r, char *dst) {
+  const char *s = ballast__get_str(r);
+  size_t n = strlen(s);
+  if (n > RTA_KEY_MAX) {
     r->bad = 1;
-    dst[0] = 0;
-    return;
+    n = 0;
   }
-  memcpy(dst, r->p, (size_t)n);
+  memcpy(dst, s, n);
   dst[n] = 0;
-  r->p += n;
 }
 
 /* ---- per-move records ------------------------------------------------------------ */
@@ -117,7 +97,7 @@ typedef struct {
 
 /* ---- descriptors ------------------------------------------------------------------ */
 
-static int describe(out_t *o, int64_t v, rta__wbuf_t *b) {
+static int describe(out_t *o, int64_t v, ballast__wbuf_t *b) {
   rta_task_t *t = o->t;
   const rta_task_params_t *p = rta_task_params(t);
   o->has_ops = rta_task_serial(t, &o->ops, &o->user) == 0;
@@ -152,50 +132,50 @@ static int describe(out_t *o, int64_t v, rta__wbuf_t *b) {
     if (rc)
       return rc;
   }
-  wi64(b, v);
-  wi64(b, (int64_t)o->user_bytes);
-  wi64(b, (int64_t)o->arr_bytes);
-  wi64(b, o->raw);
-  wi64(b, elem);
-  wi64(b, ndims);
+  ballast__put_i64(b, v);
+  ballast__put_i64(b, (int64_t)o->user_bytes);
+  ballast__put_i64(b, (int64_t)o->arr_bytes);
+  ballast__put_i64(b, o->raw);
+  ballast__put_i64(b, elem);
+  ballast__put_i64(b, ndims);
   for (int d = 0; d < RTA_MAX_DIMS; d++)
-    wi64(b, dims[d]);
-  wi64(b, o->lead);
-  wi64(b, (int64_t)o->head_bytes);
-  wi64(b, rta_task_stage(t));
-  wi64(b, p->nprocs);
-  wf64(b, p->est_work);
-  wi64(b, (int64_t)p->state_size);
-  wi64(b, p->ncomm);
+    ballast__put_i64(b, dims[d]);
+  ballast__put_i64(b, o->lead);
+  ballast__put_i64(b, (int64_t)o->head_bytes);
+  ballast__put_i64(b, rta_task_stage(t));
+  ballast__put_i64(b, p->nprocs);
+  ballast__put_f64(b, p->est_work);
+  ballast__put_i64(b, (int64_t)p->state_size);
+  ballast__put_i64(b, p->ncomm);
   for (int k = 0; k < p->ncomm; k++) {
-    wstr(b, p->comm[k].key);
-    wf64(b, p->comm[k].bytes);
+    ballast__put_str(b, p->comm[k].key);
+    ballast__put_f64(b, p->comm[k].bytes);
   }
   double s[MAX_SAMPLES];
   long long total = 0;
   int ns = rta__lb_cost_samples(t, s, MAX_SAMPLES, &total);
-  wi64(b, ns);
-  wi64(b, total);
+  ballast__put_i64(b, ns);
+  ballast__put_i64(b, total);
   for (int i = 0; i < ns; i++)
-    wf64(b, s[i]);
-  wstr(b, rta_task_key(t));
+    ballast__put_f64(b, s[i]);
+  ballast__put_str(b, rta_task_key(t));
   return b->oom ? BALLAST_ENOMEM : 0;
 }
 
 /* Reads the fixed part of a descriptor into \a x. */
 static int read_head(in_t *x) {
-  rta__rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
-  x->v = ri64(&r);
-  x->user_bytes = (size_t)ri64(&r);
-  x->arr_bytes = (size_t)ri64(&r);
-  x->raw = (int)ri64(&r);
-  x->raw_elem = (int)ri64(&r);
-  x->raw_ndims = (int)ri64(&r);
+  ballast__rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
+  x->v = ballast__get_i64(&r);
+  x->user_bytes = (size_t)ballast__get_i64(&r);
+  x->arr_bytes = (size_t)ballast__get_i64(&r);
+  x->raw = (int)ballast__get_i64(&r);
+  x->raw_elem = (int)ballast__get_i64(&r);
+  x->raw_ndims = (int)ballast__get_i64(&r);
   for (int d = 0; d < RTA_MAX_DIMS; d++)
-    x->raw_dims[d] = ri64(&r);
-  x->lead = (int)ri64(&r);
-  x->head_bytes = (size_t)ri64(&r);
-  x->stage = ri64(&r);
+    x->raw_dims[d] = ballast__get_i64(&r);
+  x->lead = (int)ballast__get_i64(&r);
+  x->head_bytes = (size_t)ballast__get_i64(&r);
+  x->stage = ballast__get_i64(&r);
   return r.bad ? BALLAST_ESIZE : 0;
 }
 
@@ -245,35 +225,33 @@ static int find_or_make_parent(mctx_t *c, char *key, rta_task_t **out) {
 /* Defines the arriving task from its descriptor, in its stage under its
  * parent when the parent has that stage here, else in a new stage. */
 static int define_arrival(mctx_t *c, in_t *x) {
-  rta__rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
+  ballast__rbuf_t r = {x->desc, x->desc + x->desc_len, 0};
   for (int i = 0; i < DESC_FIXED; i++)
-    ri64(&r);
+    ballast__get_i64(&r);
   rta_task_params_t p = RTA_TASK_PARAMS_INIT;
-  p.nprocs = (int)ri64(&r);
-  p.est_work = rf64(&r);
-  p.state_size = (size_t)ri64(&r);
-  int64_t ncomm = ri64(&r);
+  p.nprocs = (int)ballast__get_i64(&r);
+  p.est_work = ballast__get_f64(&r);
+  p.state_size = (size_t)ballast__get_i64(&r);
+  int64_t ncomm = ballast__get_i64(&r);
   if (r.bad || ncomm < 0 || ncomm > (int64_t)x->desc_len)
     return BALLAST_ESIZE;
   /* Most tasks name no partners: no allocation for them. */
   rta_comm_est_t *ce = ncomm ? ballast__calloc((size_t)ncomm, sizeof *ce) : NULL;
-  char (*keys)[RTA_KEY_MAX + 1] = ncomm ? ballast__malloc((size_t)ncomm * sizeof *keys) : NULL;
   double *s = c->samples;
   char key[RTA_KEY_MAX + 1];
-  int rc = (ncomm && (!ce || !keys)) || !s ? BALLAST_ENOMEM : 0;
+  int rc = (ncomm && !ce) || !s ? BALLAST_ENOMEM : 0;
   for (int64_t k = 0; !rc && k < ncomm; k++) {
-    rstr(&r, keys[k]);
-    ce[k].key = keys[k];
-    ce[k].bytes = rf64(&r);
+    ce[k].key = ballast__get_str(&r); /* into the descriptor: copied at definition */
+    ce[k].bytes = ballast__get_f64(&r);
   }
-  int64_t ns = rc ? 0 : ri64(&r);
-  long long total = rc ? 0 : (long long)ri64(&r);
+  int64_t ns = rc ? 0 : ballast__get_i64(&r);
+  long long total = rc ? 0 : (long long)ballast__get_i64(&r);
   if (ns < 0 || ns > MAX_SAMPLES)
     r.bad = 1;
   for (int64_t i = 0; !rc && !r.bad && i < ns; i++)
-    s[i] = rf64(&r);
+    s[i] = ballast__get_f64(&r);
   if (!rc)
-    rstr(&r, key);
+    get_key(&r, key);
   if (!rc && r.bad)
     rc = BALLAST_ESIZE;
   p.ncomm = (int)ncomm;
@@ -299,7 +277,6 @@ static int define_arrival(mctx_t *c, in_t *x) {
   if (!rc)
     rc = rta__lb_cost_restore(x->t, s, (int)ns, total);
   free(ce);
-  free(keys);
   return rc;
 }
 
@@ -470,205 +447,241 @@ static int sort_by_dest(out_t *out, int nout, int np) {
 }
 
 
-int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
-                 const int *slot, rta__lb_move_result_t *res) {
-  memset(res, 0, sizeof *res);
-  res->failed_rank = -1;
-  MPI_Comm comm = ctx->base;
-  int me = ctx->rank, np = ctx->size;
-  int64_t n = rta_mapping_ntasks(m);
-  if (!ctx->pool)
-    ctx->pool = rta__mig_pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
-  mctx_t c = {m, NULL, NULL, NULL, NULL, ctx->pool, NULL, 0, 0, NULL};
-  rta__wbuf_t b = {0};
-  int *scount = ballast__calloc((size_t)np, sizeof *scount);
-  int *rcount = ballast__calloc((size_t)np, sizeof *rcount);
-  int *sdisp = ballast__calloc((size_t)np, sizeof *sdisp);
-  int *rdisp = ballast__calloc((size_t)np, sizeof *rdisp);
-  unsigned char *rdesc = NULL;
-  rta__move_t *moves = NULL;
-  int nout = 0, nin = 0, err = 0, who = -1, code = 0;
-  c.out_of = ballast__malloc((size_t)(n ? n : 1) * sizeof *c.out_of);
-  c.in_of = ballast__malloc((size_t)(n ? n : 1) * sizeof *c.in_of);
-  c.out = ballast__calloc((size_t)(n ? n : 1), sizeof *c.out);
-  moves = ballast__malloc((size_t)(n ? n : 1) * sizeof *moves);
-  c.samples = ballast__malloc(MAX_SAMPLES * sizeof *c.samples);
-  if (!scount || !rcount || !sdisp || !rdisp || !c.out_of || !c.in_of || !c.out ||
-      !moves || !c.samples)
-    err = BALLAST_ENOMEM;
+/* One move, in phases: allocate, describe the departures, exchange the
+ * descriptors, move the states (the engine's commit point), clean up. Each
+ * phase runs only when every earlier one succeeded everywhere. */
+typedef struct {
+  rta_lb_context_t *ctx;
+  const int *slot;
+  mctx_t c;
+  ballast__wbuf_t b;               /* the descriptors of the departures */
+  int *scount, *rcount, *sdisp, *rdisp; /* descriptor bytes per peer */
+  unsigned char *rdesc;            /* the descriptors received */
+  rta__move_t *moves;
+  rta_task_t **gone;               /* room for the departures' removal */
+  int nout, nin;
+  int who, code;                   /* the failing rank and its code, -1 none */
+  double tm0, tm1, tm2;
+} move_t;
 
-  ballast__lib_begin();
-  double tm0 = MPI_Wtime(), tm1 = tm0, tm2 = tm0;
-  /* 1. What leaves this rank, described (sizes asked now). */
-  for (int64_t v = 0; !err && v < n; v++) {
-    c.out_of[v] = c.in_of[v] = -1;
+/* Every allocation of the move whose size is known in advance. */
+static int move_alloc(move_t *s) {
+  int np = s->ctx->size;
+  size_t n = (size_t)rta_mapping_ntasks(s->c.m);
+  n = n ? n : 1;
+  s->scount = ballast__calloc((size_t)np, sizeof *s->scount);
+  s->rcount = ballast__calloc((size_t)np, sizeof *s->rcount);
+  s->sdisp = ballast__calloc((size_t)np, sizeof *s->sdisp);
+  s->rdisp = ballast__calloc((size_t)np, sizeof *s->rdisp);
+  s->c.out_of = ballast__malloc(n * sizeof *s->c.out_of);
+  s->c.in_of = ballast__malloc(n * sizeof *s->c.in_of);
+  s->c.out = ballast__calloc(n, sizeof *s->c.out);
+  s->moves = ballast__malloc(n * sizeof *s->moves);
+  s->gone = ballast__malloc(n * sizeof *s->gone);
+  s->c.samples = ballast__malloc(MAX_SAMPLES * sizeof *s->c.samples);
+  if (!s->scount || !s->rcount || !s->sdisp || !s->rdisp || !s->c.out_of ||
+      !s->c.in_of || !s->c.out || !s->moves || !s->gone || !s->c.samples)
+    return BALLAST_ENOMEM;
+  return 0;
+}
+
+/* What leaves this rank, in destination order, described (sizes asked now). */
+static int move_describe(move_t *s) {
+  const rta_mapping_t *m = s->c.m;
+  int me = s->ctx->rank;
+  int64_t n = rta_mapping_ntasks(m);
+  for (int64_t v = 0; v < n; v++) {
+    s->c.out_of[v] = s->c.in_of[v] = -1;
     if (rta_mapping_nprocs(m, v) != 1 || rta_mapping_owner(m, v) != me ||
-        slot[v] == me)
+        s->slot[v] == me)
       continue;
     rta_task_t *t = NULL;
-    if (rta_find_task(rta_mapping_key(m, v), &t) != 0) {
-      err = BALLAST_ENOTFOUND;
-      break;
-    }
-    c.out[nout].t = t;
-    c.out[nout].v = v;
-    c.out[nout].dest = slot[v];
-    nout++;
+    if (rta_find_task(rta_mapping_key(m, v), &t) != 0)
+      return BALLAST_ENOTFOUND;
+    out_t *o = &s->c.out[s->nout++];
+    o->t = t;
+    o->v = v;
+    o->dest = s->slot[v];
   }
-  if (!err && nout > 0)
-    err = sort_by_dest(c.out, nout, np);
-  for (int i = 0; !err && i < nout; i++) {
-    size_t before = b.n;
-    int64_t v = c.out[i].v;
-    c.out_of[v] = i;
-    err = describe(&c.out[i], v, &b);
-    scount[c.out[i].dest] += (int)(b.n - before);
+  int err = s->nout > 0 ? sort_by_dest(s->c.out, s->nout, s->ctx->size) : 0;
+  for (int i = 0; !err && i < s->nout; i++) {
+    size_t before = s->b.n;
+    int64_t v = s->c.out[i].v;
+    s->c.out_of[v] = i;
+    err = describe(&s->c.out[i], v, &s->b);
+    s->scount[s->c.out[i].dest] += (int)(s->b.n - before);
   }
-  tm1 = MPI_Wtime();
-  if (ballast__agree(comm, err, &who, &code))
-    goto done;
+  return err;
+}
 
-  /* 2. Descriptors, counts first. */
-  if (MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm) != MPI_SUCCESS)
-    err = BALLAST_EMPI;
-  size_t rtotal = 0;
-  for (int p = 0; p < np; p++) {
-    sdisp[p] = p ? sdisp[p - 1] + scount[p - 1] : 0;
-    rdisp[p] = p ? rdisp[p - 1] + rcount[p - 1] : 0;
-    rtotal += (size_t)rcount[p];
+/* The length of the descriptor at r's position: walks it once (fixed part,
+ * partners, samples, key); r->bad when it is cut short. */
+static void skip_descriptor(ballast__rbuf_t *r) {
+  for (int i = 0; i < DESC_FIXED + 1; i++)
+    ballast__get_i64(r);
+  ballast__get_f64(r);
+  ballast__get_i64(r);
+  int64_t ncomm = ballast__get_i64(r);
+  for (int64_t j = 0; j < ncomm && !r->bad; j++) {
+    ballast__get_str(r);
+    ballast__get_f64(r);
   }
-  rdesc = ballast__malloc(rtotal ? rtotal : 1);
-  if (!err && !rdesc)
-    err = BALLAST_ENOMEM;
-  if (ballast__agree(comm, err, &who, &code))
-    goto done;
-  if (MPI_Alltoallv(b.p ? (void *)b.p : (void *)rdesc, scount, sdisp, MPI_BYTE,
-                    rdesc, rcount, rdisp, MPI_BYTE, comm) != MPI_SUCCESS)
-    err = BALLAST_EMPI;
-  /* Count the arrivals, then index them by vertex. */
-  for (int pass = 0; pass < 2 && !err; pass++) {
-    if (pass == 1 && !(c.in = ballast__calloc((size_t)(nin ? nin : 1), sizeof *c.in))) {
-      err = BALLAST_ENOMEM;
-      break;
-    }
+  int64_t ns = ballast__get_i64(r);
+  ballast__get_i64(r);
+  for (int64_t j = 0; j < ns && !r->bad; j++)
+    ballast__get_f64(r);
+  ballast__get_str(r);
+}
+
+/* Counts the arrivals (pass 0), then records and indexes them by vertex
+ * (pass 1). */
+static int index_arrivals(move_t *s) {
+  int64_t n = rta_mapping_ntasks(s->c.m);
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1 &&
+        !(s->c.in = ballast__calloc((size_t)(s->nin ? s->nin : 1), sizeof *s->c.in)))
+      return BALLAST_ENOMEM;
     int k = 0;
-    for (int p = 0; p < np && !err; p++) {
-      const unsigned char *q = rdesc + rdisp[p], *end = q + rcount[p];
-      while (q < end && !err) {
-        /* Descriptor length: walk it once (fixed part, partners, samples, key). */
-        rta__rbuf_t r = {q, end, 0};
-        for (int i = 0; i < DESC_FIXED + 1; i++)
-          ri64(&r);
-        rf64(&r);
-        ri64(&r);
-        int64_t ncomm = ri64(&r);
-        char tmp[RTA_KEY_MAX + 1];
-        for (int64_t j = 0; j < ncomm && !r.bad; j++) {
-          rstr(&r, tmp);
-          rf64(&r);
-        }
-        int64_t ns = ri64(&r);
-        ri64(&r);
-        for (int64_t j = 0; j < ns && !r.bad; j++)
-          rf64(&r);
-        rstr(&r, tmp);
-        if (r.bad) {
-          err = BALLAST_ESIZE;
-          break;
-        }
+    for (int p = 0; p < s->ctx->size; p++) {
+      const unsigned char *q = s->rdesc + s->rdisp[p], *end = q + s->rcount[p];
+      while (q < end) {
+        ballast__rbuf_t r = {q, end, 0};
+        skip_descriptor(&r);
+        if (r.bad)
+          return BALLAST_ESIZE;
         if (pass == 1) {
-          in_t *x = &c.in[k];
+          in_t *x = &s->c.in[k];
           x->desc = q;
           x->desc_len = (size_t)(r.p - q);
           x->src = p;
-          if ((err = read_head(x)))
-            break;
-          if (x->v < 0 || x->v >= n) {
-            err = BALLAST_ESIZE;
-            break;
-          }
-          c.in_of[x->v] = k;
+          int err = read_head(x);
+          if (err)
+            return err;
+          if (x->v < 0 || x->v >= n)
+            return BALLAST_ESIZE;
+          s->c.in_of[x->v] = k;
         }
         k++;
         q = r.p;
       }
     }
-    nin = k;
+    s->nin = k;
   }
-  if (ballast__agree(comm, err, &who, &code))
-    goto done;
+  return 0;
+}
 
-  /* 3. The states. */
-  tm2 = MPI_Wtime();
-  for (int i = 0; i < nout; i++) {
-    moves[i].task = c.out[i].v;
-    moves[i].dest = c.out[i].dest;
+/* The descriptors, counts first. Collective over base. */
+static int move_exchange(move_t *s) {
+  MPI_Comm comm = s->ctx->base;
+  int np = s->ctx->size, err = 0;
+  if (MPI_Alltoall(s->scount, 1, MPI_INT, s->rcount, 1, MPI_INT, comm) != MPI_SUCCESS)
+    err = BALLAST_EMPI;
+  size_t rtotal = 0;
+  for (int p = 0; p < np; p++) {
+    s->sdisp[p] = p ? s->sdisp[p - 1] + s->scount[p - 1] : 0;
+    s->rdisp[p] = p ? s->rdisp[p - 1] + s->rcount[p - 1] : 0;
+    rtotal += (size_t)s->rcount[p];
   }
-  {
-    static const rta__migrate_ops_t ops = {op_size, op_head, op_pack,
-                                           op_unpack, op_finish};
-    rta__migrate_stats_t st;
-    int rc = rta__migrate(comm, moves, nout, &ops, &c, ctx->cfg.mem_limit,
-                          ctx->pool, &st);
-    who = st.failed_rank;
-    code = st.failed_code;
-    size_t held;
-    int blocks;
-    long long hits, misses;
-    rta__mig_pool_info(ctx->pool, &held, &blocks, &hits, &misses);
-    BALLAST_DEBUG("rta: migration: %lld tasks out, %lld in; describing %.3f ms, "
-                  "descriptors %.3f ms, states %.3f ms; pool %zu bytes in %d "
-                  "blocks, %lld hits, %lld misses so far",
-                  (long long)st.tasks_sent, (long long)st.tasks_received,
-                  (tm1 - tm0) * 1e3, (tm2 - tm1) * 1e3, st.seconds * 1e3, held,
-                  blocks, hits, misses);
-    if (!rc) {
-      res->tasks = st.tasks_sent;
-      res->bytes = st.bytes_sent;
-    }
-  }
+  s->rdesc = ballast__malloc(rtotal ? rtotal : 1);
+  if (!err && !s->rdesc)
+    err = BALLAST_ENOMEM;
+  if (ballast__agree(comm, err, &s->who, &s->code))
+    return 1;
+  if (MPI_Alltoallv(s->b.p ? (void *)s->b.p : (void *)s->rdesc, s->scount, s->sdisp,
+                    MPI_BYTE, s->rdesc, s->rcount, s->rdisp, MPI_BYTE,
+                    comm) != MPI_SUCCESS)
+    err = BALLAST_EMPI;
+  if (!err)
+    err = index_arrivals(s);
+  return ballast__agree(comm, err, &s->who, &s->code) ? 1 : 0;
+}
 
-done:
-  /* Committed departures leave the task tree together: one pass over each
-   * parent's children, not one scan per task (thousands of small tasks). */
-  if (nout > 0) {
-    rta_task_t **gone = ballast__malloc((size_t)nout * sizeof *gone);
-    int ngone = 0;
-    for (int i = 0; i < nout; i++) {
-      if (!c.out[i].gone)
-        continue;
-      if (gone)
-        gone[ngone++] = c.out[i].t;
-      else
-        rta_remove_task(c.out[i].t); /* out of memory: one at a time */
-      c.out[i].t = NULL;
-    }
-    if (gone)
-      rta__remove_tasks(gone, ngone);
-    free(gone);
+/* The states, through the engine: commits or rolls back everywhere. */
+static void move_states(move_t *s, rta__lb_move_result_t *res) {
+  rta_lb_context_t *ctx = s->ctx;
+  s->tm2 = MPI_Wtime();
+  for (int i = 0; i < s->nout; i++) {
+    s->moves[i].task = s->c.out[i].v;
+    s->moves[i].dest = s->c.out[i].dest;
   }
-  /* A rollback removes the parents this move defined (the arrivals under
-   * them are gone), deepest first. */
-  for (int i = c.nmade - 1; who >= 0 && i >= 0; i--)
-    if (rta_task_nchildren(c.made[i]) == 0)
-      rta_remove_task(c.made[i]);
-  free(c.made);
-  free(c.samples);
+  static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack,
+                                         op_finish};
+  rta__migrate_stats_t st;
+  int rc = rta__migrate(ctx->base, s->moves, s->nout, &ops, &s->c,
+                        ctx->cfg.mem_limit, ctx->pool, &st);
+  s->who = st.failed_rank;
+  s->code = st.failed_code;
+  size_t held;
+  int blocks;
+  long long hits, misses;
+  rta__mig_pool_info(ctx->pool, &held, &blocks, &hits, &misses);
+  BALLAST_DEBUG("rta: migration: %lld tasks out, %lld in; describing %.3f ms, "
+                "descriptors %.3f ms, states %.3f ms; pool %zu bytes in %d "
+                "blocks, %lld hits, %lld misses so far",
+                (long long)st.tasks_sent, (long long)st.tasks_received,
+                (s->tm1 - s->tm0) * 1e3, (s->tm2 - s->tm1) * 1e3,
+                st.seconds * 1e3, held, blocks, hits, misses);
+  if (!rc) {
+    res->tasks = st.tasks_sent;
+    res->bytes = st.bytes_sent;
+  }
+}
+
+/* After the engine: committed departures leave the task tree together (one
+ * pass over each parent's children, not one scan per task: thousands of
+ * small tasks), into room allocated before the commit; a rollback removes
+ * the parents this move defined (the arrivals under them are gone),
+ * deepest first. Then everything is freed. Cannot fail. */
+static void move_cleanup(move_t *s) {
+  int ngone = 0;
+  for (int i = 0; i < s->nout; i++)
+    if (s->c.out[i].gone) {
+      s->gone[ngone++] = s->c.out[i].t;
+      s->c.out[i].t = NULL;
+    }
+  if (ngone > 0)
+    rta__remove_tasks(s->gone, ngone);
+  for (int i = s->c.nmade - 1; s->who >= 0 && i >= 0; i--)
+    if (rta_task_nchildren(s->c.made[i]) == 0)
+      rta_remove_task(s->c.made[i]);
+  free(s->c.made);
+  free(s->c.samples);
+  free(s->moves);
+  free(s->gone);
+  free(s->rdesc);
+  free(s->b.p);
+  free(s->scount);
+  free(s->rcount);
+  free(s->sdisp);
+  free(s->rdisp);
+  free(s->c.out);
+  free(s->c.in);
+  free(s->c.out_of);
+  free(s->c.in_of);
+}
+
+int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
+                 const int *slot, rta__lb_move_result_t *res) {
+  memset(res, 0, sizeof *res);
+  res->failed_rank = -1;
+  if (!ctx->pool)
+    ctx->pool = rta__mig_pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
+  move_t s = {.ctx = ctx, .slot = slot, .who = -1};
+  s.c.m = m;
+  s.c.pool = ctx->pool;
+  int err = move_alloc(&s);
+  ballast__lib_begin();
+  s.tm0 = s.tm1 = s.tm2 = MPI_Wtime();
+  if (!err)
+    err = move_describe(&s);
+  s.tm1 = MPI_Wtime();
+  if (!ballast__agree(ctx->base, err, &s.who, &s.code) && !move_exchange(&s))
+    move_states(&s, res);
+  move_cleanup(&s);
   ballast__lib_end();
-  res->failed_rank = who;
-  res->failed_code = code;
-  free(moves);
-  free(rdesc);
-  free(b.p);
-  free(scount);
-  free(rcount);
-  free(sdisp);
-  free(rdisp);
-  free(c.out);
-  free(c.in);
-  free(c.out_of);
-  free(c.in_of);
-  if (who < 0)
+  res->failed_rank = s.who;
+  res->failed_code = s.code;
+  if (s.who < 0)
     return 0;
-  return who == me ? code : BALLAST_EREMOTE;
+  return s.who == ctx->rank ? s.code : BALLAST_EREMOTE;
 }

@@ -406,8 +406,11 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   stype = ballast__malloc(sizeof *stype * (size_t)nprocs);
   rtype = ballast__malloc(sizeof *rtype * (size_t)nprocs);
   rbat = ballast__calloc((size_t)nprocs, sizeof *rbat);
-  for (int p = 0; stype && rtype && p < nprocs; p++)
-    stype[p] = rtype[p] = MPI_DATATYPE_NULL;
+  /* Each on its own: the failure path frees whichever array exists. */
+  for (int p = 0; stype && p < nprocs; p++)
+    stype[p] = MPI_DATATYPE_NULL;
+  for (int p = 0; rtype && p < nprocs; p++)
+    rtype[p] = MPI_DATATYPE_NULL;
   if (!scount || !rcount || !sdisp || !rdisp || !sh || !sagg || !ragg || !slen ||
       !rlen || !scap || !rcap || !stype || !rtype || !rbat)
     err = BALLAST_ENOMEM;

@@ -30,50 +30,27 @@ struct rta_mapping {
   rta_map_quality_t q;
 };
 
-/* ---- record fields on rta's byte buffers (bytebuf.h) ------------------------- */
-
-static void put_i32(rta__wbuf_t *b, int32_t v) { rta__wput(b, &v, sizeof v); }
-static void put_i64(rta__wbuf_t *b, int64_t v) { rta__wput(b, &v, sizeof v); }
-static void put_f64(rta__wbuf_t *b, double v) { rta__wput(b, &v, sizeof v); }
-static void put_str(rta__wbuf_t *b, const char *s) { rta__wput(b, s, strlen(s) + 1); }
-
-static int32_t get_i32(rta__rbuf_t *r) { int32_t v; rta__rget(r, &v, sizeof v); return v; }
-static int64_t get_i64(rta__rbuf_t *r) { int64_t v; rta__rget(r, &v, sizeof v); return v; }
-static double get_f64(rta__rbuf_t *r) { double v; rta__rget(r, &v, sizeof v); return v; }
-static const char *get_str(rta__rbuf_t *r) {
-  if (r->bad)
-    return "";
-  const unsigned char *z = memchr(r->p, 0, (size_t)(r->end - r->p));
-  if (!z) {
-    r->bad = 1;
-    return "";
-  }
-  const char *s = (const char *)r->p;
-  r->p = z + 1;
-  return s;
-}
-
 /* ---- packing the local subtree -------------------------------------------------- */
 
-static int pack_task(rta__wbuf_t *b, const rta_task_t *t) {
+static int pack_task(ballast__wbuf_t *b, const rta_task_t *t) {
   rta_task_cost_t c;
   size_t arr = 0;
   int rc = t->narrays ? rta_task_arrays_packed_size(t, &arr) : 0;
   if (rc)
     return rc;
   rta_task_cost(t, &c);
-  put_str(b, t->key);
-  put_i32(b, t->nchildren > 0);
-  put_i32(b, t->params.nprocs);
-  put_i64(b, (int64_t)t->params_hash);
-  put_f64(b, t->params.est_work);
-  put_f64(b, (double)t->params.state_size + (double)arr);
-  put_i32(b, c.measured);
-  put_f64(b, c.avg_time);
-  put_i32(b, t->params.ncomm);
+  ballast__put_str(b, t->key);
+  ballast__put_i32(b, t->nchildren > 0);
+  ballast__put_i32(b, t->params.nprocs);
+  ballast__put_i64(b, (int64_t)t->params_hash);
+  ballast__put_f64(b, t->params.est_work);
+  ballast__put_f64(b, (double)t->params.state_size + (double)arr);
+  ballast__put_i32(b, c.measured);
+  ballast__put_f64(b, c.avg_time);
+  ballast__put_i32(b, t->params.ncomm);
   for (int i = 0; i < t->params.ncomm; i++) {
-    put_str(b, t->params.comm[i].key);
-    put_f64(b, t->params.comm[i].bytes);
+    ballast__put_str(b, t->params.comm[i].key);
+    ballast__put_f64(b, t->params.comm[i].bytes);
   }
   for (int i = 0; i < t->nchildren && !rc; i++)
     rc = pack_task(b, t->children[i]);
@@ -95,7 +72,7 @@ typedef struct {
   int has_children, nprocs, measured, ncomm;
   uint64_t hash;
   double est_work, state, avg_time;
-  rta__rbuf_t comm; /* reader positioned on the partners */
+  ballast__rbuf_t comm; /* reader positioned on the partners */
 } rec_t;
 
 static int cmp_rec(const void *a, const void *b) {
@@ -140,35 +117,35 @@ static int parse_all(world_t *w, const unsigned char *all, const int *counts,
   if (!w->recs || !w->steps || !w->sent)
     return BALLAST_ENOMEM;
   for (int r = 0; r < w->size; r++) {
-    rta__rbuf_t rd = {all + displs[r], all + displs[r] + counts[r], 0};
-    int64_t n = get_i64(&rd);
-    w->steps[r] = get_i64(&rd);
-    int np = get_i32(&rd);
+    ballast__rbuf_t rd = {all + displs[r], all + displs[r] + counts[r], 0};
+    int64_t n = ballast__get_i64(&rd);
+    w->steps[r] = ballast__get_i64(&rd);
+    int np = ballast__get_i32(&rd);
     w->sent[r] = ballast__calloc((size_t)w->size, sizeof **w->sent);
     if (!w->sent[r])
       return BALLAST_ENOMEM;
     for (int i = 0; i < np; i++) {
-      int p = get_i32(&rd);
-      double bytes = get_f64(&rd);
+      int p = ballast__get_i32(&rd);
+      double bytes = ballast__get_f64(&rd);
       if (p >= 0 && p < w->size)
         w->sent[r][p] = bytes;
     }
     for (int64_t i = 0; i < n && !rd.bad; i++) {
       rec_t *x = &w->recs[w->nrecs++];
-      x->key = get_str(&rd);
+      x->key = ballast__get_str(&rd);
       x->rank = r;
-      x->has_children = get_i32(&rd);
-      x->nprocs = get_i32(&rd);
-      x->hash = (uint64_t)get_i64(&rd);
-      x->est_work = get_f64(&rd);
-      x->state = get_f64(&rd);
-      x->measured = get_i32(&rd);
-      x->avg_time = get_f64(&rd);
-      x->ncomm = get_i32(&rd);
+      x->has_children = ballast__get_i32(&rd);
+      x->nprocs = ballast__get_i32(&rd);
+      x->hash = (uint64_t)ballast__get_i64(&rd);
+      x->est_work = ballast__get_f64(&rd);
+      x->state = ballast__get_f64(&rd);
+      x->measured = ballast__get_i32(&rd);
+      x->avg_time = ballast__get_f64(&rd);
+      x->ncomm = ballast__get_i32(&rd);
       x->comm = rd;
       for (int k = 0; k < x->ncomm; k++) {
-        get_str(&rd);
-        get_f64(&rd);
+        ballast__get_str(&rd);
+        ballast__get_f64(&rd);
       }
     }
     if (rd.bad)
@@ -194,7 +171,7 @@ static uint64_t key_hash(const char *s) {
 
 /* Packs this process's part: header, partner bytes, subtree records. */
 static int pack_local(MPI_Comm comm, int size, const rta_task_t *root,
-                      rta__wbuf_t *b) {
+                      ballast__wbuf_t *b) {
   double *sent = ballast__calloc((size_t)size, sizeof *sent);
   if (!sent)
     return BALLAST_ENOMEM;
@@ -204,21 +181,24 @@ static int pack_local(MPI_Comm comm, int size, const rta_task_t *root,
   int np = 0;
   for (int r = 0; r < size; r++)
     np += sent[r] > 0;
-  put_i64(b, subtree_size(root));
-  put_i64(b, nsteps);
-  put_i32(b, np);
+  ballast__put_i64(b, subtree_size(root));
+  ballast__put_i64(b, nsteps);
+  ballast__put_i32(b, np);
   for (int r = 0; r < size; r++)
     if (sent[r] > 0) {
-      put_i32(b, r);
-      put_f64(b, sent[r]);
+      ballast__put_i32(b, r);
+      ballast__put_f64(b, sent[r]);
     }
   free(sent);
   int rc = pack_task(b, root);
   return rc ? rc : (b->oom ? BALLAST_ENOMEM : 0);
 }
 
-static int allgather_records(MPI_Comm comm, world_t *w, const rta__wbuf_t *b,
-                             unsigned char **all_out) {
+/* Every rank's records into w. Returns the gather's code, agreed; the
+ * parse's code, local, goes to *parse_rc (map_gathered agrees on it with its
+ * own first errors: one collective fewer). */
+static int allgather_records(MPI_Comm comm, world_t *w, const ballast__wbuf_t *b,
+                             unsigned char **all_out, int *parse_rc) {
   int *counts = ballast__calloc((size_t)w->size, sizeof *counts);
   int *displs = ballast__calloc((size_t)w->size, sizeof *displs);
   unsigned char *all = NULL;
@@ -245,8 +225,7 @@ static int allgather_records(MPI_Comm comm, world_t *w, const rta__wbuf_t *b,
   if (!rc && MPI_Allgatherv(b->p, mine, MPI_BYTE, all, counts, displs,
                             MPI_BYTE, comm) != MPI_SUCCESS)
     rc = BALLAST_EMPI;
-  if (!rc)
-    rc = parse_all(w, all, counts, displs);
+  *parse_rc = rc ? 0 : parse_all(w, all, counts, displs);
   free(counts);
   free(displs);
   if (rc) {
@@ -384,10 +363,10 @@ static int fill_graph(const world_t *w, const leaves_t *L, int placement,
   for (int pass = 0; pass < 2 && !rc; pass++) {
     for (int64_t v = 0; v < L->n && !rc; v++) {
       const rec_t *x = &w->recs[L->first[v]];
-      rta__rbuf_t rd = x->comm;
+      ballast__rbuf_t rd = x->comm;
       for (int k = 0; k < x->ncomm && !rc; k++) {
-        const char *pk = get_str(&rd);
-        double bytes = get_f64(&rd);
+        const char *pk = ballast__get_str(&rd);
+        double bytes = ballast__get_f64(&rd);
         int64_t u = leaf_find(L, pk);
         if (u < 0) {
           if (log)
@@ -448,15 +427,17 @@ static int mapping_alloc(rta_mapping_t **out, int64_t n) {
 }
 
 /* Everything after the gather: graph, map on rank 0, broadcast. */
-static int map_gathered(MPI_Comm comm, const world_t *w, const char *root_key,
+static int map_gathered(MPI_Comm comm, int parse_rc, const world_t *w,
+                        const char *root_key,
                         const rta_hw_t *hw, const rta_map_tasks_options_t *o,
                         rta_mapping_t **out) {
   leaves_t L = {0};
   rta_graph_t *g = NULL;
   rta_mapping_t *m = NULL;
   int64_t *slots = NULL, *prev = NULL;
-  /* Errors up to the mapping are computed identically on every rank. */
-  int rc = find_leaves(w, root_key, &L);
+  /* Errors up to the mapping are computed identically on every rank, but
+   * for failed allocations (here and in parsing the records). */
+  int rc = parse_rc ? parse_rc : find_leaves(w, root_key, &L);
   int placement = 0;
   if (!rc && L.n == w->size) {
     int *count = ballast__calloc((size_t)w->size, sizeof *count);
@@ -551,7 +532,7 @@ int rta_map_tasks(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
 
   ballast__lib_begin();
   world_t w = {0};
-  rta__wbuf_t b = {0};
+  ballast__wbuf_t b = {0};
   unsigned char *all = NULL;
   int rc = 0;
   if (MPI_Comm_size(comm, &w.size) != MPI_SUCCESS ||
@@ -588,10 +569,11 @@ int rta_map_tasks(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
   if (rc)
     goto done;
   rc = ballast__agree(comm, pack_local(comm, w.size, root, &b), NULL, NULL);
+  int parse_rc = 0;
   if (!rc)
-    rc = allgather_records(comm, &w, &b, &all);
+    rc = allgather_records(comm, &w, &b, &all, &parse_rc);
   if (!rc)
-    rc = map_gathered(comm, &w, root->key, hw, &o, out);
+    rc = map_gathered(comm, parse_rc, &w, root->key, hw, &o, out);
   if (!rc)
     rta__cost_partner_rebase(comm);
 done:
