@@ -37,7 +37,7 @@
  * a parent the destination does not have is defined there with default
  * parameters (and removed again if the remap rolls back).
  * Its state travels in two parts:
- * - the bytes of the serialisation callbacks (rta_serial_t of rta.h): size()
+ * - the bytes of the serialisation callbacks (rta_serial_t of rta_task.h): size()
  *   and pack() run on the source, unpack() on the destination with the
  *   callbacks found there (the task's nearest ancestor that has them);
  * - the registered arrays. The destination's unpack() callback registers,
