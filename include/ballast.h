@@ -12,7 +12,14 @@
  *   first: \c rta_task_begin, \c rta_task_find, \c rta_lb_perform,
  *   \c pia_interval_mark, \c pia_region_parent. Queries that return a
  *   property are named by the property, without \c get_:
- *   \c rta_task_key, \c rta_lb_comm, \c rta_lb_stats.
+ *   \c rta_task_key, \c rta_lb_comm, \c rta_lb_stats. Calls on a module as
+ *   a whole leave the object out: \c rta_step, \c rta_reset, \c mon_report.
+ * - The objects of rta: \c rta_graph_ (task graphs), \c rta_hw_ (the
+ *   hardware model), \c rta_map_ (the mapping engine: \c rta_map_graph,
+ *   \c rta_map_tasks, \c rta_map_evaluate), \c rta_mapping_ (a computed
+ *   mapping), \c rta_task_, \c rta_cost_ (the cost model), \c rta_policy_,
+ *   \c rta_lb_ (a load-balancing context); of pia: \c pia_region_,
+ *   \c pia_activity_, \c pia_partner_, \c pia_interval_.
  * - The object comes first among the parameters, and output parameters come
  *   last: <tt>pia_region_activity_data(region, act, out)</tt>,
  *   <tt>rta_task_find(key, &task)</tt>.

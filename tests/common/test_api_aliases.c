@@ -35,11 +35,15 @@ static void task_aliases(void) {
 
 static void lb_aliases(void) {
   rta_lb_config_t a, b;
+  memset(&a, 0xff, sizeof a); /* both fill every byte, padding included */
+  memset(&b, 0, sizeof b);
   CHECK_EQ(rta_lb_config_default(&a), 0);
   rta_lb_config_init(&b);
   CHECK(memcmp(&a, &b, sizeof a) == 0);
   CHECK_EQ(a.strategy, RTA_MAP_TWOPHASE);
   rta_policy_config_t p, q;
+  memset(&p, 0, sizeof p); /* padding: the fields are compared below */
+  memset(&q, 0, sizeof q);
   CHECK_EQ(rta_policy_config_default(&p), 0);
   rta_policy_config_init(&q);
   CHECK(memcmp(&p, &q, sizeof p) == 0);
