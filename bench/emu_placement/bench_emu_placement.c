@@ -201,7 +201,7 @@ static MPI_Comm ballast_place(const char *rn, int stencil, int me, int heavy,
     rta_task_set_data(t, b);
   }
   rta_lb_config_t cfg;
-  rta_lb_config_default(&cfg);
+  rta_lb_config_init(&cfg);
   cfg.use_env = 0;
   cfg.policy.mode = RTA_POLICY_EXPLICIT;
   cfg.strategy = RTA_MAP_TWOPHASE;
@@ -441,13 +441,13 @@ int main(int argc, char **argv) {
     free(bt->u);
     free(bt);
   }
-  rta_destroy_lb_context(ctx[0]);
-  rta_destroy_lb_context(ctx[1]);
+  rta_lb_destroy(ctx[0]);
+  rta_lb_destroy(ctx[1]);
   rta_task_t *root;
-  if (!rta_find_task("pairs", &root))
-    rta_remove_task(root);
-  if (!rta_find_task("stencil", &root))
-    rta_remove_task(root);
+  if (!rta_task_find("pairs", &root))
+    rta_task_remove(root);
+  if (!rta_task_find("stencil", &root))
+    rta_task_remove(root);
   free(sbuf);
   free(rbuf);
   free(tmp);

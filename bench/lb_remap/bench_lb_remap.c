@@ -87,7 +87,7 @@ static void run(int T, size_t S, int reps) {
     rta_register_array(t, (void **)&s->a, rta_type_elem(RTA_DOUBLE), 1, &count);
   }
   rta_lb_config_t cfg;
-  rta_lb_config_default(&cfg);
+  rta_lb_config_init(&cfg);
   cfg.use_env = 0;
   cfg.policy.mode = RTA_POLICY_EXPLICIT;
   cfg.strategy = RTA_MAP_RANDOM;
@@ -115,11 +115,11 @@ static void run(int T, size_t S, int reps) {
     for (int i = 0; i < nl; i++)
       keys[i] = strdup(rta_task_key(rta_lb_local_task(ctx, i)));
     rta_lb_stats_t s0, s1;
-    rta_lb_get_stats(ctx, &s0);
+    rta_lb_stats(ctx, &s0);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rta_perform_load_balancing(&comm) != 0)
       MPI_Abort(MPI_COMM_WORLD, 2);
-    rta_lb_get_stats(ctx, &s1);
+    rta_lb_stats(ctx, &s1);
     double map_s = s1.seconds_mapping - s0.seconds_mapping;
     double mig_s = s1.seconds_migrating - s0.seconds_migrating;
     double moved = s1.bytes_moved - s0.bytes_moved;
@@ -127,7 +127,7 @@ static void run(int T, size_t S, int reps) {
     memset(sc, 0, sizeof(int) * (size_t)np);
     for (int i = 0; i < nl; i++) {
       int owner;
-      rta_task_owner(ctx, keys[i], &owner);
+      rta_lb_task_owner(ctx, keys[i], &owner);
       if (owner != me)
         sc[owner] += (int)S;
       free(keys[i]);
@@ -171,8 +171,8 @@ static void run(int T, size_t S, int reps) {
     free(s->a);
     free(s);
   }
-  rta_destroy_lb_context(ctx);
-  rta_remove_task(root);
+  rta_lb_destroy(ctx);
+  rta_task_remove(root);
   free(tmap);
   free(tmig);
   free(ta2a);

@@ -162,9 +162,9 @@ int md_lb_init(md_sim_t *s) {
    * single preemption charged to one block dominates it, so the cost model
    * averages over 20 steps instead of 10. */
   rta_cost_config_t cc = {20, 3};
-  if (!rc) rc = rta_set_cost_config(&cc);
+  if (!rc) rc = rta_cost_config_set(&cc);
   rta_lb_config_t cfg;
-  rta_lb_config_default(&cfg);
+  rta_lb_config_init(&cfg);
   cfg.strategy = s->p.lb_random ? RTA_MAP_RANDOM : RTA_MAP_TWOPHASE;
   cfg.seed = (unsigned)s->p.seed;
   MPI_Comm comm;
@@ -183,7 +183,7 @@ static int adopt(md_sim_t *s) {
   for (int b = 0; b < s->nblocks; b++) {
     char key[32];
     snprintf(key, sizeof key, "md/block_%d", b);
-    int rc = rta_task_owner(s->lb, key, &s->owner[b]);
+    int rc = rta_lb_task_owner(s->lb, key, &s->owner[b]);
     if (rc) return rc;
     s->btask[b] = NULL;
   }
@@ -203,7 +203,7 @@ int md_lb_step(md_sim_t *s, int *remapped) {
   *remapped = 0;
   int rc = rta_perform_load_balancing(&s->comm);
   if (rc) return rc;
-  if ((rc = rta_lb_get_stats(s->lb, &s->lbst))) return rc;
+  if ((rc = rta_lb_stats(s->lb, &s->lbst))) return rc;
   if (s->lbst.remaps != s->lb_remaps_seen) {
     s->lb_remaps_seen = s->lbst.remaps;
     /* a committed remap whose mapping keeps every block where it is
@@ -221,7 +221,7 @@ int md_lb_step(md_sim_t *s, int *remapped) {
 
 void md_lb_finish(md_sim_t *s) {
   if (s->lb) {
-    (void)rta_destroy_lb_context(s->lb);
+    (void)rta_lb_destroy(s->lb);
     s->lb = NULL;
     s->comm = MPI_COMM_WORLD;
     MPI_Comm_rank(s->comm, &s->rank);

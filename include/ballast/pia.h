@@ -3,7 +3,8 @@
  * \brief The Performance Introspection API (PIA): a process reads its own
  * performance data, as measured by mon, while it runs.
  *
- * PIA gives each process a local view of two kinds of entity (seed 4.2.4):
+ * PIA gives each process a local view of two kinds of entity, as the CRESTA PIA
+ * specification defines them:
  *  - **regions**: the nested, named code regions opened with
  *    mon_region_begin()/mon_region_end() (or ipm_region(), MPI_Pcontrol()).
  *    Region 0 is the implicit whole-program region "ballast_main". Each
@@ -13,7 +14,7 @@
  *    for the whole run or inside one region, plus groups of calls
  *    (all point-to-point, all collectives, all one-sided, all MPI-IO, all MPI).
  *
- * It adds two queries the seed does not have: communication volume per peer
+ * It adds two queries the CRESTA PIA does not have: communication volume per peer
  * rank, and interval data (the change since a mark the caller sets).
  *
  * **Common contract of every function below**
@@ -39,8 +40,9 @@
  *    activity signatures appear.
  *  - Times are in seconds.
  *
- * Compatibility with the seed: both listings of seed section 4.2.4 compile
- * against this header (see tests/pia/seed_listings.c). The seed's
+ * Compatibility with CRESTA: the two example listings of the CRESTA PIA
+ * specification (one reads a region's data, one an activity's) compile
+ * against this header unchanged (a test in tests/pia/ builds them). Its
  * pia_find_region_by_name() returns the region id directly; ours does too,
  * and signals "not found" with a negative code instead of IPM's -1.
  */
@@ -90,7 +92,7 @@ typedef struct {
   const char *name; /**< its name; owned by ballast, valid until the process
                          exits; do not free */
   int count;        /**< instances completed (entered and left); saturates at
-                         INT_MAX, see count64 (the seed prints it with %d) */
+                         INT_MAX, see count64 (CRESTA's listing prints it with %d) */
   long long count64; /**< instances completed, full 64-bit count */
   double wtime;     /**< wall-clock seconds spent inside the region */
   double mtime;     /**< seconds spent in MPI calls inside the region */
@@ -104,7 +106,7 @@ typedef struct {
  * pia_get_activity_data()). Initialise with pia_init_activity_data().
  *
  * Counters are 64-bit: a long run can exceed 2^31 bytes in seconds. The
- * seed's listing prints ncalls and nbytes with "%d"; print them with "%lld".
+ * CRESTA listing prints ncalls and nbytes with "%d"; print them with "%lld".
  */
 typedef struct {
   long long ncalls; /**< number of calls */
@@ -143,8 +145,8 @@ BALLAST_API int pia_region_count(void);
  * Region names may repeat at different places in the tree (the same name
  * under different parents names different regions). This returns the
  * **first region created with that name**, whichever its parent. To address
- * one exact region use pia_find_region_by_path() or pia_find_child_region().
- * As in the seed, the id is the return value.
+ * one exact region use pia_region_find_by_path() or pia_region_find_child().
+ * As in the CRESTA PIA, the id is the return value.
  *
  * \param name the region's name (NUL-terminated).
  * \return the region id (>= 0); BALLAST_EINVAL when name is NULL or empty;
@@ -164,7 +166,7 @@ BALLAST_API pia_regid_t pia_find_region_by_name(const char *name);
  *         BALLAST_ENOTFOUND when parent does not exist or has no such child.
  * O(1). Thread safe.
  */
-BALLAST_API pia_regid_t pia_find_child_region(pia_regid_t parent,
+BALLAST_API pia_regid_t pia_region_find_child(pia_regid_t parent,
                                               const char *name);
 
 /**
@@ -175,7 +177,7 @@ BALLAST_API pia_regid_t pia_find_child_region(pia_regid_t parent,
  * Components are separated by '/'; a leading '/' is allowed and ignored; the
  * empty path ("" or "/") is region 0. A component may be at most 255 bytes.
  * Region names that themselves contain '/' cannot be reached this way: use
- * pia_find_child_region() step by step.
+ * pia_region_find_child() step by step.
  *
  * \param path the path (NUL-terminated).
  * \return the region id; BALLAST_EINVAL when path is NULL or has an empty
@@ -183,7 +185,7 @@ BALLAST_API pia_regid_t pia_find_child_region(pia_regid_t parent,
  *         than 255 bytes; BALLAST_ENOTFOUND when a component is not found.
  * O(depth of the path), independent of the number of regions. Thread safe.
  */
-BALLAST_API pia_regid_t pia_find_region_by_path(const char *path);
+BALLAST_API pia_regid_t pia_region_find_by_path(const char *path);
 
 /**
  * \brief Read a region's performance data.
@@ -206,14 +208,14 @@ BALLAST_API int pia_get_region_data(pia_regdata_t *data, pia_regid_t id);
  *         never entered a monitored call or region.
  * O(1). Thread safe (each thread has its own region stack).
  */
-BALLAST_API pia_regid_t pia_current_region(void);
+BALLAST_API pia_regid_t pia_region_current(void);
 
 /**
  * \brief The parent of a region.
  * \return the parent's id; BALLAST_ENOTFOUND for a bad id and for region 0,
  *         which has no parent.
  */
-BALLAST_API pia_regid_t pia_parent_region(pia_regid_t id);
+BALLAST_API pia_regid_t pia_region_parent(pia_regid_t id);
 
 /**
  * \brief The first child of a region. Children are listed newest first: the
@@ -222,15 +224,15 @@ BALLAST_API pia_regid_t pia_parent_region(pia_regid_t id);
  * \return the child's id; BALLAST_ENOTFOUND for a bad id or a region without
  *         children.
  */
-BALLAST_API pia_regid_t pia_child_region(pia_regid_t id);
+BALLAST_API pia_regid_t pia_region_child(pia_regid_t id);
 
 /**
  * \brief The next sibling of a region: the next child of the same parent, the
- * one created just before it. Walk all children with pia_child_region() then
- * pia_next_region() until it returns a negative code.
+ * one created just before it. Walk all children with pia_region_child() then
+ * pia_region_next() until it returns a negative code.
  * \return the sibling's id; BALLAST_ENOTFOUND for a bad id or the last child.
  */
-BALLAST_API pia_regid_t pia_next_region(pia_regid_t id);
+BALLAST_API pia_regid_t pia_region_next(pia_regid_t id);
 
 /* ---- activities -------------------------------------------------------- */
 
@@ -280,7 +282,7 @@ BALLAST_API int pia_init_activity_data(pia_actdata_t *data);
 BALLAST_API int pia_get_activity_data(pia_actdata_t *data, pia_act_t act);
 
 /**
- * \brief Add an activity's statistics inside one region into \a data.
+ * \brief Add the statistics of activity \a act inside \a region into \a data.
  *
  * Like pia_get_activity_data(), restricted to the calls made while \a region
  * was the innermost open region (exclusive: calls in its child regions count
@@ -290,9 +292,8 @@ BALLAST_API int pia_get_activity_data(pia_actdata_t *data, pia_act_t act);
  *         activity or region id.
  * Cost as pia_get_activity_data(). Thread safe.
  */
-BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
-                                                pia_act_t act,
-                                                pia_regid_t region);
+BALLAST_API int pia_region_activity_data(pia_regid_t region, pia_act_t act,
+                                         pia_actdata_t *data);
 
 /* ---- partners ---------------------------------------------------------- */
 
@@ -300,30 +301,30 @@ BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
  * \brief Communication volume exchanged with one peer (a rank of MPI_COMM_WORLD),
  * over the whole run or inside one region.
  *
- * \param out overwritten with the volume (zeros when nothing was sent).
  * \param peer world rank of the peer, 0 <= peer < world size.
  * \param region a region id (calls made while it was the innermost region),
  *        or PIA_REGION_ALL for the whole run.
+ * \param out overwritten with the volume (zeros when nothing was sent).
  * \return 0; BALLAST_EINVAL when out is NULL; BALLAST_ENOTFOUND for a bad
  *         region; BALLAST_ERANGE for a peer outside the world; BALLAST_ESTATE
  *         outside MPI_Init .. MPI_Finalize.
  * O(threads). Thread safe.
  */
-BALLAST_API int pia_get_partner_data(pia_partnerdata_t *out, int peer,
-                                     pia_regid_t region);
+BALLAST_API int pia_partner_data(int peer, pia_regid_t region,
+                                 pia_partnerdata_t *out);
 
 /**
  * \brief Communication volume to every peer 0 .. n-1 at once.
- * \param out array of n records (caller-owned), overwritten.
  * \param n number of peers to read (at most the world size).
- * \param region as in pia_get_partner_data().
+ * \param region as in pia_partner_data().
+ * \param out array of n records (caller-owned), overwritten.
  * \return 0; BALLAST_EINVAL when out is NULL or n < 0; BALLAST_ERANGE when n
  *         exceeds the world size; BALLAST_ENOTFOUND for a bad region;
  *         BALLAST_ESTATE outside MPI_Init .. MPI_Finalize.
  * O(n x threads): one O(1) read per peer. Thread safe.
  */
-BALLAST_API int pia_get_partner_volumes(pia_partnerdata_t *out, int n,
-                                        pia_regid_t region);
+BALLAST_API int pia_partner_volumes(int n, pia_regid_t region,
+                                    pia_partnerdata_t *out);
 
 /* ---- interval data ------------------------------------------------------ */
 
@@ -397,6 +398,37 @@ BALLAST_API int pia_interval_region_data(pia_interval_t *iv, pia_regid_t id,
  */
 BALLAST_API int pia_interval_activity_data(pia_interval_t *iv, pia_act_t act,
                                            pia_actdata_t *out);
+
+/* ---- deprecated names ---------------------------------------------------- */
+/* Names of an earlier version of this API, kept as real exported functions so
+ * that programs built against them, LD_PRELOAD tools and the Fortran module
+ * keep working. Each behaves exactly as the function it names. New code uses
+ * the new names. */
+
+/** \brief Deprecated: old name of pia_region_find_child(). */
+BALLAST_API pia_regid_t pia_find_child_region(pia_regid_t parent,
+                                              const char *name);
+/** \brief Deprecated: old name of pia_region_find_by_path(). */
+BALLAST_API pia_regid_t pia_find_region_by_path(const char *path);
+/** \brief Deprecated: old name of pia_region_current(). */
+BALLAST_API pia_regid_t pia_current_region(void);
+/** \brief Deprecated: old name of pia_region_parent(). */
+BALLAST_API pia_regid_t pia_parent_region(pia_regid_t id);
+/** \brief Deprecated: old name of pia_region_child(). */
+BALLAST_API pia_regid_t pia_child_region(pia_regid_t id);
+/** \brief Deprecated: old name of pia_region_next(). */
+BALLAST_API pia_regid_t pia_next_region(pia_regid_t id);
+/** \brief Deprecated: old form of pia_region_activity_data(), output first:
+ * the same as pia_region_activity_data(region, act, data). */
+BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
+                                                pia_act_t act,
+                                                pia_regid_t region);
+/** \brief Deprecated: old form of pia_partner_data(), output first. */
+BALLAST_API int pia_get_partner_data(pia_partnerdata_t *out, int peer,
+                                     pia_regid_t region);
+/** \brief Deprecated: old form of pia_partner_volumes(), output first. */
+BALLAST_API int pia_get_partner_volumes(pia_partnerdata_t *out, int n,
+                                        pia_regid_t region);
 
 #ifdef __cplusplus
 }

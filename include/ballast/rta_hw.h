@@ -389,7 +389,8 @@ BALLAST_API int rta_map_graph_ex(const rta_graph_t *g, const rta_hw_t *hw,
 /**
  * \brief rta_map_graph_ex(), with phase 2 of RTA_MAP_TWOPHASE shared among
  * the ranks of \a comm (node k's share is mapped by rank k mod size, then
- * gathered), so it runs in parallel over the nodes as in the seed's figure 5.
+ * gathered), so it runs in parallel over the nodes (one phase-2 mapping per node, spread over
+ * the ranks).
  * Other strategies run redundantly on every rank. Collective over \a comm:
  * every rank passes the same inputs and gets the same full mapping; an error
  * on one rank is returned everywhere (BALLAST_EREMOTE where it was remote).

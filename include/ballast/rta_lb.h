@@ -13,7 +13,7 @@
  * returned communicator for everything that refers to tasks by rank. ballast
  * owns it: it is freed by the remap that replaces it (the application then
  * receives the new one through rta_perform_load_balancing()) or by
- * rta_destroy_lb_context(). The communicator the application passed in is
+ * rta_lb_destroy(). The communicator the application passed in is
  * never freed.
  *
  * \section rta_lb_modes Placement and over-decomposition
@@ -26,7 +26,7 @@
  *   remap that moves a task.
  * - \e Over-decomposition (any other distribution): tasks move between
  *   processes, the returned communicator keeps the base rank order and does
- *   not change; rta_task_owner() says which rank owns a task now and
+ *   not change; rta_lb_task_owner() says which rank owns a task now and
  *   rta_lb_local_task() lists this process's tasks.
  *
  * \section rta_lb_move Moving a task
@@ -37,7 +37,7 @@
  * a parent the destination does not have is defined there with default
  * parameters (and removed again if the remap rolls back).
  * Its state travels in two parts:
- * - the bytes of the serialisation callbacks (rta_serial_t of rta.h): size()
+ * - the bytes of the serialisation callbacks (rta_serial_t of rta_task.h): size()
  *   and pack() run on the source, unpack() on the destination with the
  *   callbacks found there (the task's nearest ancestor that has them);
  * - the registered arrays. The destination's unpack() callback registers,
@@ -55,7 +55,7 @@
  * per round on each rank (rta_lb_config_t). Between remaps a context keeps
  * up to \c mem_limit bytes per rank of memory that departed arrays occupied
  * (blocks of 4 KiB and more) to receive the next arrivals into, since fresh
- * memory is slow to touch; rta_destroy_lb_context() frees it.
+ * memory is slow to touch; rta_lb_destroy() frees it.
  * Arrivals of 1 MiB and more are received into memory aligned to 2 MiB and
  * offered transparent huge pages (Linux; one 2 MiB page holds an arrival of
  * 1-2 MiB and counts 2 MiB against \c mem_limit), and of departed arrays of
@@ -82,7 +82,7 @@
  * A leaf task with nprocs > 1 is a gang: at each remap it gets nprocs
  * consecutive slots (base ranks) of one node, the node of the slot the
  * mapping chose when it fits there, else the first node large enough; a gang
- * larger than every node fails with BALLAST_ETOOBIG. rta_task_comm() gives
+ * larger than every node fails with BALLAST_ETOOBIG. rta_lb_task_comm() gives
  * each member the gang's sub-communicator. A gang's own state is not moved by
  * rta (its members share it through that communicator).
  *
@@ -105,8 +105,9 @@
 #include <mpi.h>
 
 #include <ballast/common.h>
-#include <ballast/rta.h>
+#include <ballast/rta_hw.h>
 #include <ballast/rta_policy.h>
+#include <ballast/rta_task.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -127,10 +128,10 @@ typedef enum {
   RTA_LB_TIME_WALL = 1
 } rta_lb_time_t;
 
-/** Configuration of a context. Fill with rta_lb_config_default(). */
+/** Configuration of a context. Fill with rta_lb_config_init(). */
 typedef struct {
   rta_policy_config_t policy;  /**< when to remap (rta_policy.h) */
-  int strategy;                /**< an rta_strategy_t (default RTA_MAP_TWOPHASE) */
+  rta_strategy_t strategy;     /**< default RTA_MAP_TWOPHASE */
   unsigned seed;               /**< seed of the mapping engine (and of RANDOM); remap k uses seed + k */
   double balrat;               /**< load imbalance allowed to SCOTCH (0: engine default) */
   size_t mem_limit;            /**< bytes packed+received per migration round per rank (0: 64 MiB) */
@@ -164,12 +165,11 @@ typedef struct {
 } rta_lb_stats_t;
 
 /**
- * \brief Fills \a cfg with the defaults: rta_policy_config_default(),
+ * \brief Fills \a cfg with the defaults: rta_policy_config_init(),
  * two-phase strategy, seed 0, engine balance, 64 MiB rounds, task times,
- * environment overrides on.
- * \return 0; BALLAST_EINVAL for NULL. Thread safe.
+ * environment overrides on. NULL does nothing. Thread safe.
  */
-BALLAST_API int rta_lb_config_default(rta_lb_config_t *cfg);
+BALLAST_API void rta_lb_config_init(rta_lb_config_t *cfg);
 
 /**
  * \brief Defines a load-balancing context over \a comm for the subtree under
@@ -183,8 +183,8 @@ BALLAST_API int rta_lb_config_default(rta_lb_config_t *cfg);
  * \param comm the application's communicator (not freed, not kept: ballast
  *        works on duplicates).
  * \param root this process's handle of the shared root.
- * \param cfg NULL for rta_lb_config_default().
- * \param ctx receives the context (destroy with rta_destroy_lb_context()).
+ * \param cfg NULL for rta_lb_config_init().
+ * \param ctx receives the context (destroy with rta_lb_destroy()).
  * \param out_comm receives the communicator the application must use from
  *        now on (owned by ballast: see the file's description). May be NULL.
  * \return 0; BALLAST_EINVAL for NULL arguments, MPI_COMM_NULL, an
@@ -206,10 +206,10 @@ BALLAST_API int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
  * and policy. The tasks stay. Collective over the context's processes; NULL
  * does nothing. \return 0; BALLAST_EMPI when freeing a communicator failed.
  */
-BALLAST_API int rta_destroy_lb_context(rta_lb_context_t *ctx);
+BALLAST_API int rta_lb_destroy(rta_lb_context_t *ctx);
 
 /**
- * \brief The load-balancing call (seed form): finds the context whose
+ * \brief The load-balancing call in its CRESTA form: finds the context whose
  * application communicator is \a *comm and calls rta_lb_perform().
  * \return rta_lb_perform()'s codes; BALLAST_EINVAL for NULL;
  * BALLAST_ENOTFOUND when no context owns \a *comm (nothing is done, the call
@@ -255,7 +255,7 @@ BALLAST_API int rta_lb_placement(const rta_lb_context_t *ctx);
  * \return 0 and \a *rank; BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND when
  * \a key is not a leaf of the context (as of its last mapping).
  */
-BALLAST_API int rta_task_owner(const rta_lb_context_t *ctx, const char *key,
+BALLAST_API int rta_lb_task_owner(const rta_lb_context_t *ctx, const char *key,
                                int *rank);
 
 /** \brief Number of leaf tasks of the context (all ranks), as of its last mapping. */
@@ -278,7 +278,7 @@ BALLAST_API rta_task_t *rta_lb_local_task(const rta_lb_context_t *ctx, int i);
  * context. The communicator is owned by ballast and valid until the next
  * committed remap or the context's destruction.
  */
-BALLAST_API int rta_task_comm(const rta_lb_context_t *ctx, const char *key,
+BALLAST_API int rta_lb_task_comm(const rta_lb_context_t *ctx, const char *key,
                               MPI_Comm *comm);
 
 /**
@@ -286,7 +286,7 @@ BALLAST_API int rta_task_comm(const rta_lb_context_t *ctx, const char *key,
  * \return 0; BALLAST_EINVAL; BALLAST_ENOTFOUND; BALLAST_ESIZE when \a n is
  * smaller than the gang.
  */
-BALLAST_API int rta_task_gang_ranks(const rta_lb_context_t *ctx,
+BALLAST_API int rta_lb_gang_ranks(const rta_lb_context_t *ctx,
                                     const char *key, int *ranks, int n);
 
 /** \brief The last decision taken (zeroed before the first). \return 0; BALLAST_EINVAL. */
@@ -294,7 +294,7 @@ BALLAST_API int rta_lb_last_decision(const rta_lb_context_t *ctx,
                                      rta_decision_t *d);
 
 /** \brief The context's counters. \return 0; BALLAST_EINVAL. */
-BALLAST_API int rta_lb_get_stats(const rta_lb_context_t *ctx,
+BALLAST_API int rta_lb_stats(const rta_lb_context_t *ctx,
                                  rta_lb_stats_t *s);
 
 /**
@@ -317,6 +317,30 @@ BALLAST_API const rta_policy_config_t *rta_lb_policy(const rta_lb_context_t *ctx
  */
 BALLAST_API int rta_task_array_dims(const rta_task_t *task, void **array,
                                     int64_t *dims);
+
+/* ---- deprecated names ---------------------------------------------------- */
+/* Names of an earlier version of this API, kept as real exported functions so
+ * that programs built against them, LD_PRELOAD tools and the Fortran module
+ * keep working. Each behaves exactly as the function it names. New code uses
+ * the new names. */
+
+/** \brief Deprecated: old name of rta_lb_config_init(). \return 0;
+ * BALLAST_EINVAL for NULL. */
+BALLAST_API int rta_lb_config_default(rta_lb_config_t *cfg);
+/** \brief Deprecated: old name of rta_lb_destroy(). */
+BALLAST_API int rta_destroy_lb_context(rta_lb_context_t *ctx);
+/** \brief Deprecated: old name of rta_lb_task_owner(). */
+BALLAST_API int rta_task_owner(const rta_lb_context_t *ctx, const char *key,
+                               int *rank);
+/** \brief Deprecated: old name of rta_lb_task_comm(). */
+BALLAST_API int rta_task_comm(const rta_lb_context_t *ctx, const char *key,
+                              MPI_Comm *comm);
+/** \brief Deprecated: old name of rta_lb_gang_ranks(). */
+BALLAST_API int rta_task_gang_ranks(const rta_lb_context_t *ctx,
+                                    const char *key, int *ranks, int n);
+/** \brief Deprecated: old name of rta_lb_stats(). */
+BALLAST_API int rta_lb_get_stats(const rta_lb_context_t *ctx,
+                                 rta_lb_stats_t *s);
 
 #ifdef __cplusplus
 }

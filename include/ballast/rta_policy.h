@@ -41,7 +41,7 @@ typedef enum {
   RTA_POLICY_AUTO = 2      /**< remap when imbalance and predicted gain justify it */
 } rta_policy_mode_t;
 
-/** Configuration of a policy. Fill with rta_policy_config_default(). */
+/** Configuration of a policy. Fill with rta_policy_config_init(). */
 typedef struct {
   rta_policy_mode_t mode; /**< default RTA_POLICY_AUTO */
   int warmup;             /**< steps skipped at start and after a remap (default 5) */
@@ -81,9 +81,9 @@ typedef struct rta_policy rta_policy_t;
 
 /**
  * \brief Fills \a cfg with the defaults listed in rta_policy_config_t.
- * \return 0, or BALLAST_EINVAL when cfg is NULL. Thread safe.
+ * NULL does nothing. Thread safe.
  */
-BALLAST_API int rta_policy_config_default(rta_policy_config_t *cfg);
+BALLAST_API void rta_policy_config_init(rta_policy_config_t *cfg);
 
 /**
  * \brief Overrides fields of \a cfg from the environment:
@@ -137,6 +137,16 @@ BALLAST_API int rta_policy_remapped(rta_policy_t *p, double cost_seconds);
 
 /** \brief The policy's configuration after validation (read-only). */
 BALLAST_API const rta_policy_config_t *rta_policy_config(const rta_policy_t *p);
+
+/* ---- deprecated names ---------------------------------------------------- */
+/* Names of an earlier version of this API, kept as real exported functions so
+ * that programs built against them, LD_PRELOAD tools and the Fortran module
+ * keep working. Each behaves exactly as the function it names. New code uses
+ * the new names. */
+
+/** \brief Deprecated: old name of rta_policy_config_init(). \return 0;
+ * BALLAST_EINVAL for NULL. */
+BALLAST_API int rta_policy_config_default(rta_policy_config_t *cfg);
 
 #ifdef __cplusplus
 }

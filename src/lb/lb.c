@@ -262,7 +262,7 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
   return 0;
 }
 
-int rta_destroy_lb_context(rta_lb_context_t *ctx) {
+int rta_lb_destroy(rta_lb_context_t *ctx) {
   if (!ctx)
     return 0;
   for (rta_lb_context_t **p = &contexts; *p; p = &(*p)->next)
@@ -663,7 +663,7 @@ int rta_lb_placement(const rta_lb_context_t *ctx) {
   return ctx ? ctx->placement : -1;
 }
 
-int rta_task_owner(const rta_lb_context_t *ctx, const char *key, int *rank) {
+int rta_lb_task_owner(const rta_lb_context_t *ctx, const char *key, int *rank) {
   if (!ctx || !key || !rank)
     return BALLAST_EINVAL;
   int64_t v = rta_mapping_find(ctx->mapping, key);
@@ -683,7 +683,7 @@ rta_task_t *rta_lb_local_task(const rta_lb_context_t *ctx, int i) {
   return (ctx && i >= 0 && i < ctx->nlocal) ? ctx->local[i] : NULL;
 }
 
-int rta_task_comm(const rta_lb_context_t *ctx, const char *key, MPI_Comm *comm) {
+int rta_lb_task_comm(const rta_lb_context_t *ctx, const char *key, MPI_Comm *comm) {
   if (!ctx || !key || !comm)
     return BALLAST_EINVAL;
   const rta__gang_t *g = gang_of(ctx->gangs, ctx->ngangs, key);
@@ -691,8 +691,8 @@ int rta_task_comm(const rta_lb_context_t *ctx, const char *key, MPI_Comm *comm) 
   return g ? 0 : BALLAST_ENOTFOUND;
 }
 
-int rta_task_gang_ranks(const rta_lb_context_t *ctx, const char *key,
-                        int *ranks, int n) {
+int rta_lb_gang_ranks(const rta_lb_context_t *ctx, const char *key,
+                      int *ranks, int n) {
   if (!ctx || !key || !ranks)
     return BALLAST_EINVAL;
   const rta__gang_t *g = gang_of(ctx->gangs, ctx->ngangs, key);
@@ -711,7 +711,7 @@ int rta_lb_last_decision(const rta_lb_context_t *ctx, rta_decision_t *d) {
   return 0;
 }
 
-int rta_lb_get_stats(const rta_lb_context_t *ctx, rta_lb_stats_t *s) {
+int rta_lb_stats(const rta_lb_context_t *ctx, rta_lb_stats_t *s) {
   if (!ctx || !s)
     return BALLAST_EINVAL;
   *s = ctx->stats;
@@ -728,4 +728,21 @@ int rta_lb_last_error(const rta_lb_context_t *ctx, int *rank, int *code) {
 
 const rta_policy_config_t *rta_lb_policy(const rta_lb_context_t *ctx) {
   return ctx ? rta_policy_config(ctx->policy) : NULL;
+}
+
+/* Deprecated names (see the public header), kept as real functions. */
+void rta_lb_config_init(rta_lb_config_t *cfg) { (void)rta_lb_config_default(cfg); }
+int rta_destroy_lb_context(rta_lb_context_t *ctx) { return rta_lb_destroy(ctx); }
+int rta_task_owner(const rta_lb_context_t *ctx, const char *key, int *rank) {
+  return rta_lb_task_owner(ctx, key, rank);
+}
+int rta_task_comm(const rta_lb_context_t *ctx, const char *key, MPI_Comm *comm) {
+  return rta_lb_task_comm(ctx, key, comm);
+}
+int rta_task_gang_ranks(const rta_lb_context_t *ctx, const char *key, int *ranks,
+                        int n) {
+  return rta_lb_gang_ranks(ctx, key, ranks, n);
+}
+int rta_lb_get_stats(const rta_lb_context_t *ctx, rta_lb_stats_t *s) {
+  return rta_lb_stats(ctx, s);
 }

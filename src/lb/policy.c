@@ -298,3 +298,7 @@ int rta_policy_remapped(rta_policy_t *p, double cost_seconds) {
   p->warm_left = p->cfg.warmup;
   return 0;
 }
+
+void rta_policy_config_init(rta_policy_config_t *cfg) {
+  (void)rta_policy_config_default(cfg);
+}

@@ -63,9 +63,8 @@ BALLAST_API int pia_get_activity_data(pia_actdata_t *data, pia_act_t act) {
   return act_add(data, act, PIA_REGION_ALL);
 }
 
-BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
-                                                pia_act_t act,
-                                                pia_regid_t region) {
+BALLAST_API int pia_region_activity_data(pia_regid_t region, pia_act_t act,
+                                         pia_actdata_t *data) {
   return act_add(data, act, region);
 }
 
@@ -110,8 +109,8 @@ static int partner_check(const void *out, int region) {
   return 0;
 }
 
-BALLAST_API int pia_get_partner_data(pia_partnerdata_t *out, int peer,
-                                     pia_regid_t region) {
+BALLAST_API int pia_partner_data(int peer, pia_regid_t region,
+                                 pia_partnerdata_t *out) {
   int rc = partner_check(out, region);
   if (rc < 0)
     return rc;
@@ -123,8 +122,8 @@ BALLAST_API int pia_get_partner_data(pia_partnerdata_t *out, int peer,
   return partner_read(out, peer, region);
 }
 
-BALLAST_API int pia_get_partner_volumes(pia_partnerdata_t *out, int n,
-                                        pia_regid_t region) {
+BALLAST_API int pia_partner_volumes(int n, pia_regid_t region,
+                                    pia_partnerdata_t *out) {
   int rc = partner_check(out, region);
   if (rc < 0)
     return rc;
@@ -139,4 +138,19 @@ BALLAST_API int pia_get_partner_volumes(pia_partnerdata_t *out, int n,
     if ((rc = partner_read(&out[peer], peer, region)) < 0)
       return rc;
   return 0;
+}
+
+/* Deprecated names (see the public header), kept as real functions. */
+BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
+                                                pia_act_t act,
+                                                pia_regid_t region) {
+  return pia_region_activity_data(region, act, data);
+}
+BALLAST_API int pia_get_partner_data(pia_partnerdata_t *out, int peer,
+                                     pia_regid_t region) {
+  return pia_partner_data(peer, region, out);
+}
+BALLAST_API int pia_get_partner_volumes(pia_partnerdata_t *out, int n,
+                                        pia_regid_t region) {
+  return pia_partner_volumes(n, region, out);
 }

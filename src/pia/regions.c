@@ -13,7 +13,7 @@ BALLAST_API pia_regid_t pia_find_region_by_name(const char *name) {
   return id >= 0 ? id : BALLAST_ENOTFOUND;
 }
 
-BALLAST_API pia_regid_t pia_find_child_region(pia_regid_t parent,
+BALLAST_API pia_regid_t pia_region_find_child(pia_regid_t parent,
                                               const char *name) {
   if (!name || !name[0])
     return BALLAST_EINVAL;
@@ -43,7 +43,7 @@ static int path_check(const char *path) {
   }
 }
 
-BALLAST_API pia_regid_t pia_find_region_by_path(const char *path) {
+BALLAST_API pia_regid_t pia_region_find_by_path(const char *path) {
   if (!path)
     return BALLAST_EINVAL;
   if (*path == '/')
@@ -85,13 +85,13 @@ BALLAST_API int pia_get_region_data(pia_regdata_t *data, pia_regid_t id) {
   return 0;
 }
 
-BALLAST_API pia_regid_t pia_current_region(void) {
+BALLAST_API pia_regid_t pia_region_current(void) {
   return mon__region_current();
 }
 
 /* mon answers "none" (root's parent, no child, last sibling) with a negative
  * value; PIA documents BALLAST_ENOTFOUND for all of them. */
-BALLAST_API pia_regid_t pia_parent_region(pia_regid_t id) {
+BALLAST_API pia_regid_t pia_region_parent(pia_regid_t id) {
   int rc = pia__check_region(id);
   if (rc < 0)
     return rc;
@@ -99,7 +99,7 @@ BALLAST_API pia_regid_t pia_parent_region(pia_regid_t id) {
   return p >= 0 ? p : BALLAST_ENOTFOUND;
 }
 
-BALLAST_API pia_regid_t pia_child_region(pia_regid_t id) {
+BALLAST_API pia_regid_t pia_region_child(pia_regid_t id) {
   int rc = pia__check_region(id);
   if (rc < 0)
     return rc;
@@ -107,10 +107,23 @@ BALLAST_API pia_regid_t pia_child_region(pia_regid_t id) {
   return c >= 0 ? c : BALLAST_ENOTFOUND;
 }
 
-BALLAST_API pia_regid_t pia_next_region(pia_regid_t id) {
+BALLAST_API pia_regid_t pia_region_next(pia_regid_t id) {
   int rc = pia__check_region(id);
   if (rc < 0)
     return rc;
   int s = mon__region_next_sibling(id);
   return s >= 0 ? s : BALLAST_ENOTFOUND;
 }
+
+/* Deprecated names (see the public header), kept as real functions. */
+BALLAST_API pia_regid_t pia_find_child_region(pia_regid_t parent,
+                                              const char *name) {
+  return pia_region_find_child(parent, name);
+}
+BALLAST_API pia_regid_t pia_find_region_by_path(const char *path) {
+  return pia_region_find_by_path(path);
+}
+BALLAST_API pia_regid_t pia_current_region(void) { return pia_region_current(); }
+BALLAST_API pia_regid_t pia_parent_region(pia_regid_t id) { return pia_region_parent(id); }
+BALLAST_API pia_regid_t pia_child_region(pia_regid_t id) { return pia_region_child(id); }
+BALLAST_API pia_regid_t pia_next_region(pia_regid_t id) { return pia_region_next(id); }

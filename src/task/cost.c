@@ -81,7 +81,7 @@ void rta__cost_on_begin(rta_task_t *t) {
 
 /* ---- configuration --------------------------------------------------------- */
 
-int rta_set_cost_config(const rta_cost_config_t *cfg) {
+int rta_cost_config_set(const rta_cost_config_t *cfg) {
   if (!cfg || cfg->window < 1 || cfg->min_steps < 1 ||
       cfg->min_steps > cfg->window) {
     BALLAST_WARN("rta: cost config: window %d, min_steps %d (need 1 <= "
@@ -93,14 +93,14 @@ int rta_set_cost_config(const rta_cost_config_t *cfg) {
   return 0;
 }
 
-int rta_get_cost_config(rta_cost_config_t *cfg) {
+int rta_cost_config_get(rta_cost_config_t *cfg) {
   if (!cfg)
     return BALLAST_EINVAL;
   *cfg = config;
   return 0;
 }
 
-int rta_set_window(int n) {
+int rta_cost_set_window(int n) {
   rta_cost_config_t c = config;
   c.window = n;
   if (c.min_steps > n)
@@ -276,3 +276,8 @@ int rta__cost_partner_bytes(MPI_Comm comm, double *out, long long *nsteps) {
   free(v);
   return 0;
 }
+
+/* Deprecated names (see the public header), kept as real functions. */
+int rta_set_cost_config(const rta_cost_config_t *cfg) { return rta_cost_config_set(cfg); }
+int rta_get_cost_config(rta_cost_config_t *cfg) { return rta_cost_config_get(cfg); }
+int rta_set_window(int steps) { return rta_cost_set_window(steps); }

@@ -294,7 +294,7 @@ int rta__task_adopt(rta_task_t *parent, const char *name,
   return 0;
 }
 
-int rta_find_task(const char *key, rta_task_t **out) {
+int rta_task_find(const char *key, rta_task_t **out) {
   if (out)
     *out = NULL;
   int rc = rta__check_key(key);
@@ -326,7 +326,7 @@ static void remove_subtree(rta_task_t *t) {
   free_task_record(t);
 }
 
-int rta_remove_task(rta_task_t *task) {
+int rta_task_remove(rta_task_t *task) {
   if (!task)
     return BALLAST_EINVAL;
   if (subtree_open(task)) {
@@ -567,6 +567,11 @@ int rta_end_task(const char *key) {
   return rc ? rc : rta_task_end(t);
 }
 
-rta_task_t *rta_current_task(void) {
+rta_task_t *rta_task_current(void) {
   return nopen > 0 ? open_stack[nopen - 1] : NULL;
 }
+
+/* Deprecated names (see the public header), kept as real functions. */
+int rta_find_task(const char *key, rta_task_t **out) { return rta_task_find(key, out); }
+int rta_remove_task(rta_task_t *task) { return rta_task_remove(task); }
+rta_task_t *rta_current_task(void) { return rta_task_current(); }

@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
   rta_hw_destroy(hw);
   free(sbuf);
   free(rbuf);
-  CHECK_EQ(rta_remove_task(root), 0);
+  CHECK_EQ(rta_task_remove(root), 0);
   TEST_PASS("emumap phase1: heavy pairs mapped onto one node each");
   MPI_Finalize();
   return 0;

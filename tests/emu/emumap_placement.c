@@ -7,7 +7,7 @@
  * communicator: rank i hosts task i with its state intact; the heavy pairs
  * now share a node (hostnames of the ranks); a ring addressed by the ranks
  * stored before the remap reaches the same tasks; the heavy exchange still
- * reaches its partner; rta_task_owner agrees; the tasks really moved across
+ * reaches its partner; rta_lb_task_owner agrees; the tasks really moved across
  * nodes (some process changed task).
  * Launched by emumap.sh: emumap_placement NODE_A NODE_B. */
 #include <ballast/rta_lb.h>
@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   rta_task_set_data(t, p);
 
   rta_lb_config_t cfg;
-  rta_lb_config_default(&cfg);
+  rta_lb_config_init(&cfg);
   cfg.use_env = 0;
   cfg.policy.mode = RTA_POLICY_EXPLICIT;
   cfg.strategy = RTA_MAP_TWOPHASE;
@@ -119,7 +119,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_lb_last_decision(ctx, &d), 0);
   CHECK_EQ((int)d.reason, (int)RTA_REASON_EXPLICIT);
   rta_lb_stats_t st;
-  CHECK_EQ(rta_lb_get_stats(ctx, &st), 0);
+  CHECK_EQ(rta_lb_stats(ctx, &st), 0);
   CHECK_EQ(st.remaps, 1);
   CHECK_GE(st.tasks_moved, 2);
 
@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
   char key[16];
   snprintf(key, sizeof key, "pl/t%d", from);
   int owner = -1;
-  CHECK_EQ(rta_task_owner(ctx, key, &owner), 0);
+  CHECK_EQ(rta_lb_task_owner(ctx, key, &owner), 0);
   CHECK_EQ(owner, from);
   /* The application's own exchange still reaches the same partners. */
   exchange(comm, r, sbuf, rbuf);
@@ -172,8 +172,8 @@ int main(int argc, char **argv) {
   free(rbuf);
   free(q->v);
   free(q);
-  CHECK_EQ(rta_destroy_lb_context(ctx), 0);
-  CHECK_EQ(rta_remove_task(root), 0);
+  CHECK_EQ(rta_lb_destroy(ctx), 0);
+  CHECK_EQ(rta_task_remove(root), 0);
   TEST_PASS("emumap placement: permutation across nodes, heavy pairs on one "
             "node, ring by old ranks");
   MPI_Finalize();

@@ -76,7 +76,7 @@ static void run_steps(rta_lb_context_t *ctx) {
 static void test_auto(void) {
   rta_task_t *root = setup("au");
   rta_lb_config_t cfg;
-  rta_lb_config_default(&cfg);
+  rta_lb_config_init(&cfg);
   cfg.use_env = 0;
   cfg.policy.mode = RTA_POLICY_AUTO;
   cfg.policy.warmup = 2;
@@ -97,7 +97,7 @@ static void test_auto(void) {
     rta_decision_t d;
     rta_lb_stats_t s;
     CHECK_EQ(rta_lb_last_decision(ctx, &d), 0);
-    CHECK_EQ(rta_lb_get_stats(ctx, &s), 0);
+    CHECK_EQ(rta_lb_stats(ctx, &s), 0);
     /* A remap happened exactly when the policy said so. */
     CHECK_EQ(s.remaps + s.failed_remaps, remaps + d.remap);
     since++;
@@ -119,7 +119,7 @@ static void test_auto(void) {
   }
   CHECK_GE(first_remap_step, 0);
   rta_lb_stats_t s;
-  rta_lb_get_stats(ctx, &s);
+  rta_lb_stats(ctx, &s);
   CHECK_GE(s.remaps, 1);
   CHECK_EQ(s.failed_remaps, 0);
   CHECK_GT(s.tasks_moved, 0);
@@ -129,8 +129,8 @@ static void test_auto(void) {
   CHECK_DLT(after, before);
   total_remaps += s.remaps;
   total_moved += s.tasks_moved;
-  CHECK_EQ(rta_destroy_lb_context(ctx), 0);
-  CHECK_EQ(rta_remove_task(root), 0);
+  CHECK_EQ(rta_lb_destroy(ctx), 0);
+  CHECK_EQ(rta_task_remove(root), 0);
   TEST_PASS("lbauto: remaps exactly when the policy says, work spread");
 }
 
@@ -138,7 +138,7 @@ static void test_env_off(void) {
   setenv("BALLAST_LB", "off", 1);
   rta_task_t *root = setup("off");
   rta_lb_config_t cfg;
-  rta_lb_config_default(&cfg); /* auto in code, off from the environment */
+  rta_lb_config_init(&cfg); /* auto in code, off from the environment */
   rta_lb_context_t *ctx;
   MPI_Comm comm;
   CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
@@ -152,7 +152,7 @@ static void test_env_off(void) {
   }
   CHECK_EQ(rta_steps(), steps0); /* no step closed, nothing measured */
   rta_lb_stats_t s;
-  rta_lb_get_stats(ctx, &s);
+  rta_lb_stats(ctx, &s);
   CHECK_EQ(s.calls, 30);
   CHECK_EQ(s.steps, 0);
   CHECK_EQ(s.remaps, 0);
@@ -161,8 +161,8 @@ static void test_env_off(void) {
   rta_lb_last_decision(ctx, &d);
   CHECK_EQ(d.remap, 0);
   CHECK_DGT(work_imbalance(ctx), 1.5); /* nothing moved */
-  CHECK_EQ(rta_destroy_lb_context(ctx), 0);
-  CHECK_EQ(rta_remove_task(root), 0);
+  CHECK_EQ(rta_lb_destroy(ctx), 0);
+  CHECK_EQ(rta_task_remove(root), 0);
 
   /* explicit from the environment: every call remaps */
   setenv("BALLAST_LB", "explicit", 1);
@@ -174,12 +174,12 @@ static void test_env_off(void) {
     rta_lb_last_decision(ctx, &d);
     CHECK_EQ((int)d.reason, (int)RTA_REASON_EXPLICIT);
   }
-  rta_lb_get_stats(ctx, &s);
+  rta_lb_stats(ctx, &s);
   CHECK_EQ(s.remaps, 3);
   total_remaps += s.remaps;
   total_moved += s.tasks_moved;
-  CHECK_EQ(rta_destroy_lb_context(ctx), 0);
-  CHECK_EQ(rta_remove_task(root), 0);
+  CHECK_EQ(rta_lb_destroy(ctx), 0);
+  CHECK_EQ(rta_task_remove(root), 0);
   unsetenv("BALLAST_LB");
   TEST_PASS("lbauto: BALLAST_LB=off does nothing, explicit overrides");
 }

@@ -16,13 +16,13 @@ static int node_of(int rank) { return rank / 2; }
 
 static void check_gang(rta_lb_context_t *ctx, const char *key) {
   int ranks[2] = {-1, -1}, small[1];
-  CHECK_EQ(rta_task_gang_ranks(ctx, key, small, 1), BALLAST_ESIZE);
-  CHECK_EQ(rta_task_gang_ranks(ctx, key, ranks, 2), 0);
+  CHECK_EQ(rta_lb_gang_ranks(ctx, key, small, 1), BALLAST_ESIZE);
+  CHECK_EQ(rta_lb_gang_ranks(ctx, key, ranks, 2), 0);
   CHECK(ranks[0] >= 0 && ranks[0] < np && ranks[1] >= 0 && ranks[1] < np);
   CHECK_NE(ranks[0], ranks[1]);
   CHECK_EQ(node_of(ranks[0]), node_of(ranks[1])); /* one node */
   MPI_Comm gc;
-  CHECK_EQ(rta_task_comm(ctx, key, &gc), 0);
+  CHECK_EQ(rta_lb_task_comm(ctx, key, &gc), 0);
   int member = me == ranks[0] || me == ranks[1];
   CHECK_EQ(gc != MPI_COMM_NULL, member);
   if (member) {
@@ -33,7 +33,7 @@ static void check_gang(rta_lb_context_t *ctx, const char *key) {
     CHECK_EQ(sum, ranks[0] + ranks[1]);
   }
   int owner = -1;
-  CHECK_EQ(rta_task_owner(ctx, key, &owner), 0);
+  CHECK_EQ(rta_lb_task_owner(ctx, key, &owner), 0);
   CHECK_EQ(owner, ranks[0]);
 }
 
@@ -60,7 +60,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_define_task(root, 1, &nm, NULL, NULL), 0);
 
   rta_lb_config_t cfg;
-  rta_lb_config_default(&cfg);
+  rta_lb_config_init(&cfg);
   cfg.use_env = 0;
   cfg.policy.mode = RTA_POLICY_EXPLICIT;
   cfg.strategy = RTA_MAP_RANDOM;
@@ -70,21 +70,21 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_lb_ntasks(ctx), 6);
   /* At definition a gang starts on its definer's node. */
   int r[2];
-  rta_task_gang_ranks(ctx, "g/gang0", r, 2);
+  rta_lb_gang_ranks(ctx, "g/gang0", r, 2);
   CHECK_EQ(node_of(r[0]), node_of(1));
-  rta_task_gang_ranks(ctx, "g/gang1", r, 2);
+  rta_lb_gang_ranks(ctx, "g/gang1", r, 2);
   CHECK_EQ(node_of(r[0]), node_of(2));
   check_gang(ctx, "g/gang0");
   check_gang(ctx, "g/gang1");
-  CHECK_EQ(rta_task_comm(ctx, "g/s0", &comm), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_lb_task_comm(ctx, "g/s0", &comm), BALLAST_ENOTFOUND);
   comm = rta_lb_comm(ctx);
   for (int k = 0; k < 8; k++) {
     CHECK_EQ(rta_perform_load_balancing(&comm), 0);
     check_gang(ctx, "g/gang0");
     check_gang(ctx, "g/gang1");
   }
-  CHECK_EQ(rta_destroy_lb_context(ctx), 0);
-  CHECK_EQ(rta_remove_task(root), 0);
+  CHECK_EQ(rta_lb_destroy(ctx), 0);
+  CHECK_EQ(rta_task_remove(root), 0);
 
   /* A gang of 3 fits no node of 2 slots. */
   const char *rb = "big";
@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
   int rc = rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm);
   CHECK_EQ(rc, BALLAST_ETOOBIG);
   CHECK(ctx == NULL);
-  CHECK_EQ(rta_remove_task(root), 0);
+  CHECK_EQ(rta_task_remove(root), 0);
   TEST_PASS("lbgang: gangs on one node, sub-communicators, ETOOBIG");
   rta_reset();
   MPI_Finalize();

@@ -104,7 +104,7 @@ static unsigned own_groups(void) {
     char key[32];
     snprintf(key, sizeof key, "mp/own%d", r);
     rta_task_t *t;
-    if (rta_find_task(key, &t) == 0)
+    if (rta_task_find(key, &t) == 0)
       bits |= 1u << r;
   }
   return bits;
@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
   const int64_t total = (int64_t)np * (K + NOWN);
 
   rta_lb_config_t cfg;
-  rta_lb_config_default(&cfg);
+  rta_lb_config_init(&cfg);
   cfg.use_env = 0;
   cfg.policy.mode = RTA_POLICY_EXPLICIT;
   cfg.strategy = RTA_MAP_RANDOM;
@@ -183,7 +183,7 @@ int main(int argc, char **argv) {
     free(*slot);
     free(slot);
   }
-  CHECK_EQ(rta_destroy_lb_context(ctx), 0);
+  CHECK_EQ(rta_lb_destroy(ctx), 0);
   rta_reset();
   TEST_PASS("lb_parent");
   MPI_Finalize();

@@ -319,7 +319,7 @@ static void test_context(void) {
     register_arrays(t, s, rows_of(id));
   }
   rta_lb_config_t cfg;
-  rta_lb_config_default(&cfg);
+  rta_lb_config_init(&cfg);
   cfg.use_env = 0;
   cfg.policy.mode = RTA_POLICY_EXPLICIT;
   cfg.strategy = RTA_MAP_RANDOM;
@@ -388,9 +388,9 @@ static void test_context(void) {
     free(s->k);
     free(s);
   }
-  CHECK_EQ(rta_destroy_lb_context(ctx), 0);
+  CHECK_EQ(rta_lb_destroy(ctx), 0);
   CHECK_EQ(rta__mig_pool_held(), 0); /* every cached byte returned */
-  CHECK_EQ(rta_remove_task(root), 0);
+  CHECK_EQ(rta_task_remove(root), 0);
 }
 
 int main(int argc, char **argv) {

@@ -21,7 +21,7 @@ static double urand(void) {
 static rta_policy_t *make(int nranks, int warmup, int window, double threshold,
                           int horizon, double cost) {
   rta_policy_config_t c;
-  CHECK_EQ(rta_policy_config_default(&c), 0);
+  rta_policy_config_init(&c);
   c.warmup = warmup;
   c.window = window;
   c.threshold = threshold;
@@ -188,7 +188,7 @@ static void test_new_warmup_after_remap(void) {
 
 static void test_off_and_explicit(void) {
   rta_policy_config_t c;
-  rta_policy_config_default(&c);
+  rta_policy_config_init(&c);
   c.mode = RTA_POLICY_OFF;
   rta_policy_t *p;
   rta_decision_t d;
@@ -209,7 +209,7 @@ static void test_off_and_explicit(void) {
 
 static void test_env_overrides(void) {
   rta_policy_config_t c;
-  rta_policy_config_default(&c);
+  rta_policy_config_init(&c);
   setenv("BALLAST_LB", "off", 1);
   setenv("BALLAST_LB_THRESHOLD", "1.25", 1);
   setenv("BALLAST_LB_WINDOW", "7", 1);
@@ -246,14 +246,16 @@ static void test_env_overrides(void) {
 static void test_bad_input(void) {
   rta_policy_t *p = NULL;
   rta_policy_config_t c;
-  rta_policy_config_default(&c);
+  rta_policy_config_init(&c);
+  rta_policy_config_init(NULL); /* does nothing */
+  /* The deprecated name keeps its int return. */
   CHECK_EQ(rta_policy_config_default(NULL), BALLAST_EINVAL);
   CHECK_EQ(rta_policy_create(&c, 0, &p), BALLAST_EINVAL);
   CHECK_EQ(rta_policy_create(&c, 2, NULL), BALLAST_EINVAL);
   c.window = 2;
   CHECK_EQ(rta_policy_create(&c, 2, &p), BALLAST_EINVAL);
   CHECK(p == NULL);
-  rta_policy_config_default(&c);
+  rta_policy_config_init(&c);
   c.threshold = 0.9;
   CHECK_EQ(rta_policy_create(&c, 2, &p), BALLAST_EINVAL);
   CHECK_EQ(rta_policy_create(NULL, 2, &p), 0);

@@ -11,18 +11,18 @@ static void check_regions(void) {
   CHECK_EQ(pia_find_region_by_name(NULL), BALLAST_EINVAL);
   CHECK_EQ(pia_find_region_by_name(""), BALLAST_EINVAL);
   CHECK_EQ(pia_find_region_by_name("no such region"), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_find_child_region(PIA_REGION_MAIN, NULL), BALLAST_EINVAL);
-  CHECK_EQ(pia_find_child_region(-3, "x"), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_find_child_region(INT_MAX, "x"), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_find_child_region(PIA_REGION_MAIN, "nope"), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_find_region_by_path(NULL), BALLAST_EINVAL);
-  CHECK_EQ(pia_find_region_by_path("x//y"), BALLAST_EINVAL);
-  CHECK_EQ(pia_find_region_by_path("x/"), BALLAST_EINVAL);
-  CHECK_EQ(pia_find_region_by_path("nope/x"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_find_child(PIA_REGION_MAIN, NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_region_find_child(-3, "x"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_find_child(INT_MAX, "x"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_find_child(PIA_REGION_MAIN, "nope"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_find_by_path(NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_region_find_by_path("x//y"), BALLAST_EINVAL);
+  CHECK_EQ(pia_region_find_by_path("x/"), BALLAST_EINVAL);
+  CHECK_EQ(pia_region_find_by_path("nope/x"), BALLAST_ENOTFOUND);
   char longname[300];
   memset(longname, 'q', sizeof longname - 1);
   longname[sizeof longname - 1] = '\0';
-  CHECK_EQ(pia_find_region_by_path(longname), BALLAST_ENAMETOOLONG);
+  CHECK_EQ(pia_region_find_by_path(longname), BALLAST_ENAMETOOLONG);
   CHECK_EQ(pia_find_region_by_name(longname), BALLAST_ENOTFOUND);
 
   pia_regdata_t r;
@@ -33,10 +33,10 @@ static void check_regions(void) {
   CHECK_EQ(pia_get_region_data(&r, pia_region_count()), BALLAST_ENOTFOUND);
   CHECK_EQ(pia_get_region_data(&r, INT_MAX), BALLAST_ENOTFOUND);
   CHECK(memcmp(&r, &keep, sizeof r) == 0);
-  CHECK_EQ(pia_parent_region(-1), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_child_region(INT_MAX), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_next_region(INT_MIN), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_next_region(PIA_REGION_MAIN), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_parent(-1), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_child(INT_MAX), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_next(INT_MIN), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_next(PIA_REGION_MAIN), BALLAST_ENOTFOUND);
 }
 
 static void check_activities(void) {
@@ -57,22 +57,22 @@ static void check_activities(void) {
   CHECK_EQ(pia_get_activity_data(NULL, send), BALLAST_EINVAL);
   CHECK_EQ(pia_get_activity_data(&d, -1), BALLAST_ENOTFOUND);
   CHECK_EQ(pia_get_activity_data(&d, pia_activity_count()), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_get_activity_data_by_region(&d, send, -7), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_get_activity_data_by_region(&d, send, INT_MAX), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_get_activity_data_by_region(NULL, send, 0), BALLAST_EINVAL);
+  CHECK_EQ(pia_region_activity_data(-7, send, &d), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_activity_data(INT_MAX, send, &d), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_activity_data(0, send, NULL), BALLAST_EINVAL);
   CHECK_EQ(d.ncalls, 42); /* untouched by failed reads */
   CHECK_EQ(d.nbytes, 43);
 
   pia_partnerdata_t p;
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  CHECK_EQ(pia_get_partner_data(NULL, 0, PIA_REGION_ALL), BALLAST_EINVAL);
-  CHECK_EQ(pia_get_partner_data(&p, -1, PIA_REGION_ALL), BALLAST_ERANGE);
-  CHECK_EQ(pia_get_partner_data(&p, size, PIA_REGION_ALL), BALLAST_ERANGE);
-  CHECK_EQ(pia_get_partner_data(&p, 0, INT_MAX), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_get_partner_volumes(&p, -1, PIA_REGION_ALL), BALLAST_EINVAL);
-  CHECK_EQ(pia_get_partner_volumes(&p, size + 1, PIA_REGION_ALL), BALLAST_ERANGE);
-  CHECK_EQ(pia_get_partner_volumes(NULL, 1, PIA_REGION_ALL), BALLAST_EINVAL);
+  CHECK_EQ(pia_partner_data(0, PIA_REGION_ALL, NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_partner_data(-1, PIA_REGION_ALL, &p), BALLAST_ERANGE);
+  CHECK_EQ(pia_partner_data(size, PIA_REGION_ALL, &p), BALLAST_ERANGE);
+  CHECK_EQ(pia_partner_data(0, INT_MAX, &p), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_partner_volumes(-1, PIA_REGION_ALL, &p), BALLAST_EINVAL);
+  CHECK_EQ(pia_partner_volumes(size + 1, PIA_REGION_ALL, &p), BALLAST_ERANGE);
+  CHECK_EQ(pia_partner_volumes(1, PIA_REGION_ALL, NULL), BALLAST_EINVAL);
 }
 
 static void check_intervals(void) {

@@ -17,14 +17,14 @@ int main(int argc, char **argv) {
   int peer = 1 - rank;
 
   pia_partnerdata_t a, b;
-  CHECK_EQ(pia_get_partner_data(&a, peer, PIA_REGION_ALL), 0);
+  CHECK_EQ(pia_partner_data(peer, PIA_REGION_ALL, &a), 0);
   int s[5] = {1, 2, 3, 4, 5}, r[9];
   /* 5 ints out, 9 ints back (each rank sends 5 + 4 * rank ints) */
   int n = 5 + 4 * rank, m = 5 + 4 * peer;
   int big[9] = {0};
   MPI_Sendrecv(rank ? big : s, n, MPI_INT, peer, 7, r, 9, MPI_INT, peer, 7,
                MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  CHECK_EQ(pia_get_partner_data(&b, peer, PIA_REGION_ALL), 0);
+  CHECK_EQ(pia_partner_data(peer, PIA_REGION_ALL, &b), 0);
   CHECK_EQ(b.nbytes - a.nbytes, 4 * n);
   CHECK_EQ(b.nmsgs - a.nmsgs, 1);
   CHECK_EQ(b.rbytes - a.rbytes, 4 * m);
@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
   pia_regdata_t d, d0a, d0b;
   CHECK_EQ(pia_get_region_data(&d0a, PIA_REGION_MAIN), 0);
   CHECK_EQ(mon_region_begin("open"), 0);
-  pia_regid_t id = pia_current_region();
+  pia_regid_t id = pia_region_current();
   CHECK_GT(id, 0);
   MPI_Barrier(MPI_COMM_WORLD);
   CHECK_EQ(pia_get_region_data(&d, id), 0);

@@ -11,8 +11,8 @@
 static void no_regions(void) {
   pia_regdata_t r;
   CHECK_EQ(pia_get_region_data(&r, PIA_REGION_MAIN), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_find_region_by_path(""), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_find_region_by_path("/"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_find_by_path(""), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_find_by_path("/"), BALLAST_ENOTFOUND);
 }
 
 int main(int argc, char **argv) {
@@ -27,8 +27,8 @@ int main(int argc, char **argv) {
   if (off) {
     no_regions();
   } else {
-    CHECK_EQ(pia_find_region_by_path(""), PIA_REGION_MAIN);
-    CHECK_EQ(pia_find_region_by_path("/"), PIA_REGION_MAIN);
+    CHECK_EQ(pia_region_find_by_path(""), PIA_REGION_MAIN);
+    CHECK_EQ(pia_region_find_by_path("/"), PIA_REGION_MAIN);
   }
 
   int buf[8] = {0};
@@ -37,16 +37,16 @@ int main(int argc, char **argv) {
   else
     MPI_Recv(buf, 8, MPI_INT, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   pia_partnerdata_t p, v[2];
-  CHECK_EQ(pia_get_partner_data(&p, peer, PIA_REGION_ALL), 0);
+  CHECK_EQ(pia_partner_data(peer, PIA_REGION_ALL, &p), 0);
   CHECK_EQ(rank == 0 ? p.nbytes : p.rbytes, off ? 0 : 32);
-  CHECK_EQ(pia_get_partner_volumes(v, 2, PIA_REGION_ALL), 0);
+  CHECK_EQ(pia_partner_volumes(2, PIA_REGION_ALL, v), 0);
   CHECK_EQ(rank == 0 ? v[peer].nbytes : v[peer].rbytes, off ? 0 : 32);
 
   MPI_Finalize();
   memset(&p, 0x5a, sizeof p);
   pia_partnerdata_t keep = p;
-  CHECK_EQ(pia_get_partner_data(&p, peer, PIA_REGION_ALL), BALLAST_ESTATE);
-  CHECK_EQ(pia_get_partner_volumes(&p, 1, PIA_REGION_ALL), BALLAST_ESTATE);
+  CHECK_EQ(pia_partner_data(peer, PIA_REGION_ALL, &p), BALLAST_ESTATE);
+  CHECK_EQ(pia_partner_volumes(1, PIA_REGION_ALL, &p), BALLAST_ESTATE);
   CHECK(memcmp(&p, &keep, sizeof p) == 0);
   if (off)
     no_regions();

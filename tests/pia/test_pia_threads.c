@@ -90,10 +90,10 @@ int main(int argc, char **argv) {
   CHECK_EQ(r.count, T); /* one instance per thread, summed over threads */
   pia_actdata_t rd;
   pia_init_activity_data(&rd);
-  CHECK_EQ(pia_get_activity_data_by_region(&rd, act, w), 0);
+  CHECK_EQ(pia_region_activity_data(w, act, &rd), 0);
   CHECK_EQ(rd.ncalls, total);
   pia_partnerdata_t p;
-  CHECK_EQ(pia_get_partner_data(&p, 1 - rank, w), 0);
+  CHECK_EQ(pia_partner_data(1 - rank, w, &p), 0);
   CHECK_EQ(rank == 0 ? p.nmsgs : p.rmsgs, total);
   CHECK_GT(reads, 0);
   pia_interval_destroy(iv);

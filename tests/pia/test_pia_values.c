@@ -81,43 +81,43 @@ static void check_activities(int rank, double wall) {
   /* By region: all of it happened in "comm", none in the whole-program
    * region itself (exclusive attribution). */
   pia_init_activity_data(&d);
-  CHECK_EQ(pia_get_activity_data_by_region(&d, mine, comm), 0);
+  CHECK_EQ(pia_region_activity_data(comm, mine, &d), 0);
   CHECK_EQ(d.ncalls, N);
   CHECK_EQ(d.nbytes, (long long)N * K * 4);
   pia_init_activity_data(&d);
-  CHECK_EQ(pia_get_activity_data_by_region(&d, mine, PIA_REGION_MAIN), 0);
+  CHECK_EQ(pia_region_activity_data(PIA_REGION_MAIN, mine, &d), 0);
   CHECK_EQ(d.ncalls, 0);
   pia_init_activity_data(&d);
-  CHECK_EQ(pia_get_activity_data_by_region(&d, mine, PIA_REGION_ALL), 0);
+  CHECK_EQ(pia_region_activity_data(PIA_REGION_ALL, mine, &d), 0);
   CHECK_EQ(d.ncalls, N);
 
   /* Groups: in "comm" only Send/Recv ran, so P2P and ALL equal them. */
   pia_actdata_t g, s;
   pia_init_activity_data(&g);
   pia_init_activity_data(&s);
-  CHECK_EQ(pia_get_activity_data_by_region(&g, p2p, comm), 0);
-  CHECK_EQ(pia_get_activity_data_by_region(&s, send, comm), 0);
-  CHECK_EQ(pia_get_activity_data_by_region(&s, recv, comm), 0);
+  CHECK_EQ(pia_region_activity_data(comm, p2p, &g), 0);
+  CHECK_EQ(pia_region_activity_data(comm, send, &s), 0);
+  CHECK_EQ(pia_region_activity_data(comm, recv, &s), 0);
   CHECK_EQ(g.ncalls, s.ncalls);
   CHECK_EQ(g.nbytes, s.nbytes);
   CHECK_NEAR(g.tsum, s.tsum, 1e-9);
   pia_init_activity_data(&g);
-  CHECK_EQ(pia_get_activity_data_by_region(&g, all, comm), 0);
+  CHECK_EQ(pia_region_activity_data(comm, all, &g), 0);
   CHECK_EQ(g.ncalls, N);
 
   /* Partners: world rank of the peer. */
   int peer = 1 - rank;
   pia_partnerdata_t p;
-  CHECK_EQ(pia_get_partner_data(&p, peer, PIA_REGION_ALL), 0);
+  CHECK_EQ(pia_partner_data(peer, PIA_REGION_ALL, &p), 0);
   CHECK_EQ(rank == 0 ? p.nbytes : p.rbytes, (long long)N * K * 4);
   CHECK_EQ(rank == 0 ? p.nmsgs : p.rmsgs, N);
   CHECK_EQ(rank == 0 ? p.rbytes : p.nbytes, 0);
-  CHECK_EQ(pia_get_partner_data(&p, peer, comm), 0);
+  CHECK_EQ(pia_partner_data(peer, comm, &p), 0);
   CHECK_EQ(rank == 0 ? p.nmsgs : p.rmsgs, N);
-  CHECK_EQ(pia_get_partner_data(&p, peer, PIA_REGION_MAIN), 0);
+  CHECK_EQ(pia_partner_data(peer, PIA_REGION_MAIN, &p), 0);
   CHECK_EQ(p.nmsgs + p.rmsgs, 0);
   pia_partnerdata_t v[2];
-  CHECK_EQ(pia_get_partner_volumes(v, 2, PIA_REGION_ALL), 0);
+  CHECK_EQ(pia_partner_volumes(2, PIA_REGION_ALL, v), 0);
   CHECK_EQ(v[rank].nbytes + v[rank].rbytes, 0);
   CHECK_EQ(v[peer].nbytes + v[peer].rbytes, (long long)N * K * 4);
 }
@@ -133,19 +133,19 @@ static void check_tree(double tstart) {
     mon_region_end("a");
     mon_region_begin("d");
     mon_region_begin("b");
-    CHECK_EQ(pia_current_region(), pia_find_region_by_path("d/b"));
+    CHECK_EQ(pia_region_current(), pia_region_find_by_path("d/b"));
     mon_region_begin("a");
     mon_region_end("a");
     mon_region_end("b");
     mon_region_end("d");
   }
-  CHECK_EQ(pia_current_region(), PIA_REGION_MAIN);
-  pia_regid_t a = pia_find_child_region(PIA_REGION_MAIN, "a");
-  pia_regid_t ab = pia_find_child_region(a, "b");
-  pia_regid_t ac = pia_find_child_region(a, "c");
-  pia_regid_t d = pia_find_region_by_path("/d");
-  pia_regid_t db = pia_find_region_by_path("d/b");
-  pia_regid_t dba = pia_find_region_by_path("d/b/a");
+  CHECK_EQ(pia_region_current(), PIA_REGION_MAIN);
+  pia_regid_t a = pia_region_find_child(PIA_REGION_MAIN, "a");
+  pia_regid_t ab = pia_region_find_child(a, "b");
+  pia_regid_t ac = pia_region_find_child(a, "c");
+  pia_regid_t d = pia_region_find_by_path("/d");
+  pia_regid_t db = pia_region_find_by_path("d/b");
+  pia_regid_t dba = pia_region_find_by_path("d/b/a");
   CHECK_GT(a, 0);
   CHECK_GT(ab, 0);
   CHECK_GT(ac, 0);
@@ -157,20 +157,20 @@ static void check_tree(double tstart) {
   /* by name: the first created */
   CHECK_EQ(pia_find_region_by_name("b"), ab);
   CHECK_EQ(pia_find_region_by_name("a"), a);
-  CHECK_EQ(pia_find_region_by_path("a/b"), ab);
-  CHECK_EQ(pia_find_region_by_path(""), PIA_REGION_MAIN);
+  CHECK_EQ(pia_region_find_by_path("a/b"), ab);
+  CHECK_EQ(pia_region_find_by_path(""), PIA_REGION_MAIN);
   /* navigation */
-  CHECK_EQ(pia_parent_region(ab), a);
-  CHECK_EQ(pia_parent_region(db), d);
-  CHECK_EQ(pia_parent_region(a), PIA_REGION_MAIN);
-  CHECK_EQ(pia_parent_region(PIA_REGION_MAIN), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_child_region(a), ac); /* newest first */
-  CHECK_EQ(pia_next_region(ac), ab);
-  CHECK_EQ(pia_next_region(ab), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_child_region(ac), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_parent(ab), a);
+  CHECK_EQ(pia_region_parent(db), d);
+  CHECK_EQ(pia_region_parent(a), PIA_REGION_MAIN);
+  CHECK_EQ(pia_region_parent(PIA_REGION_MAIN), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_child(a), ac); /* newest first */
+  CHECK_EQ(pia_region_next(ac), ab);
+  CHECK_EQ(pia_region_next(ab), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_child(ac), BALLAST_ENOTFOUND);
   int top = 0, sawa = 0, sawd = 0;
-  for (pia_regid_t c = pia_child_region(PIA_REGION_MAIN); c >= 0;
-       c = pia_next_region(c)) {
+  for (pia_regid_t c = pia_region_child(PIA_REGION_MAIN); c >= 0;
+       c = pia_region_next(c)) {
     top++;
     sawa += c == a;
     sawd += c == d;
@@ -206,8 +206,8 @@ static void check_tree(double tstart) {
     mon_region_end(name);
   }
   CHECK_GE(pia_region_count(), 2000 + 7);
-  CHECK_EQ(pia_find_region_by_path("a/b"), ab);
-  CHECK_EQ(pia_find_region_by_path("d/b/a"), dba);
+  CHECK_EQ(pia_region_find_by_path("a/b"), ab);
+  CHECK_EQ(pia_region_find_by_path("d/b/a"), dba);
   CHECK_EQ(pia_find_region_by_name("b"), ab);
   CHECK_EQ(pia_get_region_data(&r, ab), 0);
   CHECK_STREQ(r.name, "b");

@@ -14,7 +14,7 @@ static size_t r8(size_t n) { return (n + 7) / 8 * 8; }
 
 static rta_task_t *leaf(const char *name) {
   rta_task_t *root = NULL, *t = NULL;
-  if (rta_find_task("arr", &root) != 0) {
+  if (rta_task_find("arr", &root) != 0) {
     const char *rn[] = {"arr"};
     CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
   }

@@ -55,7 +55,7 @@ static void monitoring_off(void) {
  * loaded machine can be repeated. */
 static int run_attempt(int attempt) {
   rta_cost_config_t cfg = {4, 3};
-  CHECK_EQ(rta_set_cost_config(&cfg), 0);
+  CHECK_EQ(rta_cost_config_set(&cfg), 0);
   rta_task_t *root, *k[4];
   const char *rn[] = {"cost"};
   const char *kn[] = {"a", "b", "c", "once"};
@@ -128,8 +128,8 @@ static int run_attempt(int attempt) {
   CHECK(co.est_work == 40.0);
 
   /* A smaller window keeps the most recent samples; min_steps is clamped. */
-  CHECK_EQ(rta_set_window(2), 0);
-  CHECK_EQ(rta_get_cost_config(&cfg), 0);
+  CHECK_EQ(rta_cost_set_window(2), 0);
+  CHECK_EQ(rta_cost_config_get(&cfg), 0);
   CHECK_EQ(cfg.window, 2);
   CHECK_EQ(cfg.min_steps, 2);
   CHECK_EQ(rta_task_cost(k[2], &cc), 0);
@@ -159,22 +159,22 @@ int main(int argc, char **argv) {
     return 0;
   }
   rta_cost_config_t cfg;
-  CHECK_EQ(rta_get_cost_config(&cfg), 0);
+  CHECK_EQ(rta_cost_config_get(&cfg), 0);
   CHECK_EQ(cfg.window, 10);
   CHECK_EQ(cfg.min_steps, 3);
   /* Bad configurations, each rejected and leaving the old one. */
-  CHECK_EQ(rta_set_cost_config(NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_get_cost_config(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_cost_config_set(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_cost_config_get(NULL), BALLAST_EINVAL);
   cfg.window = 0;
-  CHECK_EQ(rta_set_cost_config(&cfg), BALLAST_EINVAL);
+  CHECK_EQ(rta_cost_config_set(&cfg), BALLAST_EINVAL);
   cfg.window = 4;
   cfg.min_steps = 5;
-  CHECK_EQ(rta_set_cost_config(&cfg), BALLAST_EINVAL);
+  CHECK_EQ(rta_cost_config_set(&cfg), BALLAST_EINVAL);
   cfg.min_steps = 0;
-  CHECK_EQ(rta_set_cost_config(&cfg), BALLAST_EINVAL);
-  CHECK_EQ(rta_set_window(0), BALLAST_EINVAL);
+  CHECK_EQ(rta_cost_config_set(&cfg), BALLAST_EINVAL);
+  CHECK_EQ(rta_cost_set_window(0), BALLAST_EINVAL);
   cfg.min_steps = 3;
-  CHECK_EQ(rta_set_cost_config(&cfg), 0);
+  CHECK_EQ(rta_cost_config_set(&cfg), 0);
 
   int ok = 0;
   for (int attempt = 0; attempt < 5 && !ok; attempt++)
@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
   CHECK(ok);
   TEST_PASS("rta_task_cost: moving averages and estimate switch");
 
-  CHECK_EQ(rta_get_cost_config(&cfg), 0);
+  CHECK_EQ(rta_cost_config_get(&cfg), 0);
   CHECK_EQ(cfg.window, 10); /* rta_reset restored the defaults */
   MPI_Finalize();
   return 0;

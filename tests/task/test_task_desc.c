@@ -47,8 +47,8 @@ int main(int argc, char **argv) {
 
   /* Still defined here: EEXIST. */
   CHECK_EQ(rta__task_desc_unpack(buf, sz, &used, &t), BALLAST_EEXIST);
-  CHECK_EQ(rta_remove_task(s1[1]), 0);
-  CHECK_EQ(rta_find_task("ctx/b1", &t), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_task_remove(s1[1]), 0);
+  CHECK_EQ(rta_task_find("ctx/b1", &t), BALLAST_ENOTFOUND);
   /* Truncated and corrupt descriptions. */
   CHECK_EQ(rta__task_desc_unpack(buf, sz - 8, &used, &t), BALLAST_ESIZE);
   CHECK_EQ(rta__task_desc_unpack(buf, 8, &used, &t), BALLAST_ESIZE);
@@ -80,15 +80,15 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_task_serial(t, &ops, &u), 0); /* inherited from ctx */
   CHECK(ops.size == size_cb && u == &user);
   rta_task_t *f;
-  CHECK_EQ(rta_find_task("ctx/b1", &f), 0);
+  CHECK_EQ(rta_task_find("ctx/b1", &f), 0);
   CHECK(f == t);
 
   /* Without its parent here: ENOTFOUND, nothing defined. */
-  CHECK_EQ(rta_remove_task(t), 0);
-  CHECK_EQ(rta_remove_task(root), 0);
+  CHECK_EQ(rta_task_remove(t), 0);
+  CHECK_EQ(rta_task_remove(root), 0);
   CHECK_EQ(rta__task_desc_unpack(buf, sz, &used, &t), BALLAST_ENOTFOUND);
   CHECK(t == NULL);
-  CHECK_EQ(rta_find_task("ctx/b1", &f), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_task_find("ctx/b1", &f), BALLAST_ENOTFOUND);
   /* A parent without that stage: EINVAL. */
   CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
   CHECK_EQ(rta__task_desc_unpack(buf, sz, &used, &t), BALLAST_EINVAL);

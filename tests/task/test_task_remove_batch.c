@@ -31,7 +31,7 @@ static void build(void) {
 
 static int exists(const char *key) {
   rta_task_t *t = NULL;
-  return rta_find_task(key, &t) == 0;
+  return rta_task_find(key, &t) == 0;
 }
 
 /* Root's children are exactly the kids not in gone[], in order. */

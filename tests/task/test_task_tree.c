@@ -67,7 +67,7 @@ static void test_construction(void) {
   CHECK_EQ(rta_task_nstages(s0[0]), 1);
 
   rta_task_t *t = NULL;
-  CHECK_EQ(rta_find_task("md/forces/block_17", &t), 0);
+  CHECK_EQ(rta_task_find("md/forces/block_17", &t), 0);
   CHECK(t == blocks[17]);
   const rta_task_params_t *pp = rta_task_params(t);
   CHECK_DGE(pp->est_work, 17);
@@ -82,11 +82,11 @@ static void test_construction(void) {
   memset(pkeys, 0, sizeof pkeys);
   CHECK_STREQ(rta_task_params(blocks[3])->comm[0].key, "md/forces/block_2");
 
-  CHECK_EQ(rta_find_task("md", &t), 0);
+  CHECK_EQ(rta_task_find("md", &t), 0);
   CHECK(t == root);
-  CHECK_EQ(rta_find_task("md/nothing", &t), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_task_find("md/nothing", &t), BALLAST_ENOTFOUND);
   CHECK(t == NULL);
-  CHECK_EQ(rta_find_task("md/forces/block_20", &t), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_task_find("md/forces/block_20", &t), BALLAST_ENOTFOUND);
 
   int x = 42;
   rta_task_set_data(blocks[3], &x);
@@ -97,7 +97,7 @@ static void test_construction(void) {
 
 static void test_bad_define(void) {
   rta_task_t *root, *t;
-  CHECK_EQ(rta_find_task("md", &root), 0);
+  CHECK_EQ(rta_task_find("md", &root), 0);
   char longname[300];
   memset(longname, 'x', sizeof longname - 1);
   longname[sizeof longname - 1] = 0;
@@ -118,7 +118,7 @@ static void test_bad_define(void) {
   CHECK_EQ(rta_define_task(root, 1, slash, NULL, NULL), BALLAST_EINVAL);
   CHECK_EQ(rta_define_task(root, 1, dup, NULL, NULL), BALLAST_EEXIST);
   CHECK_EQ(rta_define_task(root, 2, twice, NULL, NULL), BALLAST_EEXIST);
-  CHECK_EQ(rta_find_task("md/x", &t), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_task_find("md/x", &t), BALLAST_ENOTFOUND);
   CHECK_EQ(rta_define_task(root, 1, toolong, NULL, NULL), BALLAST_ENAMETOOLONG);
   /* A name that fits alone but not under its parent's key. */
   longname[RTA_KEY_MAX - 2] = 0; /* "md/" + 253 chars = 256 > 255 */
@@ -130,11 +130,11 @@ static void test_bad_define(void) {
   longname[RTA_KEY_MAX] = 0;
   CHECK_EQ(rta_define_task(NULL, 1, toolong, NULL, &t), 0);
   CHECK_EQ(strlen(rta_task_key(t)), RTA_KEY_MAX);
-  CHECK_EQ(rta_find_task(longname, &t), 0);
-  CHECK_EQ(rta_remove_task(t), 0);
+  CHECK_EQ(rta_task_find(longname, &t), 0);
+  CHECK_EQ(rta_task_remove(t), 0);
   /* All or nothing. */
   CHECK_EQ(rta_define_task(root, 2, half, NULL, NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_find_task("md/ok1", &t), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_task_find("md/ok1", &t), BALLAST_ENOTFOUND);
   const char *rdup[] = {"md"};
   CHECK_EQ(rta_define_task(NULL, 1, rdup, NULL, NULL), BALLAST_EEXIST);
 
@@ -172,37 +172,37 @@ static void test_bad_define(void) {
   c[0].bytes = 8;
   p.ncomm = 2; /* md/halo twice */
   CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_find_task("md/fine", &t), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_task_find("md/fine", &t), BALLAST_ENOTFOUND);
   CHECK_EQ(rta_task_nchildren(root), 5);
   CHECK_EQ(rta_task_nstages(root), 2);
 
   /* Bad lookups. */
-  CHECK_EQ(rta_find_task(NULL, &t), BALLAST_EINVAL);
-  CHECK_EQ(rta_find_task("", &t), BALLAST_EINVAL);
-  CHECK_EQ(rta_find_task("md", NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_find(NULL, &t), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_find("", &t), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_find("md", NULL), BALLAST_EINVAL);
   memset(longname, 'z', 299);
   longname[299] = 0;
-  CHECK_EQ(rta_find_task(longname, &t), BALLAST_ENAMETOOLONG);
+  CHECK_EQ(rta_task_find(longname, &t), BALLAST_ENAMETOOLONG);
   TEST_PASS("rta_task_tree: bad definitions and lookups");
 }
 
 static void test_begin_end(void) {
   rta_task_t *forces;
-  CHECK_EQ(rta_find_task("md/forces", &forces), 0);
-  CHECK(rta_current_task() == NULL);
+  CHECK_EQ(rta_task_find("md/forces", &forces), 0);
+  CHECK(rta_task_current() == NULL);
   CHECK_EQ(rta_begin_task("md"), 0);
   CHECK_EQ(rta_begin_task("md/forces"), 0);
-  CHECK(rta_current_task() == forces);
+  CHECK(rta_task_current() == forces);
   CHECK_EQ(rta_begin_task("md/forces"), BALLAST_ESTATE); /* already open */
   CHECK_EQ(rta_end_task("md"), BALLAST_EMISMATCH);        /* not innermost */
-  CHECK(rta_current_task() == forces);                    /* unchanged */
+  CHECK(rta_task_current() == forces);                    /* unchanged */
   CHECK_EQ(rta_step(), BALLAST_ESTATE);                   /* tasks open */
-  CHECK_EQ(rta_remove_task(forces), BALLAST_ESTATE);
+  CHECK_EQ(rta_task_remove(forces), BALLAST_ESTATE);
   CHECK_EQ(rta_end_task("md/forces"), 0);
   CHECK_EQ(rta_end_task("md/forces"), BALLAST_EMISMATCH); /* not open */
   CHECK_EQ(rta_end_task("md/halo"), BALLAST_EMISMATCH);   /* never begun */
   CHECK_EQ(rta_end_task("md"), 0);
-  CHECK(rta_current_task() == NULL);
+  CHECK(rta_task_current() == NULL);
   CHECK_EQ(rta_end_task("md"), BALLAST_EMISMATCH);
   CHECK_EQ(rta_begin_task("md/unknown"), BALLAST_ENOTFOUND);
   CHECK_EQ(rta_end_task("md/unknown"), BALLAST_ENOTFOUND);
@@ -213,7 +213,7 @@ static void test_begin_end(void) {
 
   /* Handle form, many times, nested three deep. */
   rta_task_t *b0;
-  CHECK_EQ(rta_find_task("md/forces/block_0", &b0), 0);
+  CHECK_EQ(rta_task_find("md/forces/block_0", &b0), 0);
   for (int i = 0; i < 1000; i++) {
     CHECK_EQ(rta_task_begin(forces), 0);
     CHECK_EQ(rta_task_begin(b0), 0);
@@ -221,30 +221,30 @@ static void test_begin_end(void) {
     CHECK_EQ(rta_task_end(forces), 0);
   }
   CHECK_EQ(rta_task_end(b0), BALLAST_EMISMATCH);
-  CHECK(rta_current_task() == NULL);
+  CHECK(rta_task_current() == NULL);
 
   /* Tasks are mon regions named by their keys, nested as they ran. */
-  pia_regid_t top = pia_find_child_region(PIA_REGION_MAIN, "md/forces");
+  pia_regid_t top = pia_region_find_child(PIA_REGION_MAIN, "md/forces");
   CHECK_GE(top, 0);
-  pia_regid_t in = pia_find_child_region(top, "md/forces/block_0");
+  pia_regid_t in = pia_region_find_child(top, "md/forces/block_0");
   CHECK_GE(in, 0);
   pia_regdata_t rd;
   CHECK_EQ(pia_get_region_data(&rd, top), 0);
   CHECK_EQ(rd.count, 1000);
   CHECK_EQ(pia_get_region_data(&rd, in), 0);
   CHECK_EQ(rd.count, 1000);
-  pia_regid_t md = pia_find_child_region(PIA_REGION_MAIN, "md");
+  pia_regid_t md = pia_region_find_child(PIA_REGION_MAIN, "md");
   CHECK_GE(md, 0);
-  CHECK_GE(pia_find_child_region(md, "md/forces"), 0);
+  CHECK_GE(pia_region_find_child(md, "md/forces"), 0);
 
   /* An application region left open inside a task keeps the task open. */
   CHECK_EQ(rta_task_begin(forces), 0);
   CHECK_EQ(mon_region_begin("inner"), 0);
   CHECK_EQ(rta_task_end(forces), BALLAST_EMISMATCH);
-  CHECK(rta_current_task() == forces);
+  CHECK(rta_task_current() == forces);
   CHECK_EQ(mon_region_end("inner"), 0);
   CHECK_EQ(rta_task_end(forces), 0);
-  CHECK(rta_current_task() == NULL);
+  CHECK(rta_task_current() == NULL);
   TEST_PASS("rta_task_tree: begin/end nesting");
 }
 
@@ -263,27 +263,27 @@ static void test_serial_and_remove(void) {
   CHECK_EQ(rta_task_serial(kid, &ops, &u), 0); /* inherited */
   CHECK(ops.size == fake_size);
   CHECK(u == &user);
-  CHECK_EQ(rta_find_task("md", &md), 0);
+  CHECK_EQ(rta_task_find("md", &md), 0);
   CHECK_EQ(rta_task_serial(md, &ops, &u), BALLAST_ENOTFOUND);
   CHECK_EQ(rta_task_serial(NULL, &ops, &u), BALLAST_EINVAL);
 
   /* Removing a subtree forgets every key in it. */
   rta_task_t *forces;
-  CHECK_EQ(rta_find_task("md/forces", &forces), 0);
-  CHECK_EQ(rta_remove_task(forces), 0);
-  CHECK_EQ(rta_find_task("md/forces/block_3", &t), BALLAST_ENOTFOUND);
-  CHECK_EQ(rta_find_task("md/forces", &t), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_task_find("md/forces", &forces), 0);
+  CHECK_EQ(rta_task_remove(forces), 0);
+  CHECK_EQ(rta_task_find("md/forces/block_3", &t), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_task_find("md/forces", &t), BALLAST_ENOTFOUND);
   CHECK_EQ(rta_task_nchildren(md), 4);
   CHECK_STREQ(rta_task_key(rta_task_child(md, 0)), "md/halo");
-  CHECK_EQ(rta_remove_task(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_remove(NULL), BALLAST_EINVAL);
   /* The key can be defined again. */
   const char *fn[] = {"forces"};
   CHECK_EQ(rta_define_task(md, 1, fn, NULL, &t), 0);
   CHECK_EQ(rta_task_stage(t), 2);
 
   CHECK_EQ(rta_reset(), 0);
-  CHECK_EQ(rta_find_task("md", &t), BALLAST_ENOTFOUND);
-  CHECK_EQ(rta_find_task("app/kid", &t), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_task_find("md", &t), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_task_find("app/kid", &t), BALLAST_ENOTFOUND);
   TEST_PASS("rta_task_tree: callbacks, removal, reset");
 }
 

@@ -5,7 +5,9 @@
 !>
 !> Every routine has the same meaning, arguments and return codes as its C
 !> counterpart in `ballast/pia.h`, `ballast/mon.h` and `ballast/rta.h`
-!> (read those for the full contract); names are the C names. Differences:
+!> (read those for the full contract); names are the C names, the current
+!> ones and the deprecated ones that ballast.h lists (pia_current_region, ...),
+!> which keep working. Differences:
 !>  - names are Fortran `character(*)` (trailing blanks are trimmed);
 !>  - `pia_region_name(data)` / `pia_activity_name(act)` return the names as
 !>    allocatable Fortran strings ('' when there is none);
@@ -71,12 +73,16 @@ module ballast
   public :: pia_activity_count, pia_init_activity_data, pia_get_activity_data
   public :: pia_get_activity_data_by_region, pia_get_partner_data
   public :: pia_get_partner_volumes
+  public :: pia_region_current, pia_region_parent, pia_region_child
+  public :: pia_region_next, pia_region_activity_data, pia_partner_data
+  public :: pia_partner_volumes
   public :: pia_interval_create, pia_interval_destroy, pia_interval_track_region
   public :: pia_interval_track_activity, pia_interval_mark
   public :: pia_interval_region_data, pia_interval_activity_data
   ! ---- wrappers (strings) ---------------------------------------------------
   public :: pia_find_region_by_name, pia_find_child_region
   public :: pia_find_region_by_path, pia_find_activity_by_name
+  public :: pia_region_find_child, pia_region_find_by_path
   public :: pia_region_name, pia_activity_name, ballast_strerror
   public :: mon_region_begin, mon_region_end, rta_begin_task, rta_end_task
   public :: ballast_mpi_init, ballast_mpi_finalize
@@ -135,6 +141,39 @@ module ballast
       type(pia_partnerdata), intent(out) :: out(*)
       integer(c_int), value :: n, region
     end function
+    integer(c_int) function pia_region_current() bind(C, name="pia_region_current")
+      import :: c_int
+    end function
+    integer(c_int) function pia_region_parent(id) bind(C, name="pia_region_parent")
+      import :: c_int
+      integer(c_int), value :: id
+    end function
+    integer(c_int) function pia_region_child(id) bind(C, name="pia_region_child")
+      import :: c_int
+      integer(c_int), value :: id
+    end function
+    integer(c_int) function pia_region_next(id) bind(C, name="pia_region_next")
+      import :: c_int
+      integer(c_int), value :: id
+    end function
+    integer(c_int) function pia_region_activity_data(region, act, data) &
+        bind(C, name="pia_region_activity_data")
+      import :: c_int, pia_actdata
+      integer(c_int), value :: region, act
+      type(pia_actdata), intent(inout) :: data
+    end function
+    integer(c_int) function pia_partner_data(peer, region, out) &
+        bind(C, name="pia_partner_data")
+      import :: c_int, pia_partnerdata
+      integer(c_int), value :: peer, region
+      type(pia_partnerdata), intent(out) :: out
+    end function
+    integer(c_int) function pia_partner_volumes(n, region, out) &
+        bind(C, name="pia_partner_volumes")
+      import :: c_int, pia_partnerdata
+      integer(c_int), value :: n, region
+      type(pia_partnerdata), intent(out) :: out(*)
+    end function
     integer(c_int) function pia_interval_create(iv) bind(C, name="pia_interval_create")
       import :: c_int, c_ptr
       type(c_ptr), intent(out) :: iv
@@ -179,12 +218,12 @@ module ballast
       import :: c_int, c_char
       character(kind=c_char), intent(in) :: name(*)
     end function
-    integer(c_int) function c_find_child_region(parent, name) bind(C, name="pia_find_child_region")
+    integer(c_int) function c_find_child_region(parent, name) bind(C, name="pia_region_find_child")
       import :: c_int, c_char
       integer(c_int), value :: parent
       character(kind=c_char), intent(in) :: name(*)
     end function
-    integer(c_int) function c_find_region_by_path(path) bind(C, name="pia_find_region_by_path")
+    integer(c_int) function c_find_region_by_path(path) bind(C, name="pia_region_find_by_path")
       import :: c_int, c_char
       character(kind=c_char), intent(in) :: path(*)
     end function
@@ -273,6 +312,19 @@ contains
   integer(c_int) function pia_find_region_by_path(path)
     character(len=*), intent(in) :: path
     pia_find_region_by_path = c_find_region_by_path(c_str(path))
+  end function
+
+  !> pia_region_find_child: the child of parent called name.
+  integer(c_int) function pia_region_find_child(parent, name)
+    integer(c_int), intent(in) :: parent
+    character(len=*), intent(in) :: name
+    pia_region_find_child = c_find_child_region(parent, c_str(name))
+  end function
+
+  !> pia_region_find_by_path: one exact region, e.g. "solve/sweep".
+  integer(c_int) function pia_region_find_by_path(path)
+    character(len=*), intent(in) :: path
+    pia_region_find_by_path = c_find_region_by_path(c_str(path))
   end function
 
   !> pia_find_activity_by_name: "MPI_Send", or a group such as PIA_GROUP_P2P.
