@@ -181,8 +181,9 @@ BALLAST_API void rta_hw_options_init(rta_hw_options_t *o);
  * tree of each node and the core each rank is bound to (unbound ranks are
  * reported once at INFO level and spread evenly over the cores). Inter-node
  * costs: a complete graph with cost 16 per hop.
- * Collective over \a comm; every rank gets an identical model. Uses PMPI, so
- * its own traffic is not counted as the application's.
+ * Collective over \a comm; every rank gets an identical model, or every rank
+ * gets the failing rank's error code. Its MPI calls are the library's own
+ * traffic (see mon.h), never counted as the application's.
  * \return 0; BALLAST_EINVAL; BALLAST_EMPI; BALLAST_EHWLOC; BALLAST_EPARSE
  *         (bad layout); BALLAST_ENOMEM. The caller owns *out.
  */
@@ -394,7 +395,8 @@ BALLAST_API int rta_map_graph_ex(const rta_graph_t *g, const rta_hw_t *hw,
  * Other strategies run redundantly on every rank. Collective over \a comm:
  * every rank passes the same inputs and gets the same full mapping; an error
  * on one rank is returned everywhere (BALLAST_EREMOTE where it was remote).
- * Uses PMPI (not counted as the application's traffic).
+ * Its MPI calls are the library's own traffic (see mon.h), never counted as
+ * the application's.
  * \return as rta_map_graph_ex(), plus BALLAST_EMPI, BALLAST_EREMOTE.
  */
 BALLAST_API int rta_map_graph_par(const rta_graph_t *g, const rta_hw_t *hw,

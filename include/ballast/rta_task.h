@@ -465,7 +465,9 @@ typedef struct rta_mapping rta_mapping_t;
  * one on more than nprocs; BALLAST_ENOTFOUND when a declared partner key is
  * not a leaf under \a root; BALLAST_EREMOTE when another process failed
  * (its own code is logged there); BALLAST_EMPI; BALLAST_ENOMEM; the mapping
- * engine's codes. Every process returns the same code.
+ * engine's codes. Every process fails or none does: the process that failed
+ * returns its own code, the others BALLAST_EREMOTE (or the same code, where
+ * every process found the same problem).
  */
 BALLAST_API int rta_map_tasks(MPI_Comm comm, rta_task_t *root,
                               const rta_hw_t *hw,

@@ -72,7 +72,7 @@ static int list_local(const rta_lb_context_t *ctx, const rta_mapping_t *m,
         mine |= g->ranks[k] == ctx->rank;
     }
     rta_task_t *t;
-    if (mine && rta_find_task(rta_mapping_key(m, v), &t) == 0)
+    if (mine && rta_task_find(rta_mapping_key(m, v), &t) == 0)
       local[nl++] = t;
   }
   return nl;
@@ -407,7 +407,7 @@ static int remap_map(rta_lb_context_t *ctx, remap_t *s) {
   if (ctx->cfg.balrat > 0)
     mo.engine.balrat = ctx->cfg.balrat;
   rta_task_t *root = NULL;
-  int rc = rta_find_task(ctx->root_key, &root);
+  int rc = rta_task_find(ctx->root_key, &root);
   rc = ballast__agree(ctx->base, rc, NULL, NULL);
   if (!rc)
     rc = rta_map_tasks(ctx->base, root, ctx->hw, &mo, &s->m);
@@ -730,8 +730,9 @@ const rta_policy_config_t *rta_lb_policy(const rta_lb_context_t *ctx) {
   return ctx ? rta_policy_config(ctx->policy) : NULL;
 }
 
-/* Deprecated names (see the public header), kept as real functions. */
 void rta_lb_config_init(rta_lb_config_t *cfg) { (void)rta_lb_config_default(cfg); }
+
+/* Deprecated names (see the public header), kept as real functions. */
 int rta_destroy_lb_context(rta_lb_context_t *ctx) { return rta_lb_destroy(ctx); }
 int rta_task_owner(const rta_lb_context_t *ctx, const char *key, int *rank) {
   return rta_lb_task_owner(ctx, key, rank);

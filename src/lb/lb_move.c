@@ -185,7 +185,7 @@ static int read_head(in_t *x) {
  * process does not have it; what was defined is recorded in c->made so a
  * rollback removes it. \a key is the parent's key (modified and restored). */
 static int find_or_make_parent(mctx_t *c, char *key, rta_task_t **out) {
-  if (rta_find_task(key, out) == 0)
+  if (rta_task_find(key, out) == 0)
     return 0;
   char *slash = strrchr(key, '/');
   if (!slash) {
@@ -341,7 +341,7 @@ static void drop_arrival(in_t *x) {
   rta__lb_free_arrays(x->t);
   if (x->unpacked && x->ops.release)
     x->ops.release(x->t, x->user);
-  rta_remove_task(x->t);
+  rta_task_remove(x->t);
   x->t = NULL;
   x->unpacked = 0;
 }
@@ -496,7 +496,7 @@ static int move_describe(move_t *s) {
         s->slot[v] == me)
       continue;
     rta_task_t *t = NULL;
-    if (rta_find_task(rta_mapping_key(m, v), &t) != 0)
+    if (rta_task_find(rta_mapping_key(m, v), &t) != 0)
       return BALLAST_ENOTFOUND;
     out_t *o = &s->c.out[s->nout++];
     o->t = t;
@@ -643,7 +643,7 @@ static void move_cleanup(move_t *s) {
     rta__remove_tasks(s->gone, ngone);
   for (int i = s->c.nmade - 1; s->who >= 0 && i >= 0; i--)
     if (rta_task_nchildren(s->c.made[i]) == 0)
-      rta_remove_task(s->c.made[i]);
+      rta_task_remove(s->c.made[i]);
   free(s->c.made);
   free(s->c.samples);
   free(s->moves);

@@ -44,7 +44,7 @@ static rta_lb_stats_t total(void) {
   rta_lb_stats_t t = done;
   for (int i = 0; i < nlive; i++) {
     rta_lb_stats_t s;
-    rta_lb_get_stats(live[i], &s);
+    rta_lb_stats(live[i], &s);
     fold(&t, &s);
   }
   return t;
@@ -97,7 +97,7 @@ void rta__lb_report_remove(rta_lb_context_t *ctx) {
   for (int i = 0; i < nlive; i++)
     if (live[i] == ctx) {
       rta_lb_stats_t s;
-      rta_lb_get_stats(ctx, &s);
+      rta_lb_stats(ctx, &s);
       fold(&done, &s);
       live[i] = live[--nlive];
       return;

@@ -25,7 +25,7 @@ int rta__lb_cost_samples(const rta_task_t *t, double *out, int max,
 int rta__lb_cost_restore(rta_task_t *t, const double *s, int n,
                          long long total) {
   rta_cost_config_t cfg;
-  rta_get_cost_config(&cfg);
+  rta_cost_config_get(&cfg);
   rta__cost_t *c = &t->cost;
   if (n <= 0)
     return 0;

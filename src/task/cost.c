@@ -105,7 +105,7 @@ int rta_cost_set_window(int n) {
   c.window = n;
   if (c.min_steps > n)
     c.min_steps = n;
-  return rta_set_cost_config(&c);
+  return rta_cost_config_set(&c);
 }
 
 int rta__cost_min_steps(void) { return config.min_steps; }
@@ -130,7 +130,7 @@ long long rta_steps(void) { return steps; }
 int rta_step(void) {
   if (rta__open_depth() > 0) {
     BALLAST_WARN("rta: rta_step with task \"%s\" still open",
-                 rta_task_key(rta_current_task()));
+                 rta_task_key(rta_task_current()));
     return BALLAST_ESTATE;
   }
   steps++;

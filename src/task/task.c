@@ -387,7 +387,7 @@ int rta__remove_tasks(rta_task_t **v, int n) {
     for (int i = 0; i < n; i++)
       if (v[i] && v[i]->doomed == 1) {
         v[i]->doomed = 0;
-        rta_remove_task(v[i]);
+        rta_task_remove(v[i]);
       }
     return 0;
   }

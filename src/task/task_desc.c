@@ -155,7 +155,7 @@ int rta__task_desc_unpack(const void *buf, size_t len, size_t *used,
     if (slash) {
       *slash = 0;
       name = slash + 1;
-      if (rta_find_task(key, &parent) != 0) {
+      if (rta_task_find(key, &parent) != 0) {
         BALLAST_WARN("rta: an arriving task's parent \"%s\" is not defined here",
                      key);
         rc = BALLAST_ENOTFOUND;

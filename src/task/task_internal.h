@@ -102,7 +102,7 @@ struct rta_task {
 };
 
 /**
- * Removes n tasks (and their subtrees) at once, as n rta_remove_task() calls
+ * Removes n tasks (and their subtrees) at once, as n rta_task_remove() calls
  * would, in time linear in the tasks and their parents' children rather
  * than one scan of the parent's children per task. NULL entries are
  * skipped; a task listed twice, or under another listed task, goes once.

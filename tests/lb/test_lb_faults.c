@@ -186,7 +186,7 @@ typedef struct {
   int here[NT];
   void *data[NT];
   uint64_t sum[NT];
-  int owner[NT]; /* as rta_task_owner() answers */
+  int owner[NT]; /* as rta_lb_task_owner() answers */
   int nlocal;
   MPI_Comm comm;
   int nhere;     /* of the ntasks tasks */
@@ -201,12 +201,12 @@ static void snapshot(rta_lb_context_t *ctx, const char *root, snap_t *s) {
     char key[32];
     snprintf(key, sizeof key, "%s/t%03d", root, id);
     rta_task_t *t = NULL;
-    s->here[id] = rta_find_task(key, &t) == 0;
+    s->here[id] = rta_task_find(key, &t) == 0;
     if (s->here[id]) {
       s->data[id] = rta_task_data(t);
       s->sum[id] = verify(t);
     }
-    CHECK_EQ(rta_task_owner(ctx, key, &s->owner[id]), 0);
+    CHECK_EQ(rta_lb_task_owner(ctx, key, &s->owner[id]), 0);
   }
   s->nlocal = rta_lb_nlocal(ctx);
   for (int id = 0; id < ntasks; id++)
@@ -218,8 +218,8 @@ static void snapshot(rta_lb_context_t *ctx, const char *root, snap_t *s) {
   if (with_gang) {
     char key[32];
     snprintf(key, sizeof key, "%s/gang", root);
-    CHECK_EQ(rta_task_gang_ranks(ctx, key, s->gang, 2), 0);
-    CHECK_EQ(rta_task_comm(ctx, key, &s->gcomm), 0);
+    CHECK_EQ(rta_lb_gang_ranks(ctx, key, s->gang, 2), 0);
+    CHECK_EQ(rta_lb_task_comm(ctx, key, &s->gcomm), 0);
   }
   CHECK_EQ(live_blocks, s->nhere);
   CHECK_EQ(s->nlocal, s->nhere + s->gang_here);
@@ -318,8 +318,8 @@ static void teardown(setup_t *u) {
     live_blocks--;
   }
   CHECK_EQ(live_blocks, 0);
-  CHECK_EQ(rta_destroy_lb_context(u->ctx), 0);
-  CHECK_EQ(rta_remove_task(u->root), 0);
+  CHECK_EQ(rta_lb_destroy(u->ctx), 0);
+  CHECK_EQ(rta_task_remove(u->root), 0);
 }
 
 /* One attempt with the k-th allocation failing on \a victim (k = 0: none),
@@ -333,7 +333,7 @@ static int attempt(const char *rn, int placement, int victim, int k) {
   snapshot(u.ctx, rn, &before);
   CHECK(u.comm == before.comm);
   rta_lb_stats_t s0, s1;
-  CHECK_EQ(rta_lb_get_stats(u.ctx, &s0), 0);
+  CHECK_EQ(rta_lb_stats(u.ctx, &s0), 0);
   ballast__alloc_fail_after(me == victim ? k : 0);
   int rc = rta_perform_load_balancing(&u.comm);
   long seen = ballast__alloc_count();
@@ -344,7 +344,7 @@ static int attempt(const char *rn, int placement, int victim, int k) {
   MPI_Allgather(&rc, 1, MPI_INT, rcs, 1, MPI_INT, MPI_COMM_WORLD);
   snapshot(u.ctx, rn, &after);
   CHECK(u.comm == after.comm);
-  CHECK_EQ(rta_lb_get_stats(u.ctx, &s1), 0);
+  CHECK_EQ(rta_lb_stats(u.ctx, &s1), 0);
   int result;
   if (rcs[victim] == 0) {
     for (int r = 0; r < np; r++)
