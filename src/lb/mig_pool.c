@@ -1,5 +1,12 @@
-/* The migration engine's pool of touched memory (mig_pool.h): receive and
- * pack buffers come from memory that states which left already touched. */
+/* The migration engine's pool of touched memory (mig_pool.h).
+ *
+ * Fresh memory is what made migration slower than a plain MPI_Alltoallv of
+ * the same bytes (whose buffers are touched already): each remap received
+ * into new pages while the states that left were freed. The pool closes the
+ * loop: memory of states that left (handed over by the caller at commit)
+ * and buffers nobody kept are cached, bounded, and become the next receive
+ * and pack buffers. Blocks go out to adopters, who free() them, so every
+ * block comes from malloc or posix_memalign. */
 #include "lb/mig_pool.h"
 
 #include <stdint.h>
@@ -28,16 +35,6 @@ static int huge_ready(const void *mem, size_t n) {
 static size_t block_cost(const void *mem, size_t n) {
   return huge_ready(mem, n) && n >= RTA__HUGE_BYTES / 2 ? rta__large_len(n) : n;
 }
-
-/* ---- the pool of touched memory ---------------------------------------------
- *
- * Fresh memory is what made migration slower than a plain MPI_Alltoallv of
- * the same bytes (whose buffers are touched already): each remap received
- * into new pages while the states that left were freed. The pool closes the
- * loop: memory of states that left (handed over by the caller at commit)
- * and buffers nobody kept are cached, bounded, and become the next receive
- * and pack buffers. Blocks go out to adopters, who free() them, so every
- * block comes from malloc or posix_memalign. */
 
 /* A cached block. Large blocks (RTA__POOL_MIN and more) serve any request
  * of half their size or more, best fit; small ones (RTA__POOL_SMALL to

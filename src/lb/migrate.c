@@ -206,7 +206,8 @@ static void alloc_per_peer(mig_t *m) {
     m->sdisp = m->scount + 2 * np;
     m->rdisp = m->scount + 3 * np;
   }
-  /* Before anything can fail on: the failure path frees the types. */
+  /* Valid handles from the start: the failure path frees any that is not
+   * MPI_DATATYPE_NULL. */
   for (int p = 0; m->peer && p < m->nprocs; p++)
     m->peer[p].stype = m->peer[p].rtype = MPI_DATATYPE_NULL;
   if (!m->scount || !m->sh || !m->peer)
