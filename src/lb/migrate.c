@@ -654,10 +654,12 @@ static int report(mig_t *m, double t0, rta__migrate_stats_t *stats) {
 /* The engine's failure injection is common's allocation hook, armed when
  * the next migration starts so that n counts from the engine's first
  * allocation (callers' own allocations before it, lb's planning, do not
- * count), and disarmed when that migration ends. Meanwhile a block the
- * pool serves from its cache counts as an allocation too, as it always
- * has for this hook: a sweep over n then fails every take in turn, not
- * only those the cache could not serve. */
+ * count). While that migration runs, a block the pool serves from its
+ * cache counts as an allocation too, as it always has for this hook: a
+ * sweep over n then fails every take in turn, not only those the cache
+ * could not serve. The hook stays armed after the migration (a test reads
+ * ballast__alloc_count() to know whether its sweep is complete) until
+ * rta__migrate_fail_alloc_after(0) or ballast__alloc_fail_after(0). */
 static int fail_alloc_at_start; /* 0: no migration arms the hook */
 
 void rta__migrate_fail_alloc_after(int n) {
@@ -704,9 +706,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   }
   finish(&m);
   ballast__lib_end();
-  if (armed) {
-    ballast__alloc_fail_after(0);
+  if (armed)
     rta__mig_pool_count_hits(0);
-  }
   return report(&m, t0, stats);
 }

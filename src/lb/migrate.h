@@ -93,12 +93,14 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
                  const rta__migrate_ops_t *ops, void *ctx, size_t mem_limit,
                  rta__mig_pool_t *pool, rta__migrate_stats_t *stats);
 
-/* Test hook: the n-th allocation of the next migration fails (0 disables).
- * One mechanism with common's ballast__alloc_fail_after (util.h): this arms
- * that hook when rta__migrate starts, so n counts from the engine's first
- * allocation (allocations in the callbacks it calls count too), and
- * disarms it when the migration ends; meanwhile blocks taken from the pool
- * count as allocations, those served from its cache included. */
+/* Test hook: the n-th allocation from the start of the next migration
+ * fails (n <= 0: none, and disarms). One mechanism with common's
+ * ballast__alloc_fail_after (util.h): this arms that hook when rta__migrate
+ * starts, so n counts from the engine's first allocation (allocations in
+ * the callbacks it calls, and the pool's own bookkeeping, count too), and
+ * while the migration runs, blocks taken from the pool count as
+ * allocations, those served from its cache included. The hook stays armed
+ * after the migration until disarmed. */
 void rta__migrate_fail_alloc_after(int n);
 
 #endif /* BALLAST_RTA_MIGRATE_H */
