@@ -692,6 +692,8 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     rta__mig_pool_count_hits(1);
     fail_alloc_at_start = 0;
   }
+  /* Each agreement covers the local steps since the one before; after a
+   * failure every rank skips to finish, which rolls back. */
   ballast__lib_begin();
   alloc_per_peer(&m);
   size_moves(&m, moves);
