@@ -32,7 +32,7 @@
  * protocol, so no rank hangs and no message is left unreceived.
  *
  * Receive and pack buffers of large states come from a pool of memory that
- * has already been touched (rta__mig_pool_t below) when the caller gives one:
+ * has already been touched (rta__mig_pool_t, mig_pool.h) when the caller gives one:
  * fresh memory costs a page fault per page on first touch, which on a
  * virtual machine is slower than the transfer itself.
  */
@@ -42,6 +42,8 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "lb/mig_pool.h"
 
 /** One outgoing move, known to the source rank. */
 typedef struct {
@@ -80,48 +82,6 @@ typedef struct {
 } rta__migrate_stats_t;
 
 /*
- * A bounded cache of touched memory blocks (from malloc or posix_memalign,
- * so free() releases any of them). Not thread safe; one per load-balancing
- * context. Blocks of RTA__POOL_MIN bytes and more serve requests of half
- * their size or more; smaller ones, down to RTA__POOL_SMALL, serve requests
- * of exactly their size; smaller still are never cached.
- */
-typedef struct rta__mig_pool rta__mig_pool_t;
-
-#define RTA__POOL_MIN ((size_t)64 << 10)
-#define RTA__POOL_SMALL ((size_t)4 << 10)
-
-/* A pool holding at most \a cap bytes (0: the default migration memory
- * bound, 64 MiB). NULL when out of memory (callers then run without). */
-rta__mig_pool_t *rta__mig_pool_create(size_t cap);
-/* Frees every cached block and the pool; NULL does nothing. */
-void rta__mig_pool_destroy(rta__mig_pool_t *pool);
-/* A block of at least \a n bytes: a cached one (see above) when there is
- * one, else fresh memory (blocks of 1 MiB and more are 2 MiB aligned and
- * offered transparent huge pages). The caller owns it; free() or
- * rta__mig_pool_give() it. NULL when out of memory. pool may be NULL. */
-void *rta__mig_pool_take(rta__mig_pool_t *pool, size_t n);
-/* rta__mig_pool_take, and in *len (when not NULL) the bytes the block holds
- * (n or more): give it back with that length so the pool keeps counting it
- * whole. */
-void *rta__mig_pool_take_len(rta__mig_pool_t *pool, size_t n, size_t *len);
-/* Hands \a mem (at least \a n usable bytes, free()-able) to the pool, which
- * keeps it when it is at least RTA__POOL_SMALL, fits under the bound
- * (evicting the oldest blocks) and, from 1 MiB, is 2 MiB aligned like the
- * blocks rta__mig_pool_take allocates (huge pages: states sent from them move
- * faster); else frees it. A 2 MiB-aligned block of 1-2 MiB counts a whole
- * 2 MiB against the bound (the huge page it holds), any other block its n
- * bytes; a block handed back with less than it holds (an adopted array of a
- * smaller state) is counted at that size. pool may be NULL (free). */
-void rta__mig_pool_give(rta__mig_pool_t *pool, void *mem, size_t n);
-/* Bytes and blocks cached, and how many takes were served from the cache. */
-void rta__mig_pool_info(const rta__mig_pool_t *pool, size_t *bytes,
-                        int *blocks, long long *hits, long long *misses);
-
-/* Bytes held by every pool of the process (tests: 0 once all are destroyed). */
-size_t rta__mig_pool_held(void);
-
-/*
  * Collective over comm. \a mem_limit bounds the bytes a rank packs and
  * receives per round (at least one task per round moves, whatever its size).
  * \a pool (may be NULL) supplies receive and pack buffers and gets back the
@@ -133,8 +93,14 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
                  const rta__migrate_ops_t *ops, void *ctx, size_t mem_limit,
                  rta__mig_pool_t *pool, rta__migrate_stats_t *stats);
 
-/* Test hook: make the engine's n-th allocation from now fail (0 disables);
- * blocks taken from the pool count as allocations. */
+/* Test hook: the n-th allocation from the start of the next migration
+ * fails (n <= 0: none, and disarms). One mechanism with common's
+ * ballast__alloc_fail_after (util.h): this arms that hook when rta__migrate
+ * starts, so n counts from the engine's first allocation (allocations in
+ * the callbacks it calls, and the pool's own bookkeeping, count too), and
+ * while the migration runs, blocks taken from the pool count as
+ * allocations, those served from its cache included. The hook stays armed
+ * after the migration until disarmed. */
 void rta__migrate_fail_alloc_after(int n);
 
 #endif /* BALLAST_RTA_MIGRATE_H */

@@ -17,6 +17,7 @@
 #include <ballast/common.h>
 #include <ballast/rta.h>
 
+#include "common/util.h"
 #include "lb/migrate.h"
 #include "test_util.h"
 
@@ -444,17 +445,26 @@ int main(int argc, char **argv) {
    * ENOMEM, nothing is lost or left staged, the pool's count stays right. */
   for (int round_limit = 0; round_limit < 2; round_limit++) {
     size_t lim = round_limit ? (size_t)np * 400 * KB : 0;
-    int failures = 0;
+    int failures = 0, absorbed = 0;
     for (int n = 1; n < 10000; n++) {
       unsigned long long save = rng;
       if (me == bad)
         rta__migrate_fail_alloc_after(n);
       int rc = remap(lim, &st, NULL);
+      /* A remap can get through with its n-th allocation failed: the pool's
+       * bookkeeping of a block handed back (the pool then frees the block
+       * instead of caching it). The sweep is complete once the remap made
+       * fewer than n allocations. */
+      int more = me == bad && ballast__alloc_count() >= n;
       rta__migrate_fail_alloc_after(0);
+      MPI_Allreduce(MPI_IN_PLACE, &more, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
       if (rc == 0) {
         check_totals(&st);
         verify();
-        break;
+        if (!more)
+          break;
+        absorbed++;
+        continue;
       }
       failures++;
       CHECK_EQ(st.failed_rank, bad);
@@ -465,8 +475,8 @@ int main(int argc, char **argv) {
     }
     CHECK_GT(failures, 2); /* the sweep really hit several allocations */
     if (me == 0)
-      printf("# mem_limit %zu: %d allocations failed in turn, each rolled back\n",
-             lim, failures);
+      printf("# mem_limit %zu: %d allocations failed in turn, each rolled back; "
+             "%d more failed harmlessly (the pool's bookkeeping)\n", lim, failures, absorbed);
   }
 
   /* 4. After all that, plain remaps still work. */

@@ -1,0 +1,244 @@
+/* The migration engine's pool of touched memory (mig_pool.h).
+ *
+ * Fresh memory is what made migration slower than a plain MPI_Alltoallv of
+ * the same bytes (whose buffers are touched already): each remap received
+ * into new pages while the states that left were freed. The pool closes the
+ * loop: memory of states that left (handed over by the caller at commit)
+ * and buffers nobody kept are cached, bounded, and become the next receive
+ * and pack buffers. Blocks go out to adopters, who free() them, so every
+ * block comes from malloc or posix_memalign. */
+#include "lb/mig_pool.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "common/common_internal.h"
+#include "task/task_internal.h" /* also uthash */
+
+/* Whether a block of n bytes may be cached: below 1 MiB always; from 1 MiB
+ * only when 2 MiB aligned as alloc_large makes it (the application's
+ * own malloc'ed arrays are not). A block received into becomes the
+ * application's array and is sent from at a later remap, and sending is
+ * where page size counts: Open MPI's single-copy path (CMA) has the receiver
+ * pin the sender's pages one by one, and a state sent from 4 KiB pages moved
+ * at 9-11 GB/s on the 2-core VM against 15-19 GB/s from huge pages. Caching
+ * an application's 4 KiB-page array would keep that slow memory in
+ * circulation; freeing it and receiving into a fresh huge page costs one
+ * fault per 2 MiB once, after which the memory cycles through the pool. */
+static int huge_ready(const void *mem, size_t n) {
+  return n < RTA__HUGE_BYTES / 2 || ((uintptr_t)mem & (RTA__HUGE_BYTES - 1)) == 0;
+}
+
+/* What a cached block of n bytes counts against the bound: a 2 MiB-aligned
+ * block of 1-2 MiB holds a whole huge page (alloc_large), so 2 MiB; any
+ * other block its n bytes. */
+static size_t block_cost(const void *mem, size_t n) {
+  return huge_ready(mem, n) && n >= RTA__HUGE_BYTES / 2 ? rta__large_len(n) : n;
+}
+
+/* A cached block. Large blocks (RTA__POOL_MIN and more) serve any request
+ * of half their size or more, best fit; small ones (RTA__POOL_SMALL to
+ * RTA__POOL_MIN) serve requests of exactly their size, found in O(1) through
+ * a bin per size, since a remap of many small tasks takes and gives
+ * thousands. Both classes are lists in the order blocks came in; the oldest
+ * block of either goes first when the bound is reached. */
+typedef struct block {
+  void *mem;
+  size_t len;                  /* serves requests of len / 2 to len (large) */
+  size_t cost;                 /* counted against the bound (block_cost) */
+  unsigned long long seq;      /* arrival order */
+  struct block *prev, *next;   /* its class's list, oldest first */
+  struct block *bprev, *bnext; /* small: its bin's stack */
+} block_t;
+
+typedef struct {
+  size_t len;
+  block_t *top;
+  UT_hash_handle hh;
+} bin_t;
+
+enum { SMALL = 0, LARGE = 1 };
+
+struct rta__mig_pool {
+  size_t cap, bytes;
+  block_t *old[2], *young[2]; /* per class */
+  int n;
+  bin_t *bins;                /* small blocks by size (uthash) */
+  unsigned long long seq;
+  long long hits, misses;
+};
+
+static size_t held_total; /* bytes in every pool (rta__mig_pool_held) */
+
+size_t rta__mig_pool_held(void) { return held_total; }
+
+rta__mig_pool_t *rta__mig_pool_create(size_t cap) {
+  rta__mig_pool_t *p = ballast__calloc(1, sizeof *p);
+  if (p)
+    p->cap = cap ? cap : RTA__MIG_MEM_DEFAULT;
+  return p;
+}
+
+static int class_of(size_t len) { return len >= RTA__POOL_MIN ? LARGE : SMALL; }
+
+/* Unlinks b from its lists (the caller frees or hands out b->mem). */
+static void pool_unlink(rta__mig_pool_t *p, block_t *b) {
+  int k = class_of(b->len);
+  if (b->prev)
+    b->prev->next = b->next;
+  else
+    p->old[k] = b->next;
+  if (b->next)
+    b->next->prev = b->prev;
+  else
+    p->young[k] = b->prev;
+  if (k == SMALL) {
+    bin_t *bin = NULL;
+    HASH_FIND(hh, p->bins, &b->len, sizeof b->len, bin);
+    if (b->bprev)
+      b->bprev->bnext = b->bnext;
+    else if (bin)
+      bin->top = b->bnext;
+    if (b->bnext)
+      b->bnext->bprev = b->bprev;
+    if (bin && !bin->top) { /* no empty bins: their number stays bounded */
+      HASH_DEL(p->bins, bin);
+      free(bin);
+    }
+  }
+  p->bytes -= b->cost;
+  held_total -= b->cost;
+  p->n--;
+}
+
+void rta__mig_pool_destroy(rta__mig_pool_t *p) {
+  if (!p)
+    return;
+  for (int k = 0; k < 2; k++)
+    while (p->old[k]) {
+      block_t *b = p->old[k];
+      pool_unlink(p, b);
+      free(b->mem);
+      free(b);
+    }
+  bin_t *bin, *tmp;
+  HASH_ITER(hh, p->bins, bin, tmp) {
+    HASH_DEL(p->bins, bin);
+    free(bin);
+  }
+  free(p);
+}
+
+/* Whether cache hits count as allocations for common's failure hook (only
+ * while a migration runs with rta__migrate_fail_alloc_after armed). */
+static int hits_count;
+
+void rta__mig_pool_count_hits(int on) { hits_count = on; }
+
+/* A hit allocates nothing, so it asks common's hook through the smallest
+ * allocation there is; only ever done under test (hits_count). */
+static int hit_allowed(void) {
+  void *probe = ballast__malloc(1);
+  free(probe);
+  return probe != NULL;
+}
+
+void *rta__mig_pool_take(rta__mig_pool_t *p, size_t n) {
+  return rta__mig_pool_take_len(p, n, NULL);
+}
+
+void *rta__mig_pool_take_len(rta__mig_pool_t *p, size_t n, size_t *len) {
+  if (len)
+    *len = n;
+  if (p && n >= RTA__POOL_SMALL) {
+    block_t *best = NULL;
+    if (class_of(n) == LARGE) {
+      for (block_t *b = p->old[LARGE]; b; b = b->next)
+        if (b->len >= n && b->len / 2 <= n && (!best || b->len < best->len))
+          best = b;
+    } else {
+      bin_t *bin = NULL;
+      HASH_FIND(hh, p->bins, &n, sizeof n, bin);
+      best = bin ? bin->top : NULL;
+    }
+    if (best && hits_count && !hit_allowed())
+      return NULL; /* an injected failure: the block stays cached */
+    if (best) {
+      void *mem = best->mem;
+      if (len)
+        *len = best->len;
+      pool_unlink(p, best);
+      free(best);
+      p->hits++;
+      return mem;
+    }
+    p->misses++;
+  }
+  void *mem = rta__alloc_large(n);
+  if (len && mem)
+    *len = rta__large_len(n);
+  return mem;
+}
+
+void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
+  if (!mem)
+    return;
+  size_t cost = block_cost(mem, n);
+  if (!p || n < RTA__POOL_SMALL || cost > p->cap || !huge_ready(mem, n)) {
+    free(mem);
+    return;
+  }
+  while (p->bytes + cost > p->cap) {
+    block_t *o = p->old[SMALL], *l = p->old[LARGE];
+    block_t *v = !o ? l : !l ? o : (o->seq < l->seq ? o : l);
+    pool_unlink(p, v);
+    free(v->mem);
+    free(v);
+  }
+  block_t *b = ballast__calloc(1, sizeof *b);
+  bin_t *bin = NULL;
+  int k = class_of(n);
+  if (b && k == SMALL) {
+    HASH_FIND(hh, p->bins, &n, sizeof n, bin);
+    if (!bin && (bin = ballast__calloc(1, sizeof *bin))) {
+      bin->len = n;
+      HASH_ADD(hh, p->bins, len, sizeof bin->len, bin);
+    }
+  }
+  if (!b || (k == SMALL && !bin)) {
+    free(b);
+    free(mem);
+    return;
+  }
+  b->mem = mem;
+  b->len = n;
+  b->cost = cost;
+  b->seq = p->seq++;
+  b->prev = p->young[k];
+  if (p->young[k])
+    p->young[k]->next = b;
+  else
+    p->old[k] = b;
+  p->young[k] = b;
+  if (bin) {
+    b->bnext = bin->top;
+    if (bin->top)
+      bin->top->bprev = b;
+    bin->top = b;
+  }
+  p->n++;
+  p->bytes += cost;
+  held_total += cost;
+}
+
+void rta__mig_pool_info(const rta__mig_pool_t *p, size_t *bytes, int *blocks,
+                        long long *hits, long long *misses) {
+  if (bytes)
+    *bytes = p ? p->bytes : 0;
+  if (blocks)
+    *blocks = p ? p->n : 0;
+  if (hits)
+    *hits = p ? p->hits : 0;
+  if (misses)
+    *misses = p ? p->misses : 0;
+}

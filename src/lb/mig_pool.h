@@ -1,0 +1,66 @@
+/*
+ * The migration engine's pool of touched memory (private): receive and pack
+ * buffers of large states come from it when the caller gives one, and the
+ * memory of states that left goes back to it. Fresh memory costs a page
+ * fault per page on first touch, which on a virtual machine is slower than
+ * the transfer itself (see mig_pool.c).
+ */
+#ifndef BALLAST_RTA_MIG_POOL_H
+#define BALLAST_RTA_MIG_POOL_H
+
+#include <stddef.h>
+
+/* The default bound of the bytes a migration moves per round and of a
+ * pool's cache: 64 MiB. */
+#define RTA__MIG_MEM_DEFAULT ((size_t)64 << 20)
+
+/*
+ * A bounded cache of touched memory blocks (from malloc or posix_memalign,
+ * so free() releases any of them). Not thread safe; one per load-balancing
+ * context. Blocks of RTA__POOL_MIN bytes and more serve requests of half
+ * their size or more; smaller ones, down to RTA__POOL_SMALL, serve requests
+ * of exactly their size; smaller still are never cached.
+ */
+typedef struct rta__mig_pool rta__mig_pool_t;
+
+#define RTA__POOL_MIN ((size_t)64 << 10)
+#define RTA__POOL_SMALL ((size_t)4 << 10)
+
+/* A pool holding at most \a cap bytes (0: the default migration memory
+ * bound, RTA__MIG_MEM_DEFAULT). NULL when out of memory (callers then run
+ * without). */
+rta__mig_pool_t *rta__mig_pool_create(size_t cap);
+/* Frees every cached block and the pool; NULL does nothing. */
+void rta__mig_pool_destroy(rta__mig_pool_t *pool);
+/* A block of at least \a n bytes: a cached one (see above) when there is
+ * one, else fresh memory (blocks of 1 MiB and more are 2 MiB aligned and
+ * offered transparent huge pages). The caller owns it; free() or
+ * rta__mig_pool_give() it. NULL when out of memory. pool may be NULL. */
+void *rta__mig_pool_take(rta__mig_pool_t *pool, size_t n);
+/* rta__mig_pool_take, and in *len (when not NULL) the bytes the block holds
+ * (n or more): give it back with that length so the pool keeps counting it
+ * whole. */
+void *rta__mig_pool_take_len(rta__mig_pool_t *pool, size_t n, size_t *len);
+/* Hands \a mem (at least \a n usable bytes, free()-able) to the pool, which
+ * keeps it when it is at least RTA__POOL_SMALL, fits under the bound
+ * (evicting the oldest blocks) and, from 1 MiB, is 2 MiB aligned like the
+ * blocks rta__mig_pool_take allocates (huge pages: states sent from them move
+ * faster); else frees it. A 2 MiB-aligned block of 1-2 MiB counts a whole
+ * 2 MiB against the bound (the huge page it holds), any other block its n
+ * bytes; a block handed back with less than it holds (an adopted array of a
+ * smaller state) is counted at that size. pool may be NULL (free). */
+void rta__mig_pool_give(rta__mig_pool_t *pool, void *mem, size_t n);
+/* Bytes and blocks cached, and how many takes were served from the cache. */
+void rta__mig_pool_info(const rta__mig_pool_t *pool, size_t *bytes,
+                        int *blocks, long long *hits, long long *misses);
+
+/* Test hook of the engine (rta__migrate_fail_alloc_after): while on, a take
+ * served from the cache counts as one allocation for common's failure hook
+ * (util.h) and fails when that allocation would, leaving the block cached.
+ * Off, the hook sees only the memory a take allocates. */
+void rta__mig_pool_count_hits(int on);
+
+/* Bytes held by every pool of the process (tests: 0 once all are destroyed). */
+size_t rta__mig_pool_held(void);
+
+#endif /* BALLAST_RTA_MIG_POOL_H */
