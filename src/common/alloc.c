@@ -20,6 +20,8 @@ static int fails(void) {
   return fail_countdown > 0 && --fail_countdown == 0;
 }
 
+int ballast__alloc_tick(void) { return fails(); }
+
 void *ballast__malloc(size_t n) { return fails() ? NULL : malloc(n); }
 
 void *ballast__calloc(size_t n, size_t size) {

@@ -47,6 +47,10 @@ int ballast__memalign(void **out, size_t align, size_t n);
 /** Test hook: the n-th allocation from now fails (n <= 0: none). Not thread
  *  safe; tests arm it on one thread. */
 void ballast__alloc_fail_after(int n);
+/** Counts, for the hook, an allocation served without memory from the C
+ *  library (a block from a cache): nonzero when the hook fails it, so a
+ *  sweep can fail cache hits in turn too. */
+int ballast__alloc_tick(void);
 /** Allocations the hook has seen since it was last armed (tests use it to
  *  know when a sweep over every allocation is complete). */
 long ballast__alloc_count(void);
