@@ -11,6 +11,8 @@ pkgs=(
   uthash-dev
   libpapi-dev
   iproute2
+  libotf2-trace-dev otf2-tools
+  chromium
 )
 # Extra packages named by the caller (e.g. benchmarks: libtrilinos-zoltan-dev).
 pkgs+=("$@")
