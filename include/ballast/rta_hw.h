@@ -406,6 +406,27 @@ BALLAST_API int rta_map_graph_par(const rta_graph_t *g, const rta_hw_t *hw,
                                   rta_map_quality_t *q);
 
 /**
+ * \brief Maps \a g onto \a hw one vertex per slot: a permutation, for graphs
+ * whose vertices are the ranks themselves (MPI topology reordering, one task
+ * per rank). The two-phase mapping (RTA_MAP_TWOPHASE, first mapping) runs
+ * first; SCOTCH balances only within a tolerance, so a slot that receives
+ * several vertices keeps the lowest-numbered one and each other one takes the
+ * free slot nearest (rta_hw_slot_distance(), then the lowest number) to the
+ * slot SCOTCH chose. Deterministic.
+ * \param comm MPI_COMM_NULL: runs alone (not collective). Otherwise collective
+ *        over \a comm as rta_map_graph_par() (phase 2 shared among the
+ *        ranks); every rank passes the same inputs and gets the same result.
+ * \param slot_of_vertex out: nvert slots, each slot exactly once.
+ * \param q out, may be NULL: the quality of the result (seconds = the whole
+ *        call).
+ * \return 0; BALLAST_EINVAL (NULL arguments, or nvert differs from the number
+ *         of slots); as rta_map_graph_par() otherwise.
+ */
+BALLAST_API int rta_map_permutation(const rta_graph_t *g, const rta_hw_t *hw,
+                                    const rta_map_options_t *opt, MPI_Comm comm,
+                                    int64_t *slot_of_vertex, rta_map_quality_t *q);
+
+/**
  * \brief Computes the quality of a given mapping (seconds* fields 0 except
  * seconds_metrics). \param prev may be NULL. \return 0 or BALLAST_EINVAL
  * (a slot out of range), BALLAST_ENOMEM.

@@ -212,6 +212,26 @@ long mon__wreq_tracked(void);
 /* MPI_Pcontrol's work; *ticks (when not NULL) receives the duration of the
  * PMPI_Pcontrol call alone. */
 int mon__w_pcontrol(int level, const char *name, uint64_t *ticks);
+/*
+ * Topology constructors with reorder = 1 (wrap_topo.c): each maps the declared
+ * graph, creates the topology over the old communicator split in the
+ * mapping's order (reorder = 0 there) and returns 1 with MPI's return value
+ * in *ret and the ticks of that PMPI call alone in *ticks; 0 (the same on
+ * every rank) when the wrapper must call MPI's own constructor instead.
+ * Called outside the wrapper's guard: the mapping is library traffic.
+ */
+int mon__w_topo_cart(MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                     int reorder, MPI_Comm *newcomm, int *ret, uint64_t *ticks);
+int mon__w_topo_graph(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                      int reorder, MPI_Comm *newcomm, int *ret, uint64_t *ticks);
+int mon__w_topo_dist(MPI_Comm comm, int n, const int nodes[], const int degrees[],
+                     const int targets[], const int weights[], MPI_Info info,
+                     int reorder, MPI_Comm *newcomm, int *ret, uint64_t *ticks);
+int mon__w_topo_dist_adjacent(MPI_Comm comm, int indegree, const int sources[],
+                              const int sourceweights[], int outdegree,
+                              const int destinations[], const int destweights[],
+                              MPI_Info info, int reorder, MPI_Comm *newcomm, int *ret,
+                              uint64_t *ticks);
 /** Frees the wrappers' caches; called by MPI_Finalize after mon__finalize. */
 void mon__wrap_finalize(void);
 

@@ -5,7 +5,7 @@ Usage: layers.py SOURCE_DIR [BUILD_DIR]
 
 The layers, bottom up (src/<layer>/ each):
 
-    common ─ mon ─ pia ─ map ─ task ─ lb
+    common ─ mon ─ pia ─ map ─ topo ─ task ─ lb
 
 1. Includes: a file of src/<layer>/ may include private headers ("x/y.h")
    only of the layers it sees (SEES below). The task runtime and load
@@ -24,12 +24,13 @@ import re
 import subprocess
 import sys
 
-ORDER = ["common", "mon", "pia", "map", "task", "lb"]
+ORDER = ["common", "mon", "pia", "map", "topo", "task", "lb"]
 SEES = {
     "common": {"common"},
     "mon": {"common", "mon"},
     "pia": {"common", "mon", "pia"},
     "map": {"common", "map"},
+    "topo": {"common", "mon_hooks", "map", "topo"},
     "task": {"common", "mon_hooks", "pia", "map", "task"},
     "lb": {"common", "mon_hooks", "pia", "map", "task", "lb"},
 }

@@ -1,0 +1,77 @@
+/*
+ * One vertex per slot: the mapping of a graph whose vertices are the ranks
+ * themselves (topology reordering, placement). SCOTCH balances within a
+ * tolerance, so a slot may receive two vertices and another none; the extra
+ * vertices then go to the free slots nearest to where SCOTCH wanted them.
+ */
+#include <stdlib.h>
+
+#include "common/common_internal.h"
+#include "common/util.h"
+#include "map/map_internal.h"
+
+/* Makes \a slot (n vertices onto n slots) a permutation: the first vertex of
+ * each slot stays, each later one takes the free slot nearest to its slot
+ * (lowest number among equals). Deterministic. */
+static int repair(const rta_hw_t *hw, int64_t n, int64_t *slot) {
+  unsigned char *used = ballast__calloc((size_t)n, 1);
+  int64_t *pending = ballast__malloc((size_t)n * sizeof *pending);
+  int64_t np = 0;
+  if (!used || !pending) {
+    free(used);
+    free(pending);
+    return BALLAST_ENOMEM;
+  }
+  for (int64_t v = 0; v < n; v++) {
+    if (slot[v] >= 0 && slot[v] < n && !used[slot[v]])
+      used[slot[v]] = 1;
+    else
+      pending[np++] = v;
+  }
+  for (int64_t i = 0; i < np; i++) {
+    int64_t want = slot[pending[i]], pick = -1;
+    double best = 0;
+    for (int64_t s = 0; s < n; s++) {
+      if (used[s])
+        continue;
+      double d = (want >= 0 && want < n) ? rta_hw_slot_distance(hw, (int)want, (int)s) : 0;
+      if (pick < 0 || d < best) {
+        pick = s;
+        best = d;
+      }
+    }
+    used[pick] = 1;
+    slot[pending[i]] = pick;
+  }
+  free(used);
+  free(pending);
+  return 0;
+}
+
+int rta_map_permutation(const rta_graph_t *g, const rta_hw_t *hw,
+                        const rta_map_options_t *opt, MPI_Comm comm,
+                        int64_t *slot_of_vertex, rta_map_quality_t *q) {
+  if (!g || !hw || !slot_of_vertex)
+    return BALLAST_EINVAL;
+  int64_t n = rta_graph_nvert(g);
+  if (n != rta_hw_nslots(hw)) {
+    BALLAST_WARN("rta: map_permutation: %lld vertices onto %d slots; a "
+                 "permutation needs as many of each", (long long)n, rta_hw_nslots(hw));
+    return BALLAST_EINVAL;
+  }
+  double t0 = rta__now();
+  int rc = comm != MPI_COMM_NULL
+               ? rta_map_graph_par(g, hw, RTA_MAP_TWOPHASE, NULL, opt, comm,
+                                   slot_of_vertex, NULL)
+               : rta_map_graph_ex(g, hw, RTA_MAP_TWOPHASE, NULL, opt,
+                                  slot_of_vertex, NULL);
+  if (!rc)
+    rc = repair(hw, n, slot_of_vertex);
+  if (comm != MPI_COMM_NULL)
+    rc = ballast__agree(comm, rc, NULL, NULL);
+  if (!rc && q) {
+    rc = rta_map_evaluate(g, hw, slot_of_vertex, NULL, q);
+    q->seconds = rta__now() - t0;
+  }
+  return rc;
+}
