@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ballast.h"
-#include "test_util.h"
+#include "test_util.h" /* MPI only: the same program runs under LD_PRELOAD */
 
 static int on;
 
