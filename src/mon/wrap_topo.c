@@ -27,6 +27,7 @@
  * without a mapper. The mapping is ballast's own work: its MPI traffic is
  * library traffic, and the constructor's MPI time is only MPI's own call.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -51,6 +52,9 @@ typedef struct {
   mon__topo_result_t res;
 } topo_entry_t;
 
+/* Written under the lock (threads may build topologies on different
+ * communicators at once); read by rank 0's report at MPI_Finalize. */
+static pthread_mutex_t topo_lock = PTHREAD_MUTEX_INITIALIZER;
 static topo_entry_t topo_log[TOPO_LOG_MAX];
 static int topo_nlog, topo_total;
 
@@ -90,6 +94,7 @@ static char *report_json(void *user) {
 }
 
 static void topo_note(const mon__topo_graph_t *g, const mon__topo_result_t *res) {
+  pthread_mutex_lock(&topo_lock);
   if (topo_total++ == 0) {
     mon__section_t s = {"topology_reorder", report_lines, report_json, NULL};
     (void)mon__report_add_section(&s);
@@ -101,6 +106,7 @@ static void topo_note(const mon__topo_graph_t *g, const mon__topo_result_t *res)
     e->arcs = g->xadj[g->n];
     e->res = *res;
   }
+  pthread_mutex_unlock(&topo_lock);
 }
 
 /* ---- when to reorder ------------------------------------------------------- */
