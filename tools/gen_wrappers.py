@@ -374,26 +374,37 @@ def wrapper_kind(e):
             "  mon__leave(t);",
             "  return ret;", "}", ""])
     if k == "topo":
-        # The reordering is ballast's own work (library traffic): it runs
-        # outside the guard, and only MPI's constructor is the call's time.
-        helper = "mon__w_topo_%s" % e.rule["topo"]
+        # The reordering (mapping, split) is ballast's own work, library
+        # traffic: it runs outside the guard, before the call is timed; the
+        # call's time and events are MPI's constructor alone.
+        call = "P%s(%s)" % (e.name, e.args())
+        newcomm = e.params[-1].name
+        create = "(mon_re_ ? mon__w_topo_create(&mon_tp_, %s) : %s)" % (newcomm, call)
         return "\n".join([
             e.decl(), "{",
             "  mon__tls_t *t = mon__enter();",
             "  if (t == NULL)",
-            "    return P%s(%s);" % (e.name, e.args()),
+            "    return %s;" % call,
             "  mon__leave(t);",
-            "  int ret = MPI_SUCCESS;",
-            "  uint64_t ticks = 0;",
-            "  if (!%s(%s, &ret, &ticks)) {" % (helper, e.args()),
-            "    uint64_t t0 = mon__ticks();",
-            "    ret = P%s(%s);" % (e.name, e.args()),
-            "    ticks = mon__ticks() - t0;",
+            "  mon__topo_prep_t mon_tp_;",
+            "  int mon_re_ = mon__w_topo_prep_%s(%s, &mon_tp_);" % (e.rule["topo"], e.args()),
+            "  if ((t = mon__enter()) == NULL) {",
+            "    int r_ = %s;" % create,
+            "    mon__w_topo_done(&mon_tp_);",
+            "    return r_;",
             "  }",
-            "  if ((t = mon__enter()) != NULL) {",
-            "    mon__record(t, %s, MON_NO_PARTNER, 0, ticks);" % e.act,
-            "    mon__leave(t);",
-            "  }",
+            "  int mon_tool_ = %s;" % TOOL_ON,
+            "  mon__tool_call_t mon_tc_;",
+            "  uint64_t t0 = mon__ticks();",
+            "  if (mon_tool_)",
+            "    t0 = mon__tool_mpi_enter(t, &mon_tc_, %s, %s, t0);" % (e.act, tool_comm(e)),
+            "  int ret = %s;" % create,
+            "  uint64_t t1 = mon__ticks();",
+            "  mon__record(t, %s, MON_NO_PARTNER, 0, t1 - t0);" % e.act,
+            "  if (mon_tool_)",
+            "    mon__tool_mpi_exit(t, &mon_tc_, ret, MON_NO_PARTNER, 0, 0, t1);",
+            "  mon__leave(t);",
+            "  mon__w_topo_done(&mon_tp_);",
             "  return ret;", "}", ""])
     if k == "start":
         return emit(e, [], ["mon__wreq_start(request, 1);"], [])

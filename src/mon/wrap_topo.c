@@ -214,8 +214,11 @@ static int cart_graph(int n, int ndims, const int dims[], const int periods[], c
   return 0;
 }
 
-int mon__w_topo_cart(MPI_Comm comm, int ndims, const int dims[], const int periods[],
-                     int reorder, MPI_Comm *newcomm, int *ret, uint64_t *ticks) {
+int mon__w_topo_prep_cart(MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                          int reorder, MPI_Comm *newcomm, mon__topo_prep_t *tp) {
+  (void)newcomm;
+  memset(tp, 0, sizeof *tp);
+  tp->split = MPI_COMM_NULL;
   int size = reorder_size(comm, reorder);
   if (!size || ndims < 1 || !dims || !periods)
     return 0;
@@ -234,12 +237,11 @@ int mon__w_topo_cart(MPI_Comm comm, int ndims, const int dims[], const int perio
   int ok = 0, rc = cart_graph(size, ndims, dims, periods, &c);
   if (!ballast__agree(comm, rc, NULL, NULL)) {
     mon__topo_graph_t g = {"MPI_Cart_create", size, c.xadj, c.adj, c.w};
-    MPI_Comm split;
-    if ((ok = reorder_split(comm, &g, &split))) {
-      uint64_t t0 = mon__ticks();
-      *ret = PMPI_Cart_create(split, ndims, dims, periods, 0, newcomm);
-      *ticks = mon__ticks() - t0;
-      MPI_Comm_free(&split);
+    if ((ok = reorder_split(comm, &g, &tp->split))) {
+      tp->kind = 1;
+      tp->ndims = ndims;
+      tp->dims = dims;
+      tp->periods = periods;
     }
   }
   if (!rc)
@@ -248,8 +250,11 @@ int mon__w_topo_cart(MPI_Comm comm, int ndims, const int dims[], const int perio
   return ok;
 }
 
-int mon__w_topo_graph(MPI_Comm comm, int nnodes, const int index[], const int edges[],
-                      int reorder, MPI_Comm *newcomm, int *ret, uint64_t *ticks) {
+int mon__w_topo_prep_graph(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                           int reorder, MPI_Comm *newcomm, mon__topo_prep_t *tp) {
+  (void)newcomm;
+  memset(tp, 0, sizeof *tp);
+  tp->split = MPI_COMM_NULL;
   int size = reorder_size(comm, reorder);
   if (!size || nnodes != size || !index)
     return 0;
@@ -270,12 +275,11 @@ int mon__w_topo_graph(MPI_Comm comm, int nnodes, const int index[], const int ed
     for (int a = 0; a < na; a++)
       c.w[a] = 1;
     mon__topo_graph_t g = {"MPI_Graph_create", size, c.xadj, c.adj, c.w};
-    MPI_Comm split;
-    if ((ok = reorder_split(comm, &g, &split))) {
-      uint64_t t0 = mon__ticks();
-      *ret = PMPI_Graph_create(split, nnodes, index, edges, 0, newcomm);
-      *ticks = mon__ticks() - t0;
-      MPI_Comm_free(&split);
+    if ((ok = reorder_split(comm, &g, &tp->split))) {
+      tp->kind = 2;
+      tp->nnodes = nnodes;
+      tp->index = index;
+      tp->edges = edges;
     }
   }
   if (!rc)
@@ -433,11 +437,14 @@ static int adjacent_arcs(const blocks_t *b, arcs_t *a) {
   return 0;
 }
 
-int mon__w_topo_dist_adjacent(MPI_Comm comm, int indegree, const int sources[],
-                              const int sourceweights[], int outdegree,
-                              const int destinations[], const int destweights[],
-                              MPI_Info info, int reorder, MPI_Comm *newcomm, int *ret,
-                              uint64_t *ticks) {
+int mon__w_topo_prep_dist_adjacent(MPI_Comm comm, int indegree, const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[], const int destweights[],
+                                   MPI_Info info, int reorder, MPI_Comm *newcomm,
+                                   mon__topo_prep_t *tp) {
+  (void)newcomm;
+  memset(tp, 0, sizeof *tp);
+  tp->split = MPI_COMM_NULL;
   int size = reorder_size(comm, reorder);
   if (!size)
     return 0;
@@ -465,13 +472,20 @@ int mon__w_topo_dist_adjacent(MPI_Comm comm, int indegree, const int sources[],
     if (!rc && arcs_reorder(comm, "MPI_Dist_graph_create_adjacent", b.n, &a, &split)) {
       int v = 0;
       PMPI_Comm_rank(split, &v);
+      /* Vertex v's call, verbatim: v's block, kept until the call is made. */
       const int *x = b.all + b.off[v];
+      tp->kind = 3;
+      tp->split = split;
+      tp->info = info;
+      tp->indeg = x[0];
+      tp->outdeg = x[1];
+      tp->lists = b.all;
+      b.all = NULL;
       const int *src = x + 4, *srcw = src + x[0], *dst = srcw + x[0], *dstw = dst + x[1];
-      uint64_t t0 = mon__ticks();
-      *ret = PMPI_Dist_graph_create_adjacent(split, x[0], src, wptr(x[2], srcw), x[1],
-                                             dst, wptr(x[3], dstw), info, 0, newcomm);
-      *ticks = mon__ticks() - t0;
-      MPI_Comm_free(&split);
+      tp->src = src;
+      tp->dst = dst;
+      tp->srcw = wptr(x[2], srcw);
+      tp->dstw = wptr(x[3], dstw);
       ok = 1;
     }
     blocks_free(&b);
@@ -489,8 +503,8 @@ int mon__w_topo_dist_adjacent(MPI_Comm comm, int indegree, const int sources[],
  * (MPI leaves the order of a general distributed graph's neighbours to the
  * implementation).
  */
-static int dist_lists_create(MPI_Comm split, const arcs_t *a, int weighted,
-                             MPI_Info info, MPI_Comm *newcomm, uint64_t *ticks) {
+static int dist_lists(MPI_Comm split, const arcs_t *a, int weighted, MPI_Info info,
+                      mon__topo_prep_t *tp) {
   int v = 0, indeg = 0, outdeg = 0;
   PMPI_Comm_rank(split, &v);
   for (int64_t k = 0; k < a->na; k++) {
@@ -499,7 +513,7 @@ static int dist_lists_create(MPI_Comm split, const arcs_t *a, int weighted,
   }
   int *l = ballast__malloc((size_t)(2 * indeg + 2 * outdeg + 1) * sizeof *l);
   if (!l)
-    return MPI_ERR_NO_MEM;
+    return BALLAST_ENOMEM;
   int *src = l, *srcw = src + indeg, *dst = srcw + indeg, *dstw = dst + outdeg;
   int i = 0, o = 0;
   for (int64_t k = 0; k < a->na; k++) {
@@ -512,18 +526,25 @@ static int dist_lists_create(MPI_Comm split, const arcs_t *a, int weighted,
       dstw[o++] = a->arc[3 * k + 2];
     }
   }
-  uint64_t t0 = mon__ticks();
-  int ret = PMPI_Dist_graph_create_adjacent(
-      split, indeg, src, weighted ? srcw : MPI_UNWEIGHTED, outdeg, dst,
-      weighted ? dstw : MPI_UNWEIGHTED, info, 0, newcomm);
-  *ticks = mon__ticks() - t0;
-  free(l);
-  return ret;
+  tp->kind = 3;
+  tp->split = split;
+  tp->info = info;
+  tp->indeg = indeg;
+  tp->outdeg = outdeg;
+  tp->lists = l;
+  tp->src = src;
+  tp->dst = dst;
+  tp->srcw = weighted ? srcw : MPI_UNWEIGHTED;
+  tp->dstw = weighted ? dstw : MPI_UNWEIGHTED;
+  return 0;
 }
 
-int mon__w_topo_dist(MPI_Comm comm, int n, const int nodes[], const int degrees[],
-                     const int targets[], const int weights[], MPI_Info info,
-                     int reorder, MPI_Comm *newcomm, int *ret, uint64_t *ticks) {
+int mon__w_topo_prep_dist(MPI_Comm comm, int n, const int nodes[], const int degrees[],
+                          const int targets[], const int weights[], MPI_Info info,
+                          int reorder, MPI_Comm *newcomm, mon__topo_prep_t *tp) {
+  (void)newcomm;
+  memset(tp, 0, sizeof *tp);
+  tp->split = MPI_COMM_NULL;
   int size = reorder_size(comm, reorder);
   if (!size)
     return 0;
@@ -557,13 +578,40 @@ int mon__w_topo_dist(MPI_Comm comm, int n, const int nodes[], const int degrees[
       !blocks_gather(comm, mine, mine ? (int)(3 * na) : -1, &b)) {
     arcs_t a = {b.off[b.n] / 3, b.all};
     if (arcs_reorder(comm, "MPI_Dist_graph_create", b.n, &a, &split)) {
-      *ret = dist_lists_create(split, &a, anyw, info, newcomm, ticks);
-      MPI_Comm_free(&split);
-      ok = 1;
+      if (!ballast__agree(comm, dist_lists(split, &a, anyw, info, tp), NULL, NULL)) {
+        ok = 1;
+      } else { /* out of memory somewhere: MPI's own constructor, everywhere */
+        if (tp->split == MPI_COMM_NULL)
+          MPI_Comm_free(&split);
+        mon__w_topo_done(tp);
+      }
     }
     blocks_free(&b);
   }
   free(mine);
   ballast__lib_end();
   return ok;
+}
+
+int mon__w_topo_create(const mon__topo_prep_t *tp, MPI_Comm *newcomm) {
+  switch (tp->kind) {
+  case 1:
+    return PMPI_Cart_create(tp->split, tp->ndims, tp->dims, tp->periods, 0, newcomm);
+  case 2:
+    return PMPI_Graph_create(tp->split, tp->nnodes, tp->index, tp->edges, 0, newcomm);
+  case 3:
+    return PMPI_Dist_graph_create_adjacent(tp->split, tp->indeg, tp->src, tp->srcw,
+                                           tp->outdeg, tp->dst, tp->dstw, tp->info, 0,
+                                           newcomm);
+  default:
+    return MPI_ERR_NO_MEM;
+  }
+}
+
+void mon__w_topo_done(mon__topo_prep_t *tp) {
+  if (tp->split != MPI_COMM_NULL)
+    PMPI_Comm_free(&tp->split);
+  free(tp->lists);
+  tp->lists = NULL;
+  tp->kind = 0;
 }
