@@ -126,6 +126,20 @@ int rta__hw_alloc(rta_hw_t *hw, int nnodes, int nslots);
 int rta__hw_index_slots(rta_hw_t *hw);
 /** Loads a SCOTCH arch file as the inter-node network (EPARSE on error). */
 int rta__hw_load_arch(rta_hw_t *hw, const char *path);
+
+/* Bounds of what ballast hands SCOTCH (arch_check.c): terminals (nodes) of
+ * an architecture, and link costs and weights in it. */
+#define RTA__ARCH_MAX_TERMS (1 << 20)
+#define RTA__ARCH_MAX_VALUE (1 << 20)
+
+/**
+ * Checks the SCOTCH architecture file open as \a f (named \a path in the
+ * messages) against the grammar ballast accepts, before SCOTCH reads it:
+ * 0 and its terminal count in \a nterm, or BALLAST_EPARSE with a warning
+ * naming the file, the line and the value (BALLAST_ENOMEM). Reads \a f to
+ * its end.
+ */
+int rta__arch_check(FILE *f, const char *path, int64_t *nterm);
 /** Precomputes node distances (ndist) when nnodes is small enough. */
 int rta__hw_cache_dist(rta_hw_t *hw);
 /** Sets inter-node distances from measured lat/bw (normalised). */
