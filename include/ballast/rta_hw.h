@@ -90,17 +90,28 @@ BALLAST_API int64_t rta_graph_nedges(rta_graph_t *g);
  * \brief Reads a graph in SCOTCH's .grf format (version 0, base 0 or 1,
  * vertex labels, vertex and edge weights). Vertex weights become work; edge
  * weights become bytes; states are 0. The adjacency must be symmetric.
+ * Weights must be integers in 0..2^53 (held exactly, so a graph read and
+ * written back with rta_graph_save_grf() is the same graph). A header whose
+ * counts cannot fit in what is left of a regular file is refused before
+ * anything is allocated; from a pipe, memory grows with the arcs read.
  * \param f open file; \param what name used in error messages (may be NULL).
  * \return 0; BALLAST_EPARSE with a message naming the line/field that is
- *         wrong (truncated file, bad header, out-of-range neighbour,
- *         asymmetric edge, ...); BALLAST_EINVAL; BALLAST_ENOMEM.
+ *         wrong (truncated file, bad header, counts larger than the file,
+ *         a NUL byte in a number, out-of-range neighbour or weight,
+ *         asymmetric edge, ...); BALLAST_EIO when reading fails (a
+ *         directory, ...); BALLAST_EINVAL; BALLAST_ENOMEM.
  */
 BALLAST_API int rta_graph_load_grf(FILE *f, const char *what,
                                    rta_graph_t **out);
 
 /**
  * \brief Writes \a g in SCOTCH .grf format (base 0, vertex and edge weights
- * rounded to integers >= 1). \return 0, BALLAST_EINVAL, BALLAST_EIO.
+ * written exactly, zeros included), so that rta_graph_load_grf() reads back
+ * the same graph. A graph with a weight that is not an integer in 0..2^53
+ * is refused before anything is written. The caller closes \a f and must
+ * check that close too.
+ * \return 0, BALLAST_EINVAL, BALLAST_ERANGE (a weight that cannot be
+ *         written exactly; a warning names it), BALLAST_EIO.
  */
 BALLAST_API int rta_graph_save_grf(rta_graph_t *g, FILE *f);
 
@@ -315,10 +326,12 @@ typedef struct {
 /** Options of rta_map_graph_ex(). */
 typedef struct {
   /** Total load imbalance allowed (max/avg - 1); each SCOTCH phase of the
-   *  two-phase strategy gets about half (they compound). 0 means 0.03. */
+   *  two-phase strategy gets about half (they compound). 0 means 0.03;
+   *  negative, NaN or infinite: BALLAST_EINVAL. */
   double balrat;
   /** Steps expected between two remaps: migration cost of a vertex =
-   *  state_bytes / steps, in the unit of the edge bytes. 0 means 10. */
+   *  state_bytes / steps, in the unit of the edge bytes. 0 means 10;
+   *  negative, NaN or infinite: BALLAST_EINVAL. */
   double steps_between_remaps;
   /** Seed of SCOTCH's (deterministic) random generator and of RANDOM. */
   unsigned seed;

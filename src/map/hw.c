@@ -52,10 +52,13 @@ int rta__hw_topo_from_desc(const char *desc, const double *costs, int ncosts,
   int rc = 0;
   if (desc && *desc) {
     if (looks_like_path(desc)) {
-      if (hwloc_topology_set_xml(topo, desc) < 0) {
+      if ((rc = rta__hw_check_xml(desc)) == 0 &&
+          hwloc_topology_set_xml(topo, desc) < 0) {
         BALLAST_WARN("hwloc cannot read the XML topology '%s'", desc);
         rc = BALLAST_EHWLOC;
       }
+    } else if ((rc = rta__hw_check_synthetic(desc)) != 0) {
+      /* refused before hwloc spends minutes on it */
     } else if (hwloc_topology_set_synthetic(topo, desc) < 0) {
       /* hwloc wants PUs last; "pack:2 core:8" means one PU per core. */
       char buf[512];
