@@ -6,6 +6,8 @@
  * time grows with the square of a level's width). So ballast reads the XML's
  * object tags itself and bounds the size of a synthetic node first, naming
  * the file and line, or the string, of the problem. */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +134,8 @@ int rta__hw_check_xml(const char *path) {
 
 int rta__hw_check_synthetic(const char *desc) {
   /* The product of the arities: "type:N" or "N" words; what is inside
-   * parentheses (attributes) and brackets (memory children) has none. */
+   * parentheses (attributes) and brackets (memory children) has none. A
+   * word is read as strtoul reads it ("0x10" is 16, "-1" huge). */
   int64_t pus = 1;
   int depth = 0;
   for (const char *p = desc; *p;) {
@@ -146,22 +149,36 @@ int rta__hw_check_synthetic(const char *desc) {
       p++;
       continue;
     }
-    if (depth > 0 || *p == ' ' || *p == '\t') {
+    if (depth > 0 || isspace((unsigned char)*p)) {
       p++;
       continue;
     }
     const char *w = p;
-    while (*p && !strchr(" \t([", *p))
+    while (*p && !isspace((unsigned char)*p) && *p != '(' && *p != '[')
       p++;
-    const char *colon = w;
+    const char *num = w;
     for (const char *q = w; q < p; q++)
       if (*q == ':')
-        colon = q + 1;
-    int64_t a = 0;
-    while (colon < p && *colon >= '0' && *colon <= '9' && a <= RTA__HW_MAX_PUS)
-      a = a * 10 + (*colon++ - '0');
-    if (a > 0)
-      pus *= a;
+        num = q + 1;
+    char word[64];
+    size_t n = (size_t)(p - num) < sizeof word - 1 ? (size_t)(p - num)
+                                                   : sizeof word - 1;
+    memcpy(word, num, n);
+    word[n] = 0;
+    /* The larger of the decimal and the C reading ("048576" is 4 in base
+     * 0, 48576 in base 10): whichever hwloc uses is bounded. */
+    errno = 0;
+    char *end, *end10;
+    unsigned long long a = strtoull(word, &end, 0);
+    unsigned long long a10 = strtoull(word, &end10, 10);
+    if (a10 > a) {
+      a = a10;
+      end = end10;
+    }
+    if (end != word && (errno == ERANGE || a > RTA__HW_MAX_PUS))
+      pus = RTA__HW_MAX_PUS + 1;
+    else if (end != word && a > 0)
+      pus *= (int64_t)a;
     if (pus > RTA__HW_MAX_PUS) {
       BALLAST_WARN("the synthetic topology '%s' has more than %d processing "
                    "units: a node that large is refused (hwloc would take "
