@@ -211,9 +211,20 @@ BALLAST_API int rta_hw_discover_ex(MPI_Comm comm, const rta_hw_options_t *opt,
  * inter-node network from the SCOTCH arch file \a inter_arch (NULL: complete
  * graph). \a nnodes <= 0 takes the arch's size. \a opt may be NULL (only
  * internode_cost and level_costs are used).
+ * Every input is checked before SCOTCH or hwloc reads it (both crash on some
+ * malformed ones), each refusal a warning naming the file, line and value:
+ * the arch file must be one of cmplt N, cmpltw N w.., hcub D, tleaf,
+ * ltleaf (a true permutation of the lowest levels), mesh2D/3D/XD,
+ * torus2D/3D/XD or sub N t.. ARCH (distinct terminals that exist), with
+ * positive sizes, at most 2^20 terminals, link costs and weights at most
+ * 2^20, nothing after it; variable-sized and decomposition-defined
+ * architectures are refused. An XML node must give cpuset,
+ * complete_cpuset, nodeset and complete_nodeset together on every object
+ * that has one; a synthetic node has at most 4096 processing units.
  * Not collective. \return 0; BALLAST_EINVAL; BALLAST_EHWLOC (bad topology
  * string or XML); BALLAST_EPARSE (unreadable or malformed arch, or its size
- * differs from nnodes); BALLAST_ERANGE; BALLAST_ENOMEM.
+ * differs from nnodes); BALLAST_ERANGE (a synthetic node above 4096 PUs,
+ * too many slots); BALLAST_ENOMEM.
  */
 BALLAST_API int rta_hw_create_sim(int64_t nnodes, const char *node_topology,
                                   const char *inter_arch,
