@@ -280,6 +280,43 @@ static void check_options(rta_hw_t *hw, rta_graph_t *g) {
   }
 }
 
+/* --save-grf's cases: a weight near 2^63 or fractional is refused before a
+ * byte is written; zeros are written as zeros; a directory is a read
+ * error, not an empty file. */
+static void check_grf_edges(void) {
+  rta_graph_t *g = NULL;
+  CHECK_EQ(rta_graph_create(3, &g), 0);
+  CHECK_EQ(rta_graph_set_vertex(g, 0, 0.0, 0.0), 0);
+  CHECK_EQ(rta_graph_add_edge(g, 0, 1, 0.0), 0);
+  CHECK_EQ(rta_graph_add_edge(g, 1, 2, 9007199254740992.0), 0);
+  char *out = NULL;
+  size_t on = 0;
+  FILE *w = open_memstream(&out, &on);
+  CHECK_EQ(rta_graph_save_grf(g, w), 0);
+  fclose(w);
+  CHECK(strcmp(out, "0\n3 4\n0 011\n0 1 0 1\n1 2 0 0 9007199254740992 2\n"
+                    "1 1 9007199254740992 1\n") == 0);
+  free(out);
+  const double bad[] = {9.2e18, 0.5, 9007199254740994.0};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    CHECK_EQ(rta_graph_set_vertex(g, 2, bad[i], 0.0), 0);
+    out = NULL;
+    w = open_memstream(&out, &on);
+    CHECK_EQ(rta_graph_save_grf(g, w), BALLAST_ERANGE);
+    fclose(w);
+    CHECK_EQ(on, 0);
+    free(out);
+  }
+  rta_graph_destroy(g);
+  FILE *d = fopen("/tmp", "r");
+  if (d) {
+    g = NULL;
+    CHECK_EQ(rta_graph_load_grf(d, "/tmp", &g), BALLAST_EIO);
+    CHECK(g == NULL);
+    fclose(d);
+  }
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
   long iters = argc > 2 ? atol(argv[2]) : 4000;
@@ -299,6 +336,7 @@ int main(int argc, char **argv) {
   rta_hw_t *hw = NULL;
   CHECK_EQ(rta_hw_create_sim(2, "core:2", NULL, NULL, &hw), 0);
   check_options(hw, g);
+  check_grf_edges();
   rta_hw_destroy(hw);
 
   struct timespec t0, t1;
