@@ -90,17 +90,28 @@ BALLAST_API int64_t rta_graph_nedges(rta_graph_t *g);
  * \brief Reads a graph in SCOTCH's .grf format (version 0, base 0 or 1,
  * vertex labels, vertex and edge weights). Vertex weights become work; edge
  * weights become bytes; states are 0. The adjacency must be symmetric.
+ * Weights must be integers in 0..2^53 (held exactly, so a graph read and
+ * written back with rta_graph_save_grf() is the same graph). A header whose
+ * counts cannot fit in what is left of a regular file is refused before
+ * anything is allocated; from a pipe, memory grows with the arcs read.
  * \param f open file; \param what name used in error messages (may be NULL).
  * \return 0; BALLAST_EPARSE with a message naming the line/field that is
- *         wrong (truncated file, bad header, out-of-range neighbour,
- *         asymmetric edge, ...); BALLAST_EINVAL; BALLAST_ENOMEM.
+ *         wrong (truncated file, bad header, counts larger than the file,
+ *         a NUL byte in a number, out-of-range neighbour or weight,
+ *         asymmetric edge, ...); BALLAST_EIO when reading fails (a
+ *         directory, ...); BALLAST_EINVAL; BALLAST_ENOMEM.
  */
 BALLAST_API int rta_graph_load_grf(FILE *f, const char *what,
                                    rta_graph_t **out);
 
 /**
  * \brief Writes \a g in SCOTCH .grf format (base 0, vertex and edge weights
- * rounded to integers >= 1). \return 0, BALLAST_EINVAL, BALLAST_EIO.
+ * written exactly, zeros included), so that rta_graph_load_grf() reads back
+ * the same graph. A graph with a weight that is not an integer in 0..2^53
+ * is refused before anything is written. The caller closes \a f and must
+ * check that close too.
+ * \return 0, BALLAST_EINVAL, BALLAST_ERANGE (a weight that cannot be
+ *         written exactly; a warning names it), BALLAST_EIO.
  */
 BALLAST_API int rta_graph_save_grf(rta_graph_t *g, FILE *f);
 
@@ -200,9 +211,20 @@ BALLAST_API int rta_hw_discover_ex(MPI_Comm comm, const rta_hw_options_t *opt,
  * inter-node network from the SCOTCH arch file \a inter_arch (NULL: complete
  * graph). \a nnodes <= 0 takes the arch's size. \a opt may be NULL (only
  * internode_cost and level_costs are used).
+ * Every input is checked before SCOTCH or hwloc reads it (both crash on some
+ * malformed ones), each refusal a warning naming the file, line and value:
+ * the arch file must be one of cmplt N, cmpltw N w.., hcub D, tleaf,
+ * ltleaf (a true permutation of the lowest levels), mesh2D/3D/XD,
+ * torus2D/3D/XD or sub N t.. ARCH (distinct terminals that exist), with
+ * positive sizes, at most 2^20 terminals, link costs and weights at most
+ * 2^20, nothing after it; variable-sized and decomposition-defined
+ * architectures are refused. An XML node must give cpuset,
+ * complete_cpuset, nodeset and complete_nodeset together on every object
+ * that has one; a synthetic node has at most 4096 processing units.
  * Not collective. \return 0; BALLAST_EINVAL; BALLAST_EHWLOC (bad topology
  * string or XML); BALLAST_EPARSE (unreadable or malformed arch, or its size
- * differs from nnodes); BALLAST_ERANGE; BALLAST_ENOMEM.
+ * differs from nnodes); BALLAST_ERANGE (a synthetic node above 4096 PUs,
+ * too many slots); BALLAST_ENOMEM.
  */
 BALLAST_API int rta_hw_create_sim(int64_t nnodes, const char *node_topology,
                                   const char *inter_arch,
@@ -315,10 +337,12 @@ typedef struct {
 /** Options of rta_map_graph_ex(). */
 typedef struct {
   /** Total load imbalance allowed (max/avg - 1); each SCOTCH phase of the
-   *  two-phase strategy gets about half (they compound). 0 means 0.03. */
+   *  two-phase strategy gets about half (they compound). 0 means 0.03;
+   *  negative, NaN or infinite: BALLAST_EINVAL. */
   double balrat;
   /** Steps expected between two remaps: migration cost of a vertex =
-   *  state_bytes / steps, in the unit of the edge bytes. 0 means 10. */
+   *  state_bytes / steps, in the unit of the edge bytes. 0 means 10;
+   *  negative, NaN or infinite: BALLAST_EINVAL. */
   double steps_between_remaps;
   /** Seed of SCOTCH's (deterministic) random generator and of RANDOM. */
   unsigned seed;

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/common_internal.h"
 #include "map/map_internal.h"
@@ -17,7 +18,8 @@ typedef struct {
   long line;
 } rd_t;
 
-/* Reads one integer token. 0 on success, 1 at end of file, -1 on garbage. */
+/* Reads one integer token. 0 on success, 1 at end of file, -1 on garbage
+ * (a NUL byte inside a token is garbage, not its end), -2 on a read error. */
 static int rd_int(rd_t *r, int64_t *out) {
   int c;
   do {
@@ -26,16 +28,18 @@ static int rd_int(rd_t *r, int64_t *out) {
       r->line++;
   } while (c != EOF && isspace(c));
   if (c == EOF)
-    return 1;
+    return ferror(r->f) ? -2 : 1;
   char buf[32];
   int n = 0;
   while (c != EOF && !isspace(c)) {
-    if (n < 31)
+    if (n < 31 && c != 0)
       buf[n++] = (char)c;
     else
       return -1;
     c = getc(r->f);
   }
+  if (c == EOF && ferror(r->f))
+    return -2;
   if (c == '\n')
     ungetc(c, r->f);
   buf[n] = 0;
@@ -60,6 +64,10 @@ static int need(rd_t *r, int64_t *v, const char *field) {
   if (rc == 1) {
     PERR(r, "unexpected end of file while reading %s", field);
     return BALLAST_EPARSE;
+  }
+  if (rc == -2) {
+    BALLAST_WARN("%s: cannot read the .grf: %s", r->what, strerror(errno));
+    return BALLAST_EIO;
   }
   if (rc < 0) {
     PERR(r, "%s is not an integer", field);
@@ -110,6 +118,7 @@ typedef struct {
   double *ew, *vw;    /* na edge weights; nv vertex weights */
   arc_t *fw, *bw;     /* arcs going up (u > v) and coming back */
   int64_t nf, nb;
+  int64_t cap;        /* arcs nbr and ew hold: grown as arcs are read */
 } grf_t;
 
 static void grf_free(grf_t *p) {
@@ -120,6 +129,25 @@ static void grf_free(grf_t *p) {
   free(p->vw);
   free(p->fw);
   free(p->bw);
+}
+
+/* The counts of the header against what is left of a regular file, before
+ * anything is allocated for them: every vertex needs at least its degree
+ * and every arc its neighbour, two bytes each (a digit and a separator). */
+static int grf_fits(grf_t *p) {
+  struct stat st;
+  long pos = ftell(p->r.f);
+  if (fstat(fileno(p->r.f), &st) != 0 || !S_ISREG(st.st_mode) || pos < 0)
+    return 0;
+  int64_t per_v = 2 * (1 + p->has_lab + p->has_vw), per_a = 2 * (1 + p->has_ew);
+  int64_t need = p->nv * per_v + p->na * per_a - 1;
+  if (need > (int64_t)st.st_size - pos) {
+    PERR(&p->r, "the header announces %" PRId64 " vertices and %" PRId64
+         " arcs, which need at least %" PRId64 " bytes; the file has %"
+         PRId64 " left", p->nv, p->na, need, (int64_t)st.st_size - pos);
+    return BALLAST_EPARSE;
+  }
+  return 0;
 }
 
 /* The header: version, counts, base and format flags, all checked. */
@@ -156,11 +184,32 @@ static int grf_header(grf_t *p) {
   p->has_lab = flags >= 100;
   p->has_ew = (flags / 10) % 10;
   p->has_vw = flags % 10;
+  return grf_fits(p);
+}
+
+/* Room for the arcs up to \a need: the header's count is only believed
+ * as far as the arcs read so far (a pipe cannot be measured first). */
+static int grf_grow(grf_t *p, int64_t need) {
+  if (need <= p->cap)
+    return 0;
+  int64_t cap = p->cap * 2 > need ? p->cap * 2 : need;
+  if (cap > p->na)
+    cap = p->na;
+  int64_t *nbr = ballast__realloc(p->nbr, (size_t)cap * sizeof *nbr);
+  if (!nbr)
+    return BALLAST_ENOMEM;
+  p->nbr = nbr;
+  double *ew = ballast__realloc(p->ew, (size_t)cap * sizeof *ew);
+  if (!ew)
+    return BALLAST_ENOMEM;
+  p->ew = ew;
+  p->cap = cap;
   return 0;
 }
 
 static int grf_alloc(grf_t *p) {
-  size_t nv = (size_t)p->nv, na = (size_t)(p->na ? p->na : 1);
+  size_t nv = (size_t)p->nv, na = 1;
+  p->cap = 1;
   p->lab = p->has_lab ? ballast__malloc(nv * 2 * sizeof *p->lab) : NULL;
   p->deg = ballast__malloc(nv * sizeof *p->deg);
   p->nbr = ballast__malloc(na * sizeof *p->nbr);
@@ -171,12 +220,17 @@ static int grf_alloc(grf_t *p) {
   return 0;
 }
 
-/* A weight that must not be negative. */
+/* A weight: not negative, and held exactly by the graph's doubles (so a
+ * graph read and written back is the same file). */
 static int need_weight(rd_t *r, int64_t *x, const char *field,
                        const char *what) {
   int rc = need(r, x, field);
   if (!rc && *x < 0) {
     PERR(r, "negative %s %" PRId64, what, *x);
+    return BALLAST_EPARSE;
+  }
+  if (!rc && *x > RTA__GRF_MAX_WEIGHT) {
+    PERR(r, "%s %" PRId64 " above 2^53 (not held exactly)", what, *x);
     return BALLAST_EPARSE;
   }
   return rc;
@@ -206,6 +260,8 @@ static int grf_vertex(grf_t *p, int64_t v, int64_t *a) {
          "header's %" PRId64, v + p->base, p->deg[v], p->na);
     return BALLAST_EPARSE;
   }
+  if ((rc = grf_grow(p, *a + p->deg[v])))
+    return rc;
   for (int64_t i = 0; i < p->deg[v]; i++, (*a)++) {
     p->ew[*a] = 1;
     if (p->has_ew) {
@@ -352,25 +408,51 @@ int rta_graph_load_grf(FILE *f, const char *what, rta_graph_t **out) {
   return rc;
 }
 
-static long long iround1(double w) {
-  double r = floor(w + 0.5);
-  return r < 1 ? 1 : (long long)r;
+/* A weight as the .grf integer that reads back as the same double, or -1
+ * when there is none (fractional, negative, above 2^53, not finite). */
+static int64_t grf_weight(double w) {
+  if (!(w >= 0 && w <= (double)RTA__GRF_MAX_WEIGHT) || w != floor(w))
+    return -1;
+  return (int64_t)w;
+}
+
+/* Every weight is written exactly or the graph is refused before a byte is
+ * written: a .grf holds integers, and a file that reads back differently
+ * than the graph it came from is worse than none. */
+static int grf_check_weights(const rta_graph_t *g) {
+  for (int64_t v = 0; v < g->nvert; v++) {
+    if (grf_weight(g->work[v]) < 0) {
+      BALLAST_WARN("cannot write vertex %" PRId64 " as .grf: its work %.17g "
+                   "is not an integer in 0..2^53", v, g->work[v]);
+      return BALLAST_ERANGE;
+    }
+    for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
+      if (grf_weight(g->adjw[i]) < 0) {
+        BALLAST_WARN("cannot write edge %" PRId64 "-%d as .grf: its bytes "
+                     "%.17g are not an integer in 0..2^53", v, (int)g->adj[i],
+                     g->adjw[i]);
+        return BALLAST_ERANGE;
+      }
+  }
+  return 0;
 }
 
 int rta_graph_save_grf(rta_graph_t *g, FILE *f) {
   if (!g || !f)
     return BALLAST_EINVAL;
   int rc = rta__graph_finalize(g);
-  if (rc)
+  if (rc || (rc = grf_check_weights(g)))
     return rc;
   if (fprintf(f, "0\n%" PRId64 " %" PRId64 "\n0 011\n", g->nvert,
               g->xadj[g->nvert]) < 0)
     return BALLAST_EIO;
   for (int64_t v = 0; v < g->nvert; v++) {
-    fprintf(f, "%lld %" PRId64, iround1(g->work[v]), g->xadj[v + 1] - g->xadj[v]);
-    for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
-      fprintf(f, " %lld %d", iround1(g->adjw[i]), (int)g->adj[i]);
-    if (fputc('\n', f) == EOF)
+    int bad = fprintf(f, "%" PRId64 " %" PRId64, grf_weight(g->work[v]),
+                      g->xadj[v + 1] - g->xadj[v]) < 0;
+    for (int64_t i = g->xadj[v]; i < g->xadj[v + 1] && !bad; i++)
+      bad = fprintf(f, " %" PRId64 " %d", grf_weight(g->adjw[i]),
+                    (int)g->adj[i]) < 0;
+    if (bad || fputc('\n', f) == EOF)
       return BALLAST_EIO;
   }
   return ferror(f) ? BALLAST_EIO : 0;

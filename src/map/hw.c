@@ -52,10 +52,13 @@ int rta__hw_topo_from_desc(const char *desc, const double *costs, int ncosts,
   int rc = 0;
   if (desc && *desc) {
     if (looks_like_path(desc)) {
-      if (hwloc_topology_set_xml(topo, desc) < 0) {
+      if ((rc = rta__hw_check_xml(desc)) == 0 &&
+          hwloc_topology_set_xml(topo, desc) < 0) {
         BALLAST_WARN("hwloc cannot read the XML topology '%s'", desc);
         rc = BALLAST_EHWLOC;
       }
+    } else if ((rc = rta__hw_check_synthetic(desc)) != 0) {
+      /* refused before hwloc spends minutes on it */
     } else if (hwloc_topology_set_synthetic(topo, desc) < 0) {
       /* hwloc wants PUs last; "pack:2 core:8" means one PU per core. */
       char buf[512];
@@ -173,6 +176,14 @@ int rta__hw_load_arch(rta_hw_t *hw, const char *path) {
     BALLAST_WARN("cannot open the SCOTCH architecture file '%s'", path);
     return BALLAST_EPARSE;
   }
+  /* SCOTCH sees only files that passed ballast's own check (arch_check.c). */
+  int64_t nterm = 0;
+  int rc = rta__arch_check(f, path, &nterm);
+  if (rc) {
+    fclose(f);
+    return rc;
+  }
+  rewind(f);
   hw->arch = ballast__malloc(sizeof *hw->arch);
   if (!hw->arch) {
     fclose(f);
@@ -190,8 +201,10 @@ int rta__hw_load_arch(rta_hw_t *hw, const char *path) {
     hw->arch = NULL;
     return BALLAST_EPARSE;
   }
-  if (SCOTCH_archSize(hw->arch) < 1) {
-    BALLAST_WARN("the SCOTCH architecture '%s' has no terminal", path);
+  if (SCOTCH_archSize(hw->arch) != nterm) {
+    BALLAST_WARN("the SCOTCH architecture '%s' has %lld terminals for SCOTCH, "
+                 "%lld by its description", path,
+                 (long long)SCOTCH_archSize(hw->arch), (long long)nterm);
     return BALLAST_EPARSE;
   }
   hw->net = RTA__NET_ARCH;

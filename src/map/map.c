@@ -951,15 +951,25 @@ static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
   memset(&qq, 0, sizeof qq);
   mctx_t c = {.g = cg, .hw = hw, .prev = prev, .q = &qq, .comm = comm};
   rta_map_options_init(&c.o);
+  int bad_opt = 0;
   if (opt) {
     c.o = *opt;
+    /* Reaching SCOTCH's strategy parser, "bal=inf" fails with SCOTCH's raw
+     * message; a negative or NaN value used to mean the default silently. */
+    if (!isfinite(c.o.balrat) || c.o.balrat < 0 ||
+        !isfinite(c.o.steps_between_remaps) || c.o.steps_between_remaps < 0) {
+      BALLAST_WARN("mapping options: balrat %g and steps_between_remaps %g "
+                   "must be finite and >= 0 (0: the default)", c.o.balrat,
+                   c.o.steps_between_remaps);
+      bad_opt = BALLAST_EINVAL;
+    }
     if (!(c.o.balrat > 0))
       c.o.balrat = 0.03;
     if (!(c.o.steps_between_remaps > 0))
       c.o.steps_between_remaps = 10;
   }
   int64_t *fresh = NULL;
-  int rc = map_prepare(&c, s, &fresh);
+  int rc = bad_opt ? bad_opt : map_prepare(&c, s, &fresh);
   /* Shared: every rank starts the mapping or none does. */
   if (comm != MPI_COMM_NULL)
     rc = ballast__agree(comm, rc, NULL, NULL);

@@ -38,6 +38,9 @@ struct rta_graph {
   double *adjw;    /* xadj[nvert] */
 };
 
+/* The largest .grf weight a graph holds exactly (doubles: 2^53). */
+#define RTA__GRF_MAX_WEIGHT ((int64_t)1 << 53)
+
 /** Merges pending edges into the CSR (idempotent). 0 or BALLAST_ENOMEM. */
 int rta__graph_finalize(rta_graph_t *g);
 
@@ -126,6 +129,36 @@ int rta__hw_alloc(rta_hw_t *hw, int nnodes, int nslots);
 int rta__hw_index_slots(rta_hw_t *hw);
 /** Loads a SCOTCH arch file as the inter-node network (EPARSE on error). */
 int rta__hw_load_arch(rta_hw_t *hw, const char *path);
+
+/* Bounds of what ballast hands SCOTCH (arch_check.c): terminals (nodes) of
+ * an architecture, and link costs and weights in it. */
+#define RTA__ARCH_MAX_TERMS (1 << 20)
+#define RTA__ARCH_MAX_VALUE (1 << 20)
+
+/* The largest node ballast builds from a synthetic description. */
+#define RTA__HW_MAX_PUS 4096
+
+/**
+ * Reads the hwloc XML file \a path before hwloc does (hw_check.c): 0, or
+ * BALLAST_EHWLOC with a warning naming the file and line of an object
+ * hwloc 2.9 would crash on (a cpuset without complete_cpuset, ...).
+ */
+int rta__hw_check_xml(const char *path);
+
+/**
+ * 0, or BALLAST_ERANGE with a warning when the synthetic description \a desc
+ * makes more than RTA__HW_MAX_PUS processing units.
+ */
+int rta__hw_check_synthetic(const char *desc);
+
+/**
+ * Checks the SCOTCH architecture file open as \a f (named \a path in the
+ * messages) against the grammar ballast accepts, before SCOTCH reads it:
+ * 0 and its terminal count in \a nterm, or BALLAST_EPARSE with a warning
+ * naming the file, the line and the value (BALLAST_ENOMEM). Reads \a f to
+ * its end.
+ */
+int rta__arch_check(FILE *f, const char *path, int64_t *nterm);
 /** Precomputes node distances (ndist) when nnodes is small enough. */
 int rta__hw_cache_dist(rta_hw_t *hw);
 /** Sets inter-node distances from measured lat/bw (normalised). */

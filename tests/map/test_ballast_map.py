@@ -126,7 +126,8 @@ with tempfile.TemporaryDirectory() as d:
           "mesh hop-bytes %g" % f["block"]["hop_bytes"])
     # Malformed inputs: clear message, non-zero exit, no crash.
     bad_grf = {
-        "truncated.grf": ("0\n4 8\n0 000\n2 1 3\n2 0\n", "end of file"),
+        "truncated.grf": ("0\n4 8\n0 000\n2 1 3\n2 0\n" + " " * 16, "end of file"),
+        "short.grf": ("0\n4 8\n0 000\n2 1 3\n2 0\n", "the header announces"),
         "asym.grf": ("0\n3 4\n0 000\n2 1 2\n1 0\n1 1\n", "not symmetric"),
         "range.grf": ("0\n2 2\n0 000\n1 5\n1 0\n", "not a vertex"),
         "header.grf": ("1\n2 2\n0 000\n1 1\n1 0\n", "version"),
