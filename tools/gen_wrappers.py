@@ -3,10 +3,11 @@
 
 Usage: gen_wrappers.py SPEC OUTDIR
 
-Writes OUTDIR/mon_acts.h, OUTDIR/mon_acts.c and OUTDIR/mon_wrappers.c. Files
-are rewritten only when their content changes, so an unchanged spec does not
-trigger a rebuild. The spec format and the accounting rules are documented at
-the top of the spec file itself. Standard library only.
+Writes OUTDIR/mon_acts.h, OUTDIR/mon_acts.c, OUTDIR/mon_wrappers.c and
+OUTDIR/mon_fwrappers.c (the Fortran wrappers). Files are rewritten only when
+their content changes, so an unchanged spec does not trigger a rebuild. The
+spec format and the accounting rules are documented at the top of the spec
+file itself. Standard library only.
 """
 
 import os
@@ -480,6 +481,319 @@ def gen_wrappers_c(entries):
     return "\n".join(out)
 
 
+# ------------------------------------------------------------------ Fortran
+#
+# mon_fwrappers.c: the same functions for Fortran callers (Open MPI 4.x
+# bindings). Open MPI's Fortran entry points call PMPI_ C functions directly,
+# so the C wrappers never see a Fortran call: each function gets its own
+# Fortran wrappers, with the spellings Open MPI's libraries export: mpi_send_
+# (what gfortran calls for mpif.h and `use mpi`; the module of `use mpi` is
+# interfaces only) and its aliases mpi_send, mpi_send__, MPI_SEND from
+# libmpi_mpifh, and mpi_send_f08_ from libmpi_usempif08. Each converts the
+# arguments its rule reads to C (MPI_*_f2c, the Fortran sentinels), calls the
+# Fortran PMPI entry point (pmpi_send_, pmpi_send_f08_) and accounts exactly
+# as the C wrapper does. Open MPI's Fortran layer calls PMPI_ C functions
+# only, so a call is counted once; should one call an MPI_ C function, the
+# C wrapper sees a re-entered thread state (mon__enter() gives NULL) and only
+# passes it on. The PMPI Fortran symbols are weak references: libballast
+# needs no Fortran library, and a Fortran program brings them.
+
+# MPI handle type -> its f2c conversion.
+F2C = {"MPI_Comm": "PMPI_Comm_f2c", "MPI_Datatype": "PMPI_Type_f2c",
+       "MPI_Win": "PMPI_Win_f2c", "MPI_File": "PMPI_File_f2c",
+       "MPI_Message": "PMPI_Message_f2c", "MPI_Request": "PMPI_Request_f2c",
+       "MPI_Op": "PMPI_Op_f2c", "MPI_Group": "PMPI_Group_f2c",
+       "MPI_Info": "PMPI_Info_f2c"}
+# Volume helpers that read arrays of handles: Fortran variants (wrap_fortran.c).
+F_HELPERS = ("alltoallw", "nbr_alltoallw")
+# C parameters that have no Fortran counterpart.
+F_DROPPED = ("argc", "argv")
+
+
+def f_params(e):
+    """Fortran-side C parameters: (declaration, name) pairs, ierror and the
+    hidden lengths of CHARACTER arguments included (gfortran: size_t)."""
+    ps, lens = [], []
+    for p in e.params:
+        if p.name in F_DROPPED:
+            continue
+        n = p.name + "_f"
+        if p.type == "char *":
+            ps.append(("char *" + n, n))
+            lens.append(("size_t %s_len" % p.name, p.name + "_len"))
+        elif p.type == "void *":
+            ps.append(("void *" + n, n))
+        elif p.base() in ("MPI_Aint", "MPI_Offset"):
+            ps.append(("%s *%s" % (p.base(), n), n))
+        else:
+            ps.append(("MPI_Fint *" + n, n))
+    if e.rule.get("kind") != "pcontrol":
+        ps.append(("MPI_Fint *ierr", "ierr"))
+    return ps + lens
+
+
+def f_refs(e):
+    """Names of the C parameters that the rule reads."""
+    names = set()
+    for key, val in e.rule.items():
+        if key != "kind":
+            names.update(re.findall(r"[A-Za-z_]\w*", val))
+    # A file handle only says "no partner" (recv=fh): nothing reads it.
+    return [p for p in e.params
+            if p.name in names and p.name != "status" and p.base() != "MPI_File"]
+
+
+def f_convert(e, p):
+    """(before the call, after the call) C lines giving the C value of p. A
+    handle that MPI returns is converted after the call only; one that the
+    rule reads before it (forget=, recv= of a message) before."""
+    n, b = p.name, p.base()
+    if p.type == "int *" or (b == "int" and p.array):
+        return ["int *%s = (int *)%s_f;" % (n, n)], []
+    if p.type == "int":
+        return ["int %s = (int)*%s_f;" % (n, n)], []
+    if p.type == "void *":
+        return ["const void *%s = mon__wf_buf(%s_f);" % (n, n)], []
+    if b in F2C and p.array:
+        return ["const MPI_Fint *%s = %s_f;" % (n, n)], []
+    if b in F2C and "*" in p.type:
+        conv = "%s(*%s_f)" % (F2C[b], n)
+        if n in (e.rule.get("forget"), e.rule.get("recv")):
+            return ["%s %s_c_ = %s;" % (b, n, conv), "%s *%s = &%s_c_;" % (b, n, n)], []
+        return (["%s %s_c_;" % (b, n), "%s *%s = &%s_c_;" % (b, n, n)],
+                ["%s_c_ = %s;" % (n, conv)])
+    if b in F2C:
+        return ["%s %s = %s(*%s_f);" % (b, n, F2C[b], n)], []
+    raise SpecError("%s: no Fortran conversion for parameter %s (%s)" % (e.name, n, p.type))
+
+
+def f_expr(expr):
+    out = c_expr(expr)
+    for h in F_HELPERS:
+        out = out.replace("mon__w_%s(" % h, "mon__wf_%s(" % h)
+    return out
+
+
+def f_generic(e):
+    """Body of a Fortran wrapper for a rule without kind=: (pre, refresh, post, after, cond)."""
+    r = e.rule
+    pre, refresh, post = [], [], []
+    for p in f_refs(e):
+        before, after = f_convert(e, p)
+        pre += before
+        refresh += after
+    status = r.get("status")
+    if status:
+        pre += ["MPI_Fint mon_fst_[MON__WF_STATUS_SIZE];",
+                "if (mon__wf_status_ignore(%s_f))" % status,
+                "  %s_f = mon_fst_;" % status,
+                "MPI_Status mon_st_;",
+                "MPI_Status *%s = &mon_st_;" % status]
+        refresh.append("PMPI_Status_f2c(%s_f, %s);" % (status, status))
+    for key in ("forget",):
+        if key in r:
+            h = e.param(r[key])
+            fn = {"MPI_Comm": "mon__comm_forget", "MPI_Win": "mon__win_forget"}.get(h.base())
+            if fn is None:
+                raise SpecError("%s: cannot forget a %s" % (e.name, h.base()))
+            pre.append("%s(*%s);" % (fn, r[key]))
+    if "bytes" in r:
+        post.append("bytes = (uint64_t)(%s);" % f_expr(r["bytes"]))
+    if "partner" in r:
+        post.append("partner = %s;" % rank_of(e, r["partner"], status))
+        rank = r["partner"].split("@", 1)[0]
+        if rank != "status" and "bytes" in r:
+            post += ["if (%s == MPI_PROC_NULL)" % rank, "  bytes = 0;"]
+    recv_comm = None
+    if "recv" in r:
+        recv_comm, is_file = recv_src(e, r["recv"], pre)
+        if "req" not in r:
+            post.append("bytes += mon__w_rbytes(%s);" % status)
+            if not is_file:
+                post.append("partner = mon__w_rank(%s, %s->MPI_SOURCE);" % (recv_comm, status))
+    if "recv+" in r:
+        comm, _ = recv_src(e, r["recv+"], pre)
+        post.append("mon__account(t, %s, mon__w_rank(%s, %s->MPI_SOURCE), mon__w_rbytes(%s));"
+                    % (e.act, comm, status, status))
+    if "msg" in r:
+        m, c = r["msg"].split("@", 1)
+        post.append("mon__wmsg_put(*%s, %s);" % (m, c))
+    if "req" in r:
+        flags = ["MON__WREQ_RECV" if "recv" in r else "0"]
+        if e.persistent:
+            flags.append("MON__WREQ_PERSISTENT")
+        post.append("mon__wreq_post(*%s, %s, partner, bytes, %s, %s);"
+                    % (r["req"], e.act, " | ".join(flags), recv_comm or "MPI_COMM_NULL"))
+        post.append("bytes = 0; /* accounted when the request completes */")
+    cond = "ret == MPI_SUCCESS"
+    if "flag" in r:
+        cond += " && *%s" % r["flag"]
+    return pre, refresh, post, [], cond
+
+
+# Wait/test family: the Fortran request handles are converted before the call
+# (MPI sets completed ones to MPI_REQUEST_NULL), statuses after it; indices
+# come back 1-based. wrap_fortran.c holds the array helpers (mon__wfq_*).
+F_STATUS_PRE = ["MPI_Fint mon_fst_[MON__WF_STATUS_SIZE];",
+                "if (mon__wf_status_ignore(status_f))",
+                "  status_f = mon_fst_;"]
+
+
+def f_kind(e):
+    k = e.rule["kind"]
+    if k in ("start", "startall"):
+        n, reqs = ("1", "request_f") if k == "start" else ("(int)*count_f", "array_of_requests_f")
+        return ([], [], ["mon__wfq_start(%s, %s);" % (reqs, n)], [], "ret == MPI_SUCCESS")
+    if k in ("wait", "test"):
+        return (F_STATUS_PRE + ["MPI_Request mon_rq_ = PMPI_Request_f2c(*request_f);"], [],
+                ["MPI_Status mon_st_;",
+                 "PMPI_Status_f2c(status_f, &mon_st_);",
+                 "mon__wreq_done(t, mon_rq_, &mon_st_);"],
+                ["if (ret != MPI_SUCCESS)",
+                 "  mon__wreq_failed(t, mon_rq_, PMPI_Request_f2c(*request_f));"],
+                "ret == MPI_SUCCESS" + (" && *flag_f" if k == "test" else ""))
+    if k in ("waitall", "testall"):
+        return (["mon__wfq_t q;",
+                 "array_of_statuses_f = mon__wfq_pre(&q, (int)*count_f, array_of_requests_f,"
+                 " array_of_statuses_f);"], [],
+                ["mon__wfq_all(t, &q, array_of_statuses_f, ret == MPI_ERR_IN_STATUS);"],
+                ["mon__wfq_fini(&q);"],
+                "(ret == MPI_SUCCESS || ret == MPI_ERR_IN_STATUS)"
+                + (" && *flag_f" if k == "testall" else ""))
+    if k in ("waitany", "testany"):
+        return (F_STATUS_PRE + ["mon__wfq_t q;",
+                                "mon__wfq_handles(&q, (int)*count_f, array_of_requests_f);"], [],
+                ["mon__wfq_one(t, &q, *index_f, status_f);"],
+                ["if (ret != MPI_SUCCESS)",
+                 "  mon__wfq_failed_one(t, &q, *index_f, array_of_requests_f);",
+                 "mon__wfq_fini(&q);"],
+                "ret == MPI_SUCCESS" + (" && *flag_f" if k == "testany" else ""))
+    if k in ("waitsome", "testsome"):
+        return (["mon__wfq_t q;",
+                 "array_of_statuses_f = mon__wfq_pre(&q, (int)*incount_f, array_of_requests_f,"
+                 " array_of_statuses_f);"], [],
+                ["mon__wfq_some(t, &q, *outcount_f, array_of_indices_f, array_of_statuses_f,"
+                 " ret == MPI_ERR_IN_STATUS);"],
+                ["mon__wfq_fini(&q);"],
+                "ret == MPI_SUCCESS || ret == MPI_ERR_IN_STATUS")
+    if k == "request_free":
+        return (["mon__wreq_free(t, PMPI_Request_f2c(*request_f));"], [], [], [],
+                "ret == MPI_SUCCESS")
+    raise SpecError("%s: unhandled kind %s for Fortran" % (e.name, k))
+
+
+def f_special(e, names):
+    """Fortran bodies of init, finalize and pcontrol."""
+    k = e.rule["kind"]
+    call = "fn(%s);" % ", ".join("&ret_f" if n == "ierr" else n for n in names)
+    if k == "init":
+        return ["MPI_Fint ret_f = MPI_SUCCESS;",
+                "uint64_t t0 = mon__ticks();", call, "uint64_t t1 = mon__ticks();",
+                "if (ierr)", "  *ierr = ret_f;",
+                "if (ret_f != MPI_SUCCESS)", "  return;",
+                "mon__init(NULL, NULL); /* the command comes from /proc/self/cmdline */",
+                "mon__tls_t *t = mon__enter();",
+                "if (t != NULL) {",
+                "  mon__record(t, %s, MON_NO_PARTNER, 0, t1 - t0);" % e.act,
+                "  mon__leave(t);", "}"]
+    if k == "finalize":
+        return ["mon__tls_t *t = mon__enter();",
+                "if (t != NULL) {",
+                "  mon__record(t, %s, MON_NO_PARTNER, 0, 0);" % e.act,
+                "  mon__leave(t);", "}",
+                "mon__finalize();", "mon__wrap_finalize();",
+                "fn(%s);" % ", ".join(names)]
+    if k == "pcontrol":
+        # As in C, only the PMPI call is MPI time, not the region bookkeeping.
+        return ["mon__tls_t *t = mon__enter();",
+                "mon__wf_pcontrol((int)*level_f);",
+                "if (t == NULL) {", "  fn(level_f);", "  return;", "}",
+                "uint64_t t0 = mon__ticks();", "fn(level_f);",
+                "uint64_t t1 = mon__ticks();",
+                "mon__record(t, %s, MON_NO_PARTNER, 0, t1 - t0);" % e.act,
+                "mon__leave(t);"]
+    return None
+
+
+def f_body(e, names):
+    special = f_special(e, names) if "kind" in e.rule else None
+    if special is not None:
+        return special
+    pre, refresh, post, after, cond = (f_kind(e) if "kind" in e.rule else f_generic(e))
+    out = ["mon__tls_t *t = mon__enter();",
+           "if (t == NULL) {", "  fn(%s);" % ", ".join(names), "  return;", "}"]
+    out += pre
+    out += ["MPI_Fint ret_f = MPI_SUCCESS;",
+            "uint64_t t0 = mon__ticks();",
+            "fn(%s);" % ", ".join("&ret_f" if n == "ierr" else n for n in names),
+            "uint64_t t1 = mon__ticks();",
+            "if (ierr)", "  *ierr = ret_f;",
+            "uint64_t bytes = 0;",
+            "int partner = MON_NO_PARTNER;"]
+    if refresh or post or after:
+        out.append("int ret = (int)ret_f;")
+    if refresh or post:
+        out.append("if (%s) {" % cond)
+        out += ["  " + l for l in refresh + post]
+        out.append("}")
+    out.append("mon__record(t, %s, partner, bytes, t1 - t0);" % e.act)
+    out += after
+    out.append("mon__leave(t);")
+    return out
+
+
+def f_symbols(e):
+    """(mpif.h/use mpi spellings, main one, f08 spelling, PMPI of each)."""
+    low = e.name.lower()
+    return ([low, low + "__", e.name.upper()], low + "_", low + "_f08_",
+            "p" + low + "_", "p" + low + "_f08_")
+
+
+def gen_fwrapper(e):
+    ps = f_params(e)
+    decl = ", ".join(d for d, _ in ps) or "void"
+    names = [n for _, n in ps]
+    aliases, f77, f08, p77, p08 = f_symbols(e)
+    fn_t = "mon_wf_%s_fn" % e.name
+    ierr = "ierr" if "ierr" in names else "NULL"
+    out = ["/* %s */" % e.name,
+           "typedef void %s(%s);" % (fn_t, decl),
+           "extern %s %s __attribute__((weak));" % (fn_t, p77),
+           "extern %s %s __attribute__((weak));" % (fn_t, p08),
+           "static void wf_%s(%s *fn%s)" % (e.name, fn_t, "".join(", " + d for d, _ in ps)),
+           "{"]
+    out += ["  " + l for l in f_body(e, names)]
+    out += ["}", ""]
+    for sym, pm in ((f77, p77), (f08, p08)):
+        out += ["BALLAST_API void %s(%s)" % (sym, decl), "{",
+                "  if (%s)" % pm,
+                "    wf_%s(%s%s);" % (e.name, pm, "".join(", " + n for n in names)),
+                "  else",
+                '    mon__wf_missing("%s", %s);' % (pm, ierr), "}"]
+    for a in aliases:
+        out.append('BALLAST_API void %s(%s) __attribute__((alias("%s")));' % (a, decl, f77))
+    out.append("")
+    return "\n".join(out)
+
+
+def gen_fwrappers_c(entries):
+    out = ["/* Generated by tools/gen_wrappers.py from src/mon/mpi31.spec. Do not edit.",
+           " * The Fortran wrappers (Open MPI bindings: mpif.h, use mpi, use mpi_f08);",
+           " * see the generator's Fortran section. */",
+           "#include <stddef.h>",
+           "#include <stdint.h>",
+           "#include <mpi.h>",
+           '#include "mon/mon_internal.h"',
+           '#include "mon/wrap_internal.h"',
+           '#include "mon/wrap_fortran.h"',
+           '#include "mon/mon_acts.h"', "",
+           "_Static_assert(sizeof(MPI_Fint) == sizeof(int),",
+           '               "the Fortran wrappers read INTEGER arrays as int arrays");', ""]
+    for e in entries:
+        out.append(gen_fwrapper(e))
+    return "\n".join(out)
+
+
 def write_if_changed(path, text):
     try:
         with open(path) as f:
@@ -500,7 +814,8 @@ def main(argv):
     try:
         entries = parse(argv[1])
         files = {"mon_acts.h": gen_acts_h(entries), "mon_acts.c": gen_acts_c(entries),
-                 "mon_wrappers.c": gen_wrappers_c(entries)}
+                 "mon_wrappers.c": gen_wrappers_c(entries),
+                 "mon_fwrappers.c": gen_fwrappers_c(entries)}
     except SpecError as err:
         sys.stderr.write("gen_wrappers.py: %s: %s\n" % (argv[1], err))
         return 1

@@ -3,7 +3,7 @@
 # included as "mon/mon_acts.h" through ballast_mon's build-tree include dir.
 set(MON_GEN_DIR ${CMAKE_CURRENT_BINARY_DIR})
 set(MON_GEN_OUTPUTS ${MON_GEN_DIR}/mon_wrappers.c ${MON_GEN_DIR}/mon_acts.c
-  ${MON_GEN_DIR}/mon_acts.h)
+  ${MON_GEN_DIR}/mon_acts.h ${MON_GEN_DIR}/mon_fwrappers.c)
 add_custom_command(
   OUTPUT ${MON_GEN_OUTPUTS}
   COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/tools/gen_wrappers.py
@@ -40,4 +40,30 @@ if(BALLAST_MPI_STATUS_UCOUNT)
   target_sources(ballast_mon PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/wrap_status/ompi.c)
 else()
   target_sources(ballast_mon PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/wrap_status/generic.c)
+endif()
+
+# The Fortran wrappers (mon_fwrappers.c, generated with the C ones) follow
+# Open MPI's Fortran bindings: its symbol names and its sentinels, the common
+# blocks that libmpi defines. They reference the Fortran PMPI entry points
+# weakly, so libballast needs no Fortran library and C programs are unchanged;
+# a Fortran program linked with libballast before Open MPI's Fortran
+# libraries, or run with LD_PRELOAD=libballast.so, calls ballast's wrappers.
+set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
+check_c_source_compiles([=[
+#include <mpi.h>
+#if !defined(OPEN_MPI)
+#error not Open MPI
+#endif
+extern int mpi_fortran_in_place_, mpi_fortran_bottom_, mpi_fortran_status_ignore_;
+int main(void) {
+  return (&mpi_fortran_in_place_ == &mpi_fortran_bottom_) + (MPI_F_STATUS_IGNORE == 0) +
+         (&mpi_fortran_status_ignore_ == 0);
+}
+]=] BALLAST_MPI_FORTRAN_OMPI)
+unset(CMAKE_REQUIRED_INCLUDES)
+unset(CMAKE_REQUIRED_LIBRARIES)
+if(BALLAST_MPI_FORTRAN_OMPI)
+  target_sources(ballast_mon PRIVATE ${MON_GEN_DIR}/mon_fwrappers.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/wrap_fortran.c)
 endif()
