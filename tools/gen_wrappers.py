@@ -679,6 +679,10 @@ def f_kind(e):
     if k == "request_free":
         return (["mon__wreq_free(t, PMPI_Request_f2c(*request_f));"], [], [], [],
                 "ret == MPI_SUCCESS")
+    if k == "topo":
+        # The distributed graphs from Fortran: counted and timed, MPI's own
+        # order (see f_special for the Cartesian and graph constructors).
+        return f_generic(e)
     raise SpecError("%s: unhandled kind %s for Fortran" % (e.name, k))
 
 
@@ -703,6 +707,28 @@ def f_special(e, names):
                 "  mon__leave(t);", "}",
                 "mon__finalize();", "mon__wrap_finalize();",
                 "fn(%s);" % ", ".join(names)]
+    if k == "topo" and e.rule["topo"] in ("cart", "graph"):
+        # Through the C wrapper, which reorders (BALLAST_REORDER), accounts
+        # and raises the events once. LOGICALs: nonzero is true (gfortran).
+        comm_in, reorder, comm_out = e.params[0].name, "reorder", e.params[-1].name
+        if e.rule["topo"] == "cart":
+            conv = ["int nd_ = (int)*ndims_f;",
+                    "int *per_ = malloc((size_t)(nd_ > 0 ? nd_ : 1) * sizeof *per_);",
+                    "if (per_ == NULL) {", "  fn(%s);" % ", ".join(names), "  return;", "}",
+                    "for (int i = 0; i < nd_; i++)", "  per_[i] = periods_f[i] != 0;"]
+            call = ("MPI_Cart_create(PMPI_Comm_f2c(*%s_f), nd_, (const int *)dims_f, per_, "
+                    "*%s_f != 0, &out_)" % (comm_in, reorder))
+            done = ["free(per_);"]
+        else:
+            conv = []
+            call = ("MPI_Graph_create(PMPI_Comm_f2c(*%s_f), (int)*nnodes_f, (const int *)index_f, "
+                    "(const int *)edges_f, *%s_f != 0, &out_)" % (comm_in, reorder))
+            done = []
+        return conv + ["MPI_Comm out_ = MPI_COMM_NULL;",
+                       "int ret = %s;" % call] + done + [
+                       "if (ret == MPI_SUCCESS)",
+                       "  *%s_f = PMPI_Comm_c2f(out_);" % comm_out,
+                       "if (ierr)", "  *ierr = (MPI_Fint)ret;"]
     if k == "pcontrol":
         # As in C, only the PMPI call is MPI time, not the region bookkeeping.
         return ["mon__tls_t *t = mon__enter();",
@@ -782,6 +808,7 @@ def gen_fwrappers_c(entries):
            " * see the generator's Fortran section. */",
            "#include <stddef.h>",
            "#include <stdint.h>",
+           "#include <stdlib.h>",
            "#include <mpi.h>",
            '#include "mon/mon_internal.h"',
            '#include "mon/wrap_internal.h"',
