@@ -175,36 +175,29 @@ static int read_row(const char *name, ballast__env_kind_t kind, double *num) {
   return 1;
 }
 
-int ballast__env_bool(const char *name, int *out) {
+/* The readers whose values are ints (a boolean, an integer, a choice). */
+static int read_int(const char *name, ballast__env_kind_t kind, int *out) {
   double d;
-  int rc = read_row(name, BALLAST__ENV_BOOL, &d);
+  int rc = read_row(name, kind, &d);
   if (rc == 1)
     *out = (int)d;
   return rc;
+}
+
+int ballast__env_bool(const char *name, int *out) {
+  return read_int(name, BALLAST__ENV_BOOL, out);
 }
 
 int ballast__env_int(const char *name, int *out) {
-  double d;
-  int rc = read_row(name, BALLAST__ENV_INT, &d);
-  if (rc == 1)
-    *out = (int)d;
-  return rc;
-}
-
-int ballast__env_double(const char *name, double *out) {
-  double d;
-  int rc = read_row(name, BALLAST__ENV_DOUBLE, &d);
-  if (rc == 1)
-    *out = d;
-  return rc;
+  return read_int(name, BALLAST__ENV_INT, out);
 }
 
 int ballast__env_enum(const char *name, int *out) {
-  double d;
-  int rc = read_row(name, BALLAST__ENV_ENUM, &d);
-  if (rc == 1)
-    *out = (int)d;
-  return rc;
+  return read_int(name, BALLAST__ENV_ENUM, out);
+}
+
+int ballast__env_double(const char *name, double *out) {
+  return read_row(name, BALLAST__ENV_DOUBLE, out); /* writes only a valid value */
 }
 
 const char *ballast__env_string(const char *name) {
