@@ -149,7 +149,14 @@ def gen_acts_h(entries):
             "/** Names of activities and groups (\"MPI_Send\", ..., \"MPI_ALL\"). */",
             "extern const char *const mon__act_names[MON__NACT + MON__NGROUPS];",
             "/** Per function: bit g set when it belongs to group MON__NACT + g. */",
-            "extern const unsigned mon__act_groups[MON__NACT];", "",
+            "extern const unsigned mon__act_groups[MON__NACT];",
+            "/** Per function: where its messages are counted for the partner",
+            " *  matrix (empty ones too): MON__MSG_CALL when the call itself moved",
+            " *  one (mon__record), MON__MSG_DONE when a completion or a receive",
+            " *  half credits one (mon__account); 0 for no message (probes,",
+            " *  collectives, local calls). */",
+            "enum { MON__MSG_CALL = 1, MON__MSG_DONE = 2 };",
+            "extern const unsigned char mon__act_msg[MON__NACT];", "",
             "#endif", ""]
     return "\n".join(out)
 
@@ -167,8 +174,26 @@ def gen_acts_c(entries):
         groups = list(CAT_GROUPS[e.category]) + ["MPI_ALL"]
         bits = " | ".join("(1u << %d)" % GROUPS.index(g) for g in groups)
         out.append("  %s, /* %s */" % (bits, e.name))
+    out += ["};", "", "const unsigned char mon__act_msg[MON__NACT] = {"]
+    for e in entries:
+        out.append("  %d, /* %s */" % (msg_flags(e), e.name))
     out += ["};", ""]
     return "\n".join(out)
+
+
+def msg_flags(e):
+    """Where a message of e is counted: 1 at the call, 2 at completion (or
+    the receive half of a sendrecv). A message is a point-to-point or
+    one-sided transfer (bytes= or recv=); probes only look at one."""
+    if e.category not in ("p2p", "probe", "rma"):
+        return 0
+    transfer = "bytes" in e.rule or "recv" in e.rule
+    flags = 0
+    if transfer:
+        flags |= 2 if "req" in e.rule else 1
+    if "recv+" in e.rule:
+        flags |= 2
+    return flags
 
 
 # ------------------------------------------------------------------ wrappers

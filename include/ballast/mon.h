@@ -11,7 +11,8 @@
  * Regions form a tree: a region is identified by its name AND its parent, so
  * "solve" entered inside "step" and "solve" entered inside "init" are two
  * regions. Region 0, "ballast_main", is the whole program (MPI_Init to
- * MPI_Finalize). Per region ballast keeps: the number of times it was
+ * MPI_Finalize; its MPI time leaves MPI_Init's own time out, which the
+ * MPI_Init activity keeps). Per region ballast keeps: the number of times it was
  * left, inclusive wall time, inclusive MPI time (MPI calls in the region and
  * in the regions nested in it), CPU time of the threads that ran it, and
  * hardware counters (PAPI_TOT_CYC, PAPI_TOT_INS) where the machine has any.
@@ -46,7 +47,9 @@
  * figures they gather are being read; so do the calls mon makes inside its
  * own wrappers (e.g. the group of a new communicator).
  *
- * Environment (read at MPI_Init):
+ * Environment (read at MPI_Init; booleans take 1/0, on/off, yes/no,
+ * true/false in any case; a bad value is named once by rank 0 and ignored;
+ * the README's table gives every variable and its bounds):
  * - BALLAST_MONITOR=0 switches monitoring off entirely: the wrappers only
  *   call PMPI. Default 1.
  * - BALLAST_REPORT=none|terse|full: the report rank 0 prints to stdout at
@@ -165,19 +168,33 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  * Format (JSON, one object, times in seconds):
  * \code
  * {"ballast_profile": {
- *   "version": 1, "command": "...", "ranks": 2, "wall": <max over ranks>,
+ *   "version": 1, "command": "...", "argv": ["prog", "arg", ...],
+ *   "argv_cut": false, "bytes_note": "...",
+ *   "ranks": 2, "wall": <max over ranks>,
  *   "clock": "tsc"|"monotonic", "hwc": ["PAPI_TOT_CYC", ...],
  *   "ranks_data": [
- *     {"rank": 0, "wall": s, "mpi_time": s, "cputime": s, "threads": n,
+ *     {"rank": 0, "wall": s, "mpi_time": s, "mpi_init": s, "cputime": s,
+ *      "threads": n,
  *      "activities": {"MPI_Send": {"ncalls": n, "nbytes": n, "tsum": s,
  *                                  "tmin": s, "tmax": s}, ...},
  *      "library": {<same shape: the library's own MPI traffic>},
  *      "regions": [{"id": 0, "name": "ballast_main", "parent": -1,
  *                   "count": n, "wtime": s, "mtime": s, "cputime": s,
  *                   "hwc": [..]}, ...],
- *      "partners": {"1": {"bytes": n, "msgs": n, "rbytes": n, "rmsgs": n}}},
+ *      "partners": {"1": {"bytes": n, "msgs": n, "rbytes": n, "rmsgs": n}},
+ *      "sent": {"bytes": n, "msgs": n}, "received": {"bytes": n, "msgs": n}},
  *     ...]}}
  * \endcode
+ * "command" is the whole command line as one line, each argument escaped
+ * (spaces, quotes, control characters); "argv" holds the exact arguments
+ * (read from /proc/self/cmdline, else MPI_Init's argv; "argv_cut" is true
+ * when arguments past 8 KiB were left out). "wall" starts where MPI_Init
+ * starts; "mpi_time" is the program's MPI time without MPI_Init, whose time
+ * is "mpi_init". An activity's "nbytes" is what the rank's calls moved, sent
+ * plus received (collectives: send plus receive buffers), as "bytes_note"
+ * says; "sent"/"received" count the point-to-point and one-sided messages
+ * only, empty ones included, as do the partners' msgs/rmsgs. Strings are
+ * valid UTF-8: a byte of a region name that is not becomes U+FFFD.
  * Activities with no call and no byte are left out; a region's "hwc" is
  * present only where the machine has counters; "partners" is keyed by
  * world rank; bytes/msgs were sent to that rank, rbytes/rmsgs received from it.

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/common_internal.h"
+#include "common/env.h"
 
 const char *ballast_strerror(int err) {
   if (err == 0)
@@ -38,10 +39,9 @@ static int log_level = -1;
 int ballast__log_level(void) {
   int lvl = __atomic_load_n(&log_level, __ATOMIC_RELAXED);
   if (lvl < 0) {
-    const char *s = getenv("BALLAST_VERBOSE");
-    lvl = (s && *s) ? atoi(s) : BALLAST_LOG_WARN;
-    if (lvl < 0)
-      lvl = 0;
+    /* A bad value keeps the default (warnings shown), so it cannot hide
+     * the warnings about itself and the other variables. */
+    lvl = ballast__env_verbosity();
     __atomic_store_n(&log_level, lvl, __ATOMIC_RELAXED);
   }
   return lvl;

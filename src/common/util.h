@@ -55,4 +55,16 @@ int ballast__alloc_tick(void);
  *  know when a sweep over every allocation is complete). */
 long ballast__alloc_count(void);
 
+/** Length (1..4) of the well-formed UTF-8 sequence at \a s, 0 when the
+ *  bytes there are not one (stray continuation, overlong form, surrogate,
+ *  past U+10FFFF, cut short). \a s is NUL-terminated. */
+int ballast__utf8_seq(const unsigned char *s);
+
+/** Copies \a s into \a out (\a outlen >= 1 bytes, always terminated, cut
+ *  at a whole escape) with control characters, backslashes and bytes that
+ *  are not UTF-8 escaped (\n, \t, \\, \xNN), and \a extra's characters too
+ *  (e.g. "/" for a path component), so a name printed in a log or a report
+ *  is one line and reads back unambiguously. Returns the length written. */
+int ballast__escape(const char *s, const char *extra, char *out, int outlen);
+
 #endif

@@ -632,11 +632,17 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
       ctx->pending_after = 0;
     }
   }
-  if (d.remap)
-    BALLAST_INFO("rta: step %lld: %s (%s): imbalance %.3f, predicted gain %.3g s, "
-               "remap cost %.3g s, %d outlier(s) ignored", d.step,
-               d.remap ? "remap" : "no remap", rta_reason_name(d.reason),
-               d.imbalance, d.predicted_gain, d.remap_cost, d.ignored_outliers);
+  /* Only the automatic policy measures an imbalance: an explicit remap says
+   * so rather than print figures nobody computed. */
+  if (d.remap && d.reason == RTA_REASON_EXPLICIT)
+    BALLAST_INFO("rta: step %lld: remap (explicit: requested by the application, "
+                 "no imbalance measured)", d.step);
+  else if (d.remap)
+    BALLAST_INFO("rta: step %lld: remap (%s): imbalance %.3f > threshold %.3f, "
+                 "predicted gain %.3g s, remap cost %.3g s, %d outlier(s) ignored",
+                 d.step, rta_reason_name(d.reason), d.imbalance,
+                 ctx->cfg.policy.threshold, d.predicted_gain, d.remap_cost,
+                 d.ignored_outliers);
   ctx->stats.seconds_deciding += MPI_Wtime() - t_in;
   if (d.remap) {
     double cost = 0;

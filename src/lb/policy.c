@@ -1,12 +1,12 @@
 /* When to remap: the policy state machine documented in ballast/rta_policy.h. */
 #include <ballast/rta_policy.h>
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/common_internal.h"
+#include "common/env.h"
 
 struct rta_policy {
   rta_policy_config_t cfg;
@@ -34,94 +34,26 @@ int rta_policy_config_default(rta_policy_config_t *cfg) {
   return 0;
 }
 
-static int env_double(const char *name, double *v) {
-  const char *s = getenv(name);
-  if (!s || !*s)
-    return 0;
-  char *end;
-  errno = 0;
-  double d = strtod(s, &end);
-  if (errno || *end || !isfinite(d)) {
-    BALLAST_WARN("%s=\"%s\" is not a number; ignored", name, s);
-    return BALLAST_EINVAL;
-  }
-  *v = d;
-  return 0;
-}
-
-static int env_int(const char *name, int *v) {
-  const char *s = getenv(name);
-  if (!s || !*s)
-    return 0;
-  char *end;
-  errno = 0;
-  long l = strtol(s, &end, 10);
-  if (errno || *end || l < 0 || l > 1000000000L) {
-    BALLAST_WARN("%s=\"%s\" is not a non-negative integer; ignored", name, s);
-    return BALLAST_EINVAL;
-  }
-  *v = (int)l;
-  return 0;
-}
-
+/* Each variable through common's parser, with its bounds in common's table
+ * (a window's memory is bounded there); a bad value leaves the field and is
+ * named once on rank 0. */
 int rta_policy_config_from_env(rta_policy_config_t *cfg) {
   if (!cfg)
     return BALLAST_EINVAL;
-  int rc = 0;
-  const char *m = getenv("BALLAST_LB");
-  if (m && *m) {
-    if (!strcmp(m, "off") || !strcmp(m, "0"))
-      cfg->mode = RTA_POLICY_OFF;
-    else if (!strcmp(m, "explicit"))
-      cfg->mode = RTA_POLICY_EXPLICIT;
-    else if (!strcmp(m, "auto") || !strcmp(m, "1"))
-      cfg->mode = RTA_POLICY_AUTO;
-    else {
-      BALLAST_WARN("BALLAST_LB=\"%s\" is not off, explicit or auto; ignored", m);
-      rc = BALLAST_EINVAL;
-    }
-  }
-  /* Each override is validated in a copy so a bad value leaves the field. */
-  double d;
-  int i;
-  d = cfg->threshold;
-  if (env_double("BALLAST_LB_THRESHOLD", &d) < 0)
-    rc = BALLAST_EINVAL;
-  else if (d < 1.0) {
-    BALLAST_WARN("BALLAST_LB_THRESHOLD=%g is below 1; ignored", d);
-    rc = BALLAST_EINVAL;
-  } else
-    cfg->threshold = d;
-  d = cfg->outlier;
-  if (env_double("BALLAST_LB_OUTLIER", &d) < 0)
-    rc = BALLAST_EINVAL;
-  else if (d <= 1.0) {
-    BALLAST_WARN("BALLAST_LB_OUTLIER=%g must exceed 1; ignored", d);
-    rc = BALLAST_EINVAL;
-  } else
-    cfg->outlier = d;
-  i = cfg->window;
-  if (env_int("BALLAST_LB_WINDOW", &i) < 0)
-    rc = BALLAST_EINVAL;
-  else if (i < 3) {
-    BALLAST_WARN("BALLAST_LB_WINDOW=%d is below 3; ignored", i);
-    rc = BALLAST_EINVAL;
-  } else
-    cfg->window = i;
-  i = cfg->warmup;
-  if (env_int("BALLAST_LB_WARMUP", &i) < 0)
-    rc = BALLAST_EINVAL;
-  else
-    cfg->warmup = i;
-  i = cfg->horizon;
-  if (env_int("BALLAST_LB_HORIZON", &i) < 0)
-    rc = BALLAST_EINVAL;
-  else if (i < 1) {
-    BALLAST_WARN("BALLAST_LB_HORIZON=%d is below 1; ignored", i);
-    rc = BALLAST_EINVAL;
-  } else
-    cfg->horizon = i;
-  return rc;
+  static const rta_policy_mode_t mode_of[] = {RTA_POLICY_OFF, RTA_POLICY_EXPLICIT,
+                                              RTA_POLICY_AUTO, RTA_POLICY_OFF,
+                                              RTA_POLICY_AUTO};
+  int choice, bad = 0;
+  int rc = ballast__env_enum("BALLAST_LB", &choice);
+  if (rc == 1)
+    cfg->mode = mode_of[choice];
+  bad |= rc < 0;
+  bad |= ballast__env_double("BALLAST_LB_THRESHOLD", &cfg->threshold) < 0;
+  bad |= ballast__env_double("BALLAST_LB_OUTLIER", &cfg->outlier) < 0;
+  bad |= ballast__env_int("BALLAST_LB_WINDOW", &cfg->window) < 0;
+  bad |= ballast__env_int("BALLAST_LB_WARMUP", &cfg->warmup) < 0;
+  bad |= ballast__env_int("BALLAST_LB_HORIZON", &cfg->horizon) < 0;
+  return bad ? BALLAST_EINVAL : 0;
 }
 
 const char *rta_reason_name(rta_reason_t reason) {

@@ -3,12 +3,16 @@
  * between node leaders. The public collective functions bracket their MPI
  * calls with ballast__lib_begin()/ballast__lib_end(), so the traffic is
  * accounted as the library's own, never as the application's. */
+#include <ctype.h>
+#include <errno.h>
 #include <hwloc.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/common_internal.h"
+#include "common/env.h"
 #include "map/map_internal.h"
 
 /* Discovery fails with the same code on every rank (the documented
@@ -25,17 +29,39 @@ static int cmp_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Why a layout was refused: written by the rank that parses it (0) and
+ * broadcast, so every rank logs and returns the same error. */
+#define LAYOUT_WHY 320
+
+/* A decimal int in [lo, INT_MAX] at *p, advancing *p; 0 when there is none
+ * or it overflows. */
+static int layout_int(const char **p, long lo, int *v) {
+  char *end;
+  errno = 0;
+  long x = strtol(*p, &end, 10);
+  if (end == *p || !isdigit((unsigned char)**p) || errno == ERANGE || x < lo ||
+      x > INT_MAX)
+    return 0;
+  *v = (int)x;
+  *p = end;
+  return 1;
+}
+
 /* "nodes=N;ranks_per_node=K": consecutive blocks of K ranks. */
-static int layout_blocks(const char *desc, int size, int *node_of) {
+static int layout_blocks(const char *desc, int size, int *node_of, char *why) {
+  const char *p = desc + 6;
   int nn = 0, rpn = 0;
-  if (sscanf(desc, "nodes=%d%*[;,]ranks_per_node=%d", &nn, &rpn) != 2 || nn < 1 ||
-      rpn < 1) {
-    BALLAST_WARN("layout '%s': expected \"nodes=N;ranks_per_node=K\"", desc);
+  if (!layout_int(&p, 1, &nn) || (*p != ';' && *p != ',') ||
+      strncmp(p + 1, "ranks_per_node=", 15) || (p += 16, !layout_int(&p, 1, &rpn)) ||
+      *p) {
+    snprintf(why, LAYOUT_WHY,
+             "layout '%.160s': expected \"nodes=N;ranks_per_node=K\" with N and K "
+             "integers from 1 to %d and nothing after them", desc, INT_MAX);
     return BALLAST_EPARSE;
   }
   if ((long long)nn * rpn != size) {
-    BALLAST_WARN("layout '%s' describes %lld ranks, the communicator has %d",
-                 desc, (long long)nn * rpn, size);
+    snprintf(why, LAYOUT_WHY, "layout '%.160s' describes %lld ranks, the communicator "
+             "has %d", desc, (long long)nn * rpn, size);
     return BALLAST_EPARSE;
   }
   for (int r = 0; r < size; r++)
@@ -44,21 +70,21 @@ static int layout_blocks(const char *desc, int size, int *node_of) {
 }
 
 /* "node_of_rank=0,0,1,1": the node ids in \a *n. */
-static int layout_list(const char *desc, int size, int *node_of, int *n) {
+static int layout_list(const char *desc, int size, int *node_of, int *n, char *why) {
   const char *p = desc + 13;
   while (*p) {
-    char *end;
-    long v = strtol(p, &end, 10);
-    if (end == p || v < 0 || v > INT32_MAX || *n >= size) {
-      BALLAST_WARN("layout '%s': bad or extra node id at '%s'", desc, p);
+    int v;
+    if (*n >= size || !layout_int(&p, 0, &v)) {
+      snprintf(why, LAYOUT_WHY, "layout '%.160s': %s at '%.40s'", desc,
+               *n >= size ? "more node ids than the ranks there are" : "bad node id", p);
       return BALLAST_EPARSE;
     }
-    node_of[(*n)++] = (int)v;
-    p = end;
-    if (*p == ',')
+    node_of[(*n)++] = v;
+    if (*p == ',' && p[1])
       p++;
     else if (*p) {
-      BALLAST_WARN("layout '%s': expected ',' at '%s'", desc, p);
+      snprintf(why, LAYOUT_WHY, "layout '%.160s': expected ',' and a node id at "
+               "'%.40s'", desc, p);
       return BALLAST_EPARSE;
     }
   }
@@ -66,29 +92,36 @@ static int layout_list(const char *desc, int size, int *node_of, int *n) {
 }
 
 /* "file=PATH": the node ids in \a *n, one a line. */
-static int layout_file(const char *desc, int size, int *node_of, int *n) {
+static int layout_file(const char *desc, int size, int *node_of, int *n, char *why) {
   FILE *f = fopen(desc + 5, "r");
   if (!f) {
-    BALLAST_WARN("layout: cannot open '%s'", desc + 5);
+    snprintf(why, LAYOUT_WHY, "layout: cannot open '%.200s'", desc + 5);
     return BALLAST_EPARSE;
   }
-  long v;
-  while (*n < size && fscanf(f, "%ld", &v) == 1) {
-    if (v < 0 || v > INT32_MAX) {
-      fclose(f);
-      BALLAST_WARN("layout file '%s': node id %ld out of range", desc + 5, v);
-      return BALLAST_EPARSE;
+  char line[64];
+  int lineno = 0, rc = 0;
+  while (!rc && fgets(line, sizeof line, f)) {
+    lineno++;
+    const char *p = line;
+    while (*p == ' ' || *p == '\t')
+      p++;
+    if (*p == '\n' || !*p)
+      continue;
+    int v;
+    if (*n >= size) {
+      snprintf(why, LAYOUT_WHY, "layout file '%.200s' lists more ranks than the %d "
+               "there are", desc + 5, size);
+      rc = BALLAST_EPARSE;
+    } else if (!layout_int(&p, 0, &v) || (p[strspn(p, " \t\r\n")] != 0)) {
+      snprintf(why, LAYOUT_WHY, "layout file '%.200s' line %d: not a node id from 0 "
+               "to %d", desc + 5, lineno, INT_MAX);
+      rc = BALLAST_EPARSE;
+    } else {
+      node_of[(*n)++] = v;
     }
-    node_of[(*n)++] = (int)v;
   }
-  int extra = !feof(f) && fscanf(f, "%ld", &v) == 1;
   fclose(f);
-  if (extra) {
-    BALLAST_WARN("layout file '%s' lists more ranks than the %d there are",
-                 desc + 5, size);
-    return BALLAST_EPARSE;
-  }
-  return 0;
+  return rc;
 }
 
 /* Renumbers node ids densely, in order of first appearance. */
@@ -119,25 +152,26 @@ static int layout_renumber(int size, int *node_of) {
   return 0;
 }
 
-/* Parses a layout description into node_of[size] (dense ids 0..N-1). */
-static int parse_layout(const char *desc, int size, int *node_of) {
+/* Parses a layout description into node_of[size] (dense ids 0..N-1); on
+ * failure \a why says what was wrong. */
+static int parse_layout(const char *desc, int size, int *node_of, char *why) {
   if (strncmp(desc, "nodes=", 6) == 0)
-    return layout_blocks(desc, size, node_of);
+    return layout_blocks(desc, size, node_of, why);
   int n = 0, rc;
   if (strncmp(desc, "node_of_rank=", 13) == 0) {
-    rc = layout_list(desc, size, node_of, &n);
+    rc = layout_list(desc, size, node_of, &n, why);
   } else if (strncmp(desc, "file=", 5) == 0) {
-    rc = layout_file(desc, size, node_of, &n);
+    rc = layout_file(desc, size, node_of, &n, why);
   } else {
-    BALLAST_WARN("layout '%s' not understood (\"nodes=N;ranks_per_node=K\", "
-                 "\"node_of_rank=0,0,1,1\" or \"file=PATH\")", desc);
+    snprintf(why, LAYOUT_WHY, "layout '%.160s' not understood (\"nodes=N;ranks_per_node=K\", "
+             "\"node_of_rank=0,0,1,1\" or \"file=PATH\")", desc);
     return BALLAST_EPARSE;
   }
   if (rc)
     return rc;
   if (n != size) {
-    BALLAST_WARN("layout '%s' gives %d ranks, the communicator has %d", desc, n,
-                 size);
+    snprintf(why, LAYOUT_WHY, "layout '%.160s' gives %d ranks, the communicator has %d",
+             desc, n, size);
     return BALLAST_EPARSE;
   }
   return layout_renumber(size, node_of);
@@ -382,15 +416,26 @@ static int nodes_from_shm(disc_t *d) {
 }
 
 /* Nodes: a pretended layout (parsed on rank 0, broadcast) or the
- * shared-memory split. */
+ * shared-memory split. A refused layout is explained by every rank with
+ * rank 0's words, so each rank's error says what was wrong. */
 static int disc_nodes(disc_t *d) {
-  const char *layout = d->opt && d->opt->layout ? d->opt->layout
-                                                : getenv("BALLAST_HW_LAYOUT");
+  const char *layout = d->opt && d->opt->layout
+                           ? d->opt->layout
+                           : ballast__env_string("BALLAST_HW_LAYOUT");
   if (!layout || !*layout)
     return nodes_from_shm(d);
-  int rc = d->rank == 0 ? parse_layout(layout, d->size, d->node_of) : 0;
-  if ((rc = agree_code(d->comm, rc)))
+  char why[LAYOUT_WHY] = "";
+  int rc = d->rank == 0 ? parse_layout(layout, d->size, d->node_of, why) : 0;
+  if ((rc = agree_code(d->comm, rc))) {
+    if (rc == BALLAST_EPARSE &&
+        MPI_Bcast(why, LAYOUT_WHY, MPI_CHAR, 0, d->comm) == MPI_SUCCESS) {
+      why[LAYOUT_WHY - 1] = 0;
+      char esc[2 * LAYOUT_WHY];
+      ballast__escape(why, NULL, esc, sizeof esc);
+      BALLAST_ERROR("hardware discovery: %s", esc);
+    }
     return rc;
+  }
   return MPI_Bcast(d->node_of, d->size, MPI_INT, 0, d->comm) == MPI_SUCCESS
              ? 0 : BALLAST_EMPI;
 }

@@ -10,9 +10,12 @@
  *  - the thread's running MPI time t->mpi_ticks. Regions take the difference
  *    of this counter between their begin and end, which makes region MPI time
  *    inclusive (children included) at O(1) per call and per region;
- *  - the signature table and, for point-to-point and one-sided calls with a
- *    partner and bytes, the partner matrix (collectives keep their root in
- *    the signature only).
+ *  - the signature table and, for point-to-point and one-sided messages with
+ *    a partner, the partner matrix (collectives keep their root in the
+ *    signature only). A message is counted there once, empty ones too (MPI
+ *    counts them): at the call that moved it, or for a request at its
+ *    completion (mon__account), as the spec's generator says
+ *    (mon__act_msg).
  * Inside the library's own traffic (ballast__lib_depth() > 0) only t->lib is
  * updated: those calls never reach the application's figures.
  *
@@ -118,24 +121,28 @@ void mon__record(mon__tls_t *t, int act, int partner, uint64_t bytes,
     return;
   }
   int region = t->cur_region;
+  uint64_t program_ticks = ticks;
   if (__builtin_expect(act == MON_ACT_MPI_Init || act == MON_ACT_MPI_Init_thread, 0)) {
     /* The run's wall clock starts where MPI_Init started, as IPM's does, so
-     * the time spent in MPI_Init is inside the wall time it is part of. */
+     * the time spent in MPI_Init is inside the wall time it is part of. It
+     * is not the program's MPI time, though (a start-up cost the program
+     * cannot change): its own activity shows it, reported apart. */
     if (ticks < mon__cfg.t_init)
       MON__ST(&mon__cfg.t_init, mon__cfg.t_init - ticks);
+    program_ticks = 0;
   }
   agg_add(&t->act[act], 1, bytes, ticks);
   mon__agg_t *blk = mon__regact_get(t, region);
   if (blk)
     agg_add(&blk[act], 1, bytes, ticks);
-  MON__ADD(&t->mpi_ticks, ticks);
+  MON__ADD(&t->mpi_ticks, program_ticks);
   mon__sig_add(t, act, region, partner, bytes, ticks, 1);
-  if (partner >= 0 && bytes > 0 && act_dir[act])
+  if (partner >= 0 && act_dir[act])
     mon__partner_add(t, region, partner, bytes, act_dir[act] == P_RECV);
 }
 
 void mon__account(mon__tls_t *t, int act, int partner, uint64_t bytes) {
-  if ((unsigned)act >= (unsigned)MON__NACT || bytes == 0)
+  if ((unsigned)act >= (unsigned)MON__NACT)
     return;
   /* For the tools' mpi_exit: cheaper than a branch on whether a tool listens. */
   t->tool_bytes += bytes;
@@ -145,6 +152,12 @@ void mon__account(mon__tls_t *t, int act, int partner, uint64_t bytes) {
     return;
   }
   int region = t->cur_region;
+  /* An empty message changes no figure but its partner's message count. */
+  if (bytes == 0) {
+    if (partner >= 0 && act_dir_acc[act])
+      mon__partner_add(t, region, partner, 0, act_dir_acc[act] == P_RECV);
+    return;
+  }
   agg_add(&t->act[act], 0, bytes, 0);
   mon__agg_t *blk = mon__regact_get(t, region);
   if (blk)
@@ -197,18 +210,15 @@ static void names_build(void) {
       if (!(mon__act_groups[i] & pt))
         continue;
       int recv = name_is_recv(mon__act_names[i]);
-      act_dir[i] = recv ? P_RECV : P_SEND;
-      act_dir_acc[i] = recv || strstr(mon__act_names[i], "Sendrecv") ? P_RECV : P_SEND;
+      if (mon__act_msg[i] & MON__MSG_CALL)
+        act_dir[i] = recv ? P_RECV : P_SEND;
+      if (mon__act_msg[i] & MON__MSG_DONE)
+        act_dir_acc[i] = recv || strstr(mon__act_names[i], "Sendrecv") ? P_RECV : P_SEND;
     }
   }
 }
 
 void mon__acts_init(void) { pthread_once(&names_once, names_build); }
-
-int mon__act_is_recv(int act, int completion) {
-  pthread_once(&names_once, names_build);
-  return (completion ? act_dir_acc[act] : act_dir[act]) == P_RECV;
-}
 
 int mon__act_count(void) { return MON__NACT + MON__NGROUPS; }
 

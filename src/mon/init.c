@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/common_internal.h"
+#include "common/env.h"
 #include "mon/mon_core.h"
 #include "tool/tool_internal.h"
 
@@ -85,48 +86,80 @@ static void warned_free(void) {
 
 /* ---- configuration ------------------------------------------------------------------- */
 
+/* Every variable through common's parser: a bad value is named once (rank
+ * 0) and the default stays. */
 static void read_env(void) {
-  const char *s = getenv("BALLAST_MONITOR");
-  mon__cfg.disabled = s && (strcmp(s, "0") == 0 || strcmp(s, "off") == 0 ||
-                            strcmp(s, "no") == 0 || strcmp(s, "false") == 0);
-  s = getenv("BALLAST_REPORT");
-  mon__cfg.report = MON__REPORT_TERSE;
-  if (s && *s) {
-    if (strcmp(s, "none") == 0)
-      mon__cfg.report = MON__REPORT_NONE;
-    else if (strcmp(s, "full") == 0)
-      mon__cfg.report = MON__REPORT_FULL;
-    else if (strcmp(s, "terse") != 0)
-      BALLAST_WARN("mon: BALLAST_REPORT=%s is not none, terse or full; using terse", s);
-  }
-  s = getenv("BALLAST_REPORT_TOP");
+  int v = 1;
+  ballast__env_bool("BALLAST_MONITOR", &v);
+  mon__cfg.disabled = !v;
+  v = MON__REPORT_TERSE;
+  static const int report_of[] = {MON__REPORT_NONE, MON__REPORT_TERSE, MON__REPORT_FULL};
+  int choice;
+  if (ballast__env_enum("BALLAST_REPORT", &choice) == 1)
+    v = report_of[choice];
+  mon__cfg.report = v;
   mon__cfg.top = 5;
-  if (s && *s) {
-    int n = atoi(s);
-    if (n >= 1 && n <= 1000)
-      mon__cfg.top = n;
-    else
-      BALLAST_WARN("mon: BALLAST_REPORT_TOP=%s is not in 1..1000; using 5", s);
-  }
-  s = getenv("BALLAST_REGION_CPU");
-  mon__cfg.region_cpu = !(s && strcmp(s, "0") == 0);
-  s = getenv("BALLAST_PROFILE");
-  mon__cfg.profile = (s && *s) ? s : NULL;
+  ballast__env_int("BALLAST_REPORT_TOP", &mon__cfg.top);
+  mon__cfg.region_cpu = 1;
+  ballast__env_bool("BALLAST_REGION_CPU", &mon__cfg.region_cpu);
+  mon__cfg.profile = ballast__env_string("BALLAST_PROFILE");
 }
 
-static void read_command(int *argc, char ***argv) {
-  mon__cfg.command[0] = 0;
-  if (argc && argv && *argv && *argc > 0 && (*argv)[0]) {
-    snprintf(mon__cfg.command, sizeof mon__cfg.command, "%s", (*argv)[0]);
-    return;
-  }
-  /* MPI_Init(NULL, NULL): the kernel knows the command. */
+/* The raw arguments, NUL-separated, into mon__cfg.argv: the kernel's copy
+ * (exact even when MPI_Init(NULL, NULL) or the program changed argv), else
+ * MPI_Init's argv. */
+static void read_args(int *argc, char ***argv) {
+  char *buf = mon__cfg.argv;
+  size_t cap = sizeof mon__cfg.argv, n = 0;
   FILE *f = fopen("/proc/self/cmdline", "r");
   if (f) {
-    size_t n = fread(mon__cfg.command, 1, sizeof mon__cfg.command - 1, f);
-    mon__cfg.command[n] = 0;
+    n = fread(buf, 1, cap, f);
+    /* More than the buffer holds: keep whole arguments only. */
+    mon__cfg.args_cut = n == cap && fgetc(f) != EOF;
     fclose(f);
   }
+  if (n == 0 && argc && argv && *argv) {
+    for (int i = 0; i < *argc && (*argv)[i]; i++) {
+      size_t l = strlen((*argv)[i]) + 1;
+      if (n + l > cap) {
+        mon__cfg.args_cut = 1;
+        break;
+      }
+      memcpy(buf + n, (*argv)[i], l);
+      n += l;
+    }
+  }
+  if (mon__cfg.args_cut || (n > 0 && buf[n - 1] != 0)) {
+    while (n > 0 && buf[n - 1] != 0)
+      n--; /* drop the cut argument */
+    mon__cfg.args_cut = 1;
+  }
+  mon__cfg.args_len = n;
+}
+
+/* The command line as one printable line: arguments escaped (control
+ * characters, bytes that are not UTF-8, spaces and quotes inside an
+ * argument), separated by single spaces. */
+static void read_command(int *argc, char ***argv) {
+  read_args(argc, argv);
+  char *out = mon__cfg.command;
+  size_t cap = sizeof mon__cfg.command, o = 0;
+  out[0] = 0;
+  for (size_t i = 0; i < mon__cfg.args_len; i += strlen(mon__cfg.argv + i) + 1) {
+    const char *arg = mon__cfg.argv + i;
+    if (o + 8 >= cap)
+      break;
+    if (o)
+      out[o++] = ' ';
+    if (!*arg) {
+      memcpy(out + o, "''", 3);
+      o += 2;
+      continue;
+    }
+    o += (size_t)ballast__escape(arg, " \"'", out + o, (int)(cap - o - 4));
+  }
+  if (mon__cfg.args_cut || o + 8 >= cap)
+    snprintf(out + o, cap - o, " ...");
 }
 
 static void teardown(void) {
@@ -145,6 +178,7 @@ void mon__init(int *argc, char ***argv) {
     return;
   }
   init_done = 1;
+  ballast__env_check();
   read_env();
   if (mon__cfg.disabled) {
     pthread_mutex_unlock(&init_lock);

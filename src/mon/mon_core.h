@@ -152,7 +152,10 @@ typedef struct {
   const char *profile; /* BALLAST_PROFILE or NULL */
   int top;             /* BALLAST_REPORT_TOP */
   int region_cpu;      /* BALLAST_REGION_CPU: CPU time per region (default 1) */
-  char command[256];
+  char command[4096];   /* the command line, escaped, one line */
+  char argv[8192];      /* the raw arguments, NUL-separated */
+  size_t args_len;      /* bytes of argv used */
+  int args_cut;         /* 1 when arguments past argv's size were left out */
   uint64_t t_init, t_fin; /* ticks; t_fin 0 while running */
   uint64_t cpu_fin_ns;    /* process CPU at finalize */
 } mon__config_t;
@@ -174,9 +177,6 @@ void mon__agg_reset(mon__agg_t *a, int n);
 /** Activity x region block of a thread, allocated on first use (NULL on OOM). */
 mon__agg_t *mon__regact_get(mon__tls_t *t, int region);
 void mon__regact_free(mon__tls_t *t);
-/** 1 when activity \a act receives data (partner is a source); completion:
- *  for bytes credited by mon__account (the receive side of MPI_Sendrecv). */
-int mon__act_is_recv(int act, int completion);
 /** Builds the activity name index and direction tables (once). */
 void mon__acts_init(void);
 /** Library traffic of activity act summed over threads. */

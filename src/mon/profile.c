@@ -76,22 +76,37 @@ static void sb_printf(sb_t *b, const char *fmt, ...) {
 
 #define SB_LIT(b, lit) sb_put((b), (lit), sizeof(lit) - 1)
 
-/* A JSON string literal: quotes, backslashes and control bytes escaped. */
-static void sb_str(sb_t *b, const char *s) {
+/* A JSON string literal: quotes, backslashes and control bytes escaped, and
+ * every byte that is not part of well-formed UTF-8 replaced by U+FFFD, so
+ * the file is JSON whatever a region name holds (the region's id and parent
+ * keep distinct names apart even when replacement makes them alike). */
+static void sb_strn(sb_t *b, const char *s, size_t len) {
   SB_LIT(b, "\"");
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
+  const unsigned char *p = (const unsigned char *)s, *end = p + len;
+  while (p < end) {
+    unsigned char c = *p;
+    int n = c ? ballast__utf8_seq(p) : 0;
+    if (n > 1 && p + n <= end) {
+      sb_put(b, (const char *)p, (size_t)n);
+      p += n;
+      continue;
+    }
     if (c == '"' || c == '\\') {
       char e[2] = {'\\', (char)c};
       sb_put(b, e, 2);
     } else if (c < 0x20) {
       sb_printf(b, "\\u%04x", c);
-    } else {
+    } else if (c < 0x80) {
       sb_put(b, (const char *)&c, 1);
+    } else {
+      SB_LIT(b, "\\ufffd");
     }
+    p++;
   }
   SB_LIT(b, "\"");
 }
+
+static void sb_str(sb_t *b, const char *s) { sb_strn(b, s, strlen(s)); }
 
 /* JSON has no inf/nan. */
 static double fin(double x) { return isfinite(x) ? x : 0.0; }
@@ -170,11 +185,24 @@ static int by_partner(const void *a, const void *b) {
   return ((const struct pe *)a)->partner - ((const struct pe *)b)->partner;
 }
 
+/* Seconds in MPI_Init (or MPI_Init_thread): reported apart from mpi_time. */
+static double init_seconds(void) {
+  double t = 0;
+  static const int acts[] = {MON_ACT_MPI_Init, MON_ACT_MPI_Init_thread};
+  for (int i = 0; i < 2; i++) {
+    mon__actstats_t s = {0, 0, 0.0, INFINITY, 0.0};
+    mon__act_read(acts[i], -1, &s);
+    t += s.tsum;
+  }
+  return t;
+}
+
 static void put_rank(sb_t *b, int rank) {
   mon__regstats_t r0;
   mon__region_read(0, &r0);
-  sb_printf(b, "{\"rank\":%d,\"wall\":%.9g,\"mpi_time\":%.9g,\"cputime\":%.9g,\"threads\":%d,",
-            rank, r0.wtime, r0.mtime, r0.cputime, mon__tls_count());
+  sb_printf(b, "{\"rank\":%d,\"wall\":%.9g,\"mpi_time\":%.9g,\"mpi_init\":%.9g,"
+            "\"cputime\":%.9g,\"threads\":%d,",
+            rank, r0.wtime, r0.mtime, init_seconds(), r0.cputime, mon__tls_count());
   SB_LIT(b, "\"activities\":");
   put_acts(b, 0);
   SB_LIT(b, ",\"library\":");
@@ -208,8 +236,18 @@ static void put_rank(sb_t *b, int rank) {
               i ? "," : "", c.v[i].partner, (unsigned long long)c.v[i].p.bytes,
               (unsigned long long)c.v[i].p.msgs, (unsigned long long)c.v[i].p.rbytes,
               (unsigned long long)c.v[i].p.rmsgs);
+  SB_LIT(b, "}");
+  mon__partner_t tot = {0};
+  for (int i = 0; i < c.n; i++) {
+    tot.bytes += c.v[i].p.bytes;
+    tot.msgs += c.v[i].p.msgs;
+    tot.rbytes += c.v[i].p.rbytes;
+    tot.rmsgs += c.v[i].p.rmsgs;
+  }
   free(c.v);
-  SB_LIT(b, "}}");
+  sb_printf(b, ",\"sent\":{\"bytes\":%llu,\"msgs\":%llu},\"received\":{\"bytes\":%llu,"
+            "\"msgs\":%llu}}", (unsigned long long)tot.bytes, (unsigned long long)tot.msgs,
+            (unsigned long long)tot.rbytes, (unsigned long long)tot.rmsgs);
 }
 
 /* Why a rank sends nothing. */
@@ -300,6 +338,18 @@ static int prof_put_header(const prof_t *g, FILE *f) {
   sb_t h = {0};
   SB_LIT(&h, "{\"ballast_profile\":{\"version\":1,\"command\":");
   sb_str(&h, mon__cfg.command);
+  SB_LIT(&h, ",\"argv\":[");
+  for (size_t i = 0; i < mon__cfg.args_len; i += strlen(mon__cfg.argv + i) + 1) {
+    if (i)
+      SB_LIT(&h, ",");
+    sb_str(&h, mon__cfg.argv + i);
+  }
+  sb_printf(&h, "],\"argv_cut\":%s,\"bytes_note\":", mon__cfg.args_cut ? "true" : "false");
+  sb_str(&h, "activities' nbytes: bytes sent plus bytes received by the rank's calls "
+             "(a message counts at both ends; collectives: send plus receive buffers); "
+             "sent/received: point-to-point and one-sided messages, empty ones included, "
+             "collectives not; partners: bytes/msgs sent to, rbytes/rmsgs received from "
+             "that world rank");
   sb_printf(&h, ",\"ranks\":%d,\"wall\":%.9g,\"clock\":\"%s\",\"hwc\":[", g->n, g->wmax,
             mon__clock_is_tsc() ? "tsc" : "monotonic");
   for (int i = 0; i < mon__papi_nevents(); i++)

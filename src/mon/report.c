@@ -25,7 +25,8 @@
 #include "mon/mon_core.h"
 
 enum { G_WALL, G_MPI, G_PMPI, G_CPU, G_CALLS, G_BYTES, G_THREADS, G_NPARTNERS,
-       G_PBYTES, G_LCALLS, G_LBYTES, G_LTIME, G_N };
+       G_PBYTES, G_PMSGS, G_PRBYTES, G_PRMSGS, G_INIT, G_LCALLS, G_LBYTES, G_LTIME,
+       G_N };
 
 #define P (MON__NACT + MON__NGROUPS)
 
@@ -145,6 +146,9 @@ static void count_partner(int partner, const mon__partner_t *p, void *ctx) {
   if (p->msgs || p->rmsgs)
     v[G_NPARTNERS] += 1; /* per thread: an upper bound when threads share partners */
   v[G_PBYTES] += (double)p->bytes;
+  v[G_PMSGS] += (double)p->msgs;
+  v[G_PRBYTES] += (double)p->rbytes;
+  v[G_PRMSGS] += (double)p->rmsgs;
 }
 
 static void pack_local(double *v, const int *ids, int k) {
@@ -157,6 +161,13 @@ static void pack_local(double *v, const int *ids, int k) {
   v[G_THREADS] = mon__tls_count();
   mon__partner_foreach(-1, count_partner, v);
   double sec = mon__tick_seconds();
+  /* MPI_Init is in the wall time, not in the program's MPI time. */
+  static const int init_acts[] = {MON_ACT_MPI_Init, MON_ACT_MPI_Init_thread};
+  for (int i = 0; i < 2; i++) {
+    mon__actstats_t s = {0, 0, 0.0, INFINITY, 0.0};
+    mon__act_read(init_acts[i], -1, &s);
+    v[G_INIT] += s.tsum;
+  }
   for (int a = 0; a < P; a++) {
     mon__actstats_t s = {0, 0, 0.0, INFINITY, 0.0};
     mon__act_read(a, -1, &s);
@@ -187,6 +198,35 @@ static void pack_local(double *v, const int *ids, int k) {
 
 /* ---- printing --------------------------------------------------------------------- */
 
+/* The printed path of a serialised region (\a depth names from the root,
+ * at \a *off, which advances past them): components joined by '/', each
+ * escaped (control characters, bytes that are not UTF-8, and a '/' inside a
+ * name as "\\/"), so a region named "x/y" at the top does not read as "y"
+ * inside "x". malloc'd; NULL on OOM. */
+static char *region_path(const char *names, int depth, size_t *off) {
+  size_t len = 0, o = *off;
+  for (int d = 0; d < depth; d++) {
+    size_t l = strlen(names + o + len) + 1;
+    len += l;
+  }
+  /* An escaped byte takes at most 4 bytes (\xNN). */
+  size_t cap = 4 * len + 1, po = 0;
+  char *path = malloc(cap);
+  const char *up = NULL;
+  for (int d = 0; path && d < depth; d++) {
+    const char *nm = names + o;
+    o += strlen(nm) + 1;
+    if (d)
+      path[po++] = '/';
+    po += (size_t)ballast__escape(mon__path_step(up, nm), "/", path + po, (int)(cap - po));
+    up = nm;
+  }
+  if (path && !depth)
+    path[0] = 0;
+  *off += len;
+  return path;
+}
+
 typedef struct {
   int a;
   double t;
@@ -209,8 +249,18 @@ static void print_report(FILE *f, int level, const red_t *r, const char *paths,
   fprintf(f, "# ranks      : %d\n", n);
   fprintf(f, "# wall (s)   : %.6f\n", mx[G_WALL]);
   fprintf(f, "# %%mpi       : %.2f\n", sm[G_PMPI] / n);
+  fprintf(f, "# init (s)   : %.6f (MPI_Init, max over ranks: in the wall time, not in "
+             "%%mpi; MPI_Finalize, where this report is written, is in neither)\n",
+          mx[G_INIT]);
   fprintf(f, "# calls      : %.0f\n", sm[G_CALLS]);
-  fprintf(f, "# bytes      : %.0f\n", sm[G_BYTES]);
+  fprintf(f, "# bytes      : %.0f (each rank's MPI calls: bytes sent plus bytes "
+             "received, so a message counts at both ends; collectives by the volume "
+             "rules in the README)\n", sm[G_BYTES]);
+  fprintf(f, "# sent       : %.0f bytes in %.0f messages (point-to-point and one-sided, "
+             "empty messages included; collectives not included)\n",
+          sm[G_PBYTES], sm[G_PMSGS]);
+  fprintf(f, "# received   : %.0f bytes in %.0f messages (point-to-point and one-sided)\n",
+          sm[G_PRBYTES], sm[G_PRMSGS]);
   fprintf(f, "#\n");
   fprintf(f, "# %-22s %12s %12s %12s %12s\n", "", "[total]", "<avg>", "min", "max");
   fprintf(f, "# %-22s %12.6f %12.6f %12.6f %12.6f\n", "wall (s)", sm[G_WALL], avgwall,
@@ -265,29 +315,19 @@ static void print_report(FILE *f, int level, const red_t *r, const char *paths,
       int depth;
       memcpy(&depth, paths + off, sizeof depth);
       off += sizeof depth;
-      char path[512];
-      size_t po = 0;
-      path[0] = 0;
-      const char *up = NULL;
-      for (int d = 0; d < depth; d++) {
-        const char *nm = paths + off;
-        off += strlen(nm) + 1;
-        if (po < sizeof path)
-          po += (size_t)snprintf(path + po, sizeof path - po, "%s%s", d ? "/" : "",
-                                 mon__path_step(up, nm));
-        up = nm;
-      }
+      char *path = region_path(paths, depth, &off);
       const double *s = sm + G_N + 3 * P + 4 * i;
       const double *lo = mn + G_N + 3 * P + 4 * i, *hi = mx + G_N + 3 * P + 4 * i;
-      fprintf(f, "# %-30s %10.0f %12.6f %12.6f %12.6f %12.6f %8.2f\n", path, s[0],
-              s[1] / n, lo[1], hi[1], s[2] / n, s[1] > 0 ? 100.0 * s[2] / s[1] : 0.0);
+      fprintf(f, "# %-30s %10.0f %12.6f %12.6f %12.6f %12.6f %8.2f\n",
+              path ? path : "(out of memory)", s[0], s[1] / n, lo[1], hi[1], s[2] / n,
+              s[1] > 0 ? 100.0 * s[2] / s[1] : 0.0);
+      free(path);
     }
   }
 
   if (level == MON__REPORT_FULL) {
     fprintf(f, "#\n# partners   : %.1f <avg> %.0f min %.0f max distinct partners per rank\n",
             sm[G_NPARTNERS] / n, mn[G_NPARTNERS], mx[G_NPARTNERS]);
-    fprintf(f, "# p2p sent   : %.0f bytes to partners\n", sm[G_PBYTES]);
     fprintf(f, "# library    : %.0f calls %.0f bytes %.6f s (ballast's own MPI traffic, "
             "not in the figures above)\n", sm[G_LCALLS], sm[G_LBYTES], sm[G_LTIME]);
     fprintf(f, "# clock      : %s\n", mon__clock_is_tsc() ? "invariant TSC" : "CLOCK_MONOTONIC");

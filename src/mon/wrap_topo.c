@@ -30,9 +30,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "common/common_internal.h"
+#include "common/env.h"
 #include "common/util.h"
 #include "mon/mon_hooks.h"
 #include "mon/wrap_internal.h"
@@ -111,20 +111,14 @@ static void topo_note(const mon__topo_graph_t *g, const mon__topo_result_t *res)
 
 /* ---- when to reorder ------------------------------------------------------- */
 
-/* BALLAST_REORDER: on (default: honour reorder = 1) or off. Read once. */
+/* BALLAST_REORDER: on (default: honour reorder = 1) or off. Read once (a
+ * bad value is named by the parser and keeps the default). */
 static int reorder_enabled(void) {
   static int state = -1;
-  if (state >= 0)
-    return state;
-  const char *v = getenv("BALLAST_REORDER");
-  state = 1;
-  if (v && *v) {
-    if (!strcasecmp(v, "off") || !strcmp(v, "0") || !strcasecmp(v, "no") ||
-        !strcasecmp(v, "false"))
-      state = 0;
-    else if (strcasecmp(v, "on") && strcmp(v, "1") && strcasecmp(v, "yes") &&
-             strcasecmp(v, "true"))
-      BALLAST_WARN("mon: BALLAST_REORDER=\"%s\" is not on or off; using on", v);
+  if (state < 0) {
+    int v = 1;
+    (void)ballast__env_bool("BALLAST_REORDER", &v);
+    state = v != 0;
   }
   return state;
 }

@@ -37,8 +37,8 @@ int main(void) {
   uint64_t base = mon__sig_count();
 
   static uint64_t calls[MON__NACT], bytes[MON__NACT], pbytes[NPARTNER], pmsgs[NPARTNER];
-  /* the partner matrix holds point-to-point and one-sided traffic only */
-  unsigned pt = (1u << (MON_GRP_P2P - MON__NACT)) | (1u << (MON_GRP_RMA - MON__NACT));
+  /* the partner matrix holds the point-to-point and one-sided messages that
+   * a call itself moves (mon__act_msg); requests count at completion */
   mon__tls_t *t = mon__enter();
   CHECK(t != NULL);
   CHECK(mon__enter() == NULL); /* reentrancy guard */
@@ -53,7 +53,7 @@ int main(void) {
       mon__record(t, act, partner, b, (uint64_t)(i % 97) + 1);
       calls[act]++;
       bytes[act] += b;
-      if (mon__act_groups[act] & pt) {
+      if (mon__act_msg[act] & MON__MSG_CALL) {
         pbytes[partner] += b;
         pmsgs[partner]++;
       }
