@@ -163,6 +163,9 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     *out = NULL;
   if (out_comm)
     *out_comm = MPI_COMM_NULL;
+  int rc0 = ballast__need_mpi("rta_define_lb_context");
+  if (rc0)
+    return rc0;
   int inter = 0;
   if (comm == MPI_COMM_NULL || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
       inter) {
@@ -292,6 +295,9 @@ int rta_lb_find(MPI_Comm comm, rta_lb_context_t **out) {
 int rta_perform_load_balancing(MPI_Comm *comm) {
   if (!comm)
     return BALLAST_EINVAL;
+  int rc0 = ballast__need_mpi("rta_perform_load_balancing");
+  if (rc0)
+    return rc0;
   rta_lb_context_t *ctx;
   if (rta_lb_find(*comm, &ctx) != 0) {
     BALLAST_WARN("rta: perform_load_balancing: the communicator is not one a "
@@ -571,6 +577,9 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
 int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   if (!ctx)
     return BALLAST_EINVAL;
+  int rc0 = ballast__need_mpi("rta_lb_perform");
+  if (rc0)
+    return rc0;
   ctx->stats.calls++;
   if (ctx->cfg.policy.mode == RTA_POLICY_OFF) {
     if (comm)

@@ -522,6 +522,9 @@ int rta_map_tasks(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
                   const rta_map_tasks_options_t *opts, rta_mapping_t **out) {
   if (out)
     *out = NULL;
+  int rc0 = ballast__need_mpi("rta_map_tasks");
+  if (rc0)
+    return rc0;
   if (comm == MPI_COMM_NULL)
     return BALLAST_EINVAL;
   rta_map_tasks_options_t o;
