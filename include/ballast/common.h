@@ -45,7 +45,7 @@ extern "C" {
   X(ENOTFOUND,  -3, "no such entity (key, name or id not found)")             \
   X(EEXIST,     -4, "entity already exists (duplicate key or name)")          \
   X(ESTATE,     -5, "call not valid in the current state (e.g. outside MPI_Init..MPI_Finalize)") \
-  X(EMISMATCH,  -6, "mismatched begin/end (region or task)")                  \
+  X(EMISMATCH,  -6, "mismatch: begin/end of a region or task, or ranks that disagree (root, task parameters)") \
   X(ENAMETOOLONG, -7, "name too long")                                        \
   X(EMPI,       -8, "an MPI call failed")                                     \
   X(ESCOTCH,    -9, "SCOTCH failed")                                          \

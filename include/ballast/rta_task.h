@@ -464,11 +464,13 @@ typedef struct rta_mapping rta_mapping_t;
  * \return 0; BALLAST_EINVAL for NULL arguments or a size mismatch between
  * \a comm and \a hw; BALLAST_EMISMATCH when processes disagree on the root
  * key or a task defined on several processes has different parameters (one
- * warning names the key and two of the ranks); BALLAST_EEXIST when a
+ * warning, on every rank, names the key, two of the ranks and the
+ * parameter); BALLAST_EEXIST when a
  * single-processor leaf is defined on several processes, or a multiprocessor
  * one on more than nprocs; BALLAST_ENOTFOUND when a declared partner key is
- * not a leaf under \a root; BALLAST_EREMOTE when another process failed
- * (its own code is logged there); BALLAST_EMPI; BALLAST_ENOMEM; the mapping
+ * not a leaf under \a root, and when no process has a leaf under \a root;
+ * BALLAST_EREMOTE when another process failed (its own code is logged
+ * there); BALLAST_EMPI; BALLAST_ENOMEM; the mapping
  * engine's codes. Every process fails or none does: the process that failed
  * returns its own code, the others BALLAST_EREMOTE (or the same code, where
  * every process found the same problem).

@@ -616,9 +616,20 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
       MPI_SUCCESS) {
     rc = BALLAST_EMPI;
   } else {
+    int who = -1;
     for (int r = 0; r < ctx->size && !rc; r++)
-      if (all[2 * r + 1] != 0)
+      if (all[2 * r + 1] != 0) {
+        who = r;
         rc = err ? err : BALLAST_EREMOTE;
+      }
+    /* A task left open is the application's misuse, not a failure of
+     * another rank: every rank says so, with the same code. */
+    if (who >= 0 && (int)all[2 * who + 1] == BALLAST_ESTATE) {
+      rc = BALLAST_ESTATE;
+      BALLAST_WARN("rta: load balancing refused on every rank: a task is still "
+                   "open on rank %d (%s; nothing done)", who,
+                   ballast_err_name(BALLAST_ESTATE));
+    }
     for (int r = 0; r < ctx->size; r++)
       times[r] = all[2 * r];
   }
