@@ -6,6 +6,19 @@
  * \c BALLAST_E* code otherwise. ballast_strerror() turns a code into a
  * sentence and ballast_err_name() into its symbolic name. Both are thread safe
  * and return static strings that the caller must not free.
+ *
+ * Outside MPI_Init .. MPI_Finalize. Every entry point that calls MPI or
+ * measures (mon's regions, report and profile; pia's queries and interval
+ * marks; rta_task_begin/end, rta_step, rta_map_tasks, rta_map_graph_par,
+ * rta_hw_discover(_ex), rta_hw_refresh_links, rta_define_lb_context,
+ * rta_lb_perform, rta_perform_load_balancing) returns BALLAST_ESTATE before
+ * MPI_Init and after MPI_Finalize, with one warning naming the call, and
+ * does nothing else. What needs neither (task trees and registered arrays
+ * of ballast element types, graphs, simulated machines, policies, mappings,
+ * accessors of objects that exist, handles, pia_init_activity_data,
+ * pia_interval_create/destroy) works at any time; rta_lb_destroy() after
+ * MPI_Finalize frees ballast's memory (the communicators died with MPI) and
+ * returns 0.
  */
 #ifndef BALLAST_COMMON_H
 #define BALLAST_COMMON_H
@@ -31,8 +44,8 @@ extern "C" {
   X(ENOMEM,     -2, "out of memory")                                          \
   X(ENOTFOUND,  -3, "no such entity (key, name or id not found)")             \
   X(EEXIST,     -4, "entity already exists (duplicate key or name)")          \
-  X(ESTATE,     -5, "call not valid in the current state")                    \
-  X(EMISMATCH,  -6, "mismatched begin/end (region or task)")                  \
+  X(ESTATE,     -5, "call not valid in the current state (e.g. outside MPI_Init..MPI_Finalize)") \
+  X(EMISMATCH,  -6, "mismatch: begin/end of a region or task, or ranks that disagree (root, task parameters)") \
   X(ENAMETOOLONG, -7, "name too long")                                        \
   X(EMPI,       -8, "an MPI call failed")                                     \
   X(ESCOTCH,    -9, "SCOTCH failed")                                          \

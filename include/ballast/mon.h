@@ -61,7 +61,17 @@
  *   cost of entering and leaving a region; switch it off for very
  *   fine-grained regions. Default 1.
  * - BALLAST_PROFILE=path: rank 0 writes the job's profile (JSON) there at
- *   MPI_Finalize. Format: see mon_profile_write().
+ *   MPI_Finalize. Format: see mon_profile_write(). A rank that dies first
+ *   (MPI_Abort, a fatal signal it can catch, exit without MPI_Finalize)
+ *   writes its own part to "path.part<rank>": {"ballast_profile_part":
+ *   {"version":1, "command", "rank", "ranks", "clock", "reason" (why it was
+ *   written: "MPI_Abort", "SIGTERM", ..., "exit without MPI_Finalize",
+ *   "interval"), "hwc", "data": its entry of ranks_data}}. The installed
+ *   command ballast-profile-merge turns the parts into one profile. A rank
+ *   that reaches MPI_Finalize removes its part.
+ * - BALLAST_PROFILE_INTERVAL=seconds: with BALLAST_PROFILE, each rank also
+ *   writes its part at the first MPI call after each interval, so a rank
+ *   killed by SIGKILL leaves its figures as of its last interval.
  */
 #ifndef BALLAST_MON_H
 #define BALLAST_MON_H

@@ -189,7 +189,9 @@ BALLAST_API void rta_lb_config_init(rta_lb_config_t *cfg);
  *        now on (owned by ballast: see the file's description). May be NULL.
  * \return 0; BALLAST_EINVAL for NULL arguments, MPI_COMM_NULL, an
  * intercommunicator or a bad configuration; BALLAST_EMISMATCH when the ranks
- * pass different roots; BALLAST_ETOOBIG when a gang fits no node;
+ * pass different roots or define a task with different parameters (the
+ * warning names the parameter); BALLAST_ENOTFOUND when the root has no leaf
+ * task on any rank; BALLAST_ETOOBIG when a gang fits no node;
  * rta_map_tasks() codes (BALLAST_EEXIST, BALLAST_ENOTFOUND, ...);
  * BALLAST_EREMOTE when another rank failed; BALLAST_EMPI; BALLAST_ENOMEM.
  * Every rank returns an error together (the codes may differ as said) and
@@ -232,8 +234,9 @@ BALLAST_API int rta_perform_load_balancing(MPI_Comm *comm);
  * \param comm NULL, or receives the application communicator (a new one
  *        after a placement remap; the old one is then freed).
  * \return 0 (remapped or not: see rta_lb_last_decision());
- * BALLAST_EINVAL for NULL ctx; BALLAST_ESTATE when a task is open on some
- * rank; a failed remap's code (the failing rank's own code there,
+ * BALLAST_EINVAL for NULL ctx; BALLAST_ESTATE on every rank when a task is
+ * open on some rank (each rank warns naming that rank, the rank itself
+ * names the task; nothing is done), and outside MPI_Init..MPI_Finalize; a failed remap's code (the failing rank's own code there,
  * BALLAST_EREMOTE elsewhere; the old mapping and state are intact);
  * rta_map_tasks() codes; BALLAST_EMPI.
  */

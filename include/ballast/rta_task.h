@@ -207,7 +207,8 @@ BALLAST_API int rta_task_serial(const rta_task_t *task, rta_serial_t *ops,
  * its key.
  * \return 0; BALLAST_EINVAL / BALLAST_ENAMETOOLONG for a bad key;
  * BALLAST_ENOTFOUND for an unknown key; BALLAST_ESTATE when the task is
- * already open. Errors log one warning naming the key. Not thread safe.
+ * already open, and before MPI_Init or after MPI_Finalize (nothing could be
+ * measured; the task is not opened). Errors log one warning naming the key. Not thread safe.
  */
 BALLAST_API int rta_begin_task(const char *key);
 /**
@@ -299,7 +300,9 @@ BALLAST_API size_t rta_elem_size(rta_elem_t e);
  * receive them.
  * \return 0; BALLAST_EINVAL for NULL task or array, ndims outside
  * 1..RTA_MAX_DIMS, NULL dims, a negative dimension, an invalid element type
- * or MPI_DATATYPE_NULL; BALLAST_EEXIST when \a array is already
+ * or MPI_DATATYPE_NULL, and for a NULL \a *array whose dims give elements
+ * (except in an arriving task's unpack callback, where a NULL array
+ * receives what arrives); the warning names the task and the array; BALLAST_EEXIST when \a array is already
  * registered on the task; BALLAST_EOVERFLOW when the byte size overflows;
  * BALLAST_ENOTSUP for a datatype with a negative true lower bound;
  * BALLAST_EMPI; BALLAST_ENOMEM. Not collective, not thread safe.
@@ -379,7 +382,8 @@ BALLAST_API int rta_cost_set_window(int steps);
  * window. A task that did not run in the step is left
  * alone. Time spent in a task before its first rta_step() counts in the
  * first step.
- * \return 0; BALLAST_ESTATE when a task is still open (nothing is recorded);
+ * \return 0; BALLAST_ESTATE when a task is still open (nothing is recorded)
+ * and outside MPI_Init..MPI_Finalize;
  * BALLAST_EDISABLED when monitoring is switched off (estimates serve);
  * other negative codes from PIA. Not collective, not thread safe.
  */
@@ -460,11 +464,13 @@ typedef struct rta_mapping rta_mapping_t;
  * \return 0; BALLAST_EINVAL for NULL arguments or a size mismatch between
  * \a comm and \a hw; BALLAST_EMISMATCH when processes disagree on the root
  * key or a task defined on several processes has different parameters (one
- * warning names the key and two of the ranks); BALLAST_EEXIST when a
+ * warning, on every rank, names the key, two of the ranks and the
+ * parameter); BALLAST_EEXIST when a
  * single-processor leaf is defined on several processes, or a multiprocessor
  * one on more than nprocs; BALLAST_ENOTFOUND when a declared partner key is
- * not a leaf under \a root; BALLAST_EREMOTE when another process failed
- * (its own code is logged there); BALLAST_EMPI; BALLAST_ENOMEM; the mapping
+ * not a leaf under \a root, and when no process has a leaf under \a root;
+ * BALLAST_EREMOTE when another process failed (its own code is logged
+ * there); BALLAST_EMPI; BALLAST_ENOMEM; the mapping
  * engine's codes. Every process fails or none does: the process that failed
  * returns its own code, the others BALLAST_EREMOTE (or the same code, where
  * every process found the same problem).

@@ -34,6 +34,24 @@ const char *ballast_err_name(int err) {
 
 const char *ballast_version(void) { return BALLAST_VERSION_STRING; }
 
+int ballast__mpi_live(void) {
+  int init = 0, fin = 0;
+  PMPI_Initialized(&init);
+  PMPI_Finalized(&fin);
+  return init && !fin;
+}
+
+int ballast__need_mpi(const char *fn) {
+  int init = 0, fin = 0;
+  PMPI_Initialized(&init);
+  PMPI_Finalized(&fin);
+  if (init && !fin)
+    return 0;
+  ballast_log(BALLAST_LOG_WARN, "%s: called %s: returns BALLAST_ESTATE", fn,
+              fin ? "after MPI_Finalize" : "before MPI_Init");
+  return BALLAST_ESTATE;
+}
+
 static int log_level = -1;
 
 int ballast__log_level(void) {

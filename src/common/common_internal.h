@@ -13,6 +13,18 @@ int ballast__log_level(void);
 /** MPI_COMM_WORLD rank through PMPI, or -1 outside MPI_Init/Finalize. */
 int ballast__world_rank(void);
 
+/**
+ * The guard of every entry point that calls MPI or measures (common.h):
+ * 0 between MPI_Init and MPI_Finalize; otherwise one warning naming \a fn
+ * and what is wrong, and BALLAST_ESTATE. Asks PMPI_Initialized and
+ * PMPI_Finalized each time (both valid at any time, neither is traffic),
+ * since a state cached during the run would let a call after MPI_Finalize
+ * into MPI. Thread safe.
+ */
+int ballast__need_mpi(const char *fn);
+/** The same test without the warning: 1 between MPI_Init and MPI_Finalize. */
+int ballast__mpi_live(void);
+
 /* ---- the library's own MPI traffic ----------------------------------------
  * Every MPI call ballast makes for itself (mapping, hardware discovery,
  * agreement, migration, reports) goes through the MPI_ names between

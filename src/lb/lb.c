@@ -163,6 +163,9 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     *out = NULL;
   if (out_comm)
     *out_comm = MPI_COMM_NULL;
+  int rc0 = ballast__need_mpi("rta_define_lb_context");
+  if (rc0)
+    return rc0;
   int inter = 0;
   if (comm == MPI_COMM_NULL || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
       inter) {
@@ -292,6 +295,9 @@ int rta_lb_find(MPI_Comm comm, rta_lb_context_t **out) {
 int rta_perform_load_balancing(MPI_Comm *comm) {
   if (!comm)
     return BALLAST_EINVAL;
+  int rc0 = ballast__need_mpi("rta_perform_load_balancing");
+  if (rc0)
+    return rc0;
   rta_lb_context_t *ctx;
   if (rta_lb_find(*comm, &ctx) != 0) {
     BALLAST_WARN("rta: perform_load_balancing: the communicator is not one a "
@@ -571,6 +577,9 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
 int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   if (!ctx)
     return BALLAST_EINVAL;
+  int rc0 = ballast__need_mpi("rta_lb_perform");
+  if (rc0)
+    return rc0;
   ctx->stats.calls++;
   if (ctx->cfg.policy.mode == RTA_POLICY_OFF) {
     if (comm)
@@ -607,9 +616,20 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
       MPI_SUCCESS) {
     rc = BALLAST_EMPI;
   } else {
+    int who = -1;
     for (int r = 0; r < ctx->size && !rc; r++)
-      if (all[2 * r + 1] != 0)
+      if (all[2 * r + 1] != 0) {
+        who = r;
         rc = err ? err : BALLAST_EREMOTE;
+      }
+    /* A task left open is the application's misuse, not a failure of
+     * another rank: every rank says so, with the same code. */
+    if (who >= 0 && (int)all[2 * who + 1] == BALLAST_ESTATE) {
+      rc = BALLAST_ESTATE;
+      BALLAST_WARN("rta: load balancing refused on every rank: a task is still "
+                   "open on rank %d (%s; nothing done)", who,
+                   ballast_err_name(BALLAST_ESTATE));
+    }
     for (int r = 0; r < ctx->size; r++)
       times[r] = all[2 * r];
   }

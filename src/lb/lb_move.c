@@ -369,7 +369,10 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
     return BALLAST_ECALLBACK;
   }
   if (has_ops && x->ops.unpack) {
-    if (x->ops.unpack(x->t, tail, x->user_bytes, x->user) != 0) {
+    x->t->arriving = 1;
+    int urc = x->ops.unpack(x->t, tail, x->user_bytes, x->user);
+    x->t->arriving = 0;
+    if (urc != 0) {
       BALLAST_WARN("rta: load balancing: the unpack callback of \"%s\" failed",
                    rta_task_key(x->t));
       drop_arrival(x);

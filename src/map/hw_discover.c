@@ -366,6 +366,9 @@ int rta_hw_refresh_links(rta_hw_t *hw, MPI_Comm comm) {
     return BALLAST_EINVAL;
   if (hw->sim || !hw->leader)
     return BALLAST_ESTATE;
+  int rc0 = ballast__need_mpi("rta_hw_refresh_links");
+  if (rc0)
+    return rc0;
   ballast__lib_begin();
   int rc = refresh_links(hw, comm);
   ballast__lib_end();
@@ -572,6 +575,9 @@ int rta_hw_discover_ex(MPI_Comm comm, const rta_hw_options_t *opt,
   if (!out || comm == MPI_COMM_NULL)
     return BALLAST_EINVAL;
   *out = NULL;
+  int rc0 = ballast__need_mpi("rta_hw_discover");
+  if (rc0)
+    return rc0;
   disc_t d = {.comm = comm, .opt = opt};
   ballast__lib_begin();
   int rc = discover(&d);

@@ -870,6 +870,9 @@ int rta_map_graph_par(const rta_graph_t *cg, const rta_hw_t *hw,
                       int64_t *slot_of_vertex, rta_map_quality_t *q) {
   if (comm == MPI_COMM_NULL)
     return BALLAST_EINVAL;
+  int rc0 = ballast__need_mpi("rta_map_graph_par");
+  if (rc0)
+    return rc0;
   ballast__lib_begin();
   int rc = map_graph(cg, hw, s, prev, opt, comm, slot_of_vertex, q);
   ballast__lib_end();

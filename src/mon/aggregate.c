@@ -139,6 +139,13 @@ void mon__record(mon__tls_t *t, int act, int partner, uint64_t bytes,
   mon__sig_add(t, act, region, partner, bytes, ticks, 1);
   if (partner >= 0 && act_dir[act])
     mon__partner_add(t, region, partner, bytes, act_dir[act] == P_RECV);
+  /* BALLAST_PROFILE_INTERVAL (fault.c): one load and compare when unset */
+  uint64_t due = MON__LD(&mon__fault_next);
+  if (__builtin_expect(due != UINT64_MAX, 0)) {
+    uint64_t now = mon__ticks();
+    if (now >= due)
+      mon__fault_tick(now);
+  }
 }
 
 void mon__account(mon__tls_t *t, int act, int partner, uint64_t bytes) {

@@ -163,8 +163,12 @@ static void read_command(int *argc, char ***argv) {
 }
 
 static void teardown(void) {
-  if (MON__LD(&mon__state) == MON__ON)
-    return; /* exit() without MPI_Finalize: other threads may still record */
+  if (MON__LD(&mon__state) == MON__ON) {
+    /* exit() without MPI_Finalize: other threads may still record, so
+     * nothing is freed; this rank's part keeps what was measured. */
+    mon__fault_write("exit without MPI_Finalize");
+    return;
+  }
   MON__ST(&mon__state, MON__OFF);
   mon__tls_free_all();
   mon__regions_free();
@@ -195,6 +199,7 @@ void mon__init(int *argc, char ***argv) {
   mon__cfg.t_init = mon__ticks();
   atexit(teardown);
   MON__STREL(&mon__state, MON__ON);
+  mon__fault_init();
   pthread_mutex_unlock(&init_lock);
   /* Tools load once monitoring runs, so their init may call pia; their
    * events' clock is mon's. */
@@ -224,6 +229,7 @@ void mon__finalize(void) {
     mon__report(mon__cfg.report);
   if (mon__cfg.profile)
     mon__profile_write(mon__cfg.profile);
+  mon__fault_finalize();
 }
 
 /* Shared checks of the public collective calls: 0 when they may run. */

@@ -20,6 +20,8 @@
 #define BALLAST_MON_CORE_H
 
 #include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mon/mon_internal.h"
@@ -194,6 +196,12 @@ void mon__partner_foreach(int region,
                           void (*cb)(int partner, const mon__partner_t *p,
                                      void *ctx),
                           void *ctx);
+/** The same for a signal handler: a thread whose partner lock is taken is
+ *  skipped instead of waited for. Returns how many threads were skipped. */
+int mon__partner_foreach_try(int region,
+                             void (*cb)(int partner, const mon__partner_t *p,
+                                        void *ctx),
+                             void *ctx);
 
 /* ---- regions.c ----------------------------------------------------------------- */
 
@@ -224,6 +232,35 @@ void mon__papi_thread_free(mon__tls_t *t);
 /** Collective over MPI_COMM_WORLD through PMPI; rank 0 prints / writes. */
 int mon__report(int level);
 int mon__profile_write(const char *path);
+/** Entries of the partner table a signal handler's part can hold. */
+#define MON__PART_PARTNERS 4096
+/** This rank's part alone (fault.c), rendered in \a buf of \a cap bytes
+ *  without allocating, locking nor vsnprintf (callable from a signal
+ *  handler). Returns its length, 0 when it does not fit. */
+size_t mon__profile_part_fixed(char *buf, size_t cap, int rank, int nranks,
+                               const char *reason);
+/** The same in a malloc'ed string (*len bytes), NULL when out of memory. */
+char *mon__profile_part(int rank, int nranks, const char *reason, size_t *len);
+
+/* ---- fault.c ------------------------------------------------------------------- */
+
+/** vsnprintf for the conversions the profile uses (d i u ld lu lld llu zu x
+ *  with width and zero padding, s, c, %, and g with a precision), async-signal
+ *  safe. Returns the length it would need, as vsnprintf. */
+int mon__fmt_safe(char *out, size_t cap, const char *fmt, va_list ap);
+/** At MPI_Init (monitoring on): with BALLAST_PROFILE set, prepares the part
+ *  this rank writes when it dies and installs the signal handlers. */
+void mon__fault_init(void);
+/** At MPI_Finalize, once the profile is written: removes this rank's part
+ *  and the handlers. */
+void mon__fault_finalize(void);
+/** Writes this rank's part now (not from a signal handler). */
+void mon__fault_write(const char *reason);
+/** Ticks at which the next periodic part is due (UINT64_MAX: never). */
+extern uint64_t mon__fault_next;
+/** Called at an MPI call once mon__fault_next passed. */
+void mon__fault_tick(uint64_t now);
+
 /** 0 when the public collective calls (mon_report, ...) may run. */
 int mon__collective_ok(void);
 

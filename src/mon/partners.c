@@ -116,13 +116,21 @@ int mon__partner_read(int region, int partner, mon__partner_t *out) {
   return 0;
 }
 
-void mon__partner_foreach(int region,
-                          void (*cb)(int partner, const mon__partner_t *p,
-                                     void *ctx),
-                          void *ctx) {
-  int want = region < 0 ? -1 : region;
+/* Each thread's entries of the region (-1: whole run); with try, a thread
+ * whose lock is taken is skipped (counted) instead of waited for. */
+static int foreach(int region, int try,
+                   void (*cb)(int partner, const mon__partner_t *p, void *ctx),
+                   void *ctx) {
+  int want = region < 0 ? -1 : region, skipped = 0;
   for (mon__tls_t *t = mon__tls_first(); t; t = t->next) {
-    pthread_mutex_lock(&t->plock);
+    if (try) {
+      if (pthread_mutex_trylock(&t->plock) != 0) {
+        skipped++;
+        continue;
+      }
+    } else {
+      pthread_mutex_lock(&t->plock);
+    }
     for (mon__pentry_t *e = t->partners; e; e = e->hh.next) {
       if ((int)(e->key >> 32) != want)
         continue;
@@ -132,4 +140,19 @@ void mon__partner_foreach(int region,
     }
     pthread_mutex_unlock(&t->plock);
   }
+  return skipped;
+}
+
+void mon__partner_foreach(int region,
+                          void (*cb)(int partner, const mon__partner_t *p,
+                                     void *ctx),
+                          void *ctx) {
+  foreach(region, 0, cb, ctx);
+}
+
+int mon__partner_foreach_try(int region,
+                             void (*cb)(int partner, const mon__partner_t *p,
+                                        void *ctx),
+                             void *ctx) {
+  return foreach(region, 1, cb, ctx);
 }

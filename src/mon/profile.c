@@ -12,6 +12,12 @@
  * when rank 0 cannot hold the text (one PMPI_Bcast says so). All through
  * PMPI and counted nowhere: neither the application's traffic nor the
  * library's (the rule is in mon.h).
+ *
+ * The same rendering of a rank's part serves the parts a rank writes alone
+ * when it dies (fault.c): there the buffer is fixed (pre-allocated, never
+ * grown), numbers are formatted by mon__fmt_safe instead of vsnprintf and
+ * the partner tables are read without waiting for a lock, so that it may
+ * run in a signal handler.
  */
 #include <limits.h>
 #include <math.h>
@@ -27,11 +33,16 @@ typedef struct {
   char *s;
   size_t len, cap;
   int oom;
+  int fixed; /* a signal handler's buffer: never grown, no vsnprintf, no lock */
 } sb_t;
 
 static void sb_put(sb_t *b, const char *p, size_t n) {
   if (b->oom)
     return;
+  if (b->len + n + 1 > b->cap && b->fixed) {
+    b->oom = 1;
+    return;
+  }
   if (b->len + n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap : 4096;
     while (b->len + n + 1 > cap)
@@ -54,8 +65,13 @@ static void sb_printf(sb_t *b, const char *fmt, ...) {
   char tmp[512];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  int n = b->fixed ? mon__fmt_safe(tmp, sizeof tmp, fmt, ap)
+                   : vsnprintf(tmp, sizeof tmp, fmt, ap);
   va_end(ap);
+  if (b->fixed && n >= (int)sizeof tmp) {
+    b->oom = 1;
+    return;
+  }
   if (n < 0)
     return;
   if ((size_t)n < sizeof tmp) {
@@ -150,6 +166,7 @@ static void put_acts(sb_t *b, int lib) {
 typedef struct {
   sb_t *b;
   int first;
+  int fixed; /* v is pre-allocated (cap entries): never grown */
   /* threads may each hold an entry for one partner: merge by sorting later */
   int n, cap;
   struct pe {
@@ -168,6 +185,8 @@ static void collect_partner(int partner, const mon__partner_t *p, void *ctx) {
       c->v[i].p.rmsgs += p->rmsgs;
       return;
     }
+  if (c->n == c->cap && c->fixed)
+    return; /* a signal handler's table is full: the rest is left out */
   if (c->n == c->cap) {
     int nc = c->cap ? 2 * c->cap : 16;
     struct pe *nv = realloc(c->v, (size_t)nc * sizeof *nv);
@@ -227,10 +246,27 @@ static void put_rank(sb_t *b, int rank) {
     SB_LIT(b, "}");
   }
   SB_LIT(b, "],\"partners\":{");
-  pctx_t c = {b, 1, 0, 0, NULL};
-  mon__partner_foreach(-1, collect_partner, &c);
-  if (c.n > 0) /* qsort(NULL, 0) is undefined */
+  /* In a signal handler: a pre-allocated table, and threads whose partner
+   * lock is held (perhaps by the interrupted code) are skipped. */
+  static struct pe fixed_v[MON__PART_PARTNERS];
+  pctx_t c = {b, 1, b->fixed, 0, b->fixed ? MON__PART_PARTNERS : 0,
+              b->fixed ? fixed_v : NULL};
+  if (b->fixed)
+    mon__partner_foreach_try(-1, collect_partner, &c);
+  else
+    mon__partner_foreach(-1, collect_partner, &c);
+  if (c.fixed) {
+    /* glibc's qsort may allocate: a shell sort in a signal handler */
+    for (int gap = c.n / 2; gap > 0; gap /= 2)
+      for (int i = gap; i < c.n; i++)
+        for (int j = i; j >= gap && c.v[j - gap].partner > c.v[j].partner; j -= gap) {
+          struct pe x = c.v[j];
+          c.v[j] = c.v[j - gap];
+          c.v[j - gap] = x;
+        }
+  } else if (c.n > 0) { /* qsort(NULL, 0) is undefined */
     qsort(c.v, (size_t)c.n, sizeof *c.v, by_partner);
+  }
   for (int i = 0; i < c.n; i++)
     sb_printf(b, "%s\"%d\":{\"bytes\":%llu,\"msgs\":%llu,\"rbytes\":%llu,\"rmsgs\":%llu}",
               i ? "," : "", c.v[i].partner, (unsigned long long)c.v[i].p.bytes,
@@ -244,10 +280,45 @@ static void put_rank(sb_t *b, int rank) {
     tot.rbytes += c.v[i].p.rbytes;
     tot.rmsgs += c.v[i].p.rmsgs;
   }
-  free(c.v);
+  if (!c.fixed)
+    free(c.v);
   sb_printf(b, ",\"sent\":{\"bytes\":%llu,\"msgs\":%llu},\"received\":{\"bytes\":%llu,"
             "\"msgs\":%llu}}", (unsigned long long)tot.bytes, (unsigned long long)tot.msgs,
             (unsigned long long)tot.rbytes, (unsigned long long)tot.rmsgs);
+}
+
+/* One rank's part on its own (fault.c): the job's header as far as this
+ * rank knows it, why it was written, and the rank's entry of ranks_data. */
+static void put_part(sb_t *b, int rank, int nranks, const char *reason) {
+  SB_LIT(b, "{\"ballast_profile_part\":{\"version\":1,\"command\":");
+  sb_str(b, mon__cfg.command);
+  sb_printf(b, ",\"rank\":%d,\"ranks\":%d,\"clock\":\"%s\",\"reason\":", rank, nranks,
+            mon__clock_is_tsc() ? "tsc" : "monotonic");
+  sb_str(b, reason);
+  SB_LIT(b, ",\"hwc\":[");
+  for (int i = 0; i < mon__papi_nevents(); i++)
+    sb_printf(b, "%s\"%s\"", i ? "," : "", mon__papi_event_name(i));
+  SB_LIT(b, "],\"data\":");
+  put_rank(b, rank);
+  SB_LIT(b, "}}\n");
+}
+
+size_t mon__profile_part_fixed(char *buf, size_t cap, int rank, int nranks,
+                               const char *reason) {
+  sb_t b = {buf, 0, cap, 0, 1};
+  put_part(&b, rank, nranks, reason);
+  return b.oom ? 0 : b.len;
+}
+
+char *mon__profile_part(int rank, int nranks, const char *reason, size_t *len) {
+  sb_t b = {0};
+  put_part(&b, rank, nranks, reason);
+  if (b.oom) {
+    free(b.s);
+    return NULL;
+  }
+  *len = b.len;
+  return b.s;
 }
 
 /* Why a rank sends nothing. */

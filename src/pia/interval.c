@@ -102,6 +102,8 @@ BALLAST_API int pia_interval_track_activity(pia_interval_t *iv, pia_act_t act) {
 BALLAST_API int pia_interval_mark(pia_interval_t *iv) {
   if (!iv)
     return BALLAST_EINVAL;
+  if (!ballast__mpi_live())
+    return BALLAST_ESTATE;
   int rc;
   for (iv_region_t *r = iv->regions; r; r = r->hh.next)
     if ((rc = snap_region(r->id, &r->snap)) < 0)

@@ -8,6 +8,7 @@
 
 #include <ballast/pia.h>
 
+#include "common/common_internal.h"
 #include "mon/mon_internal.h"
 
 _Static_assert(sizeof(((mon__regstats_t *)0)->hwc) <= PIA_HWC_MAX * sizeof(long long),
@@ -24,6 +25,8 @@ int pia__act_find(const char *name);
 
 /** 0 when \a id names an existing region, else BALLAST_ENOTFOUND. */
 static inline int pia__check_region(pia_regid_t id) {
+  if (!ballast__mpi_live())
+    return BALLAST_ESTATE;
   if (id < 0 || id >= mon__region_count())
     return BALLAST_ENOTFOUND;
   return 0;
@@ -31,6 +34,8 @@ static inline int pia__check_region(pia_regid_t id) {
 
 /** 0 when \a act names an existing activity or group, else BALLAST_ENOTFOUND. */
 static inline int pia__check_act(pia_act_t act) {
+  if (!ballast__mpi_live())
+    return BALLAST_ESTATE;
   if (act < 0 || act >= mon__act_count())
     return BALLAST_ENOTFOUND;
   return 0;

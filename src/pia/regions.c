@@ -9,6 +9,8 @@ BALLAST_API int pia_region_count(void) { return mon__region_count(); }
 BALLAST_API pia_regid_t pia_find_region_by_name(const char *name) {
   if (!name || !name[0])
     return BALLAST_EINVAL;
+  if (!ballast__mpi_live())
+    return BALLAST_ESTATE;
   int id = pia__region_find(name);
   return id >= 0 ? id : BALLAST_ENOTFOUND;
 }
@@ -46,6 +48,8 @@ static int path_check(const char *path) {
 BALLAST_API pia_regid_t pia_region_find_by_path(const char *path) {
   if (!path)
     return BALLAST_EINVAL;
+  if (!ballast__mpi_live())
+    return BALLAST_ESTATE;
   if (*path == '/')
     path++;
   if (!*path) /* region 0, which does not exist before MPI_Init or when off */
@@ -86,6 +90,8 @@ BALLAST_API int pia_get_region_data(pia_regdata_t *data, pia_regid_t id) {
 }
 
 BALLAST_API pia_regid_t pia_region_current(void) {
+  if (!ballast__mpi_live())
+    return BALLAST_ESTATE;
   return mon__region_current();
 }
 

@@ -128,6 +128,9 @@ int rta__cost_reset_config(void) {
 long long rta_steps(void) { return steps; }
 
 int rta_step(void) {
+  int rc0 = ballast__need_mpi("rta_step");
+  if (rc0)
+    return rc0;
   if (rta__open_depth() > 0) {
     BALLAST_WARN("rta: rta_step with task \"%s\" still open",
                  rta_task_key(rta_task_current()));

@@ -490,6 +490,11 @@ int rta__open_depth(void) { return nopen; }
 int rta_task_begin(rta_task_t *t) {
   if (!t)
     return BALLAST_EINVAL;
+  /* Outside MPI_Init..MPI_Finalize nothing could be measured: refuse rather
+   * than answer 0 for a task that is clocked nowhere. */
+  int rc = ballast__need_mpi("rta_task_begin");
+  if (rc)
+    return rc;
   if (t->open)
     return key_error("begin_task: task already open", t->key, BALLAST_ESTATE);
   if (nopen == capopen) {
@@ -502,13 +507,12 @@ int rta_task_begin(rta_task_t *t) {
   }
   /* The handle makes entering the region O(1), without hashing the key. */
   if (!t->region) {
-    int rc = mon_region_handle_create(t->key, &t->region);
+    rc = mon_region_handle_create(t->key, &t->region);
     if (rc)
       return rc;
   }
-  /* Outside MPI_Init..MPI_Finalize the region cannot be entered: the task
-   * is still tracked as open, and estimates serve in the cost model. With
-   * monitoring off the region call succeeds and does nothing. */
+  /* With monitoring off the region call succeeds and does nothing (estimates
+   * serve in the cost model). */
   t->in_region = mon_region_enter(t->region) == 0;
   if (t->in_region)
     rta__cost_on_begin(t);
@@ -520,6 +524,9 @@ int rta_task_begin(rta_task_t *t) {
 int rta_task_end(rta_task_t *t) {
   if (!t)
     return BALLAST_EINVAL;
+  int rc = ballast__need_mpi("rta_task_end");
+  if (rc)
+    return rc;
   if (!t->open)
     return key_error("end_task without a matching begin_task", t->key,
                      BALLAST_EMISMATCH);
@@ -530,7 +537,7 @@ int rta_task_end(rta_task_t *t) {
     return BALLAST_EMISMATCH;
   }
   if (t->in_region) {
-    int rc = mon_region_leave(t->region);
+    rc = mon_region_leave(t->region);
     if (rc == BALLAST_EMISMATCH) {
       /* An application region opened inside the task is still open: keep
        * the task open too, so rta and mon agree; the application closes its
@@ -557,13 +564,19 @@ static int lookup(const char *what, const char *key, rta_task_t **t) {
 
 int rta_begin_task(const char *key) {
   rta_task_t *t;
-  int rc = lookup("begin_task", key, &t);
+  int rc = ballast__need_mpi("rta_begin_task");
+  if (rc)
+    return rc;
+  rc = lookup("begin_task", key, &t);
   return rc ? rc : rta_task_begin(t);
 }
 
 int rta_end_task(const char *key) {
   rta_task_t *t;
-  int rc = lookup("end_task", key, &t);
+  int rc = ballast__need_mpi("rta_end_task");
+  if (rc)
+    return rc;
+  rc = lookup("end_task", key, &t);
   return rc ? rc : rta_task_end(t);
 }
 

@@ -192,6 +192,16 @@ int rta_register_array(rta_task_t *t, void **array, rta_type_t type, int ndims,
     size_t b;
     rc = rta__array_packed_size(a, &b);
   }
+  /* A NULL array of some elements would fail every later move that packs it
+   * (as a failed pack, far from the cause): refuse it here. Arrays an
+   * arriving task registers in its unpack callback receive what arrives and
+   * may be NULL. */
+  if (!rc && !*array && a->mem_bytes > 0 && !t->arriving) {
+    BALLAST_WARN("rta: register_array on \"%s\": array %d is NULL but its dims "
+                 "give %zu bytes", t->key, t->narrays, a->mem_bytes);
+    free_array_record(a);
+    return BALLAST_EINVAL;
+  }
   if (rc) {
     BALLAST_WARN("rta: register_array on \"%s\": %s", t->key,
                  ballast_strerror(rc));

@@ -94,6 +94,9 @@ struct rta_task {
   int open;                  /* between begin and end */
   int in_region;             /* its mon region was entered at begin */
   unsigned char doomed, compacted; /* rta__remove_tasks' marks, 0 outside it */
+  unsigned char arriving;    /* set by lb around the unpack callback of a
+                              * move: arrays registered then may be NULL
+                              * (they receive what arrives) */
   mon_region_handle_t region; /* created at the first begin */
   rta__array_t *arrays;      /* registration order */
   int narrays;

@@ -15,6 +15,7 @@
 #include "common/bytebuf.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -260,8 +261,23 @@ static int64_t leaf_find(const leaves_t *L, const char *key) {
   return -1;
 }
 
+/* Which parameter two records of one task disagree on, for the warning. */
+static const char *which_param(const rec_t *a, const rec_t *b, char *buf, size_t n) {
+  if (a->nprocs != b->nprocs)
+    snprintf(buf, n, "nprocs (%d against %d)", a->nprocs, b->nprocs);
+  else if (a->est_work != b->est_work)
+    snprintf(buf, n, "est_work (%g against %g)", a->est_work, b->est_work);
+  else if (a->ncomm != b->ncomm)
+    snprintf(buf, n, "ncomm, the number of declared partners (%d against %d)",
+             a->ncomm, b->ncomm);
+  else
+    snprintf(buf, n, "state_size or the declared partners (comm: keys or bytes)");
+  return buf;
+}
+
 /* Groups records by key, checks them and lists the leaves. Identical on
- * every rank; only rank 0 logs. */
+ * every rank; only rank 0 logs, except a disagreement between ranks, which
+ * every rank reports (each returns the same code). */
 static int find_leaves(const world_t *w, const char *root_key, leaves_t *L) {
   L->first = ballast__malloc((size_t)(w->nrecs ? w->nrecs : 1) * sizeof *L->first);
   L->ndef = ballast__malloc((size_t)(w->nrecs ? w->nrecs : 1) * sizeof *L->ndef);
@@ -275,10 +291,11 @@ static int find_leaves(const world_t *w, const char *root_key, leaves_t *L) {
     while (j < w->nrecs && strcmp(w->recs[j].key, w->recs[i].key) == 0) {
       children |= w->recs[j].has_children;
       if (w->recs[j].hash != w->recs[i].hash) {
-        if (log)
-          BALLAST_WARN("rta: task \"%s\" is defined with different parameters "
-                       "on ranks %d and %d", w->recs[i].key, w->recs[i].rank,
-                       w->recs[j].rank);
+        char what[128];
+        BALLAST_WARN("rta: task \"%s\" is defined with different parameters "
+                     "on ranks %d and %d: %s", w->recs[i].key, w->recs[i].rank,
+                     w->recs[j].rank,
+                     which_param(&w->recs[i], &w->recs[j], what, sizeof what));
         return BALLAST_EMISMATCH;
       }
       j++;
@@ -303,8 +320,9 @@ static int find_leaves(const world_t *w, const char *root_key, leaves_t *L) {
   }
   if (L->n == 0) {
     if (log)
-      BALLAST_WARN("rta: map_tasks: no leaf task under \"%s\"", root_key);
-    return BALLAST_EINVAL;
+      BALLAST_WARN("rta: map_tasks: no leaf task under \"%s\" (%s)", root_key,
+                   ballast_err_name(BALLAST_ENOTFOUND));
+    return BALLAST_ENOTFOUND;
   }
   return 0;
 }
@@ -522,6 +540,9 @@ int rta_map_tasks(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
                   const rta_map_tasks_options_t *opts, rta_mapping_t **out) {
   if (out)
     *out = NULL;
+  int rc0 = ballast__need_mpi("rta_map_tasks");
+  if (rc0)
+    return rc0;
   if (comm == MPI_COMM_NULL)
     return BALLAST_EINVAL;
   rta_map_tasks_options_t o;

@@ -50,8 +50,8 @@ check_run "find_package(ballast)" "$tmp/run1.out"
 # 2. pkg-config
 flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs ballast) || fail "pkg-config ballast"
 mpicc $xflags "$src/app/main.c" $flags -o "$tmp/app-pc" || fail "build with pkg-config flags: $flags"
-LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-  "$mpiexec" -n 2 --oversubscribe -x LD_LIBRARY_PATH "$tmp/app-pc" >"$tmp/run2.out" 2>"$tmp/run2.err" ||
+# The .pc's Libs carry the run path: no LD_LIBRARY_PATH needed.
+env -u LD_LIBRARY_PATH "$mpiexec" -n 2 --oversubscribe "$tmp/app-pc" >"$tmp/run2.out" 2>"$tmp/run2.err" ||
   { cat "$tmp/run2.out" "$tmp/run2.err"; fail "run of the pkg-config-built app"; }
 check_run "pkg-config ballast" "$tmp/run2.out"
 # 3. Installed programs run from the prefix as they are: no LD_LIBRARY_PATH
@@ -70,5 +70,12 @@ if [ -x "$tmp/prefix/bin/ballast-map" ]; then
   ! ldd "$tmp/prefix/bin/ballast-map" | grep -q libballast ||
     fail "ballast-map links libballast: it should link the mapping engine alone"
   echo "ok: installed ballast-map runs"
+fi
+if [ -x "$tmp/prefix/bin/ballast-profile-merge" ]; then
+  "$tmp/prefix/bin/ballast-profile-merge" --help >"$tmp/run5.out" 2>&1 ||
+    { cat "$tmp/run5.out"; fail "installed ballast-profile-merge does not run"; }
+  echo "ok: installed ballast-profile-merge runs"
+else
+  fail "ballast-profile-merge is not installed"
 fi
 echo "PASS install"

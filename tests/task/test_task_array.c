@@ -122,9 +122,13 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_unregister_array(NULL, (void **)&bad), BALLAST_EINVAL);
   CHECK_EQ(rta_task_arrays_packed_size(NULL, &bytes), BALLAST_EINVAL);
   CHECK_EQ(rta_task_narrays(t), 7);
-  CHECK_EQ(rta_register_array(t, (void **)&bad, fl, 1, d1), 0);
-  CHECK_EQ(rta_unregister_array(t, (void **)&bad), 0);
+  /* A NULL array of 4 elements would fail every later move: refused. */
+  CHECK_EQ(rta_register_array(t, (void **)&bad, fl, 1, d1), BALLAST_EINVAL);
+  CHECK_EQ(rta_unregister_array(t, (void **)&bad), BALLAST_ENOTFOUND);
   CHECK_EQ(rta_task_narrays(t), 7);
+  int64_t d0[] = {0}; /* NULL with no element is an empty array: accepted */
+  CHECK_EQ(rta_register_array(t, (void **)&bad, fl, 1, d0), 0);
+  CHECK_EQ(rta_unregister_array(t, (void **)&bad), 0);
   TEST_PASS("rta_task_array: bad input");
 
   /* Round trip: pack t, unpack into a task whose arrays are registered with
@@ -143,7 +147,7 @@ int main(int argc, char **argv) {
   double *md2 = NULL;
   int *vi2 = NULL;
   float *ef2 = NULL;
-  int64_t one[] = {1};
+  int64_t one[] = {0}; /* NULL receivers: empty until the unpack gives dims */
   CHECK_EQ(rta_register_array(u, (void **)&d2, rta_type_elem(RTA_DOUBLE), 1, one), 0);
   CHECK_EQ(rta_register_array(u, (void **)&ia2, rta_type_elem(RTA_INT32), 1, one), 0);
   CHECK_EQ(rta_register_array(u, (void **)&cs2, rta_type_elem(RTA_CHAR), 1, one), 0);

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Runs fault_victim MODE on NP ranks with BALLAST_PROFILE set, kills it as
+the mode says, merges the parts with ballast-profile-merge and checks the
+values of the merged profile: every rank present, its reason, region "work"
+left exactly WORK times, WORK MPI_Sendrecv calls of 400 bytes each way to
+each neighbour, a positive wall time.
+usage: check_fault.py MPIEXEC VICTIM MERGE MODE NP"""
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+WORK = 7
+mpiexec, victim, merge, mode, np = sys.argv[1:6]
+np = int(np)
+tmp = tempfile.mkdtemp(prefix="ballast_fault_")
+env = dict(os.environ, BALLAST_PROFILE=os.path.join(tmp, "profile.json"),
+           BALLAST_REPORT="none", BALLAST_VERBOSE="0",
+           # Open MPI sends SIGKILL 1 s after SIGTERM by default: on a loaded
+           # machine a rank may not run its handler by then (a scheduler's
+           # grace period is longer: Slurm's KillWait is 30 s).
+           OMPI_MCA_odls_base_sigkill_timeout="20")
+if mode == "kill":
+    env["BALLAST_PROFILE_INTERVAL"] = "0.2"
+cmd = [mpiexec, "-n", str(np), "--oversubscribe", victim, mode, tmp]
+p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def wait_ready():
+    t0 = time.time()
+    while time.time() - t0 < 60:
+        files = glob.glob(os.path.join(tmp, "ready.[0-9]*"))
+        if len(files) == np:
+            return [int(open(f).read()) for f in files]
+        if p.poll() is not None:
+            sys.exit("victim ended before it was ready: %s" % p.stderr.read().decode())
+        time.sleep(0.05)
+    sys.exit("victim not ready after 60 s")
+
+
+if mode in ("term", "kill"):
+    for pid in wait_ready():
+        os.kill(pid, signal.SIGTERM if mode == "term" else signal.SIGKILL)
+try:
+    p.wait(timeout=90)
+except subprocess.TimeoutExpired:
+    p.kill()
+    sys.exit("victim did not end")
+assert p.returncode != 0, "the job should have failed (mode %s)" % mode
+assert not os.path.exists(os.path.join(tmp, "profile.json")), "no MPI_Finalize, no profile"
+# mpiexec may return while a rank it signalled is still in its handler:
+# give the ranks' processes time to end.
+for _ in range(200):
+    parts = sorted(x for x in glob.glob(os.path.join(tmp, "profile.json.part[0-9]*"))
+                   if not x.endswith(".tmp"))
+    if len(parts) == np:
+        break
+    time.sleep(0.05)
+assert len(parts) == np, "parts: %s" % parts
+out = os.path.join(tmp, "merged.json")
+r = subprocess.run([sys.executable, merge] + parts + ["-o", out])
+assert r.returncode == 0
+prof = json.load(open(out))["ballast_profile"]
+assert prof["ranks"] == np and prof["version"] == 1
+assert prof["wall"] > 0
+want = {"abort": lambda r: "MPI_Abort" if r == 0 else "SIGTERM",
+        "term": lambda r: "SIGTERM",
+        "segv": lambda r: "SIGSEGV" if r == np - 1 else "SIGTERM",
+        "exit": lambda r: "exit without MPI_Finalize",
+        "kill": lambda r: "interval"}[mode]
+reasons = {x["rank"]: x["reason"] for x in prof["parts"]}
+for rank in range(np):
+    d = prof["ranks_data"][rank]
+    assert d["rank"] == rank and "error" not in d, d
+    assert reasons[rank] == want(rank), (rank, reasons[rank], want(rank))
+    work = [g for g in d["regions"] if g["name"] == "work"]
+    assert len(work) == 1 and work[0]["count"] == WORK, work
+    assert work[0]["wtime"] > 0 and work[0]["wtime"] <= d["wall"], (work, d["wall"])
+    sr = d["activities"]["MPI_Sendrecv"]
+    assert sr["ncalls"] == WORK, sr
+    assert 0 < sr["tmin"] <= sr["tmax"] <= sr["tsum"], sr
+    nxt = d["partners"][str((rank + 1) % np)]
+    prv = d["partners"][str((rank + np - 1) % np)]
+    if np > 2:  # distinct neighbours: sends to the next, receives from the previous
+        assert nxt["bytes"] == WORK * 400 and nxt["msgs"] == WORK, nxt
+        assert prv["rbytes"] == WORK * 400 and prv["rmsgs"] == WORK, prv
+print("fault %s on %d ranks: every rank's part, merged and checked (%s)" %
+      (mode, np, ", ".join("%d:%s" % kv for kv in sorted(reasons.items()))))

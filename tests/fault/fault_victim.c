@@ -1,0 +1,78 @@
+/* A program that dies, for tests/fault/check_fault.py. Every rank first
+ * does a known amount of work: WORK times region "work" around one
+ * MPI_Sendrecv of 100 ints with its neighbours in a ring. Then, by mode:
+ *   abort  rank 0 calls MPI_Abort, the others wait in MPI_Barrier;
+ *   term   every rank writes DIR/ready.<rank> (its pid) and sleeps until the
+ *          test sends SIGTERM;
+ *   segv   the last rank writes through a NULL pointer, the others wait in
+ *          MPI_Barrier;
+ *   exit   every rank calls exit(0) without MPI_Finalize;
+ *   kill   (BALLAST_PROFILE_INTERVAL set) every rank sleeps past the
+ *          interval, makes one MPI_Barrier (its periodic part is written
+ *          there), writes DIR/ready.<rank> and sleeps until SIGKILL. */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ballast/mon.h>
+
+#define WORK 7
+
+static void ready(const char *dir, int rank) {
+  char p[4096], t[4200];
+  snprintf(p, sizeof p, "%s/ready.%d", dir, rank);
+  snprintf(t, sizeof t, "%s.tmp", p);
+  FILE *f = fopen(t, "w");
+  if (!f)
+    abort();
+  fprintf(f, "%d\n", (int)getpid());
+  fclose(f);
+  rename(t, p);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3)
+    return 2;
+  const char *mode = argv[1], *dir = argv[2];
+  MPI_Init(&argc, &argv);
+  int me, np;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  int out[100], in[100];
+  for (int i = 0; i < 100; i++)
+    out[i] = me * 1000 + i;
+  for (int k = 0; k < WORK; k++) {
+    mon_region_begin("work");
+    MPI_Sendrecv(out, 100, MPI_INT, (me + 1) % np, 5, in, 100, MPI_INT,
+                 (me + np - 1) % np, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    mon_region_end("work");
+  }
+  if (strcmp(mode, "abort") == 0) {
+    if (me == 0)
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (strcmp(mode, "term") == 0) {
+    ready(dir, me);
+    for (;;)
+      sleep(1);
+  } else if (strcmp(mode, "segv") == 0) {
+    if (me == np - 1) {
+      volatile int *p = NULL;
+      *p = 1;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (strcmp(mode, "exit") == 0) {
+    exit(0);
+  } else if (strcmp(mode, "kill") == 0) {
+    usleep(400000);
+    MPI_Barrier(MPI_COMM_WORLD);
+    ready(dir, me);
+    for (;;)
+      sleep(1);
+  }
+  MPI_Finalize();
+  return 1; /* not reached in any mode */
+}
