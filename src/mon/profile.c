@@ -209,7 +209,12 @@ static void put_rank(sb_t *b, int rank) {
               (unsigned long long)c.v[i].p.msgs, (unsigned long long)c.v[i].p.rbytes,
               (unsigned long long)c.v[i].p.rmsgs);
   free(c.v);
-  SB_LIT(b, "}}");
+  SB_LIT(b, "}");
+  char *ext = mon__report_sections_rank_json(); /* other modules' members */
+  if (ext)
+    sb_put(b, ext, strlen(ext));
+  free(ext);
+  SB_LIT(b, "}");
 }
 
 /* Why a rank sends nothing. */
