@@ -206,6 +206,7 @@ void mon__after_finalize(void) {
     keep_note();
     return;
   }
+  BALLAST_INFO("mon: BALLAST_HTML: drawing %s with %s", html_path, script);
   char *argv[] = {"python3", script, profile_path, "-o", (char *)html_path, NULL};
   char **env = child_env();
   pid_t pid;
