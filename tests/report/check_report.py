@@ -100,6 +100,20 @@ def browse(page, out_png):
         text = f.read()
     with open(nojs, "w", encoding="utf-8") as f:
         f.write(re.sub(r"<script>.*?</script>", "", text, flags=re.S))
+    # The sorting script: a copy that clicks "sort by MPI" once loaded.
+    clicked = out_png + ".sorted.html"
+    with open(clicked, "w", encoding="utf-8") as f:
+        f.write(text.replace("</body>", "<script>document.querySelector("
+                             "'button[data-sort=m]').click()</script></body>"))
+    q = subprocess.run(base + ["--dump-dom", "file://" + os.path.abspath(clicked)],
+                       capture_output=True, text=True, timeout=120)
+    logs += q.stderr
+    cols = [(float(x), float(m)) for m, x in re.findall(
+        r'<g data-r="\d+" data-w="[^"]*" data-c="[^"]*" data-m="([^"]*)" data-b="[^"]*" '
+        r'transform="translate\(([\d.]+),0\)"', q.stdout)]
+    cols.sort()
+    check(len(cols) >= 2 and all(a[1] >= b[1] for a, b in zip(cols, cols[1:])),
+          "the script sorts the rank columns by MPI time", cols[:4])
     for js in (True, False):
         q = subprocess.run(base + ["--dump-dom", url if js else "file://" + os.path.abspath(nojs)],
                            capture_output=True, text=True, timeout=120)
@@ -232,10 +246,13 @@ def check_nopython(a):
     bad = os.path.join(a.out, "bad.json")
     cases = [(os.path.join(a.out, "none.json"), "cannot read"),
              (bad, "not valid JSON"), (bad, "not a ballast profile"),
-             (bad, "no integer \"rank\""), (bad, "no rank of the profile has data")]
+             (bad, "no integer \"rank\""), (bad, "no rank of the profile has data"),
+             (bad, "unexpected content")]
     contents = [None, "{\"ballast_profile\": ", "{\"x\": 1}",
                 '{"ballast_profile": {"ranks": 1, "ranks_data": [{"wall": 1}]}}',
-                '{"ballast_profile": {"ranks": 1, "ranks_data": [{"rank": 0, "error": "out of memory"}]}}']
+                '{"ballast_profile": {"ranks": 1, "ranks_data": [{"rank": 0, "error": "out of memory"}]}}',
+                '{"ballast_profile": {"ranks": 1, "ranks_data": [{"rank": 0, "wall": 1}], '
+                '"lb_series": {"contexts": [{"steps": {"first": 5}}]}}}']
     for (path, msg), content in zip(cases, contents):
         if content is not None:
             with open(path, "w") as f:
