@@ -371,7 +371,9 @@ def wrapper_kind(e):
             "  }",
             "  mon__finalize();",
             "  mon__wrap_finalize();",
-            "  return PMPI_Finalize();", "}", ""])
+            "  int rc = PMPI_Finalize();",
+            "  mon__after_finalize(); /* BALLAST_HTML: the page, once MPI is gone */",
+            "  return rc;", "}", ""])
     if k == "pcontrol":
         return "\n".join([
             e.decl(), "{",

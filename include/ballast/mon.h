@@ -72,6 +72,14 @@
  * - BALLAST_PROFILE_INTERVAL=seconds: with BALLAST_PROFILE, each rank also
  *   writes its part at the first MPI call after each interval, so a rank
  *   killed by SIGKILL leaves its figures as of its last interval.
+ * - BALLAST_HTML=path: the run's HTML report is written there at the end of
+ *   the run. At MPI_Finalize every rank takes part in writing the profile
+ *   (BALLAST_PROFILE's file, else a temporary file in $TMPDIR or /tmp);
+ *   after PMPI_Finalize rank 0 runs `python3 ballast-report PROFILE -o path`
+ *   and waits for it. ballast-report is looked for in the bin/ directory
+ *   beside the installed library, else in the source tree the library was
+ *   built from. Without python3, or when ballast-report fails, rank 0 warns
+ *   and keeps the profile (saying where); the program's exit is unchanged.
  */
 #ifndef BALLAST_MON_H
 #define BALLAST_MON_H
@@ -192,8 +200,13 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  *                   "count": n, "wtime": s, "mtime": s, "cputime": s,
  *                   "hwc": [..]}, ...],
  *      "partners": {"1": {"bytes": n, "msgs": n, "rbytes": n, "rmsgs": n}},
- *      "sent": {"bytes": n, "msgs": n}, "received": {"bytes": n, "msgs": n}},
- *     ...]}}
+ *      "sent": {"bytes": n, "msgs": n}, "received": {"bytes": n, "msgs": n},
+ *      "run": {"host": "node0", "pid": n},
+ *      "lb_series": {<this rank's load-balancing seconds: see rta_lb.h>}},
+ *     ...],
+ *   "run": {"ballast": "0.1.0", "mpi": "Open MPI v4.1.4",
+ *           "date": "2026-11-24T19:00:00Z", "settings": {"BALLAST_LB": "auto", ...}},
+ *   "load_balancing": {...}, "lb_series": {...}}}
  * \endcode
  * "command" is the whole command line as one line, each argument escaped
  * (spaces, quotes, control characters); "argv" holds the exact arguments
@@ -205,6 +218,13 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  * says; "sent"/"received" count the point-to-point and one-sided messages
  * only, empty ones included, as do the partners' msgs/rmsgs. Strings are
  * valid UTF-8: a byte of a region name that is not becomes U+FFFD.
+ * "run" names the host and process of each rank (ranks on one host are a
+ * node) and, at the top, the versions, the time of writing (UTC) and rank 0's
+ * BALLAST_* environment. Members after "ranks_data" (and the last members of
+ * each rank's part) come from the layers above mon and are present only when
+ * those ran: "load_balancing" (totals) and "lb_series" (load balancing over
+ * time, task maps) when a load-balancing context was defined; their format
+ * is documented with rta_define_lb_context() in ballast/rta_lb.h.
  * Activities with no call and no byte are left out; a region's "hwc" is
  * present only where the machine has counters; "partners" is keyed by
  * world rank; bytes/msgs were sent to that rank, rbytes/rmsgs received from it.

@@ -92,6 +92,67 @@
  * defines or removes under the root between remaps are taken into account by
  * the next remap (owners and the local list refresh then).
  *
+ * \section rta_lb_profile In the profile
+ * The job's profile (mon_profile_write(), BALLAST_PROFILE, BALLAST_HTML)
+ * carries two members from load balancing: "load_balancing", the totals of
+ * every context (rta_lb_stats_t's figures), and "lb_series", each context's
+ * history, kept from its definition to the end of the program (also after
+ * rta_lb_destroy()), the same on every rank, bounded in size:
+ * \code
+ * "lb_series": {"contexts": [{
+ *   "root": "md", "ranks": 2, "mode": "over-decomposition"|"placement",
+ *   "strategy": "twophase", "step_time": "tasks"|"wall", "incomplete": false,
+ *   "policy": {"mode": "auto", "warmup": 5, "window": 20, "threshold": 1.1,
+ *              "outlier": 2, "horizon": 100},
+ *   "steps": {"total": 80, "stride": 1, "first": [1, 2, ...], "n": [1, 1, ...],
+ *             "tmax": [s, ...], "tavg": [s, ...], "imbalance": [...],
+ *             "judged": [...]},
+ *   "remaps": [{"step": 25, "committed": true, "reason": "imbalanced",
+ *               "tasks": 32, "bytes": 14368, "seconds_mapping": s,
+ *               "seconds_migrating": s, "imbalance_before": 1.85,
+ *               "imbalance_predicted": 1.01, "imbalance_after": 1.08,
+ *               "gain_predicted": s, "tmax_before": s, "tavg_before": s,
+ *               "tmax_after": s, "tavg_after": s}, ...],
+ *   "remaps_dropped": 0,
+ *   "node_of_rank": [0, 0, ...], "world_rank": [...],
+ *   "task_map": {"detail_limit": 4096, "bins": 1024, "snapshots_dropped": 0,
+ *     "snapshots": [{"step": 0, "ntasks": 64, "detail": true,
+ *                    "per_rank": [32, 32], "keys": ["md/block_0", ...],
+ *                    "owner": [0, 0, ...]}, ...]}}]}
+ * \endcode
+ * - "steps": one point per judged step (a call with the policy not off), as
+ *   columns: the point's first step and number of steps, the means over them
+ *   of the slowest and the average rank's time per step (the times the
+ *   policy was fed), of the step's max/avg, and the policy's judged imbalance
+ *   at the point's last judgement (0: none). At most 2,048 points: when full,
+ *   neighbouring points merge in pairs and "stride" (steps per point) doubles.
+ * - "remaps": one entry per remap tried (at most 256; "remaps_dropped" counts
+ *   later ones). "step" is the judged step after which it ran; "tasks" and
+ *   "bytes" what it moved (all ranks), the seconds are max over ranks;
+ *   "imbalance_before", "tmax_before" and "tavg_before" are the judgement that
+ *   triggered it (0 under the explicit policy when nothing was judged),
+ *   "gain_predicted" the policy's predicted gain over its horizon,
+ *   "imbalance_predicted" the new mapping's max/avg core load; the "after"
+ *   figures are the first judgement after the remap (0 until there is one).
+ *   A rolled-back remap has "committed": false and moved nothing.
+ * - "node_of_rank": each rank's node in the context's hardware model (ranks of
+ *   the context's communicator); "world_rank" their MPI_COMM_WORLD ranks,
+ *   present only when they differ.
+ * - "task_map": where the tasks ran at definition (step 0) and after each
+ *   committed remap: the first map and the last 15 are kept
+ *   ("snapshots_dropped" counts the others). "per_rank" counts the tasks per
+ *   rank; "owner" is each task's rank (the first member of a gang), in the
+ *   order of "keys", which a map carries only when its keys differ from the
+ *   previous map's. Maps of more than 4,096 tasks are aggregated
+ *   ("detail": false, no keys): the tasks in key order are cut into 1,024 bins
+ *   of consecutive tasks, "owner" is each bin's most frequent rank and
+ *   "share" that rank's share of the bin.
+ * - "incomplete": true when memory ran out and some of the above is missing.
+ * Each rank's part of the profile carries "lb_series": {"seconds": s,
+ * "seconds_define": s, "seconds_deciding": s, "seconds_remapping": s}: the
+ * wall time that rank spent in load balancing (defining contexts, the
+ * per-step decisions, remaps; its MPI traffic included), over all contexts.
+ *
  * \section rta_lb_threads Threads
  * Contexts are not thread safe: call everything here from the thread that
  * calls MPI, like the rest of rta.

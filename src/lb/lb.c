@@ -166,6 +166,7 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
   int rc0 = ballast__need_mpi("rta_define_lb_context");
   if (rc0)
     return rc0;
+  double t_define = MPI_Wtime();
   int inter = 0;
   if (comm == MPI_COMM_NULL || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
       inter) {
@@ -253,6 +254,7 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
   ctx->next = contexts;
   contexts = ctx;
   rta__lb_report_add(ctx);
+  rta__lb_series_open(ctx, MPI_Wtime() - t_define);
   *out = ctx;
   if (out_comm)
     *out_comm = ctx->app;
@@ -274,6 +276,7 @@ int rta_lb_destroy(rta_lb_context_t *ctx) {
       break;
     }
   rta__lb_report_remove(ctx);
+  rta__lb_series_close(ctx);
   context_free(ctx);
   return 0;
 }
@@ -643,6 +646,7 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   rta_decision_t d;
   rta_policy_decide(ctx->policy, &d);
   ctx->last = d;
+  rta__lb_series_step(ctx, times, &d);
   if (d.imbalance > 0) {
     if (ctx->stats.imbalance_first == 0)
       ctx->stats.imbalance_first = d.imbalance;
@@ -671,6 +675,7 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     ballast__lib_begin();
     rc = remap(ctx, &cost);
     ballast__lib_end();
+    rta__lb_series_remap(ctx, &d, rc);
     /* A failed remap also restarts the warm-up, so a persistent failure is
      * retried after warmup + window steps, not at every step. */
     rta_policy_remapped(ctx->policy, cost);

@@ -48,6 +48,7 @@ struct rta_lb_context {
   double *stepbuf;        /* 4 x size doubles: the per-step and per-remap allgathers */
   int pending_after;      /* a remap happened: record the next judged imbalance */
   struct rta__mig_pool *pool; /* touched memory kept for migrations (lb_move.c) */
+  struct series *series;  /* load balancing over time, for the profile (lb_series.c) */
   struct rta_lb_context *next; /* the registry */
 };
 
@@ -104,5 +105,18 @@ void rta__lb_gangs_free(rta__gang_t *g, int n);
 /* Registers the context for the end-of-run report and the profile. */
 void rta__lb_report_add(rta_lb_context_t *ctx);
 void rta__lb_report_remove(rta_lb_context_t *ctx);
+
+/* ---- lb_series.c -------------------------------------------------------- */
+
+/* The context's series for the profile ("lb_series"): opened when the context
+ * is defined (with the seconds its definition took on this rank), fed at
+ * every judged step (before a remap) and after every remap (committed or
+ * not, \a rc its code), detached when the context is destroyed. Local, no
+ * communication; without memory a series stops growing, nothing fails. */
+void rta__lb_series_open(rta_lb_context_t *ctx, double define_seconds);
+void rta__lb_series_step(rta_lb_context_t *ctx, const double *times,
+                         const rta_decision_t *d);
+void rta__lb_series_remap(rta_lb_context_t *ctx, const rta_decision_t *d, int rc);
+void rta__lb_series_close(rta_lb_context_t *ctx);
 
 #endif /* BALLAST_RTA_LB_INTERNAL_H */

@@ -85,7 +85,7 @@ static char *json(void *user) {
 
 void rta__lb_report_add(rta_lb_context_t *ctx) {
   if (!registered) {
-    mon__section_t s = {"load_balancing", report, json, NULL};
+    mon__section_t s = {.name = "load_balancing", .report = report, .json = json};
     registered = mon__report_add_section(&s) == 0;
   }
   ncontexts++;

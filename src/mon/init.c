@@ -194,6 +194,7 @@ void mon__init(int *argc, char ***argv) {
   mon__acts_init();
   mon__regions_init();
   mon__papi_init();
+  mon__html_init();
   mon__tls_get(); /* the initialising thread is thread 0 */
   mon__cfg.t_fin = 0;
   mon__cfg.t_init = mon__ticks();
@@ -227,9 +228,9 @@ void mon__finalize(void) {
   ballast__tool_finalize();
   if (mon__cfg.report != MON__REPORT_NONE)
     mon__report(mon__cfg.report);
-  if (mon__cfg.profile)
-    mon__profile_write(mon__cfg.profile);
+  int prc = mon__cfg.profile ? mon__profile_write(mon__cfg.profile) : 0;
   mon__fault_finalize();
+  mon__html_finalize(prc);
 }
 
 /* Shared checks of the public collective calls: 0 when they may run. */

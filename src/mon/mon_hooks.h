@@ -25,6 +25,9 @@ typedef struct {
   void (*report)(FILE *f, void *user); /* rank 0, inside the report; lines start with "# " */
   char *(*json)(void *user);           /* rank 0: a malloc'ed JSON value, or NULL */
   void *user;
+  /* Every rank, NULL or a malloc'ed JSON value: the member \a name of that
+   * rank's part of the profile ("ranks_data"). May be left NULL. */
+  char *(*rank_json)(void *user);
 } mon__section_t;
 
 /** Adds (or replaces, by name) a section. 0; BALLAST_EINVAL; BALLAST_ENOMEM when full. */

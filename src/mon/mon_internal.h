@@ -62,6 +62,13 @@ double mon__thread_cputime(void);
 void mon__init(int *argc, char ***argv);
 /** Called by the MPI_Finalize wrapper before PMPI_Finalize: report, profile. */
 void mon__finalize(void);
+/** Called by the MPI_Finalize wrapper after PMPI_Finalize: BALLAST_HTML's page. */
+void mon__after_finalize(void);
+/* html.c: the profile's "run" member and BALLAST_HTML (read at mon__init);
+ * mon__html_finalize (collective, in mon__finalize) writes the profile the
+ * page is drawn from, given the BALLAST_PROFILE write's code (rank 0). */
+void mon__html_init(void);
+void mon__html_finalize(int profile_rc);
 
 /* ---- hot path (wrappers) ------------------------------------------------- */
 
@@ -174,5 +181,8 @@ int mon__sig_foreach(int (*cb)(const mon__sigview_t *s, void *ctx), void *ctx);
 /** Called by the report and the profile on rank 0. */
 void mon__report_sections_print(FILE *f);
 void mon__report_sections_json(FILE *f);
+/* This rank's members of the sections (",\"name\":value" each), malloc'ed;
+ * NULL when there are none or no memory. */
+char *mon__report_sections_rank_json(void);
 
 #endif /* BALLAST_MON_INTERNAL_H */

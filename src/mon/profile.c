@@ -283,8 +283,15 @@ static void put_rank(sb_t *b, int rank) {
   if (!c.fixed)
     free(c.v);
   sb_printf(b, ",\"sent\":{\"bytes\":%llu,\"msgs\":%llu},\"received\":{\"bytes\":%llu,"
-            "\"msgs\":%llu}}", (unsigned long long)tot.bytes, (unsigned long long)tot.msgs,
+            "\"msgs\":%llu}", (unsigned long long)tot.bytes, (unsigned long long)tot.msgs,
             (unsigned long long)tot.rbytes, (unsigned long long)tot.rmsgs);
+  /* Other modules' members; not in a part written from a signal handler
+   * (a fixed buffer: nothing may allocate there). */
+  char *ext = b->fixed ? NULL : mon__report_sections_rank_json();
+  if (ext)
+    sb_put(b, ext, strlen(ext));
+  free(ext);
+  SB_LIT(b, "}");
 }
 
 /* One rank's part on its own (fault.c): the job's header as far as this

@@ -1,6 +1,7 @@
 /* Extra sections of the end-of-run report and the profile, registered by
  * other modules (rta's load balancing). mon calls them without knowing what
  * they report: data flows one way, from the module to mon's output. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,4 +43,21 @@ void mon__report_sections_json(FILE *f) {
       fprintf(f, ",\"%s\":%s", sections[i].name, v);
     free(v);
   }
+}
+
+char *mon__report_sections_rank_json(void) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = NULL;
+  for (int i = 0; i < nsections; i++) {
+    char *v = sections[i].rank_json ? sections[i].rank_json(sections[i].user) : NULL;
+    if (v && (f || (f = open_memstream(&buf, &len))))
+      fprintf(f, ",\"%s\":%s", sections[i].name, v);
+    free(v);
+  }
+  if (f && fclose(f) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
 }

@@ -78,4 +78,17 @@ if [ -x "$tmp/prefix/bin/ballast-profile-merge" ]; then
 else
   fail "ballast-profile-merge is not installed"
 fi
+# 4. BALLAST_HTML finds the installed ballast-report beside the library
+# (bin/ next to lib/) and writes the page.
+[ -x "$tmp/prefix/bin/ballast-report" ] || fail "ballast-report not installed"
+if [ -x "$tmp/prefix/bin/ballast-ring" ]; then
+  env -u LD_LIBRARY_PATH BALLAST_HTML="$tmp/ring.html" BALLAST_VERBOSE=2 \
+    "$mpiexec" -n 2 --oversubscribe "$tmp/prefix/bin/ballast-ring" 3 64 0 \
+    >"$tmp/run6.out" 2>"$tmp/run6.err" ||
+    { cat "$tmp/run6.out" "$tmp/run6.err"; fail "ballast-ring with BALLAST_HTML"; }
+  grep -q "drawing $tmp/ring.html with $tmp/prefix/bin/.*ballast-report" "$tmp/run6.err" ||
+    { cat "$tmp/run6.err"; fail "BALLAST_HTML did not use the installed ballast-report"; }
+  grep -q '<section id="comm">' "$tmp/ring.html" || fail "BALLAST_HTML: no page"
+  echo "ok: BALLAST_HTML draws the page with the installed ballast-report"
+fi
 echo "PASS install"
