@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assert/assert_hooks.h"
 #include "common/common_internal.h"
 #include "mon/mon_hooks.h"
 #include "task/task_internal.h"
@@ -622,6 +623,12 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   rta_policy_observe(ctx->policy, times, ctx->size);
   rta_decision_t d;
   rta_policy_decide(ctx->policy, &d);
+  /* A failed assertion marked remap asks for one (agreed over the context;
+   * no communication unless such an assertion exists). */
+  if (assert__remap_agree(ctx->base) > 0 && !d.remap) {
+    d.remap = 1;
+    BALLAST_INFO("rta: step %lld: remap requested by a failed performance assertion", d.step);
+  }
   ctx->last = d;
   if (d.imbalance > 0) {
     if (ctx->stats.imbalance_first == 0)
