@@ -400,7 +400,7 @@ void assert__source(const pa_assert_t *a, char *buf, size_t len) {
   if (a->file)
     snprintf(buf, len, "%s:%d", a->file, a->line);
   else if (a->region)
-    snprintf(buf, len, "%s %s", a->kind == PA_KIND_RUN ? "run" : "region", a->region);
+    snprintf(buf, len, a->kind == PA_KIND_RUN ? "run" : "region %s", a->region);
   else
     snprintf(buf, len, "code");
 }

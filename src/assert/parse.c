@@ -322,8 +322,7 @@ static void act_func(parser_t *ps, int field) {
 }
 
 /* max_ranks(e) and siblings: e's code moves to the aggregate area. */
-static void agg_func(parser_t *ps, int op) {
-  size_t at = ps->pos;
+static void agg_func(parser_t *ps, int op, size_t at) {
   if (ps->in_agg) {
     fail(ps, BALLAST_EPARSE, at, "%s cannot appear inside another *_ranks()", aggs[op]);
     return;
@@ -345,6 +344,7 @@ static void agg_func(parser_t *ps, int op) {
          at + 1);
     return;
   }
+  size_t end = ps->next; /* named by its text: "max_ranks(WallTime)" */
   lex(ps);
   int n = p->ncode - start;
   if (grow(ps, (void **)&p->acode, &ps->cap_acode, p->nacode + n, sizeof *p->acode) ||
@@ -356,7 +356,7 @@ static void agg_func(parser_t *ps, int op) {
   p->ncode = start;
   ps->sp = sp;
   pa_input_t in = {.kind = PA_IN_AGG, .agg = p->nagg++};
-  snprintf(in.name, sizeof in.name, "%s#%d", aggs[op], in.agg);
+  snprintf(in.name, sizeof in.name, "%.*s", (int)(end - at), ps->src + at);
   int k = input(ps, &in);
   if (k >= 0)
     emit(ps, PA_OP_IN, k, 0);
@@ -404,7 +404,7 @@ static void named_call(parser_t *ps) {
     }
   for (int i = 0; i < 3; i++)
     if (!strcmp(name, aggs[i])) {
-      agg_func(ps, i);
+      agg_func(ps, i, at);
       return;
     }
   for (size_t i = 0; i < sizeof funcs / sizeof *funcs; i++)
