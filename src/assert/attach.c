@@ -111,13 +111,6 @@ static int file_line(const char *path, int ln, char *line) {
                  "line skipped", path, ln);
     return BALLAST_EPARSE;
   }
-  *colon = 0;
-  o.region = trim(s);
-  if (!*o.region) {
-    BALLAST_WARN("assert: %s:%d: no region name before ':' (use * for the whole run); "
-                 "line skipped", path, ln);
-    return BALLAST_EPARSE;
-  }
   /* The expression keeps its place in the line (blanks before it), so the
    * column and caret of an error point into the line as written. */
   size_t off = (size_t)(colon + 1 - line);
@@ -126,11 +119,25 @@ static int file_line(const char *path, int ln, char *line) {
     return BALLAST_ENOMEM;
   memset(expr, ' ', off);
   o.expr = expr;
+  *colon = 0;
+  o.region = trim(s);
+  if (!*o.region) {
+    BALLAST_WARN("assert: %s:%d: no region name before ':' (use * for the whole run); "
+                 "line skipped", path, ln);
+    free(expr);
+    return BALLAST_EPARSE;
+  }
   char msg[1024];
   int rc = assert__create(&o, msg, sizeof msg);
-  if (rc < 0)
+  if (rc < 0) {
+    /* The message quotes the blanked copy: show the line's own start. */
+    char *quote = strchr(msg, '\n');
+    *colon = ':';
+    if (quote && off < 200 && strlen(quote) > off + 3)
+      memcpy(quote + 3, line, off);
     BALLAST_WARN("assert: %s:%d: %s; line skipped", path, ln,
                  msg[0] ? msg : ballast_strerror(rc));
+  }
   free(expr);
   return rc < 0 ? rc : 1;
 }
