@@ -74,6 +74,7 @@ typedef struct {
   int nagg;
   int *acts; /* distinct activity ids the inputs read */
   int nact;
+  int uses_cpu; /* reads CPUTime (a system call at both ends: only then) */
 } pa_prog_t;
 
 /* parse.c */
@@ -93,6 +94,8 @@ typedef struct {
 int assert__inputs(const pa_prog_t *p, const pa_delta_t *d, double *vals, int *badvar);
 /** Run the sub-program of aggregate \a k over \a vals. */
 double assert__eval_agg(const pa_prog_t *p, int k, const double *vals);
+/** Run \a n instructions over \a vals; the value left on top. */
+double assert__eval_code(const pa_ins_t *code, int n, const double *vals);
 /** Run the main program over \a vals: 1 held, 0 failed. */
 int assert__eval(const pa_prog_t *p, const double *vals);
 /** Read activity \a act's whole-run figures: time, calls, bytes. */

@@ -4,14 +4,14 @@
 #include <math.h>
 #include <time.h>
 
+#include <ballast/tool.h>
+
 #include "assert/assert_internal.h"
 #include "common/common_internal.h"
 
-uint64_t assert__now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+/* The events' clock (mon's calibrated TSC where it has one): a scope's wall
+ * time costs no system call. */
+uint64_t assert__now_ns(void) { return ballast_tool_now_ns(); }
 
 double assert__cpu_now(void) {
   struct timespec ts;
@@ -72,7 +72,7 @@ int assert__inputs(const pa_prog_t *p, const pa_delta_t *d, double *vals, int *b
   return rc;
 }
 
-static double run(const pa_ins_t *code, int n, const double *vals) {
+double assert__eval_code(const pa_ins_t *code, int n, const double *vals) {
   double st[PA_MAX_STACK + 1];
   int sp = 0;
   for (int i = 0; i < n; i++) {
@@ -115,11 +115,11 @@ static double run(const pa_ins_t *code, int n, const double *vals) {
 }
 
 double assert__eval_agg(const pa_prog_t *p, int k, const double *vals) {
-  return run(p->acode + p->agg[k].start, p->agg[k].len, vals);
+  return assert__eval_code(p->acode + p->agg[k].start, p->agg[k].len, vals);
 }
 
 int assert__eval(const pa_prog_t *p, const double *vals) {
-  double v = run(p->code, p->ncode, vals);
+  double v = assert__eval_code(p->code, p->ncode, vals);
   /* NaN (0/0, log of a negative) is not a truth: the assertion fails. */
   return v == v && v != 0;
 }

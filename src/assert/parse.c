@@ -156,6 +156,17 @@ static void emit(parser_t *ps, int op, int arg, double num) {
   if (grow(ps, (void **)&p->code, &ps->cap_code, p->ncode + 1, sizeof *p->code))
     return;
   p->code[p->ncode++] = (pa_ins_t){op, arg, num};
+  /* Constant folding: an operator whose operands are all constants (units,
+   * _config values) becomes one constant, so "10 ms" costs one push. The
+   * operands of a postfix operator are the instructions just before it. */
+  int k = pops(op);
+  if (op != PA_OP_NUM && op != PA_OP_IN && p->ncode > k && p->code[p->ncode - 2].op == PA_OP_NUM &&
+      (k == 1 || p->code[p->ncode - 3].op == PA_OP_NUM)) {
+    int at = p->ncode - 1 - k;
+    double v = assert__eval_code(p->code + at, k + 1, NULL);
+    p->code[at] = (pa_ins_t){PA_OP_NUM, 0, v};
+    p->ncode = at + 1;
+  }
   ps->sp += 1 - pops(op);
   if (ps->sp > ps->maxsp)
     ps->maxsp = ps->sp;
@@ -264,6 +275,8 @@ static void emit_input(parser_t *ps, const pa_input_t *in) {
 
 static void metric(parser_t *ps, const metric_t *m) {
   pa_input_t in = {.kind = m->kind};
+  if (m->kind == PA_IN_CPU)
+    ps->p->uses_cpu = 1;
   snprintf(in.name, sizeof in.name, "%s", m->name);
   if (m->plus && add_terms(ps, &in, m->plus, m->field, 1))
     return;

@@ -24,6 +24,7 @@ typedef struct binding {
   int *acts;
   int *map;          /* per assertion, its slot -> union index */
   int *mapoff;
+  int uses_cpu;
   int gen;           /* region assertions' generation it was built for */
   struct binding *next;
 } binding_t;
@@ -32,6 +33,7 @@ typedef struct {
   int region;        /* region id, or -1 for an in-code scope */
   int id;            /* the assertion (in-code scope) */
   const binding_t *b;
+  int cpu;           /* CPU time read at both ends */
   uint64_t t0;
   double cpu0;
   size_t off;        /* its snapshot in the thread's buffer */
@@ -68,7 +70,8 @@ static stack_t_ *stack(void) {
 }
 
 /* Push a frame reading \a acts; BALLAST_ERANGE when too deep. */
-static int push(int region, int id, const binding_t *b, const int *acts, int nact) {
+static int push(int region, int id, const binding_t *b, const int *acts, int nact,
+                int cpu) {
   stack_t_ *s = stack();
   if (!s)
     return BALLAST_ENOMEM;
@@ -86,12 +89,12 @@ static int push(int region, int id, const binding_t *b, const int *acts, int nac
     s->cap = cap;
   }
   frame_t *f = &s->f[s->depth++];
-  *f = (frame_t){region, id, b, 0, 0, s->used};
+  *f = (frame_t){region, id, b, cpu, 0, 0, s->used};
   for (int i = 0; i < nact; i++)
     assert__act_read(acts[i], s->snap + s->used + 3 * i);
   s->used = need;
   /* The clocks last, so the snapshot's own cost is outside the scope. */
-  f->cpu0 = assert__cpu_now();
+  f->cpu0 = cpu ? assert__cpu_now() : 0;
   f->t0 = assert__now_ns();
   return 0;
 }
@@ -101,7 +104,7 @@ static int push(int region, int id, const binding_t *b, const int *acts, int nac
 static void pop(stack_t_ *s, const int *acts, int nact, pa_delta_t *d, double *out) {
   frame_t *f = &s->f[s->depth - 1];
   d->wall = 1e-9 * (double)(assert__now_ns() - f->t0);
-  d->cpu = assert__cpu_now() - f->cpu0;
+  d->cpu = f->cpu ? assert__cpu_now() - f->cpu0 : 0;
   const double *snap = s->snap + f->off;
   for (int i = 0; i < nact; i++) {
     assert__act_read(acts[i], out + 3 * i);
@@ -121,7 +124,7 @@ BALLAST_API int pia_assert_begin(int id) {
     return BALLAST_ENOTFOUND;
   if (a->kind != PA_KIND_SCOPE)
     return BALLAST_ESTATE;
-  return push(-1, id, NULL, a->prog.acts, a->prog.nact);
+  return push(-1, id, NULL, a->prog.acts, a->prog.nact, a->prog.uses_cpu);
 }
 
 BALLAST_API int pia_assert_end(int id) {
@@ -190,6 +193,7 @@ static binding_t *binding_build(const char *name, int gen) {
     if (a->kind != PA_KIND_REGION || strcmp(a->region, name))
       continue;
     b->as[k] = a;
+    b->uses_cpu |= a->prog.uses_cpu;
     b->mapoff[k++] = m;
     for (int j = 0; j < a->prog.nact; j++)
       b->map[m++] = union_slot(b, a->prog.acts[j]);
@@ -225,7 +229,7 @@ void assert__region_enter(int id, const char *name) {
   const binding_t *b = binding(id, name);
   if (!b)
     return;
-  int rc = push(id, -1, b, b->acts, b->nact);
+  int rc = push(id, -1, b, b->acts, b->nact, b->uses_cpu);
   if (rc < 0)
     BALLAST_DEBUG("assert: region %s: instance not checked (%s)", name, ballast_strerror(rc));
 }
