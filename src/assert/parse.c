@@ -543,57 +543,37 @@ static int match(parser_t *ps, const binop_t *ops, int n) {
   return -1;
 }
 
-static void prod(parser_t *ps) {
-  static const binop_t ops[] = {{"*", PA_OP_MUL}, {"/", PA_OP_DIV}};
-  unary(ps);
-  for (int op; !ps->err && (op = match(ps, ops, 2)) >= 0;) {
-    lex(ps);
+/* The binary operators by level, loosest first; each level's operands are
+ * the next level's expressions (left associative), comparisons do not
+ * chain. */
+static const binop_t or_ops[] = {{"|", PA_OP_OR}, {"||", PA_OP_OR}};
+static const binop_t and_ops[] = {{"&", PA_OP_AND}, {"&&", PA_OP_AND}};
+static const binop_t cmp_ops[] = {{"<", PA_OP_LT},   {"<=", PA_OP_LE}, {">", PA_OP_GT},
+                                  {">=", PA_OP_GE}, {"==", PA_OP_EQ}, {"!=", PA_OP_NE}};
+static const binop_t sum_ops[] = {{"+", PA_OP_ADD}, {"-", PA_OP_SUB}};
+static const binop_t prod_ops[] = {{"*", PA_OP_MUL}, {"/", PA_OP_DIV}};
+static const struct {
+  const binop_t *ops;
+  int n, chains;
+} levels[] = {{or_ops, 2, 1}, {and_ops, 2, 1}, {cmp_ops, 6, 0}, {sum_ops, 2, 1},
+              {prod_ops, 2, 1}};
+#define NLEVELS (int)(sizeof levels / sizeof *levels)
+
+static void binary(parser_t *ps, int level) {
+  if (level == NLEVELS) {
     unary(ps);
-    emit(ps, op, 0, 0);
+    return;
   }
-}
-
-static void sum(parser_t *ps) {
-  static const binop_t ops[] = {{"+", PA_OP_ADD}, {"-", PA_OP_SUB}};
-  prod(ps);
-  for (int op; !ps->err && (op = match(ps, ops, 2)) >= 0;) {
+  binary(ps, level + 1);
+  for (int op; !ps->err && (op = match(ps, levels[level].ops, levels[level].n)) >= 0;) {
     lex(ps);
-    prod(ps);
+    binary(ps, level + 1);
     emit(ps, op, 0, 0);
-  }
-}
-
-static void cmp(parser_t *ps) {
-  static const binop_t ops[] = {{"<", PA_OP_LT}, {"<=", PA_OP_LE}, {">", PA_OP_GT},
-                                {">=", PA_OP_GE}, {"==", PA_OP_EQ}, {"!=", PA_OP_NE}};
-  sum(ps);
-  int op;
-  if (!ps->err && (op = match(ps, ops, 6)) >= 0) {
-    lex(ps);
-    sum(ps);
-    emit(ps, op, 0, 0);
-    if (!ps->err && match(ps, ops, 6) >= 0)
-      fail(ps, BALLAST_EPARSE, ps->pos, "comparisons do not chain: write (a < b) & (b < c)");
-  }
-}
-
-static void and_(parser_t *ps) {
-  static const binop_t ops[] = {{"&", PA_OP_AND}, {"&&", PA_OP_AND}};
-  cmp(ps);
-  for (int op; !ps->err && (op = match(ps, ops, 2)) >= 0;) {
-    lex(ps);
-    cmp(ps);
-    emit(ps, op, 0, 0);
-  }
-}
-
-static void or_(parser_t *ps) {
-  static const binop_t ops[] = {{"|", PA_OP_OR}, {"||", PA_OP_OR}};
-  and_(ps);
-  for (int op; !ps->err && (op = match(ps, ops, 2)) >= 0;) {
-    lex(ps);
-    and_(ps);
-    emit(ps, op, 0, 0);
+    if (!levels[level].chains) {
+      if (!ps->err && match(ps, levels[level].ops, levels[level].n) >= 0)
+        fail(ps, BALLAST_EPARSE, ps->pos, "comparisons do not chain: write (a < b) & (b < c)");
+      return;
+    }
   }
 }
 
@@ -604,7 +584,7 @@ static void expr(parser_t *ps) {
     fail(ps, BALLAST_EPARSE, ps->pos, "expression nested more than %d deep", MAX_DEPTH);
     return;
   }
-  or_(ps);
+  binary(ps, 0);
   if (!ps->err && is_op(ps, "->")) {
     lex(ps);
     expr(ps); /* right associative: a -> b -> c is a -> (b -> c) */
