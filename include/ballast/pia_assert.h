@@ -33,7 +33,9 @@
  *   \c MPIWaitTime (MPI_Wait, MPI_Waitall, MPI_Waitany, MPI_Waitsome),
  *   \c MPITransferTime (time in calls that move data: MPI_P2P + MPI_COLL +
  *   MPI_RMA + MPI_IO less the four waits, MPI_Probe, MPI_Iprobe and
- *   MPI_Barrier), \c MPICalls and \c MPIBytes (of MPI_ALL).
+ *   MPI_Barrier), \c MPICalls and \c MPIBytes (of MPI_ALL; MPI_Pcontrol
+ *   is a monitored call and counts). Sums and differences of groups are
+ *   exact up to floating-point rounding.
  * - Per activity: <tt>time(A)</tt>, <tt>calls(A)</tt>, <tt>bytes(A)</tt>
  *   where A is an MPI call (\c MPI_Allreduce) or a PIA group (\c MPI_P2P,
  *   \c MPI_COLL, \c MPI_RMA, \c MPI_IO, \c MPI_ALL).
@@ -64,10 +66,12 @@
  * \section attach Where assertions attach
  * - The file named by \c BALLAST_ASSERT_FILE, read at MPI_Init (works under
  *   LD_PRELOAD, no source change). One assertion per line:
- *   <tt>[remap] TARGET: EXPRESSION</tt>, where TARGET is a region name
- *   (checked at every exit of every region of that name, over that
- *   instance) or \c * (the whole run, checked at MPI_Finalize); \c # starts
- *   a comment line. A line that does not parse is reported (file, line,
+ *   <tt>[remap] TARGET: EXPRESSION</tt>, where TARGET is a region name as
+ *   the tools interface reports it (mon_region_begin()'s name, MPI_Pcontrol's,
+ *   or a task's key such as \c step/forces for the task runtime's regions),
+ *   checked at every exit of every region of that name, over that instance;
+ *   or \c * (the whole run, checked at MPI_Finalize). TARGET cannot contain
+ *   ':'. \c # starts a comment line. A line that does not parse is reported (file, line,
  *   column, caret) and skipped; the others still run.
  * - In code: pia_assert_create() then pia_assert_begin()/pia_assert_end()
  *   around a block, or PIA_ASSERT_SCOPE(); pia_assert_create_ex() attaches
