@@ -19,7 +19,8 @@
  *   \c rta_map_tasks, \c rta_map_evaluate), \c rta_mapping_ (a computed
  *   mapping), \c rta_task_, \c rta_cost_ (the cost model), \c rta_policy_,
  *   \c rta_lb_ (a load-balancing context); of pia: \c pia_region_,
- *   \c pia_activity_, \c pia_partner_, \c pia_interval_.
+ *   \c pia_activity_, \c pia_partner_, \c pia_interval_; \c pia_assert_
+ *   (performance assertions, ballast/pia_assert.h).
  * - The object comes first among the parameters, and output parameters come
  *   last: <tt>pia_region_activity_data(region, act, out)</tt>,
  *   <tt>rta_task_find(key, &task)</tt>.
@@ -59,7 +60,8 @@
  *
  * \section headers Headers
  * This header includes all of them; each also compiles on its own:
- * ballast/common.h, ballast/mon.h, ballast/pia.h, and ballast/rta.h, which
+ * ballast/common.h, ballast/mon.h, ballast/pia.h, ballast/pia_assert.h
+ * (performance assertions), and ballast/rta.h, which
  * includes ballast/rta_hw.h, ballast/rta_task.h, ballast/rta_policy.h and
  * ballast/rta_lb.h; ballast/tool.h is the tools interface (tools that
  * plug into ballast's events).
@@ -69,6 +71,7 @@
 #include <ballast/common.h>
 #include <ballast/mon.h>
 #include <ballast/pia.h>
+#include <ballast/pia_assert.h>
 #include <ballast/rta.h>
 #include <ballast/tool.h>
 #endif

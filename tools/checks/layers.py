@@ -5,15 +5,15 @@ Usage: layers.py SOURCE_DIR [BUILD_DIR]
 
 The layers, bottom up (src/<layer>/ each):
 
-    common ─ tool ─ mon ─ pia ─ map ─ topo ─ task ─ lb
+    common ─ tool ─ mon ─ pia ─ assert ─ map ─ topo ─ task ─ lb
 
 (tool is the tools interface's dispatch: it sees common only, and mon,
-pia, task and lb see it. topo sees common, map and mon's hooks: it installs
-mon's topology mapper.)
+pia, assert, task and lb see it. topo sees common, map and mon's hooks: it
+installs mon's topology mapper.)
 
 1. Includes: a file of src/<layer>/ may include private headers ("x/y.h")
-   only of the layers it sees (SEES below). The task runtime and load
-   balancing see of mon only mon/mon_hooks.h.
+   only of the layers it sees (SEES below). The assertion layer, the task
+   runtime and load balancing see of mon only mon/mon_hooks.h.
 2. Symbols (with BUILD_DIR): every symbol an object file of one layer leaves
    undefined and another layer defines must belong to a layer it sees; a mon
    symbol used from above pia must be public or declared in mon_hooks.h.
@@ -28,16 +28,17 @@ import re
 import subprocess
 import sys
 
-ORDER = ["common", "tool", "mon", "pia", "map", "topo", "task", "lb"]
+ORDER = ["common", "tool", "mon", "pia", "assert", "map", "topo", "task", "lb"]
 SEES = {
     "common": {"common"},
     "tool": {"common", "tool"},
     "mon": {"common", "tool", "mon"},
     "pia": {"common", "tool", "mon", "pia"},
+    "assert": {"common", "tool", "mon_hooks", "pia", "assert"},
     "map": {"common", "map"},
     "topo": {"common", "mon_hooks", "map", "topo"},
     "task": {"common", "tool", "mon_hooks", "pia", "map", "task"},
-    "lb": {"common", "tool", "mon_hooks", "pia", "map", "task", "lb"},
+    "lb": {"common", "tool", "mon_hooks", "pia", "assert", "map", "task", "lb"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
