@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uthash.h>
 
 #define TOOL "otf2"
@@ -222,7 +223,7 @@ static OTF2_RegionRole mpi_role(const char *n) {
   const coll_t *c = find_coll(n);
   if (c) return c->role;
   if (is_send(n) || is_recv(n) || strstr(n, "send") || strstr(n, "recv") || strstr(n, "Wait") ||
-      strstr(n, "Test") || strstr(n, "probe"))
+      strstr(n, "Test") || strstr(n, "robe"))
     return OTF2_REGION_ROLE_POINT2POINT;
   return OTF2_REGION_ROLE_FUNCTION;
 }
@@ -557,6 +558,11 @@ static OTF2_TimeStamp post_flush(void *u, OTF2_FileType ft, OTF2_LocationRef loc
 static const OTF2_FlushCallbacks flush_cbs = {.otf2_pre_flush = pre_flush,
                                               .otf2_post_flush = post_flush};
 
+/* Opens the archive for writing. A failure after OTF2 took the collective
+ * callbacks leaves g.ar NULL without closing it: OTF2 3.0 frees the MPI
+ * callbacks' data when their setup fails (e.g. the archive's directory
+ * exists) but keeps calling them, so closing would crash; the handle is
+ * left behind instead (this happens once, at init). */
 static int ot_open(const char *dir, uint64_t chunk) {
   g.ar = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE, chunk,
                            OTF2_CHUNK_SIZE_DEFINITIONS_DEFAULT, OTF2_SUBSTRATE_POSIX,
@@ -564,11 +570,33 @@ static int ot_open(const char *dir, uint64_t chunk) {
   if (!g.ar) return BALLAST_EIO;
   if (OTF2_Archive_SetFlushCallbacks(g.ar, &flush_cbs, NULL) != OTF2_SUCCESS ||
       OTF2_MPI_Archive_SetCollectiveCallbacks(g.ar, MPI_COMM_WORLD, MPI_COMM_NULL) !=
-          OTF2_SUCCESS ||
-      OTF2_Archive_SetCreator(g.ar, "ballast OTF2 writer") != OTF2_SUCCESS ||
+          OTF2_SUCCESS) {
+    g.ar = NULL;
+    return BALLAST_EIO;
+  }
+  if (OTF2_Archive_SetCreator(g.ar, "ballast OTF2 writer") != OTF2_SUCCESS ||
       OTF2_Archive_OpenEvtFiles(g.ar) != OTF2_SUCCESS)
     return BALLAST_EIO;
   return 0;
+}
+
+/* Rank 0's verdict on the archive's place: OTF2 refuses to write over an
+ * archive, and finding out inside OTF2 leaves it in the state above. */
+static int ot_exists(const char *dir) {
+  int exists = 0;
+  if (g.rank == 0) {
+    size_t n = strlen(dir) + 16;
+    char *p = malloc(n);
+    if (p) {
+      snprintf(p, n, "%s/traces.otf2", dir);
+      exists = access(p, F_OK) == 0;
+      snprintf(p, n, "%s/traces", dir);
+      exists = exists || access(p, F_OK) == 0;
+      free(p);
+    }
+  }
+  PMPI_Bcast(&exists, 1, MPI_INT, 0, g.comm);
+  return exists;
 }
 
 static int ot_setup(const ballast_tool_api_v1_t *api) {
@@ -584,8 +612,12 @@ static int ot_setup(const ballast_tool_api_v1_t *api) {
   if (PMPI_Comm_dup(MPI_COMM_WORLD, &g.comm)) return BALLAST_EMPI;
   int rc = trace_clock_sync(g.comm, api->now_ns, &g.s0);
   if (rc) return rc;
-  /* Rank 0 creates the directory; an archive already there is refused by
-   * OTF2 on every rank alike, so the ranks agree without a message. */
+  if (ot_exists(dir)) {
+    if (g.rank == 0)
+      trace_log(0, TOOL, "%s/traces.otf2 exists already: not written over (remove it or set "
+              "BALLAST_TRACE_OTF2 to another directory)", dir);
+    return BALLAST_EEXIST;
+  }
   rc = ot_open(dir, chunk);
   if (!rc) {
     /* The init thread's location exists even if it records nothing, so
