@@ -61,7 +61,8 @@
  * This header includes all of them; each also compiles on its own:
  * ballast/common.h, ballast/mon.h, ballast/pia.h, and ballast/rta.h, which
  * includes ballast/rta_hw.h, ballast/rta_task.h, ballast/rta_policy.h and
- * ballast/rta_lb.h.
+ * ballast/rta_lb.h; ballast/tool.h is the tools interface (tools that
+ * plug into ballast's events).
  */
 #ifndef BALLAST_H
 #define BALLAST_H
@@ -69,4 +70,5 @@
 #include <ballast/mon.h>
 #include <ballast/pia.h>
 #include <ballast/rta.h>
+#include <ballast/tool.h>
 #endif

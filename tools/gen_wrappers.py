@@ -262,6 +262,7 @@ def wrapper_generic(e):
             flags.append("MON__WREQ_PERSISTENT")
         post.append("mon__wreq_post(*%s, %s, partner, bytes, %s, %s);"
                     % (req, e.act, " | ".join(flags), recv_comm or "MPI_COMM_NULL"))
+        post.append("mon_posted_ = bytes; /* for the tools' mpi_exit */")
         post.append("bytes = 0; /* accounted when the request completes */")
     elif e.persistent:
         raise SpecError("%s: persistent without req=" % e.name)
@@ -272,6 +273,21 @@ def wrapper_generic(e):
     return emit(e, pre, post, after, cond)
 
 
+def tool_comm(e):
+    """The communicator whose size the tools' MPI events report: the first
+    MPI_Comm passed by value, else none (MPI_COMM_NULL)."""
+    for p in e.params:
+        if p.type == "MPI_Comm" and not p.array:
+            return p.name
+    return "MPI_COMM_NULL"
+
+
+# The tools interface (ballast/tool.h): one predictable branch when no tool
+# registered an MPI event; else mon__tool_mpi_enter/exit (wrap_tool.c) raise
+# mpi_enter before the timed call and mpi_exit after mon__record.
+TOOL_ON = "BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_ENTER | BALLAST__TOOL_EV_MPI_EXIT)"
+
+
 def emit(e, pre, post, after, cond="ret == MPI_SUCCESS", call=None):
     call = call or "P%s(%s)" % (e.name, e.args())
     out = [e.decl(), "{",
@@ -279,10 +295,14 @@ def emit(e, pre, post, after, cond="ret == MPI_SUCCESS", call=None):
            "  if (t == NULL)",
            "    return %s;" % call]
     out += ["  " + l for l in pre]
-    out += ["  uint64_t t0 = mon__ticks();",
+    out += ["  int mon_tool_ = %s;" % TOOL_ON,
+            "  mon__tool_call_t mon_tc_;",
+            "  uint64_t t0 = mon__ticks();",
+            "  if (mon_tool_)",
+            "    t0 = mon__tool_mpi_enter(t, &mon_tc_, %s, %s, t0);" % (e.act, tool_comm(e)),
             "  int ret = %s;" % call,
             "  uint64_t t1 = mon__ticks();",
-            "  uint64_t bytes = 0;",
+            "  uint64_t bytes = 0, mon_posted_ = 0;",
             "  int partner = MON_NO_PARTNER;"]
     if post:
         out.append("  if (%s) {" % cond)
@@ -290,7 +310,9 @@ def emit(e, pre, post, after, cond="ret == MPI_SUCCESS", call=None):
         out.append("  }")
     out.append("  mon__record(t, %s, partner, bytes, t1 - t0);" % e.act)
     out += ["  " + l for l in after]
-    out += ["  mon__leave(t);", "  return ret;", "}", ""]
+    out += ["  if (mon_tool_)",
+            "    mon__tool_mpi_exit(t, &mon_tc_, ret, partner, bytes, mon_posted_, t1);",
+            "  mon__leave(t);", "  return ret;", "}", ""]
     return "\n".join(out)
 
 
@@ -341,8 +363,14 @@ def wrapper_kind(e):
             "   * is ballast's own, and would otherwise land in the region's",
             "   * MPI time but not in its wall time. */",
             "  uint64_t ticks = 0;",
+            "  int mon_tool_ = %s;" % TOOL_ON,
+            "  mon__tool_call_t mon_tc_;",
+            "  if (mon_tool_)",
+            "    (void)mon__tool_mpi_enter(t, &mon_tc_, %s, MPI_COMM_NULL, mon__ticks());" % e.act,
             "  int ret = mon__w_pcontrol(level, name, &ticks);",
             "  mon__record(t, %s, MON_NO_PARTNER, 0, ticks);" % e.act,
+            "  if (mon_tool_)",
+            "    mon__tool_mpi_exit(t, &mon_tc_, ret, MON_NO_PARTNER, 0, 0, mon__ticks());",
             "  mon__leave(t);",
             "  return ret;", "}", ""])
     if k == "start":
@@ -409,7 +437,8 @@ def gen_wrappers_c(entries):
            "#include <mpi.h>",
            '#include "mon/mon_internal.h"',
            '#include "mon/wrap_internal.h"',
-           '#include "mon/mon_acts.h"', ""]
+           '#include "mon/mon_acts.h"',
+           '#include "tool/tool_internal.h"', ""]
     for e in entries:
         if e.variadic and e.rule.get("kind") != "pcontrol":
             raise SpecError("%s: only MPI_Pcontrol may be variadic" % e.name)

@@ -24,6 +24,7 @@ static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
 static int clock_tsc;          /* 1: rdtsc; 0: CLOCK_MONOTONIC ns */
 static int clock_ready;        /* atomic: set once the choice is made */
 static double clock_sec_per_tick = 1e-9;
+static uint64_t anchor_ticks, anchor_ns; /* one moment on both clocks (TSC only) */
 
 static uint64_t mono_ns(void) {
   struct timespec ts;
@@ -68,6 +69,8 @@ static void clock_choose(void) {
     if (hz > 1e6) {
       clock_tsc = 1;
       clock_sec_per_tick = 1.0 / hz;
+      anchor_ns = mono_ns();
+      anchor_ticks = __rdtsc();
     }
   }
 #endif
@@ -90,6 +93,18 @@ uint64_t mon__ticks(void) {
 #endif
   return mono_ns();
 }
+
+/* The tools interface's clock: CLOCK_MONOTONIC's time base, read from the
+ * TSC where ticks come from it (anchored at calibration; signed, since a
+ * thread may read the TSC just before the anchor). */
+uint64_t mon__ticks_ns(uint64_t ticks) {
+  if (!clock_tsc)
+    return ticks;
+  double d = (double)(int64_t)(ticks - anchor_ticks) * clock_sec_per_tick * 1e9;
+  return anchor_ns + (uint64_t)(int64_t)d;
+}
+
+uint64_t mon__now_ns(void) { return mon__ticks_ns(mon__ticks()); }
 
 double mon__tick_seconds(void) {
   mon__clock_init();

@@ -11,6 +11,7 @@
 
 #include "common/common_internal.h"
 #include "mon/mon_core.h"
+#include "tool/tool_internal.h"
 
 #undef uthash_fatal
 #define uthash_fatal(msg) abort()
@@ -147,6 +148,7 @@ void mon__init(int *argc, char ***argv) {
   read_env();
   if (mon__cfg.disabled) {
     pthread_mutex_unlock(&init_lock);
+    ballast__tool_start(); /* task and lb events still flow */
     return;
   }
   read_command(argc, argv);
@@ -160,6 +162,10 @@ void mon__init(int *argc, char ***argv) {
   atexit(teardown);
   MON__STREL(&mon__state, MON__ON);
   pthread_mutex_unlock(&init_lock);
+  /* Tools load once monitoring runs, so their init may call pia; their
+   * events' clock is mon's. */
+  ballast__tool_set_clock(mon__now_ns);
+  ballast__tool_start();
 }
 
 int mon__active(void) { return MON__LD(&mon__state) == MON__ON; }
@@ -168,6 +174,7 @@ void mon__finalize(void) {
   pthread_mutex_lock(&init_lock);
   if (MON__LD(&mon__state) != MON__ON) {
     pthread_mutex_unlock(&init_lock);
+    ballast__tool_finalize();
     return;
   }
   mon__regions_close_all();
@@ -176,6 +183,9 @@ void mon__finalize(void) {
   /* From here on the wrappers only call PMPI; the figures are final. */
   MON__STREL(&mon__state, MON__DONE);
   pthread_mutex_unlock(&init_lock);
+  /* Tools see the end before the report (and may add to it), with the
+   * figures final and MPI usable. */
+  ballast__tool_finalize();
   if (mon__cfg.report != MON__REPORT_NONE)
     mon__report(mon__cfg.report);
   if (mon__cfg.profile)

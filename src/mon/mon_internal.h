@@ -46,6 +46,11 @@
 
 /** Monotonic ticks: invariant TSC when the CPU has one, else CLOCK_MONOTONIC ns. */
 uint64_t mon__ticks(void);
+/** \a ticks as nanoseconds on CLOCK_MONOTONIC's time base: the clock of
+ *  the tools interface's events (ballast/tool.h). */
+uint64_t mon__ticks_ns(uint64_t ticks);
+/** mon__ticks_ns(mon__ticks()). */
+uint64_t mon__now_ns(void);
 /** Seconds per tick (calibrated once at mon__init). */
 double mon__tick_seconds(void);
 /** Process CPU time of the calling thread in seconds. */

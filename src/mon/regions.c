@@ -26,6 +26,7 @@
 
 #include "common/common_internal.h"
 #include "mon/mon_core.h"
+#include "tool/tool_internal.h"
 
 #undef uthash_fatal
 #define uthash_fatal(msg) abort()
@@ -215,6 +216,16 @@ static long long (*reghw_get(mon__tls_t *t, int region))[4] {
   return &t->reghw[c][region & (MON__CHUNK - 1)];
 }
 
+/* Raises region_enter / region_exit for the tools interface. */
+static void region_event(unsigned ev, uint64_t ticks, int id, int depth) {
+  ballast_tool_region_t e = {
+      .t_ns = mon__ticks_ns(ticks), .name = meta(id)->name, .id = id, .depth = depth};
+  if (ev == BALLAST__TOOL_EV_REGION_ENTER)
+    ballast__tool_emit_region_enter(&e);
+  else
+    ballast__tool_emit_region_exit(&e);
+}
+
 static int push(mon__tls_t *t, int id) {
   if (t->depth == t->cap) {
     int ncap = t->cap ? t->cap * 2 : 16;
@@ -238,11 +249,15 @@ static int push(mon__tls_t *t, int id) {
   f->m0 = MON__LD(&t->mpi_ticks);
   f->t0 = mon__ticks();
   t->cur_region = id;
+  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REGION_ENTER))
+    region_event(BALLAST__TOOL_EV_REGION_ENTER, f->t0, id, t->depth);
   return 0;
 }
 
 static void pop(mon__tls_t *t) {
   uint64_t now = mon__ticks();
+  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REGION_EXIT))
+    region_event(BALLAST__TOOL_EV_REGION_EXIT, now, t->stack[t->depth - 1].id, t->depth);
   mon__frame_t *f = &t->stack[--t->depth];
   mon__regacc_t *a = &t->reg[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)];
   MON__ADD(&a->wticks, now - f->t0);

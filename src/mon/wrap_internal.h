@@ -201,6 +201,29 @@ void mon__wrap_requests_finalize(void);
 /** Number of requests currently tracked (tests and diagnostics). */
 long mon__wreq_tracked(void);
 
+/* ---- the tools interface (wrap_tool.c) ------------------------------------- */
+
+/** One wrapped call as the tools' MPI events see it. */
+typedef struct {
+  uint64_t t0;     /* ticks when the call started (after mpi_enter's callbacks) */
+  int act, comm_size, lib;
+} mon__tool_call_t;
+
+/**
+ * A tool registered an MPI event: fills \a c (activity, size of \a comm,
+ * MPI_COMM_NULL for none; whether this is ballast's own traffic), raises
+ * mpi_enter when registered, and returns the ticks at which the call starts
+ * (\a t0, or a fresh reading when mpi_enter callbacks ran, so their time is
+ * not counted as MPI time).
+ */
+uint64_t mon__tool_mpi_enter(mon__tls_t *t, mon__tool_call_t *c, int act, MPI_Comm comm,
+                             uint64_t t0);
+/** Raises mpi_exit: \a bytes recorded plus those credited (mon__account) during
+ *  the call, \a posted the size of a posted nonblocking send, \a t1 the ticks
+ *  when the call returned. */
+void mon__tool_mpi_exit(mon__tls_t *t, const mon__tool_call_t *c, int ret, int partner,
+                        uint64_t bytes, uint64_t posted, uint64_t t1);
+
 /* ---- misc (wrap_misc.c) ----------------------------------------------------- */
 
 /**

@@ -5,7 +5,10 @@ Usage: layers.py SOURCE_DIR [BUILD_DIR]
 
 The layers, bottom up (src/<layer>/ each):
 
-    common ─ mon ─ pia ─ map ─ task ─ lb
+    common ─ tool ─ mon ─ pia ─ map ─ task ─ lb
+
+(tool is the tools interface's dispatch: it sees common only, and mon,
+pia, task and lb see it.)
 
 1. Includes: a file of src/<layer>/ may include private headers ("x/y.h")
    only of the layers it sees (SEES below). The task runtime and load
@@ -24,14 +27,15 @@ import re
 import subprocess
 import sys
 
-ORDER = ["common", "mon", "pia", "map", "task", "lb"]
+ORDER = ["common", "tool", "mon", "pia", "map", "task", "lb"]
 SEES = {
     "common": {"common"},
-    "mon": {"common", "mon"},
-    "pia": {"common", "mon", "pia"},
+    "tool": {"common", "tool"},
+    "mon": {"common", "tool", "mon"},
+    "pia": {"common", "tool", "mon", "pia"},
     "map": {"common", "map"},
-    "task": {"common", "mon_hooks", "pia", "map", "task"},
-    "lb": {"common", "mon_hooks", "pia", "map", "task", "lb"},
+    "task": {"common", "tool", "mon_hooks", "pia", "map", "task"},
+    "lb": {"common", "tool", "mon_hooks", "pia", "map", "task", "lb"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

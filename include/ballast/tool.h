@@ -1,0 +1,333 @@
+/**
+ * \file ballast/tool.h
+ * \brief The tools interface: other tools plug into ballast's events
+ * (MPI calls, regions, tasks, load-balancing decisions, remaps, task moves,
+ * the end of the run). This header is the spec.
+ *
+ * \section tool_what What a tool is
+ * A tool is a shared object (or code linked into the program) that exports
+ * one versioned init function,
+ * \code
+ * int ballast_tool_init_v1(const ballast_tool_api_v1_t *api, ballast_tool_t *tool);
+ * \endcode
+ * ballast calls it once with the interface's table. Inside it the tool
+ * registers one callback per event it wants (\c api->on_mpi_exit(tool, fn,
+ * user_data), ...) and returns
+ * - 0 to attach: its registrations take effect;
+ * - a positive value to decline quietly (e.g. "not on this rank"): nothing
+ *   it registered takes effect, no message;
+ * - a negative value for an error: nothing it registered takes effect, one
+ *   warning names the tool and the value, the run goes on without it.
+ *
+ * \section tool_load Loading
+ * - \c BALLAST_TOOLS=a.so:b.so (colon-separated) loads tools at MPI_Init
+ *   (MPI_Init_thread), after monitoring has started, with
+ *   <tt>dlopen(RTLD_NOW | RTLD_LOCAL)</tt>, in the order given. An entry with
+ *   a '/' is a path; an entry ending in ".so" without '/' is searched as
+ *   dlopen searches (LD_LIBRARY_PATH, ...); a bare name such as \c count is a
+ *   bundled tool: <tt>\<dir of libballast.so\>/ballast/tools/\<name\>.so</tt>
+ *   (installed as <tt>PREFIX/lib/ballast/tools/</tt>, and so in the build
+ *   tree too), then the install prefix's <tt>lib/ballast/tools/</tt>.
+ * - ballast_tool_attach() attaches a tool linked into the program. Called
+ *   before MPI_Init, the tool is queued and its init runs at MPI_Init, after
+ *   the \c BALLAST_TOOLS ones, in the order of the calls; called after
+ *   MPI_Init, its init runs at once.
+ * - At most #BALLAST_TOOL_MAX tools attach; a further one is refused with a
+ *   warning.
+ * - Tools are attached on every rank independently: the same
+ *   \c BALLAST_TOOLS on every rank is the usual use, but nothing requires it.
+ *
+ * \section tool_fail Failures
+ * A missing or unloadable .so, a .so without \c ballast_tool_init_v1 (in
+ * particular one built for another interface version, e.g. exporting only
+ * \c ballast_tool_init_v2), an init returning a negative value, or one tool
+ * too many: one warning naming the tool (its path or name) and what was
+ * wrong; the run continues without that tool. Nothing a tool does can make
+ * an MPI call of the application fail.
+ *
+ * \section tool_order Order, threads, clock
+ * - Several tools at once: each is called for the events it registered, in
+ *   the order the tools attached (load order).
+ * - Callbacks run on the thread where the event happens, synchronously,
+ *   before the event's code goes on. Under MPI_THREAD_MULTIPLE they may run
+ *   concurrently on several threads: a tool's callbacks must be thread safe.
+ *   Event structs and the strings they point to are valid during the call
+ *   only: copy what you keep.
+ * - Every \c t_ns is read from one clock, the one api->now_ns() reads:
+ *   nanoseconds on the CLOCK_MONOTONIC time base. Where monitoring uses the
+ *   invariant TSC, ballast converts TSC ticks with the rate calibrated
+ *   against CLOCK_MONOTONIC at MPI_Init (so it stays within a few ppm of
+ *   CLOCK_MONOTONIC); otherwise it is CLOCK_MONOTONIC itself. Timestamps of
+ *   one process are comparable; timestamps of different nodes are not
+ *   synchronised.
+ * - Registration may happen in init or later (e.g. from a callback); a
+ *   registration made after init takes effect for events that start after
+ *   it. Registrations cannot be withdrawn; after the finalize event no
+ *   further event is raised.
+ *
+ * \section tool_safe What a callback may call
+ * - api->now_ns, api->world_rank, api->world_size, api->tool_name and the
+ *   registration functions: anywhere, any thread.
+ * - pia's local read calls (pia_region_*, pia_activity_* reads,
+ *   pia_partner_*, pia_find_*, pia_get_*; everything pia.h does not mark
+ *   collective): from every callback. In MPI callbacks the figures of the
+ *   call being reported are already counted at \c mpi_exit (not yet at
+ *   \c mpi_enter).
+ * - Region calls (mon_region_begin/end, MPI_Pcontrol), task calls (rta_*)
+ *   and load balancing: never from a callback (they raise events
+ *   themselves; the result is undefined).
+ * - MPI: from \c mpi_enter / \c mpi_exit callbacks, MPI calls go straight
+ *   to MPI, unrecorded and without events. From \c finalize (and from the
+ *   init function) MPI may be used freely, collectives on MPI_COMM_WORLD
+ *   included (every rank gets the finalize event): it is neither recorded
+ *   nor reported as an event. From other callbacks, do not call MPI.
+ * - Collective pia or mon calls (pia.h / mon.h say which): from
+ *   \c finalize only.
+ *
+ * \section tool_lib The library's own MPI traffic
+ * MPI calls that ballast makes for itself (mapping, agreement, migration,
+ * reports) raise \c mpi_enter / \c mpi_exit like the application's, with
+ * \c lib = 1; the application's calls have \c lib = 0. ballast's own counts
+ * (pia) count only the application's calls, so a tool that wants to match
+ * them skips events with \c lib set.
+ *
+ * \section tool_version Versioning
+ * #BALLAST_TOOL_VERSION is the interface's version. A later, incompatible
+ * version gets a new init name (\c ballast_tool_init_v2 ...): the loader
+ * looks for the names it supports, so an old tool keeps working or is
+ * refused with a message that names the versions involved. Within one
+ * version, fields may be added at the end of the table and of the event
+ * structs, never moved: a tool checks \c api->size before using a field
+ * added after the first release.
+ *
+ * \section tool_cost Cost
+ * With no tool registered for an event, the event costs one predictable
+ * branch. An MPI callback costs one indirect call per registered callback,
+ * plus the figures of the event (sizes are cached per communicator).
+ */
+#ifndef BALLAST_TOOL_H
+#define BALLAST_TOOL_H
+
+#include <stdint.h>
+
+#include <ballast/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The version of the tools interface this header describes. */
+#define BALLAST_TOOL_VERSION 1
+
+/** At most this many tools attach in one process. */
+#define BALLAST_TOOL_MAX 16
+
+/** An attached tool (opaque; owned by ballast, valid until the process ends). */
+typedef struct ballast_tool ballast_tool_t;
+
+/* ---- events ------------------------------------------------------------------ */
+
+/**
+ * An MPI call starts (before the call reaches MPI). Raised by every wrapped
+ * MPI function except MPI_Init / MPI_Init_thread (tools load after it:
+ * their \c mpi_exit is not raised either) and MPI_Finalize (see
+ * \c finalize).
+ */
+typedef struct {
+  uint64_t t_ns;       /**< when the call started */
+  int fn;              /**< activity id of the function (pia's id: stable within a run) */
+  const char *name;    /**< its name, e.g. "MPI_Send" (static string) */
+  int comm_size;       /**< size of the communicator the call names (remote group of an
+                            intercommunicator); 0 when it names none (waits, tests,
+                            windows, files, datatypes) */
+  int lib;             /**< 1: ballast's own traffic; 0: the application's */
+} ballast_tool_mpi_enter_t;
+
+/**
+ * An MPI call returned. \c bytes follows ballast's accounting (pia's byte
+ * counts): what the call moved or completed. A blocking call gives its
+ * bytes; a nonblocking or persistent post gives 0 in \c bytes and the size
+ * of a posted send in \c posted_bytes; the wait/test call that completes it
+ * gives the bytes it credits (a completed receive's size from its status,
+ * a completed send's size). So over a run, the \c bytes of the events with
+ * \c lib = 0 add up to pia's byte count of MPI_ALL.
+ */
+typedef struct {
+  uint64_t t_ns;        /**< when the call returned */
+  uint64_t t_begin_ns;  /**< the \c t_ns of its mpi_enter */
+  int fn;               /**< activity id, as in mpi_enter */
+  const char *name;     /**< "MPI_Send", ... */
+  uint64_t bytes;       /**< bytes moved or completed by this call */
+  uint64_t posted_bytes;/**< nonblocking/persistent send posted by this call: its size; else 0 */
+  int partner;          /**< MPI_COMM_WORLD rank of the call's partner (destination, source,
+                             root); for a wait/test, the partner of what it completed when
+                             that is one rank; -1 when none or several */
+  int comm_size;        /**< as in mpi_enter */
+  int lib;              /**< as in mpi_enter */
+  int ret;              /**< MPI's return value (MPI_SUCCESS, ...) */
+} ballast_tool_mpi_exit_t;
+
+/**
+ * A region was entered or left: mon_region_begin/end, region handles,
+ * ipm_region and MPI_Pcontrol(1|-1, name) all raise it, and so do the task
+ * runtime's regions (a task's region is named by its key). Regions still
+ * open at MPI_Finalize are left (innermost first) before \c finalize.
+ */
+typedef struct {
+  uint64_t t_ns;       /**< when */
+  const char *name;    /**< the region's name as given */
+  int id;              /**< region id (pia's id; 0 is the whole program, never raised) */
+  int depth;           /**< open regions on this thread including this one (1 = outermost) */
+} ballast_tool_region_t;
+
+/** A task starts or ends its step (rta_task_begin / rta_task_end). */
+typedef struct {
+  uint64_t t_ns;       /**< when */
+  const char *key;     /**< the task's path key, e.g. "md/block_17" */
+} ballast_tool_task_t;
+
+/** Verdict of a load-balancing decision. */
+typedef enum {
+  BALLAST_TOOL_KEEP = 0,   /**< no remap at this step */
+  BALLAST_TOOL_REMAP = 1   /**< remap now (a remap_begin follows) */
+} ballast_tool_verdict_t;
+
+/**
+ * A load-balancing step was judged (every rta_lb_perform /
+ * rta_perform_load_balancing call that fed the policy: the policy is not
+ * off). Collective: every rank of the context gets the same figures.
+ */
+typedef struct {
+  uint64_t t_ns;             /**< when the decision was made */
+  const char *context;       /**< key of the context's root task */
+  long step;                 /**< steps the policy has observed */
+  double imbalance;          /**< max/avg of the per-rank medians; 0 when not judged */
+  double predicted_gain_s;   /**< seconds a remap would save over the horizon */
+  double remap_cost_s;       /**< seconds a remap is expected to cost (measured once one ran) */
+  int verdict;               /**< ballast_tool_verdict_t */
+  const char *reason;        /**< rta_reason_name(): "balanced", "warmup", "explicit", ... */
+} ballast_tool_lb_decision_t;
+
+/** A remap starts (after a REMAP verdict). Collective. */
+typedef struct {
+  uint64_t t_ns;
+  const char *context;       /**< key of the context's root task */
+  long step;                 /**< as in the decision */
+  const char *strategy;      /**< mapping strategy, e.g. "twophase" */
+} ballast_tool_remap_begin_t;
+
+/** A remap ended, committed or rolled back. Collective. */
+typedef struct {
+  uint64_t t_ns;
+  const char *context;
+  long step;
+  const char *strategy;
+  long tasks_moved;          /**< tasks moved, all ranks (0 when rolled back) */
+  uint64_t bytes_moved;      /**< state bytes moved, all ranks (0 when rolled back) */
+  double mapping_s;          /**< seconds computing the mapping (max over ranks) */
+  double migration_s;        /**< seconds moving state (max over ranks) */
+  int committed;             /**< 1: committed; 0: rolled back (an error on some rank) */
+} ballast_tool_remap_end_t;
+
+/**
+ * One task moved by a remap, raised on the rank it leaves and on the rank it
+ * arrives at (before remap_end; a rolled-back remap raises none).
+ */
+typedef struct {
+  uint64_t t_ns;
+  const char *key;           /**< the task's key */
+  int from;                  /**< MPI_COMM_WORLD rank it left */
+  int to;                    /**< MPI_COMM_WORLD rank it went to */
+  uint64_t bytes;            /**< its state's size in bytes (0 when not known on this rank) */
+} ballast_tool_task_move_t;
+
+/**
+ * The run ends: raised inside MPI_Finalize, after regions still open were
+ * left and ballast stopped recording, before the end-of-run report; MPI is
+ * still usable (see \ref tool_safe). No event follows.
+ */
+typedef struct {
+  uint64_t t_ns;
+} ballast_tool_finalize_t;
+
+/* ---- callbacks ------------------------------------------------------------------- */
+
+typedef void (*ballast_tool_mpi_enter_fn)(const ballast_tool_mpi_enter_t *ev, void *user_data);
+typedef void (*ballast_tool_mpi_exit_fn)(const ballast_tool_mpi_exit_t *ev, void *user_data);
+typedef void (*ballast_tool_region_fn)(const ballast_tool_region_t *ev, void *user_data);
+typedef void (*ballast_tool_task_fn)(const ballast_tool_task_t *ev, void *user_data);
+typedef void (*ballast_tool_lb_decision_fn)(const ballast_tool_lb_decision_t *ev,
+                                            void *user_data);
+typedef void (*ballast_tool_remap_begin_fn)(const ballast_tool_remap_begin_t *ev,
+                                            void *user_data);
+typedef void (*ballast_tool_remap_end_fn)(const ballast_tool_remap_end_t *ev, void *user_data);
+typedef void (*ballast_tool_task_move_fn)(const ballast_tool_task_move_t *ev, void *user_data);
+typedef void (*ballast_tool_finalize_fn)(const ballast_tool_finalize_t *ev, void *user_data);
+
+/* ---- the table ------------------------------------------------------------------- */
+
+/**
+ * The interface's table, given to a tool's init. Owned by ballast, valid
+ * until the process ends.
+ *
+ * Every \c on_* function registers \a fn, called with \a user_data, for one
+ * event of \a tool. Returns 0; BALLAST_EINVAL for a NULL tool or fn;
+ * BALLAST_EEXIST when the tool already registered that event;
+ * BALLAST_ESTATE after the finalize event. Thread safe.
+ */
+typedef struct ballast_tool_api_v1 {
+  int version;   /**< BALLAST_TOOL_VERSION of the library (1) */
+  int size;      /**< sizeof the table in the library: fields beyond it do not exist */
+
+  int (*on_mpi_enter)(ballast_tool_t *tool, ballast_tool_mpi_enter_fn fn, void *user_data);
+  int (*on_mpi_exit)(ballast_tool_t *tool, ballast_tool_mpi_exit_fn fn, void *user_data);
+  int (*on_region_enter)(ballast_tool_t *tool, ballast_tool_region_fn fn, void *user_data);
+  int (*on_region_exit)(ballast_tool_t *tool, ballast_tool_region_fn fn, void *user_data);
+  int (*on_task_begin)(ballast_tool_t *tool, ballast_tool_task_fn fn, void *user_data);
+  int (*on_task_end)(ballast_tool_t *tool, ballast_tool_task_fn fn, void *user_data);
+  int (*on_lb_decision)(ballast_tool_t *tool, ballast_tool_lb_decision_fn fn, void *user_data);
+  int (*on_remap_begin)(ballast_tool_t *tool, ballast_tool_remap_begin_fn fn, void *user_data);
+  int (*on_remap_end)(ballast_tool_t *tool, ballast_tool_remap_end_fn fn, void *user_data);
+  int (*on_task_move)(ballast_tool_t *tool, ballast_tool_task_move_fn fn, void *user_data);
+  int (*on_finalize)(ballast_tool_t *tool, ballast_tool_finalize_fn fn, void *user_data);
+
+  /** The clock of every event's \c t_ns (see \ref tool_order). */
+  uint64_t (*now_ns)(void);
+  /** This process's rank in MPI_COMM_WORLD (-1 outside MPI_Init..MPI_Finalize). */
+  int (*world_rank)(void);
+  /** Size of MPI_COMM_WORLD (-1 outside MPI_Init..MPI_Finalize). */
+  int (*world_size)(void);
+  /** The tool's name: the BALLAST_TOOLS entry, or the name given to
+   *  ballast_tool_attach() (owned by ballast). */
+  const char *(*tool_name)(ballast_tool_t *tool);
+} ballast_tool_api_v1_t;
+
+/** The init function of version 1 (exported as \c ballast_tool_init_v1). */
+typedef int (*ballast_tool_init_v1_fn)(const ballast_tool_api_v1_t *api, ballast_tool_t *tool);
+
+/**
+ * \brief Attaches a tool linked into the program.
+ *
+ * Before MPI_Init the tool is queued: its \a init runs at MPI_Init, after
+ * the \c BALLAST_TOOLS tools, in call order, and its outcome (declined,
+ * error) is reported there as for a loaded tool. After MPI_Init (and before
+ * MPI_Finalize) \a init runs at once, on the calling thread.
+ *
+ * \param name  the tool's name for messages and api->tool_name (copied)
+ * \param init  its init function
+ * \return 0 attached (or queued); 1 when \a init declined (returned > 0);
+ *   BALLAST_EINVAL for a NULL or empty name or a NULL init;
+ *   BALLAST_ECALLBACK when \a init returned a negative value (warned);
+ *   BALLAST_ERANGE when #BALLAST_TOOL_MAX tools are attached already;
+ *   BALLAST_ESTATE after MPI_Finalize started; BALLAST_ENOMEM.
+ *   Thread safe; not collective.
+ */
+BALLAST_API int ballast_tool_attach(const char *name, ballast_tool_init_v1_fn init);
+
+/** \brief The clock of the events' timestamps (api->now_ns, for code linked in). */
+BALLAST_API uint64_t ballast_tool_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BALLAST_TOOL_H */

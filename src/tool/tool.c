@@ -1,0 +1,261 @@
+/*
+ * The tools interface's dispatch: the tool records, typed registration per
+ * event, the global event mask, the emit functions, ballast_tool_attach(),
+ * and the start (at MPI_Init) and end (in MPI_Finalize) of tools.
+ *
+ * A tool's registrations made inside its init are staged in its record and
+ * published only when the init returns 0, so a tool that declines or fails
+ * leaves nothing behind, and tools' callbacks run in attach order.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/common_internal.h"
+#include "tool/tool_internal.h"
+
+typedef void (*any_fn)(void); /* a callback stored untyped, called as its own type */
+
+typedef struct {
+  any_fn fn;
+  void *ud;
+} slot_t;
+
+enum { T_QUEUED, T_INIT, T_ATTACHED, T_OFF };
+enum { S_BEFORE, S_RUNNING, S_DONE };
+
+struct ballast_tool {
+  char *name;
+  ballast_tool_init_v1_fn init;
+  void *dl;                        /* dlopen handle, NULL when linked in */
+  int state;                       /* T_* (under lock) */
+  unsigned registered;             /* events registered, staged or published */
+  slot_t staged[BALLAST__TOOL_NEV];
+};
+
+unsigned ballast__tool_mask;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static ballast_tool_t *tools[BALLAST_TOOL_MAX];
+static int ntools;
+static int stage = S_BEFORE;       /* atomic reads */
+static slot_t slots[BALLAST__TOOL_NEV][BALLAST_TOOL_MAX];
+static int nslots[BALLAST__TOOL_NEV]; /* published with release */
+
+/* ---- clock ---------------------------------------------------------------- */
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t (*clock_fn)(void) = mono_ns;
+
+uint64_t ballast__tool_now(void) { return __atomic_load_n(&clock_fn, __ATOMIC_ACQUIRE)(); }
+
+void ballast__tool_set_clock(uint64_t (*now_ns)(void)) {
+  __atomic_store_n(&clock_fn, now_ns ? now_ns : mono_ns, __ATOMIC_RELEASE);
+}
+
+uint64_t ballast_tool_now_ns(void) { return ballast__tool_now(); }
+
+/* ---- registration ------------------------------------------------------------ */
+
+/* Publishes one callback (under lock): the slot first, then the count, then
+ * the mask bit, so an emitter that sees the bit or the count sees the slot. */
+static void publish(int ev, slot_t s) {
+  int n = nslots[ev];
+  slots[ev][n] = s;
+  __atomic_store_n(&nslots[ev], n + 1, __ATOMIC_RELEASE);
+  __atomic_or_fetch(&ballast__tool_mask, 1u << ev, __ATOMIC_RELEASE);
+}
+
+static int reg(ballast_tool_t *tool, int ev, any_fn fn, void *ud) {
+  if (!tool || !fn)
+    return BALLAST_EINVAL;
+  int rc = 0;
+  pthread_mutex_lock(&lock);
+  if (stage == S_DONE || tool->state == T_OFF)
+    rc = BALLAST_ESTATE;
+  else if (tool->registered & (1u << ev))
+    rc = BALLAST_EEXIST;
+  else {
+    tool->registered |= 1u << ev;
+    slot_t s = {fn, ud};
+    if (tool->state == T_ATTACHED)
+      publish(ev, s);
+    else
+      tool->staged[ev] = s;
+  }
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+#define BALLAST__TOOL_REG_(n, N, f, e)                                   \
+  static int on_##n(ballast_tool_t *tool, f fn, void *ud) {              \
+    return reg(tool, BALLAST__TOOL_EVI_##N, (any_fn)fn, ud);             \
+  }
+BALLAST__TOOL_EVENTS(BALLAST__TOOL_REG_)
+#undef BALLAST__TOOL_REG_
+
+/* ---- emit ------------------------------------------------------------------------- */
+
+#define BALLAST__TOOL_EMIT_(n, N, f, e)                                          \
+  void ballast__tool_emit_##n(const e *ev) {                                     \
+    int cnt = __atomic_load_n(&nslots[BALLAST__TOOL_EVI_##N], __ATOMIC_ACQUIRE); \
+    for (int i = 0; i < cnt; i++) {                                              \
+      const slot_t *s = &slots[BALLAST__TOOL_EVI_##N][i];                        \
+      ((f)s->fn)(ev, s->ud);                                                     \
+    }                                                                            \
+  }
+BALLAST__TOOL_EVENTS(BALLAST__TOOL_EMIT_)
+#undef BALLAST__TOOL_EMIT_
+
+/* ---- the table ------------------------------------------------------------------- */
+
+static int world_size(void) {
+  int init = 0, fin = 0, n = -1;
+  PMPI_Initialized(&init);
+  PMPI_Finalized(&fin);
+  if (init && !fin)
+    PMPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+static const char *tool_name(ballast_tool_t *tool) { return tool ? tool->name : NULL; }
+
+static const ballast_tool_api_v1_t api = {
+    .version = BALLAST_TOOL_VERSION,
+    .size = (int)sizeof(ballast_tool_api_v1_t),
+#define BALLAST__TOOL_TAB_(n, N, f, e) .on_##n = on_##n,
+    BALLAST__TOOL_EVENTS(BALLAST__TOOL_TAB_)
+#undef BALLAST__TOOL_TAB_
+    .now_ns = ballast__tool_now,
+    .world_rank = ballast__world_rank,
+    .world_size = world_size,
+    .tool_name = tool_name,
+};
+
+/* ---- tools ----------------------------------------------------------------------- */
+
+ballast_tool_t *ballast__tool_new(const char *name, ballast_tool_init_v1_fn init, void *dl,
+                                  int *queued, int *err) {
+  ballast_tool_t *t = calloc(1, sizeof *t);
+  char *copy = strdup(name);
+  if (!t || !copy) {
+    free(t);
+    free(copy);
+    BALLAST_WARN("tool \"%s\": out of memory; running without it", name);
+    *err = BALLAST_ENOMEM;
+    return NULL;
+  }
+  t->name = copy;
+  t->init = init;
+  t->dl = dl;
+  t->state = T_QUEUED;
+  pthread_mutex_lock(&lock);
+  int full = ntools == BALLAST_TOOL_MAX;
+  if (!full)
+    tools[ntools++] = t;
+  /* Decided under the lock that ballast__tool_start takes: a tool added
+   * before MPI_Init is run by it, one added after by its caller. */
+  *queued = stage == S_BEFORE;
+  pthread_mutex_unlock(&lock);
+  if (full) {
+    BALLAST_WARN("tool \"%s\": %d tools are attached already (the most there can be); "
+                 "running without it", name, BALLAST_TOOL_MAX);
+    free(copy);
+    free(t);
+    *err = BALLAST_ERANGE;
+    return NULL;
+  }
+  return t;
+}
+
+int ballast__tool_run_init(ballast_tool_t *t) {
+  pthread_mutex_lock(&lock);
+  t->state = T_INIT;
+  pthread_mutex_unlock(&lock);
+  /* A tool's own MPI calls in its init are not the application's traffic. */
+  ballast__lib_begin();
+  int rc = t->init(&api, t);
+  ballast__lib_end();
+  pthread_mutex_lock(&lock);
+  if (rc == 0 && stage != S_DONE) {
+    t->state = T_ATTACHED;
+    for (int ev = 0; ev < BALLAST__TOOL_NEV; ev++)
+      if (t->registered & (1u << ev))
+        publish(ev, t->staged[ev]);
+  } else {
+    t->state = T_OFF;
+  }
+  pthread_mutex_unlock(&lock);
+  if (rc < 0) {
+    BALLAST_WARN("tool \"%s\": its init returned %d (an error); running without it",
+                 t->name, rc);
+    return BALLAST_ECALLBACK;
+  }
+  if (rc > 0)
+    BALLAST_DEBUG("tool \"%s\" declined to attach (init returned %d)", t->name, rc);
+  else
+    BALLAST_DEBUG("tool \"%s\" attached", t->name);
+  return rc > 0 ? 1 : 0;
+}
+
+int ballast_tool_attach(const char *name, ballast_tool_init_v1_fn init) {
+  if (!name || !*name || !init)
+    return BALLAST_EINVAL;
+  int st = __atomic_load_n(&stage, __ATOMIC_ACQUIRE);
+  if (st == S_DONE)
+    return BALLAST_ESTATE;
+  int err = 0, queued = 0;
+  ballast_tool_t *t = ballast__tool_new(name, init, NULL, &queued, &err);
+  if (!t)
+    return err;
+  return queued ? 0 : ballast__tool_run_init(t);
+}
+
+void ballast__tool_start(void) {
+  pthread_mutex_lock(&lock);
+  if (stage != S_BEFORE) {
+    pthread_mutex_unlock(&lock);
+    return;
+  }
+  /* Tools attached from here on run their init at once. */
+  int nqueued = ntools;
+  __atomic_store_n(&stage, S_RUNNING, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&lock);
+  const char *env = getenv("BALLAST_TOOLS");
+  if (env && *env) {
+    char *list = strdup(env);
+    if (!list) {
+      BALLAST_WARN("tool: out of memory reading BALLAST_TOOLS; no tool loaded");
+    } else {
+      char *save = NULL;
+      for (char *e = strtok_r(list, ":", &save); e; e = strtok_r(NULL, ":", &save))
+        ballast__tool_load(e);
+      free(list);
+    }
+  }
+  for (int i = 0; i < nqueued; i++)
+    (void)ballast__tool_run_init(tools[i]);
+}
+
+void ballast__tool_finalize(void) {
+  pthread_mutex_lock(&lock);
+  int st = stage;
+  __atomic_store_n(&stage, S_DONE, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&lock);
+  if (st == S_DONE)
+    return;
+  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_FINALIZE)) {
+    ballast_tool_finalize_t ev = {.t_ns = ballast__tool_now()};
+    ballast__lib_begin();
+    ballast__tool_emit_finalize(&ev);
+    ballast__lib_end();
+  }
+  /* No event after finalize: the emit points see an empty mask. */
+  __atomic_store_n(&ballast__tool_mask, 0u, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,91 @@
+/*
+ * The tools interface's dispatch, for the layers that raise events (mon, the
+ * task runtime, load balancing). Never installed.
+ *
+ * An emit point reads the global mask once and raises the event only when
+ * some tool registered it, so with no tool an event costs one predictable
+ * branch:
+ *
+ *   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REGION_ENTER)) {
+ *     ballast_tool_region_t ev = {...};
+ *     ballast__tool_emit_region_enter(&ev);
+ *   }
+ *
+ * Registered callbacks live in per-event arrays that only grow (a slot is
+ * written before the count that publishes it, with release/acquire), so
+ * emitting takes no lock and may run on any thread while a tool registers.
+ */
+#ifndef BALLAST_TOOL_INTERNAL_H
+#define BALLAST_TOOL_INTERNAL_H
+
+#include <stdint.h>
+
+#include <ballast/tool.h>
+
+/* X(name, NAME, callback type, event type): every event, in mask-bit order. */
+#define BALLAST__TOOL_EVENTS(X)                                                          \
+  X(mpi_enter, MPI_ENTER, ballast_tool_mpi_enter_fn, ballast_tool_mpi_enter_t)           \
+  X(mpi_exit, MPI_EXIT, ballast_tool_mpi_exit_fn, ballast_tool_mpi_exit_t)               \
+  X(region_enter, REGION_ENTER, ballast_tool_region_fn, ballast_tool_region_t)           \
+  X(region_exit, REGION_EXIT, ballast_tool_region_fn, ballast_tool_region_t)             \
+  X(task_begin, TASK_BEGIN, ballast_tool_task_fn, ballast_tool_task_t)                   \
+  X(task_end, TASK_END, ballast_tool_task_fn, ballast_tool_task_t)                       \
+  X(lb_decision, LB_DECISION, ballast_tool_lb_decision_fn, ballast_tool_lb_decision_t)   \
+  X(remap_begin, REMAP_BEGIN, ballast_tool_remap_begin_fn, ballast_tool_remap_begin_t)   \
+  X(remap_end, REMAP_END, ballast_tool_remap_end_fn, ballast_tool_remap_end_t)           \
+  X(task_move, TASK_MOVE, ballast_tool_task_move_fn, ballast_tool_task_move_t)           \
+  X(finalize, FINALIZE, ballast_tool_finalize_fn, ballast_tool_finalize_t)
+
+enum {
+#define BALLAST__TOOL_EVI_(n, N, f, e) BALLAST__TOOL_EVI_##N,
+  BALLAST__TOOL_EVENTS(BALLAST__TOOL_EVI_)
+#undef BALLAST__TOOL_EVI_
+  BALLAST__TOOL_NEV
+};
+enum {
+#define BALLAST__TOOL_EVB_(n, N, f, e) BALLAST__TOOL_EV_##N = 1u << BALLAST__TOOL_EVI_##N,
+  BALLAST__TOOL_EVENTS(BALLAST__TOOL_EVB_)
+#undef BALLAST__TOOL_EVB_
+};
+
+/** Bit BALLAST__TOOL_EV_x set when some tool registered event x (atomic). */
+extern unsigned ballast__tool_mask;
+
+/** The one branch of an emit point: non-zero when one of \a bits is registered. */
+#define BALLAST__TOOL_ON(bits) \
+  __builtin_expect((__atomic_load_n(&ballast__tool_mask, __ATOMIC_RELAXED) & (bits)) != 0, 0)
+
+/* ballast__tool_emit_<event>(const <event type> *ev): calls every callback
+ * registered for the event, in registration order, on the calling thread. */
+#define BALLAST__TOOL_EMIT_DECL_(n, N, f, e) void ballast__tool_emit_##n(const e *ev);
+BALLAST__TOOL_EVENTS(BALLAST__TOOL_EMIT_DECL_)
+#undef BALLAST__TOOL_EMIT_DECL_
+
+/** The events' clock (api->now_ns): the function mon installed, else
+ *  CLOCK_MONOTONIC in nanoseconds. */
+uint64_t ballast__tool_now(void);
+/** mon installs its clock (ticks converted to ns) at MPI_Init. */
+void ballast__tool_set_clock(uint64_t (*now_ns)(void));
+
+/** At MPI_Init (mon's wrapper, after monitoring started): loads the tools of
+ *  BALLAST_TOOLS, then runs the init of the tools ballast_tool_attach()
+ *  queued. Idempotent. */
+void ballast__tool_start(void);
+/** Inside MPI_Finalize, before the report: raises the finalize event once,
+ *  then no event is raised any more. Idempotent. */
+void ballast__tool_finalize(void);
+
+/* ---- between tool.c and load.c -------------------------------------------- */
+
+/** A new tool record (name copied); NULL with a warning when BALLAST_TOOL_MAX
+ *  tools exist or memory is short (*err gets the code). *queued is 1 when it
+ *  was added before MPI_Init (ballast__tool_start will run its init). */
+ballast_tool_t *ballast__tool_new(const char *name, ballast_tool_init_v1_fn init,
+                                  void *dl, int *queued, int *err);
+/** Runs the tool's init and commits its registrations when it returns 0.
+ *  Returns 0, 1 (declined) or BALLAST_ECALLBACK (warned). */
+int ballast__tool_run_init(ballast_tool_t *tool);
+/** Loads one BALLAST_TOOLS entry (warns and returns on any failure). */
+void ballast__tool_load(const char *entry);
+
+#endif /* BALLAST_TOOL_INTERNAL_H */
