@@ -12,6 +12,7 @@
 #include "common/common_internal.h"
 #include "mon/mon_hooks.h"
 #include "task/task_internal.h"
+#include "tool/tool_internal.h"
 
 /* The registry of contexts, keyed by application communicator (a list: a
  * program has a handful of contexts). */
@@ -523,6 +524,14 @@ static void remap_account(rta_lb_context_t *ctx, const remap_t *s, int rc,
   ctx->stats.seconds_mapping += mx[0];
   ctx->stats.seconds_migrating += mx[1];
   *cost = mx[0] + mx[1];
+  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REMAP_END)) {
+    ballast_tool_remap_end_t ev = {
+        .t_ns = ballast__tool_now(), .context = ctx->root_key, .step = (long)ctx->last.step,
+        .strategy = rta_strategy_name(ctx->cfg.strategy),
+        .tasks_moved = rc ? 0 : (long)tot[0], .bytes_moved = rc ? 0 : (uint64_t)tot[1],
+        .mapping_s = mx[0], .migration_s = mx[1], .committed = rc == 0};
+    ballast__tool_emit_remap_end(&ev);
+  }
   if (rc)
     return;
   ctx->stats.remaps++;
@@ -566,6 +575,17 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
   remap_free(&s);
   remap_account(ctx, &s, rc, t1 - t0, MPI_Wtime() - t1, cost);
   return rc;
+}
+
+/* The tools interface's lb_decision: every step the policy judged. */
+static void decision_event(const rta_lb_context_t *ctx, const rta_decision_t *d) {
+  ballast_tool_lb_decision_t ev = {
+      .t_ns = ballast__tool_now(), .context = ctx->root_key, .step = (long)d->step,
+      .imbalance = d->imbalance, .predicted_gain_s = d->predicted_gain,
+      .remap_cost_s = d->remap_cost,
+      .verdict = d->remap ? BALLAST_TOOL_REMAP : BALLAST_TOOL_KEEP,
+      .reason = rta_reason_name(d->reason)};
+  ballast__tool_emit_lb_decision(&ev);
 }
 
 int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
@@ -623,6 +643,8 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   rta_decision_t d;
   rta_policy_decide(ctx->policy, &d);
   ctx->last = d;
+  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_LB_DECISION))
+    decision_event(ctx, &d);
   if (d.imbalance > 0) {
     if (ctx->stats.imbalance_first == 0)
       ctx->stats.imbalance_first = d.imbalance;
@@ -642,6 +664,12 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     double cost = 0;
     if (d.imbalance > 0)
       ctx->stats.imbalance_before = d.imbalance;
+    if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REMAP_BEGIN)) {
+      ballast_tool_remap_begin_t ev = {.t_ns = ballast__tool_now(), .context = ctx->root_key,
+                                       .step = (long)d.step,
+                                       .strategy = rta_strategy_name(ctx->cfg.strategy)};
+      ballast__tool_emit_remap_begin(&ev);
+    }
     ballast__lib_begin();
     rc = remap(ctx, &cost);
     ballast__lib_end();

@@ -27,6 +27,7 @@
 #include "common/common_internal.h"
 #include "mon/mon_hooks.h"
 #include "task/task_internal.h"
+#include "tool/tool_internal.h"
 
 #define MAX_SAMPLES 1024
 
@@ -89,6 +90,8 @@ typedef struct {
                       * parents), in creation order: removed on rollback */
   int nmade, capmade;
   double *samples; /* MAX_SAMPLES, scratch of define_arrival */
+  MPI_Comm base;    /* the context's: ranks of task_move events */
+  int rank;         /* this rank in base */
 } mctx_t;
 
 /* Words of a descriptor before the task parameters: vertex, user bytes,
@@ -394,8 +397,40 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
   return rc;
 }
 
+/* The tools interface's task_move, on both ranks of a committed move;
+ * \a from and \a to are ranks of the context's base communicator. */
+static void move_event(const mctx_t *c, const rta_task_t *t, int from, int to,
+                       uint64_t bytes) {
+  int r[2] = {from, to}, w[2] = {-1, -1};
+  MPI_Group g, world;
+  if (MPI_Comm_group(c->base, &g) == MPI_SUCCESS) {
+    if (MPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS) {
+      MPI_Group_translate_ranks(g, 2, r, world, w);
+      MPI_Group_free(&world);
+    }
+    MPI_Group_free(&g);
+  }
+  ballast_tool_task_move_t ev = {.t_ns = ballast__tool_now(), .key = rta_task_key(t),
+                                 .from = w[0], .to = w[1], .bytes = bytes};
+  ballast__tool_emit_task_move(&ev);
+}
+
 static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
   mctx_t *c = vc;
+  if (outcome == RTA__COMMIT && BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_MOVE)) {
+    size_t head, tail;
+    if (outgoing) {
+      const out_t *o = &c->out[c->out_of[v]];
+      wire_sizes(o->raw, o->user_bytes, o->arr_bytes, o->head_bytes, &head, &tail);
+      if (o->t && !o->gone)
+        move_event(c, o->t, c->rank, o->dest, head + tail);
+    } else {
+      const in_t *x = &c->in[c->in_of[v]];
+      wire_sizes(x->raw, x->user_bytes, x->arr_bytes, x->head_bytes, &head, &tail);
+      if (x->t)
+        move_event(c, x->t, x->src, c->rank, head + tail);
+    }
+  }
   if (outgoing) {
     out_t *o = &c->out[c->out_of[v]];
     if (outcome != RTA__COMMIT || !o->t || o->gone)
@@ -669,6 +704,8 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   move_t s = {.ctx = ctx, .slot = slot, .who = -1};
   s.c.m = m;
   s.c.pool = ctx->pool;
+  s.c.base = ctx->base;
+  s.c.rank = ctx->rank;
   int err = move_alloc(&s);
   ballast__lib_begin();
   s.tm0 = s.tm1 = s.tm2 = MPI_Wtime();

@@ -8,6 +8,7 @@
 #include <ballast/mon.h>
 
 #include "common/common_internal.h"
+#include "tool/tool_internal.h"
 
 static rta_task_t *tasks;        /* uthash head, keyed by full key */
 static rta_task_t **open_stack;  /* begun, not yet ended; innermost last */
@@ -514,6 +515,10 @@ int rta_task_begin(rta_task_t *t) {
     rta__cost_on_begin(t);
   open_stack[nopen++] = t;
   t->open = 1;
+  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_BEGIN)) {
+    ballast_tool_task_t ev = {.t_ns = ballast__tool_now(), .key = t->key};
+    ballast__tool_emit_task_begin(&ev);
+  }
   return 0;
 }
 
@@ -542,6 +547,10 @@ int rta_task_end(rta_task_t *t) {
   t->open = 0;
   t->in_region = 0;
   nopen--;
+  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_END)) {
+    ballast_tool_task_t ev = {.t_ns = ballast__tool_now(), .key = t->key};
+    ballast__tool_emit_task_end(&ev);
+  }
   return 0;
 }
 
