@@ -13,7 +13,8 @@ counts of the same run (its profile, BALLAST_PROFILE) and the md summary:
     its ENTER records per location and region, one MPI_SEND / MPI_RECV per
     send / receive call, and one location per rank in its definitions.
 The buffer is 4 KiB, so both writers flush many times during the run.
-Then the errors: an OTF2 archive that exists already and a trace path that
+A run under the automatic policy then checks the imbalance counter: one
+sample per judged step, on rank 0, with the decision's value. Then the errors: an OTF2 archive that exists already and a trace path that
 cannot be written each give one message while the run completes.
 Usage: trace_md.py MPIEXEC BALLAST_MD CHECK_TRACE_JSON NP"""
 import collections
@@ -42,6 +43,7 @@ def check(cond, what):
 
 
 def run_md(d, extra_env, steps=20):
+    """Runs ballast-md with both writers; explicit policy, random maps."""
     env = dict(os.environ)
     for k in [k for k in env if k.startswith("BALLAST_")]:
         del env[k]
@@ -52,8 +54,8 @@ def run_md(d, extra_env, steps=20):
                 "OMPI_MCA_mpi_yield_when_idle": "1"})
     env.update(extra_env)
     cmd = [mpiexec, "-n", str(np), "--oversubscribe", md, "--json-only", "--scenario", "droplet",
-           "--particles", "4000", "--steps", str(steps), "--seed", "3", "--strategy", "ballast",
-           "--lb-random"]
+           "--particles", "4000", "--steps", str(steps), "--seed", "3", "--strategy", "ballast"] + (
+           ["--lb-random"] if env["BALLAST_LB"] == "explicit" else [])
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
     if p.returncode != 0:
         print(p.stdout, p.stderr)
@@ -113,9 +115,21 @@ def check_perfetto(d, s, prof):
           "one flow arrow per task moved: %d starts, %d finishes, %d moved" % (flows_s, flows_f, t))
     check(moves == 2 * t, "a move slice at both ends: %d for %d moved" % (moves, t))
     c0 = counts["0"]
-    imb = sum(v for k, v in c0.items() if k.startswith("C/imbalance "))
-    check(imb == s["lb_calls"], "rank 0: %d imbalance samples, %d decisions" % (imb, s["lb_calls"]))
     check(c0.get("i/lb decision") == s["lb_calls"], "rank 0: one lb decision instant per call")
+    check_imbalance(d + "/trace.json", need_judged=False)
+
+
+def check_imbalance(path, need_judged):
+    """Rank 0's imbalance counter has one sample per judged decision, with
+    the decision's value."""
+    evs = json.load(open(path))["traceEvents"]
+    judged = [e["args"]["imbalance"] for e in evs
+              if e.get("name") == "lb decision" and e["args"]["imbalance"] > 0]
+    samples = [e["args"]["imbalance"] for e in evs
+               if e.get("ph") == "C" and e["name"].startswith("imbalance ")]
+    check(samples == judged and (judged or not need_judged),
+          "rank 0: imbalance samples %s equal the judged decisions %s" % (samples[:5], judged[:5]))
+    check(all(e["pid"] == 0 for e in evs if e.get("ph") == "C"), "the counter is on rank 0")
 
 
 ENTER = re.compile(r'^ENTER\s+(\d+)\s+\d+\s+Region: "(.*)" <\d+>$')
@@ -167,6 +181,15 @@ def check_otf2(d, s, prof):
     check('"MPI_COMM_WORLD"' in g and "COMM " in g, "MPI_COMM_WORLD is defined")
 
 
+def check_auto(d):
+    # The automatic policy judges steps after its warm-up: the counter track.
+    os.remove(d + "/trace.json")
+    s, err = run_md(d, {"BALLAST_TOOLS": "perfetto", "BALLAST_LB": "auto",
+                        "BALLAST_LB_WARMUP": "2", "BALLAST_LB_WINDOW": "5"}, steps=16)
+    check(s["lb_imbalance_first"] > 0, "auto: ballast judged steps")
+    check_imbalance(d + "/trace.json", need_judged=True)
+
+
 def check_errors(d):
     # The archive exists: OTF2 refuses it on every rank; one message, the
     # run completes, the Perfetto writer still writes.
@@ -188,6 +211,7 @@ with tempfile.TemporaryDirectory() as d:
     check(sorted(prof) == list(range(np)), "profile of every rank")
     check_perfetto(d, s, prof)
     check_otf2(d, s, prof)
+    check_auto(d)
     check_errors(d)
 
 print("trace_md: %d failure(s)" % fails)

@@ -16,8 +16,9 @@
  *   the rank it leaves and on the rank it reaches, joined by a flow arrow
  *   (s on the source, f on the destination, one id per task and remap);
  * - the imbalance of each judged step: a counter track "imbalance <context>"
- *   on rank 0, with an instant "lb decision" carrying verdict, reason,
- *   predicted gain and remap cost.
+ *   on rank 0 (steps not judged, during warm-up, have no sample), and at
+ *   every decision an instant "lb decision" carrying imbalance, verdict,
+ *   reason, predicted gain and remap cost.
  *
  * Each rank appends to "<trace>.part<rank>" through a buffer of
  * BALLAST_TRACE_BUFFER bytes (flushed when full; memory never grows with the
@@ -138,9 +139,13 @@ static void on_lb_decision(const ballast_tool_lb_decision_t *ev, void *u) {
   if (g.rank != 0) return; /* the same figures on every rank: one track */
   char c[256], r[128], rest[1024];
   jstr(c, sizeof c, ev->context);
-  snprintf(rest, sizeof rest, "\"name\":\"imbalance %s\",\"args\":{\"imbalance\":%.6g}", c,
-           ev->imbalance);
-  emit(ev->t_ns, "C", rest);
+  /* A step not judged (warm-up) has imbalance 0: no sample, so the
+   * counter does not drop to 0 after each remap. */
+  if (ev->imbalance > 0) {
+    snprintf(rest, sizeof rest, "\"name\":\"imbalance %s\",\"args\":{\"imbalance\":%.6g}",
+             c, ev->imbalance);
+    emit(ev->t_ns, "C", rest);
+  }
   snprintf(rest, sizeof rest,
            "\"s\":\"t\",\"cat\":\"lb\",\"name\":\"lb decision\",\"args\":{\"context\":\"%s\","
            "\"step\":%ld,\"imbalance\":%.6g,\"predicted_gain_s\":%.6g,\"remap_cost_s\":%.6g,"
