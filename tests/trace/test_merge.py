@@ -20,7 +20,7 @@ def check(cond, what):
         fails += 1
 
 
-def write_parts(d, rank1_end=True, torn=False):
+def write_parts(d, rank1_end=True, torn=False, end_offset=-3998900, end_rtt=1000):
     out = os.path.join(d, "t.json")
     with open(out + ".part0", "w") as f:
         f.write('{"ballast_trace_part":1,"rank":0,"size":2,"t_local":1000000,"offset":0,"rtt":0}\n')
@@ -30,15 +30,17 @@ def write_parts(d, rank1_end=True, torn=False):
         f.write('{"ts":1002000,"ph":"E","pid":0,"tid":0,"cat":"region","name":"a"}\n')
         f.write('{"ballast_trace_end":1,"t_local":2000000,"offset":0,"rtt":0,"lost":0}\n')
     with open(out + ".part1", "w") as f:
-        # rank 1's clock is 3.999 ms ahead at init and 3.998 ms at finalize,
-        # 1 ms later: global = local + offset, offset interpolated.
+        # rank 1's clock is 3.999 ms ahead at init and 100 ns less at
+        # finalize, 1 ms later (100 ppm, the most taken for drift): global =
+        # local + offset, offset interpolated.
         f.write('{"ballast_trace_part":1,"rank":1,"size":2,"t_local":5000000,'
                 '"offset":-3999000,"rtt":1000}\n')
         f.write('{"ts":5500000,"ph":"B","pid":1,"tid":0,"cat":"region","name":"b \\"q\\""}\n')
+        f.write('{"ts":5500100,"ph":"X","pid":1,"tid":0,"dur":90.000,"cat":"mpi","name":"MPI_Recv"}\n')
         f.write('{"ts":5600000,"ph":"E","pid":1,"tid":0,"cat":"region","name":"b \\"q\\""}\n')
         if rank1_end:
-            f.write('{"ballast_trace_end":1,"t_local":6000000,"offset":-3998000,"rtt":1000,'
-                    '"lost":7}\n')
+            f.write('{"ballast_trace_end":1,"t_local":6000000,"offset":%d,"rtt":%d,'
+                    '"lost":7}\n' % (end_offset, end_rtt))
         if torn:
             f.write('{"ts":5700000,"ph":"B","pi')
     return out
@@ -59,9 +61,13 @@ with tempfile.TemporaryDirectory() as d:
     # 1001000 - rtt 1000) = 1000000 ns
     check(abs(ts[(0, "B")] - 0.5) < 1e-9, "rank 0's B at 0.5 us (got %s)" % ts[(0, "B")])
     check(abs(ts[(0, "X")] - 0.6) < 1e-9, "rank 0's X at 0.6 us")
-    check(abs(ts[(1, "B")] - 501.5) < 1e-9,
-          "rank 1's B at 501.5 us: offset interpolated half way (got %s)" % ts[(1, "B")])
-    check(abs(ts[(1, "E")] - 601.6) < 1e-9, "rank 1's E at 601.6 us (got %s)" % ts[(1, "E")])
+    check(abs(ts[(1, "B")] - 501.05) < 1e-9,
+          "rank 1's B at 501.05 us: offset interpolated half way (got %s)" % ts[(1, "B")])
+    check(abs(ts[(1, "E")] - 601.06) < 1e-9, "rank 1's E at 601.06 us (got %s)" % ts[(1, "E")])
+    x1 = [e for e in evs if e["pid"] == 1 and e["ph"] == "X"][0]
+    check(abs(x1["ts"] - 501.15) < 1e-9 and abs(x1["dur"] - 90.009) < 1e-9,
+          "rank 1's X moved and its duration scaled with the clock (%s, %s)"
+          % (x1["ts"], x1["dur"]))
     names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"]
              if e["ph"] == "M" and e["name"] == "process_name"}
     check(names == {0: "rank 0", 1: "rank 1"}, "each rank's process is named")
@@ -71,6 +77,15 @@ with tempfile.TemporaryDirectory() as d:
     check(os.path.exists(out + ".part0"), "parts kept without --remove-parts")
     r = run([sys.executable, checker, out, "--ranks", "2"])
     check(r.returncode == 0, "merged trace passes the strict check (%s)" % r.stdout.strip())
+
+    # Samples 1000 ppm apart are noise, not drift: the one with the shorter
+    # round trip (the end sample, 500 ns) serves alone.
+    out = write_parts(d, end_offset=-3998000, end_rtt=500)
+    r = run([merge, out])
+    doc = json.load(open(out))
+    b1 = [e["ts"] for e in doc["traceEvents"] if e["ph"] == "B" and e["pid"] == 1]
+    check(r.returncode == 0 and b1 == [502.0],
+          "an implausible drift is not applied: the better sample's offset (got %s)" % b1)
 
     # A run that died: rank 1 has no end line and a torn last line.
     out = write_parts(d, rank1_end=False, torn=True)

@@ -29,9 +29,10 @@
  * the rank's, trace_common.h), which readers apply to align the ranks'
  * CLOCK_MONOTONIC timestamps.
  *
- * Memory: OTF2 holds each location's events in chunks of
- * BALLAST_TRACE_BUFFER bytes (clamped to OTF2's 256 KiB..16 MiB) and
- * flushes a location's chunk to its file when it is full.
+ * Memory: each location (thread) holds at most BALLAST_TRACE_BUFFER bytes of
+ * events (in chunks of 1 MiB, or one chunk of at least 256 KiB, OTF2's
+ * smallest; at most 64 chunks) and OTF2 writes them to the location's file
+ * when they are full (the memory callbacks below).
  */
 #define OTF2_MPI_USE_PMPI
 #include "trace_common.h"
@@ -469,8 +470,13 @@ static int write_local_defs(const unified_t *u, const trace_clock_sample_t *s1) 
       OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, m);
       OTF2_IdMap_Free(m);
     }
-    OTF2_DefWriter_WriteClockOffset(dw, g.s0.t_local, g.s0.offset, (double)g.s0.rtt / 2);
-    if (s1->t_local > g.s0.t_local)
+    /* Both samples when they give a plausible drift (readers interpolate
+     * between them); otherwise the better one alone (trace_clock_global). */
+    int both = trace_clock_drift_ok(&g.s0, s1);
+    const trace_clock_sample_t *one =
+        !both && s1->t_local > g.s0.t_local && s1->rtt < g.s0.rtt ? s1 : &g.s0;
+    OTF2_DefWriter_WriteClockOffset(dw, one->t_local, one->offset, (double)one->rtt / 2);
+    if (both)
       OTF2_DefWriter_WriteClockOffset(dw, s1->t_local, s1->offset, (double)s1->rtt / 2);
     OTF2_Archive_CloseDefWriter(g.ar, dw);
   }
@@ -558,6 +564,45 @@ static OTF2_TimeStamp post_flush(void *u, OTF2_FileType ft, OTF2_LocationRef loc
 static const OTF2_FlushCallbacks flush_cbs = {.otf2_pre_flush = pre_flush,
                                               .otf2_post_flush = post_flush};
 
+/* Bounded memory. Without memory callbacks OTF2 keeps every chunk of events
+ * in memory until the archive closes. With them, an allocation refused
+ * (NULL) makes OTF2 flush the buffer's chunks to its file (pre_flush
+ * answers OTF2_FLUSH) and free them (free_all), then ask again: so each
+ * event buffer holds at most g_chunks chunks. Definition buffers (small)
+ * are not limited. The callbacks run under g.mu or at finalize, each on its
+ * own buffer's data. */
+typedef struct chunks {
+  int n;
+  void *c[];
+} chunks_t;
+static int g_chunks = 1;
+
+static void *mem_alloc(void *u, OTF2_FileType ft, OTF2_LocationRef loc, void **pb, uint64_t size) {
+  chunks_t *ch = *pb;
+  int max = ft == OTF2_FILETYPE_EVENTS ? g_chunks : 64;
+  if (!ch) {
+    if (!(ch = calloc(1, sizeof *ch + (size_t)max * sizeof ch->c[0]))) return NULL;
+    *pb = ch;
+  }
+  if (ch->n == max) return NULL; /* full: OTF2 flushes, frees, asks again */
+  void *p = malloc(size);
+  if (p) ch->c[ch->n++] = p;
+  return p;
+}
+
+static void mem_free_all(void *u, OTF2_FileType ft, OTF2_LocationRef loc, void **pb, bool final) {
+  chunks_t *ch = *pb;
+  if (!ch) return;
+  for (int i = 0; i < ch->n; i++) free(ch->c[i]);
+  ch->n = 0;
+  if (final) {
+    free(ch);
+    *pb = NULL;
+  }
+}
+static const OTF2_MemoryCallbacks mem_cbs = {.otf2_allocate = mem_alloc,
+                                             .otf2_free_all = mem_free_all};
+
 /* Opens the archive for writing. A failure after OTF2 took the collective
  * callbacks leaves g.ar NULL without closing it: OTF2 3.0 frees the MPI
  * callbacks' data when their setup fails (e.g. the archive's directory
@@ -569,6 +614,7 @@ static int ot_open(const char *dir, uint64_t chunk) {
                            OTF2_COMPRESSION_NONE);
   if (!g.ar) return BALLAST_EIO;
   if (OTF2_Archive_SetFlushCallbacks(g.ar, &flush_cbs, NULL) != OTF2_SUCCESS ||
+      OTF2_Archive_SetMemoryCallbacks(g.ar, &mem_cbs, NULL) != OTF2_SUCCESS ||
       OTF2_MPI_Archive_SetCollectiveCallbacks(g.ar, MPI_COMM_WORLD, MPI_COMM_NULL) !=
           OTF2_SUCCESS) {
     g.ar = NULL;
@@ -606,9 +652,11 @@ static int ot_setup(const ballast_tool_api_v1_t *api) {
   g.with_lib = trace_env_flag("BALLAST_TRACE_LIB", 1);
   const char *d = getenv("BALLAST_TRACE_OTF2");
   const char *dir = d && *d ? d : "ballast_otf2";
-  uint64_t chunk = trace_env_size("BALLAST_TRACE_BUFFER", 4u << 20, 4096, g.rank, TOOL);
-  if (chunk < 256u * 1024) chunk = 256u * 1024;
-  if (chunk > 16u << 20) chunk = 16u << 20;
+  /* The buffer in chunks of 1 MiB (at least one chunk of 256 KiB, OTF2's
+   * smallest; at most 64). */
+  uint64_t buf = trace_env_size("BALLAST_TRACE_BUFFER", 4u << 20, 4096, g.rank, TOOL);
+  uint64_t chunk = buf < (1u << 20) ? (buf < 256u * 1024 ? 256u * 1024 : buf) : 1u << 20;
+  g_chunks = buf / chunk < 1 ? 1 : buf / chunk > 64 ? 64 : (int)(buf / chunk);
   if (PMPI_Comm_dup(MPI_COMM_WORLD, &g.comm)) return BALLAST_EMPI;
   int rc = trace_clock_sync(g.comm, api->now_ns, &g.s0);
   if (rc) return rc;

@@ -114,8 +114,21 @@ static int copy_events(FILE *in, FILE *out, const part_info_t *pi, uint64_t epoc
     const trace_clock_sample_t *s1 = pi->complete ? &pi->s1 : NULL;
     uint64_t g = trace_clock_global(t, &pi->s0, s1);
     uint64_t rel = g > epoch ? g - epoch : 0;
-    fprintf(out, "%s{\"ts\":%" PRIu64 ".%03u%s", *count ? ",\n" : "", rel / 1000,
-            (unsigned)(rel % 1000), end);
+    fprintf(out, "%s{\"ts\":%" PRIu64 ".%03u", *count ? ",\n" : "", rel / 1000,
+            (unsigned)(rel % 1000));
+    /* A duration moves with the clock too (its end is corrected like its
+     * start), so slices that nest on the rank's clock still nest. */
+    char *d = strstr(end, ",\"dur\":");
+    char *dend;
+    double dur_us = d ? strtod(d + 7, &dend) : 0;
+    if (d && dend != d + 7 && dur_us >= 0) {
+      uint64_t dur = (uint64_t)(dur_us * 1000.0 + 0.5);
+      uint64_t g1 = trace_clock_global(t + dur, &pi->s0, s1) - g;
+      fwrite(end, 1, (size_t)(d - end), out);
+      fprintf(out, ",\"dur\":%" PRIu64 ".%03u%s", g1 / 1000, (unsigned)(g1 % 1000), dend);
+    } else {
+      fputs(end, out);
+    }
     (*count)++;
   }
   free(line);
@@ -181,7 +194,8 @@ int perfetto_merge(const char *out, int nranks_expected, int remove_parts, uint6
     uint64_t epoch = UINT64_MAX;
     int died = 0;
     for (int r = 0; r < size; r++) {
-      uint64_t g = trace_clock_global(pis[r].s0.t_local, &pis[r].s0, NULL) - pis[r].s0.rtt;
+      const trace_clock_sample_t *s1 = pis[r].complete ? &pis[r].s1 : NULL;
+      uint64_t g = trace_clock_global(pis[r].s0.t_local, &pis[r].s0, s1) - pis[r].s0.rtt;
       if (g < epoch) epoch = g;
       lost += pis[r].lost;
       died += !pis[r].complete;

@@ -224,12 +224,29 @@ int trace_clock_sync(MPI_Comm comm, uint64_t (*now_ns)(void), trace_clock_sample
   return 0;
 }
 
+/* Oscillators of different hosts drift apart by a few ppm, NTP-disciplined
+ * ones by well under 100 ppm. Two samples giving more than that measured
+ * noise (a rank descheduled during every ping-pong of a sample on a loaded
+ * machine), not drift: then the sample with the shorter round trip serves
+ * alone, as a constant offset. */
+#define TRACE_MAX_DRIFT 1e-4
+
+static double drift(const trace_clock_sample_t *s0, const trace_clock_sample_t *s1) {
+  return (double)(s1->offset - s0->offset) / (double)(s1->t_local - s0->t_local);
+}
+
+int trace_clock_drift_ok(const trace_clock_sample_t *s0, const trace_clock_sample_t *s1) {
+  if (!s1 || s1->t_local <= s0->t_local) return 0;
+  double d = drift(s0, s1);
+  return d <= TRACE_MAX_DRIFT && d >= -TRACE_MAX_DRIFT;
+}
+
 uint64_t trace_clock_global(uint64_t t, const trace_clock_sample_t *s0,
                             const trace_clock_sample_t *s1) {
   int64_t off = s0->offset;
-  if (s1 && s1->t_local > s0->t_local) {
-    double slope = (double)(s1->offset - s0->offset) / (double)(s1->t_local - s0->t_local);
-    off += (int64_t)(slope * ((double)t - (double)s0->t_local));
-  }
+  if (trace_clock_drift_ok(s0, s1))
+    off += (int64_t)(drift(s0, s1) * ((double)t - (double)s0->t_local));
+  else if (s1 && s1->t_local > s0->t_local && s1->rtt < s0->rtt)
+    off = s1->offset;
   return (uint64_t)((int64_t)t + off);
 }

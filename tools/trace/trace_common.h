@@ -74,7 +74,12 @@ typedef struct trace_clock_sample {
 int trace_clock_sync(MPI_Comm comm, uint64_t (*now_ns)(void), trace_clock_sample_t *out);
 
 /* Local time t on rank 0's clock, interpolating between two samples (or the
- * first alone when the second is missing: s1 NULL or s1->t_local == 0). */
+ * first alone when the second is missing: s1 NULL or s1->t_local == 0). A
+ * drift over 100 ppm between the samples is taken for measurement noise:
+ * the sample with the shorter round trip then serves alone. */
+/* Whether s1 exists, follows s0 and the two give a plausible drift. */
+int trace_clock_drift_ok(const trace_clock_sample_t *s0, const trace_clock_sample_t *s1);
+
 uint64_t trace_clock_global(uint64_t t, const trace_clock_sample_t *s0,
                             const trace_clock_sample_t *s1);
 
