@@ -26,8 +26,6 @@ if [ -n "${BALLAST_TRACE_OTF2:-}" ]; then targets+=(ballast_tool_otf2); tools+=(
 cmake --build build -j "$JOBS" --target "${targets[@]}"
 if [ ${#tools[@]} -gt 0 ] && [ -z "${BALLAST_TOOLS:-}" ]; then
   export BALLAST_TOOLS=$(IFS=:; echo "${tools[*]}")
-  # a 200-step run makes ~10^5 MPI calls: keep the slices of those that wait
-  export BALLAST_TRACE_MPI_MIN_US=${BALLAST_TRACE_MPI_MIN_US:-20}
 fi
 # ranks waiting for a neighbour yield the core (2 cores, possibly shared)
 export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
