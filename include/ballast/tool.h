@@ -32,8 +32,8 @@
  *   before MPI_Init, the tool is queued and its init runs at MPI_Init, after
  *   the \c BALLAST_TOOLS ones, in the order of the calls; called after
  *   MPI_Init, its init runs at once.
- * - At most #BALLAST_TOOL_MAX tools attach; a further one is refused with a
- *   warning.
+ * - At most #BALLAST_TOOL_MAX tools are kept per process (attached,
+ *   declined or failed alike); a further one is refused with a warning.
  * - Tools are attached on every rank independently: the same
  *   \c BALLAST_TOOLS on every rank is the usual use, but nothing requires it.
  *
@@ -47,7 +47,8 @@
  *
  * \section tool_order Order, threads, clock
  * - Several tools at once: each is called for the events it registered, in
- *   the order the tools attached (load order).
+ *   the order the tools attached (load order). A registration made after a
+ *   tool's init comes after those already made for that event.
  * - Callbacks run on the thread where the event happens, synchronously,
  *   before the event's code goes on. Under MPI_THREAD_MULTIPLE they may run
  *   concurrently on several threads: a tool's callbacks must be thread safe.

@@ -1,0 +1,719 @@
+/*
+ * The OTF2 writer, a ballast tool (BALLAST_TOOLS=otf2), on Debian's OTF2
+ * library (libotf2-trace-dev). It uses only the public tools interface, MPI
+ * and OTF2; Vampir, Scalasca and otf2-print read what it writes.
+ *
+ * What it records, per location (one per rank and thread; location id =
+ * rank + thread index x ranks, so rank r's main thread is location r):
+ * - ballast regions and tasks: Enter/Leave of a region named as the region,
+ *   and of "task <key>" for a task (the task's own region nests inside);
+ * - every MPI call: Enter/Leave of the function's region (paradigm MPI; the
+ *   library's own calls as "ballast:<function>", so ballast's traffic never
+ *   mixes with the application's figures), with MpiSend for a send (bytes,
+ *   or the posted size of a nonblocking send; receiver = world rank), MpiRecv
+ *   for a completed blocking receive, and MpiCollectiveBegin/End for a
+ *   blocking collective on a communicator of the world's size (recorded as
+ *   MPI_COMM_WORLD; root = the world rank ballast reports). ballast does not
+ *   report tags: every message has tag 0.
+ * - remaps: Enter/Leave of "remap <strategy>".
+ *
+ * The archive is written the parallel way, one event file per location
+ * through OTF2's MPI collective callbacks (OTF2_MPI_Collectives.h, over
+ * PMPI so ballast neither counts nor reports them). Each rank numbers the
+ * regions it meets itself; at finalize rank 0 gathers every rank's names,
+ * makes one global list, writes the global definitions (clock properties,
+ * strings, regions, system tree, location groups and locations with their
+ * event counts, the MPI_COMM_WORLD group and communicator) and each rank
+ * writes its local definitions: the mapping of its region ids to the global
+ * ones and two ClockOffset records (init and finalize: rank 0's clock minus
+ * the rank's, trace_common.h), which readers apply to align the ranks'
+ * CLOCK_MONOTONIC timestamps.
+ *
+ * Memory: each location (thread) holds at most BALLAST_TRACE_BUFFER bytes of
+ * events (in chunks of 1 MiB, or one chunk of at least 256 KiB, OTF2's
+ * smallest; at most 64 chunks) and OTF2 writes them to the location's file
+ * when they are full (the memory callbacks below).
+ */
+#define OTF2_MPI_USE_PMPI
+#include "trace_common.h"
+
+#include <ballast/tool.h>
+#include <inttypes.h>
+#include <otf2/OTF2_MPI_Collectives.h>
+#include <otf2/otf2.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uthash.h>
+
+#define TOOL "otf2"
+
+enum kind { K_REGION, K_TASK, K_MPI, K_MPI_LIB, K_LB, K_N };
+static const char *const kind_prefix[K_N] = {"", "task ", "", "ballast:", ""};
+
+typedef struct reg {
+  char *key; /* kind byte + name */
+  uint32_t id;
+  UT_hash_handle hh;
+} reg_t;
+
+typedef struct loc {
+  OTF2_EvtWriter *w;
+  uint64_t id;
+} loc_t;
+
+typedef struct ot {
+  const ballast_tool_api_v1_t *api;
+  pthread_mutex_t mu;
+  OTF2_Archive *ar;
+  int rank, size, open, with_lib;
+  MPI_Comm comm;
+  trace_clock_sample_t s0;
+  reg_t *regs;          /* hash: kind + name -> local id */
+  reg_t **by_id;        /* local id -> entry */
+  uint32_t nregs, capregs;
+  loc_t *locs;          /* per thread of this rank */
+  int nlocs, caplocs;
+  uint64_t t_min, t_max;
+  uint64_t errors;
+} ot_t;
+
+static ot_t g = {.mu = PTHREAD_MUTEX_INITIALIZER, .comm = MPI_COMM_NULL};
+static int g_attached;
+static _Thread_local int t_loc = -1;
+
+/* ---- local definitions ------------------------------------------------- */
+
+/* The local id of a region of this kind and name (under g.mu); UINT32_MAX
+ * when out of memory. */
+static uint32_t region_id(int kind, const char *name) {
+  size_t n = strlen(name);
+  char stackkey[256], *key = n + 2 <= sizeof stackkey ? stackkey : malloc(n + 2);
+  if (!key) return UINT32_MAX;
+  key[0] = (char)('0' + kind);
+  memcpy(key + 1, name, n + 1);
+  reg_t *r;
+  HASH_FIND_STR(g.regs, key, r);
+  if (!r && g.nregs == g.capregs) {
+    uint32_t cap = g.capregs ? 2 * g.capregs : 64;
+    reg_t **nb = realloc(g.by_id, cap * sizeof *nb);
+    if (nb) g.by_id = nb, g.capregs = cap;
+  }
+  if (!r && g.nregs < g.capregs && (r = calloc(1, sizeof *r)) && (r->key = strdup(key))) {
+    r->id = g.nregs;
+    g.by_id[g.nregs++] = r;
+    HASH_ADD_KEYPTR(hh, g.regs, r->key, strlen(r->key), r);
+  } else if (r && !r->key) {
+    free(r);
+    r = NULL;
+  }
+  if (key != stackkey) free(key);
+  return r ? r->id : UINT32_MAX;
+}
+
+/* This thread's event writer (under g.mu). */
+static OTF2_EvtWriter *writer(void) {
+  if (t_loc < 0) {
+    if (g.nlocs == g.caplocs) {
+      int cap = g.caplocs ? 2 * g.caplocs : 4;
+      loc_t *nl = realloc(g.locs, (size_t)cap * sizeof *nl);
+      if (!nl) return NULL;
+      g.locs = nl;
+      g.caplocs = cap;
+    }
+    uint64_t id = (uint64_t)g.rank + (uint64_t)g.nlocs * (uint64_t)g.size;
+    OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(g.ar, id);
+    if (!w) return NULL;
+    g.locs[g.nlocs].w = w;
+    g.locs[g.nlocs].id = id;
+    t_loc = g.nlocs++;
+  }
+  return g.locs[t_loc].w;
+}
+
+static void seen(uint64_t t) {
+  if (!g.t_min || t < g.t_min) g.t_min = t;
+  if (t > g.t_max) g.t_max = t;
+}
+
+/* Enter or leave a region (enter != 0: Enter). */
+static void enter_leave(int enter, int kind, const char *name, uint64_t t) {
+  pthread_mutex_lock(&g.mu);
+  OTF2_EvtWriter *w;
+  uint32_t id;
+  if (g.open && (w = writer()) && (id = region_id(kind, name ? name : "(null)")) != UINT32_MAX) {
+    OTF2_ErrorCode e = enter ? OTF2_EvtWriter_Enter(w, NULL, t, id)
+                             : OTF2_EvtWriter_Leave(w, NULL, t, id);
+    g.errors += e != OTF2_SUCCESS;
+    seen(t);
+  } else if (g.open) {
+    g.errors++;
+  }
+  pthread_mutex_unlock(&g.mu);
+}
+
+static void on_region_enter(const ballast_tool_region_t *ev, void *u) {
+  enter_leave(1, K_REGION, ev->name, ev->t_ns);
+}
+static void on_region_exit(const ballast_tool_region_t *ev, void *u) {
+  enter_leave(0, K_REGION, ev->name, ev->t_ns);
+}
+static void on_task_begin(const ballast_tool_task_t *ev, void *u) {
+  enter_leave(1, K_TASK, ev->key, ev->t_ns);
+}
+static void on_task_end(const ballast_tool_task_t *ev, void *u) {
+  enter_leave(0, K_TASK, ev->key, ev->t_ns);
+}
+static void on_remap_begin(const ballast_tool_remap_begin_t *ev, void *u) {
+  char n[160];
+  snprintf(n, sizeof n, "remap %s", ev->strategy ? ev->strategy : "?");
+  enter_leave(1, K_LB, n, ev->t_ns);
+}
+static void on_remap_end(const ballast_tool_remap_end_t *ev, void *u) {
+  char n[160];
+  snprintf(n, sizeof n, "remap %s", ev->strategy ? ev->strategy : "?");
+  enter_leave(0, K_LB, n, ev->t_ns);
+}
+
+/* ---- MPI --------------------------------------------------------------- */
+
+typedef struct coll {
+  const char *name;
+  OTF2_CollectiveOp op;
+  OTF2_RegionRole role;
+  int rooted;
+} coll_t;
+
+static const coll_t colls[] = {
+    {"MPI_Barrier", OTF2_COLLECTIVE_OP_BARRIER, OTF2_REGION_ROLE_BARRIER, 0},
+    {"MPI_Bcast", OTF2_COLLECTIVE_OP_BCAST, OTF2_REGION_ROLE_COLL_ONE2ALL, 1},
+    {"MPI_Gather", OTF2_COLLECTIVE_OP_GATHER, OTF2_REGION_ROLE_COLL_ALL2ONE, 1},
+    {"MPI_Gatherv", OTF2_COLLECTIVE_OP_GATHERV, OTF2_REGION_ROLE_COLL_ALL2ONE, 1},
+    {"MPI_Scatter", OTF2_COLLECTIVE_OP_SCATTER, OTF2_REGION_ROLE_COLL_ONE2ALL, 1},
+    {"MPI_Scatterv", OTF2_COLLECTIVE_OP_SCATTERV, OTF2_REGION_ROLE_COLL_ONE2ALL, 1},
+    {"MPI_Allgather", OTF2_COLLECTIVE_OP_ALLGATHER, OTF2_REGION_ROLE_COLL_ALL2ALL, 0},
+    {"MPI_Allgatherv", OTF2_COLLECTIVE_OP_ALLGATHERV, OTF2_REGION_ROLE_COLL_ALL2ALL, 0},
+    {"MPI_Alltoall", OTF2_COLLECTIVE_OP_ALLTOALL, OTF2_REGION_ROLE_COLL_ALL2ALL, 0},
+    {"MPI_Alltoallv", OTF2_COLLECTIVE_OP_ALLTOALLV, OTF2_REGION_ROLE_COLL_ALL2ALL, 0},
+    {"MPI_Alltoallw", OTF2_COLLECTIVE_OP_ALLTOALLW, OTF2_REGION_ROLE_COLL_ALL2ALL, 0},
+    {"MPI_Allreduce", OTF2_COLLECTIVE_OP_ALLREDUCE, OTF2_REGION_ROLE_COLL_ALL2ALL, 0},
+    {"MPI_Reduce", OTF2_COLLECTIVE_OP_REDUCE, OTF2_REGION_ROLE_COLL_ALL2ONE, 1},
+    {"MPI_Reduce_scatter", OTF2_COLLECTIVE_OP_REDUCE_SCATTER, OTF2_REGION_ROLE_COLL_ALL2ALL, 0},
+    {"MPI_Reduce_scatter_block", OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK,
+     OTF2_REGION_ROLE_COLL_ALL2ALL, 0},
+    {"MPI_Scan", OTF2_COLLECTIVE_OP_SCAN, OTF2_REGION_ROLE_COLL_OTHER, 0},
+    {"MPI_Exscan", OTF2_COLLECTIVE_OP_EXSCAN, OTF2_REGION_ROLE_COLL_OTHER, 0},
+};
+
+static const coll_t *find_coll(const char *name) {
+  for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++)
+    if (strcmp(colls[i].name, name) == 0) return &colls[i];
+  return NULL;
+}
+
+static int is_send(const char *n) {
+  return !strcmp(n, "MPI_Send") || !strcmp(n, "MPI_Bsend") || !strcmp(n, "MPI_Ssend") ||
+         !strcmp(n, "MPI_Rsend") || !strcmp(n, "MPI_Isend") || !strcmp(n, "MPI_Ibsend") ||
+         !strcmp(n, "MPI_Issend") || !strcmp(n, "MPI_Irsend");
+}
+static int is_recv(const char *n) { return !strcmp(n, "MPI_Recv") || !strcmp(n, "MPI_Mrecv"); }
+
+static OTF2_RegionRole mpi_role(const char *n) {
+  const coll_t *c = find_coll(n);
+  if (c) return c->role;
+  if (is_send(n) || is_recv(n) || strstr(n, "send") || strstr(n, "recv") || strstr(n, "Wait") ||
+      strstr(n, "Test") || strstr(n, "robe"))
+    return OTF2_REGION_ROLE_POINT2POINT;
+  return OTF2_REGION_ROLE_FUNCTION;
+}
+
+static void mpi_records(OTF2_EvtWriter *w, const ballast_tool_mpi_exit_t *ev) {
+  OTF2_ErrorCode e = OTF2_SUCCESS;
+  if (ev->partner >= 0 && is_send(ev->name)) {
+    e = OTF2_EvtWriter_MpiSend(w, NULL, ev->t_begin_ns, (uint32_t)ev->partner, 0, 0,
+                               ev->bytes ? ev->bytes : ev->posted_bytes);
+  } else if (ev->partner >= 0 && is_recv(ev->name)) {
+    e = OTF2_EvtWriter_MpiRecv(w, NULL, ev->t_ns, (uint32_t)ev->partner, 0, 0, ev->bytes);
+  } else if (ev->comm_size == g.size) {
+    const coll_t *c = find_coll(ev->name);
+    if (c) {
+      uint32_t root = c->rooted && ev->partner >= 0 ? (uint32_t)ev->partner : OTF2_UNDEFINED_UINT32;
+      e = OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, ev->t_begin_ns);
+      if (e == OTF2_SUCCESS)
+        e = OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, ev->t_ns, c->op, 0, root, ev->bytes,
+                                            ev->bytes);
+    }
+  }
+  g.errors += e != OTF2_SUCCESS;
+}
+
+static void on_mpi_exit(const ballast_tool_mpi_exit_t *ev, void *u) {
+  if (ev->lib && !g.with_lib) return;
+  pthread_mutex_lock(&g.mu);
+  OTF2_EvtWriter *w;
+  uint32_t id;
+  if (g.open && (w = writer()) &&
+      (id = region_id(ev->lib ? K_MPI_LIB : K_MPI, ev->name)) != UINT32_MAX) {
+    OTF2_ErrorCode e = OTF2_EvtWriter_Enter(w, NULL, ev->t_begin_ns, id);
+    if (e == OTF2_SUCCESS) mpi_records(w, ev);
+    if (e == OTF2_SUCCESS) e = OTF2_EvtWriter_Leave(w, NULL, ev->t_ns, id);
+    g.errors += e != OTF2_SUCCESS;
+    seen(ev->t_begin_ns);
+    seen(ev->t_ns);
+  } else if (g.open) {
+    g.errors++;
+  }
+  pthread_mutex_unlock(&g.mu);
+}
+
+/* ---- finalize: unification and definitions ----------------------------- */
+
+static void ot_free(void) {
+  reg_t *r, *tmp;
+  HASH_ITER(hh, g.regs, r, tmp) {
+    HASH_DEL(g.regs, r);
+    free(r->key);
+    free(r);
+  }
+  free(g.by_id);
+  free(g.locs);
+  g.by_id = NULL;
+  g.locs = NULL;
+  g.nregs = g.capregs = 0;
+  g.nlocs = g.caplocs = 0;
+  if (g.comm != MPI_COMM_NULL) PMPI_Comm_free(&g.comm);
+}
+
+/* The global region list (rank 0) and this rank's local -> global ids. */
+typedef struct unified {
+  uint64_t *map;      /* this rank: local id -> global id */
+  char **keys;        /* rank 0: global id -> key (kind byte + name) */
+  uint32_t nkeys;
+} unified_t;
+
+/* Rank 0: give each key of every rank's list a global id, first come first
+ * numbered, into maps (one id per key, ranks in order). */
+static int unify_root(const char *all, const int *lens, const int *counts, uint64_t *maps,
+                      unified_t *u) {
+  reg_t *h = NULL, *r, *tmp;
+  size_t total = 0, k = 0;
+  int rc = 0;
+  for (int p = 0; p < g.size; p++) total += (size_t)counts[p];
+  u->keys = calloc(total ? total : 1, sizeof *u->keys);
+  if (!u->keys) return BALLAST_ENOMEM;
+  const char *s = all;
+  for (int p = 0; p < g.size && !rc; p++) {
+    const char *end = s + lens[p];
+    for (int i = 0; i < counts[p] && s < end; i++, s += strlen(s) + 1) {
+      HASH_FIND_STR(h, s, r);
+      if (!r) {
+        if (!(r = calloc(1, sizeof *r))) {
+          rc = BALLAST_ENOMEM;
+          break;
+        }
+        r->key = (char *)s; /* points into all, which outlives the hash */
+        r->id = u->nkeys;
+        u->keys[u->nkeys++] = (char *)s;
+        HASH_ADD_KEYPTR(hh, h, r->key, strlen(r->key), r);
+      }
+      maps[k++] = r->id;
+    }
+    s = end;
+  }
+  HASH_ITER(hh, h, r, tmp) {
+    HASH_DEL(h, r);
+    free(r);
+  }
+  return rc;
+}
+
+/* Collective: every rank's region names to rank 0, global ids back. */
+static int unify(unified_t *u, char **all_out) {
+  int mylen = 0, n = (int)g.nregs, rc = 0;
+  for (uint32_t i = 0; i < g.nregs; i++) mylen += (int)strlen(g.by_id[i]->key) + 1;
+  char *mine = malloc((size_t)mylen + 1);
+  int *lens = calloc((size_t)g.size, sizeof *lens), *counts = calloc((size_t)g.size, sizeof *counts);
+  int *displs = calloc((size_t)g.size, sizeof *displs), *cdispls = calloc((size_t)g.size, sizeof *cdispls);
+  u->map = malloc(((size_t)n + 1) * sizeof *u->map);
+  int ok = mine && lens && counts && displs && cdispls && u->map, allok = 0;
+  PMPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, g.comm);
+  char *all = NULL;
+  uint64_t *maps = NULL;
+  if (!allok) rc = BALLAST_ENOMEM;
+  if (!rc) {
+    for (uint32_t i = 0, o = 0; i < g.nregs; i++) {
+      size_t l = strlen(g.by_id[i]->key) + 1;
+      memcpy(mine + o, g.by_id[i]->key, l);
+      o += (uint32_t)l;
+    }
+    PMPI_Gather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, g.comm);
+    PMPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, g.comm);
+    int tot = 0, ctot = 0;
+    if (g.rank == 0)
+      for (int p = 0; p < g.size; p++) {
+        displs[p] = tot;
+        cdispls[p] = ctot;
+        tot += lens[p];
+        ctot += counts[p];
+      }
+    ok = g.rank != 0 || ((all = malloc((size_t)tot + 1)) && (maps = malloc(((size_t)ctot + 1) * 8)));
+    PMPI_Gatherv(mine, mylen, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, g.comm);
+    if (g.rank == 0 && ok) ok = unify_root(all, lens, counts, maps, u) == 0;
+    PMPI_Bcast(&ok, 1, MPI_INT, 0, g.comm);
+    if (ok)
+      PMPI_Scatterv(maps, counts, cdispls, MPI_UINT64_T, u->map, n, MPI_UINT64_T, 0, g.comm);
+    else
+      rc = BALLAST_ENOMEM;
+  }
+  free(mine);
+  free(lens);
+  free(counts);
+  free(displs);
+  free(cdispls);
+  free(maps);
+  *all_out = all;
+  return rc;
+}
+
+static OTF2_StringRef gstr(OTF2_GlobalDefWriter *gw, uint32_t *next, const char *s) {
+  OTF2_GlobalDefWriter_WriteString(gw, *next, s);
+  return (*next)++;
+}
+
+static void write_regions(OTF2_GlobalDefWriter *gw, uint32_t *ns, const unified_t *u) {
+  static const char *const desc[K_N] = {"ballast region", "ballast task", "MPI function",
+                                         "MPI call made by ballast itself",
+                                         "ballast load balancing"};
+  OTF2_StringRef empty = gstr(gw, ns, ""), d[K_N];
+  for (int k = 0; k < K_N; k++) d[k] = gstr(gw, ns, desc[k]);
+  for (uint32_t i = 0; i < u->nkeys; i++) {
+    int kind = u->keys[i][0] - '0';
+    if (kind < 0 || kind >= K_N) kind = K_REGION;
+    const char *name = u->keys[i] + 1;
+    size_t l = strlen(kind_prefix[kind]) + strlen(name) + 1;
+    char *full = malloc(l);
+    if (full) snprintf(full, l, "%s%s", kind_prefix[kind], name);
+    OTF2_StringRef sn = gstr(gw, ns, full ? full : name);
+    free(full);
+    int mpi = kind == K_MPI || kind == K_MPI_LIB;
+    OTF2_GlobalDefWriter_WriteRegion(gw, i, sn, sn, d[kind],
+                                     mpi ? mpi_role(name) : OTF2_REGION_ROLE_CODE,
+                                     mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER,
+                                     OTF2_REGION_FLAG_NONE, empty, 0, 0);
+  }
+}
+
+/* Rank 0: locations of every rank (nloc[p] threads, their event counts). */
+static void write_locations(OTF2_GlobalDefWriter *gw, uint32_t *ns, const int *nloc,
+                            const uint64_t *events) {
+  char buf[96];
+  OTF2_StringRef mach = gstr(gw, ns, "machine"), cls = gstr(gw, ns, "machine");
+  OTF2_GlobalDefWriter_WriteSystemTreeNode(gw, 0, mach, cls, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+  size_t k = 0;
+  for (int p = 0; p < g.size; p++) {
+    snprintf(buf, sizeof buf, "rank %d", p);
+    OTF2_GlobalDefWriter_WriteLocationGroup(gw, (OTF2_LocationGroupRef)p, gstr(gw, ns, buf),
+                                            OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+                                            OTF2_UNDEFINED_LOCATION_GROUP);
+    for (int t = 0; t < nloc[p]; t++) {
+      snprintf(buf, sizeof buf, "rank %d thread %d", p, t);
+      OTF2_GlobalDefWriter_WriteLocation(gw, (uint64_t)p + (uint64_t)t * (uint64_t)g.size,
+                                         gstr(gw, ns, buf), OTF2_LOCATION_TYPE_CPU_THREAD,
+                                         events[k++], (OTF2_LocationGroupRef)p);
+    }
+  }
+}
+
+static void write_comm_world(OTF2_GlobalDefWriter *gw, uint32_t *ns) {
+  uint64_t *members = malloc((size_t)g.size * sizeof *members);
+  if (!members) return;
+  for (int p = 0; p < g.size; p++) members[p] = (uint64_t)p; /* location p: rank p's main thread */
+  OTF2_StringRef none = gstr(gw, ns, "");
+  OTF2_GlobalDefWriter_WriteGroup(gw, 0, none, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+                                  OTF2_GROUP_FLAG_NONE, (uint32_t)g.size, members);
+  OTF2_GlobalDefWriter_WriteGroup(gw, 1, none, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                  OTF2_GROUP_FLAG_NONE, (uint32_t)g.size, members);
+  OTF2_GlobalDefWriter_WriteComm(gw, 0, gstr(gw, ns, "MPI_COMM_WORLD"), 1, OTF2_UNDEFINED_COMM,
+                                 OTF2_COMM_FLAG_NONE);
+  free(members);
+}
+
+/* Rank 0: the global definitions. */
+static int write_global_defs(const unified_t *u, const int *nloc, const uint64_t *events,
+                             uint64_t t0, uint64_t t1) {
+  OTF2_GlobalDefWriter *gw = OTF2_Archive_GetGlobalDefWriter(g.ar);
+  if (!gw) return BALLAST_EIO;
+  uint32_t ns = 0;
+  OTF2_GlobalDefWriter_WriteClockProperties(gw, 1000000000ull, t0, t1 > t0 ? t1 - t0 : 0,
+                                            OTF2_UNDEFINED_TIMESTAMP);
+  write_regions(gw, &ns, u);
+  write_locations(gw, &ns, nloc, events);
+  write_comm_world(gw, &ns);
+  return OTF2_Archive_CloseGlobalDefWriter(g.ar, gw) == OTF2_SUCCESS ? 0 : BALLAST_EIO;
+}
+
+/* This rank's local definitions: region mapping and clock offsets, for each
+ * of its locations. */
+static int write_local_defs(const unified_t *u, const trace_clock_sample_t *s1) {
+  int rc = 0;
+  if (OTF2_Archive_OpenDefFiles(g.ar) != OTF2_SUCCESS) return BALLAST_EIO;
+  for (int t = 0; t < g.nlocs; t++) {
+    OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(g.ar, g.locs[t].id);
+    if (!dw) {
+      rc = BALLAST_EIO;
+      continue;
+    }
+    OTF2_IdMap *m = g.nregs ? OTF2_IdMap_CreateFromUint64Array(g.nregs, u->map, false) : NULL;
+    if (m) {
+      OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, m);
+      OTF2_IdMap_Free(m);
+    }
+    /* Both samples when they give a plausible drift (readers interpolate
+     * between them); otherwise the better one alone (trace_clock_global). */
+    int both = trace_clock_drift_ok(&g.s0, s1);
+    const trace_clock_sample_t *one =
+        !both && s1->t_local > g.s0.t_local && s1->rtt < g.s0.rtt ? s1 : &g.s0;
+    OTF2_DefWriter_WriteClockOffset(dw, one->t_local, one->offset, (double)one->rtt / 2);
+    if (both)
+      OTF2_DefWriter_WriteClockOffset(dw, s1->t_local, s1->offset, (double)s1->rtt / 2);
+    OTF2_Archive_CloseDefWriter(g.ar, dw);
+  }
+  if (OTF2_Archive_CloseDefFiles(g.ar) != OTF2_SUCCESS) rc = BALLAST_EIO;
+  return rc;
+}
+
+/* Every rank's thread count and event counts to rank 0 (nloc, events). */
+static void gather_locations(const uint64_t *mine, int **nloc, uint64_t **events) {
+  int *displs = NULL, tot = 0, n = mine ? g.nlocs : 0; /* no counts: out of memory */
+  *nloc = g.rank == 0 ? calloc((size_t)g.size, sizeof **nloc) : NULL;
+  PMPI_Gather(&n, 1, MPI_INT, *nloc, 1, MPI_INT, 0, g.comm);
+  if (g.rank == 0) {
+    displs = calloc((size_t)g.size, sizeof *displs);
+    for (int p = 0; p < g.size && displs && *nloc; p++) displs[p] = tot, tot += (*nloc)[p];
+    *events = calloc((size_t)tot + 1, sizeof **events);
+  }
+  PMPI_Gatherv(mine, n, MPI_UINT64_T, g.rank == 0 ? *events : NULL, *nloc, displs,
+               MPI_UINT64_T, 0, g.comm);
+  free(displs);
+}
+
+/* Closes the event writers (under g.mu) and returns each location's event
+ * count (caller frees). */
+static uint64_t *close_events(void) {
+  uint64_t *n = calloc((size_t)g.nlocs + 1, sizeof *n);
+  pthread_mutex_lock(&g.mu);
+  g.open = 0;
+  for (int t = 0; t < g.nlocs; t++) {
+    if (n) OTF2_EvtWriter_GetNumberOfEvents(g.locs[t].w, &n[t]);
+    OTF2_Archive_CloseEvtWriter(g.ar, g.locs[t].w);
+  }
+  pthread_mutex_unlock(&g.mu);
+  OTF2_Archive_CloseEvtFiles(g.ar);
+  return n;
+}
+
+static void on_finalize(const ballast_tool_finalize_t *ev, void *u0) {
+  trace_clock_sample_t s1;
+  if (trace_clock_sync(g.comm, g.api->now_ns, &s1)) memset(&s1, 0, sizeof s1);
+  uint64_t *nev = close_events();
+  /* The trace's time span on rank 0's clock. */
+  uint64_t lo = g.t_min ? trace_clock_global(g.t_min, &g.s0, &s1) : UINT64_MAX;
+  uint64_t hi = g.t_max ? trace_clock_global(g.t_max, &g.s0, &s1) : 0, glo = 0, ghi = 0;
+  PMPI_Reduce(&lo, &glo, 1, MPI_UINT64_T, MPI_MIN, 0, g.comm);
+  PMPI_Reduce(&hi, &ghi, 1, MPI_UINT64_T, MPI_MAX, 0, g.comm);
+  unified_t u = {0};
+  char *all = NULL;
+  int rc = unify(&u, &all);
+  if (!rc) rc = write_local_defs(&u, &s1);
+  int *nloc = NULL;
+  uint64_t *events = NULL;
+  gather_locations(nev, &nloc, &events);
+  if (g.rank == 0 && !rc && nloc && events) rc = write_global_defs(&u, nloc, events, glo, ghi);
+  PMPI_Barrier(g.comm);
+  if (OTF2_Archive_Close(g.ar) != OTF2_SUCCESS && !rc) rc = BALLAST_EIO;
+  g.ar = NULL;
+  uint64_t errs = g.errors, allerrs = 0;
+  PMPI_Reduce(&errs, &allerrs, 1, MPI_UINT64_T, MPI_SUM, 0, g.comm);
+  if (rc)
+    trace_log(g.rank, TOOL, "writing the OTF2 archive failed (%s)", trace_strerror(rc));
+  else if (g.rank == 0 && allerrs)
+    trace_log(0, TOOL, "%" PRIu64 " events could not be recorded (out of memory or OTF2 errors)",
+              allerrs);
+  else if (g.rank == 0 && !trace_env_flag("BALLAST_TRACE_QUIET", 0))
+    trace_log(0, TOOL, "wrote an OTF2 archive of %d ranks (traces.otf2)", g.size);
+  free(nev);
+  free(nloc);
+  free(events);
+  free(u.map);
+  free(u.keys);
+  free(all);
+  ot_free();
+}
+
+/* ---- attach ------------------------------------------------------------ */
+
+static OTF2_FlushType pre_flush(void *u, OTF2_FileType ft, OTF2_LocationRef loc, void *cb,
+                                bool final) {
+  return OTF2_FLUSH;
+}
+static OTF2_TimeStamp post_flush(void *u, OTF2_FileType ft, OTF2_LocationRef loc) {
+  return g.api->now_ns();
+}
+static const OTF2_FlushCallbacks flush_cbs = {.otf2_pre_flush = pre_flush,
+                                              .otf2_post_flush = post_flush};
+
+/* Bounded memory. Without memory callbacks OTF2 keeps every chunk of events
+ * in memory until the archive closes. With them, an allocation refused
+ * (NULL) makes OTF2 flush the buffer's chunks to its file (pre_flush
+ * answers OTF2_FLUSH) and free them (free_all), then ask again: so each
+ * event buffer holds at most g_chunks chunks. Definition buffers (small)
+ * are not limited. The callbacks run under g.mu or at finalize, each on its
+ * own buffer's data. */
+typedef struct chunks {
+  int n;
+  void *c[];
+} chunks_t;
+static int g_chunks = 1;
+
+static void *mem_alloc(void *u, OTF2_FileType ft, OTF2_LocationRef loc, void **pb, uint64_t size) {
+  chunks_t *ch = *pb;
+  int max = ft == OTF2_FILETYPE_EVENTS ? g_chunks : 64;
+  if (!ch) {
+    if (!(ch = calloc(1, sizeof *ch + (size_t)max * sizeof ch->c[0]))) return NULL;
+    *pb = ch;
+  }
+  if (ch->n == max) return NULL; /* full: OTF2 flushes, frees, asks again */
+  void *p = malloc(size);
+  if (p) ch->c[ch->n++] = p;
+  return p;
+}
+
+static void mem_free_all(void *u, OTF2_FileType ft, OTF2_LocationRef loc, void **pb, bool final) {
+  chunks_t *ch = *pb;
+  if (!ch) return;
+  for (int i = 0; i < ch->n; i++) free(ch->c[i]);
+  ch->n = 0;
+  if (final) {
+    free(ch);
+    *pb = NULL;
+  }
+}
+static const OTF2_MemoryCallbacks mem_cbs = {.otf2_allocate = mem_alloc,
+                                             .otf2_free_all = mem_free_all};
+
+/* Opens the archive for writing. A failure after OTF2 took the collective
+ * callbacks leaves g.ar NULL without closing it: OTF2 3.0 frees the MPI
+ * callbacks' data when their setup fails (e.g. the archive's directory
+ * exists) but keeps calling them, so closing would crash; the handle is
+ * left behind instead (this happens once, at init). */
+static int ot_open(const char *dir, uint64_t chunk) {
+  g.ar = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE, chunk,
+                           OTF2_CHUNK_SIZE_DEFINITIONS_DEFAULT, OTF2_SUBSTRATE_POSIX,
+                           OTF2_COMPRESSION_NONE);
+  if (!g.ar) return BALLAST_EIO;
+  if (OTF2_Archive_SetFlushCallbacks(g.ar, &flush_cbs, NULL) != OTF2_SUCCESS ||
+      OTF2_Archive_SetMemoryCallbacks(g.ar, &mem_cbs, NULL) != OTF2_SUCCESS ||
+      OTF2_MPI_Archive_SetCollectiveCallbacks(g.ar, MPI_COMM_WORLD, MPI_COMM_NULL) !=
+          OTF2_SUCCESS) {
+    g.ar = NULL;
+    return BALLAST_EIO;
+  }
+  if (OTF2_Archive_SetCreator(g.ar, "ballast OTF2 writer") != OTF2_SUCCESS ||
+      OTF2_Archive_OpenEvtFiles(g.ar) != OTF2_SUCCESS)
+    return BALLAST_EIO;
+  return 0;
+}
+
+/* Rank 0's verdict on the archive's place: OTF2 refuses to write over an
+ * archive, and finding out inside OTF2 leaves it in the state above. */
+static int ot_exists(const char *dir) {
+  int exists = 0;
+  if (g.rank == 0) {
+    size_t n = strlen(dir) + 16;
+    char *p = malloc(n);
+    if (p) {
+      snprintf(p, n, "%s/traces.otf2", dir);
+      exists = access(p, F_OK) == 0;
+      snprintf(p, n, "%s/traces", dir);
+      exists = exists || access(p, F_OK) == 0;
+      free(p);
+    }
+  }
+  PMPI_Bcast(&exists, 1, MPI_INT, 0, g.comm);
+  return exists;
+}
+
+static int ot_setup(const ballast_tool_api_v1_t *api) {
+  g.api = api;
+  g.rank = api->world_rank();
+  g.size = api->world_size();
+  g.with_lib = trace_env_flag("BALLAST_TRACE_LIB", 1);
+  const char *d = getenv("BALLAST_TRACE_OTF2");
+  const char *dir = d && *d ? d : "ballast_otf2";
+  /* The buffer in chunks of 1 MiB (at least one chunk of 256 KiB, OTF2's
+   * smallest; at most 64). */
+  uint64_t buf = trace_env_size("BALLAST_TRACE_BUFFER", 4u << 20, 4096, g.rank, TOOL);
+  uint64_t chunk = buf < (1u << 20) ? (buf < 256u * 1024 ? 256u * 1024 : buf) : 1u << 20;
+  g_chunks = buf / chunk < 1 ? 1 : buf / chunk > 64 ? 64 : (int)(buf / chunk);
+  if (PMPI_Comm_dup(MPI_COMM_WORLD, &g.comm)) return BALLAST_EMPI;
+  int rc = trace_clock_sync(g.comm, api->now_ns, &g.s0);
+  if (rc) return rc;
+  if (ot_exists(dir)) {
+    if (g.rank == 0)
+      trace_log(0, TOOL, "%s/traces.otf2 exists already: not written over (remove it or set "
+              "BALLAST_TRACE_OTF2 to another directory)", dir);
+    return BALLAST_EEXIST;
+  }
+  rc = ot_open(dir, chunk);
+  if (!rc) {
+    /* The init thread's location exists even if it records nothing, so
+     * every rank has its location r in the archive. */
+    pthread_mutex_lock(&g.mu);
+    if (!writer()) rc = BALLAST_ENOMEM;
+    pthread_mutex_unlock(&g.mu);
+  }
+  int bad = rc != 0, anybad = 0;
+  if (PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, g.comm)) return BALLAST_EMPI;
+  if (anybad) {
+    trace_log(g.rank, TOOL, "cannot create the OTF2 archive %s/traces.otf2 (%s)", dir,
+              rc ? "here" : "on another rank");
+    return rc ? rc : BALLAST_EREMOTE;
+  }
+  g.open = 1;
+  return 0;
+}
+
+static int ot_register(const ballast_tool_api_v1_t *api, ballast_tool_t *tool) {
+  int rc = 0;
+  rc = rc ? rc : api->on_region_enter(tool, on_region_enter, NULL);
+  rc = rc ? rc : api->on_region_exit(tool, on_region_exit, NULL);
+  rc = rc ? rc : api->on_task_begin(tool, on_task_begin, NULL);
+  rc = rc ? rc : api->on_task_end(tool, on_task_end, NULL);
+  rc = rc ? rc : api->on_mpi_exit(tool, on_mpi_exit, NULL);
+  rc = rc ? rc : api->on_remap_begin(tool, on_remap_begin, NULL);
+  rc = rc ? rc : api->on_remap_end(tool, on_remap_end, NULL);
+  rc = rc ? rc : api->on_finalize(tool, on_finalize, NULL);
+  return rc;
+}
+
+__attribute__((visibility("default"))) int ballast_tool_init_v1(const ballast_tool_api_v1_t *api,
+                                                                 ballast_tool_t *tool) {
+  if (!api || api->version < 1 || (size_t)api->size < sizeof *api) return BALLAST_ENOTSUP;
+  if (g_attached) {
+    trace_log(api->world_rank(), TOOL, "already attached once in this process; ignored");
+    return 1;
+  }
+  int rc = ot_setup(api);
+  if (rc == 0) rc = ot_register(api, tool);
+  if (rc) {
+    g.open = 0;
+    if (g.ar) OTF2_Archive_Close(g.ar);
+    g.ar = NULL;
+    ot_free();
+    return rc;
+  }
+  g_attached = 1;
+  return 0;
+}
