@@ -431,15 +431,15 @@ def wrapper_kind(e):
             "    return r_;",
             "  }",
             "  int mon_tool_ = %s;" % TOOL_ON,
-            "  mon__tool_call_t mon_tc_;",
             "  uint64_t t0 = mon__ticks();",
             "  if (mon_tool_)",
-            "    t0 = mon__tool_mpi_enter(t, &mon_tc_, %s, %s, t0);" % (e.act, tool_comm(e)),
+            "    t0 = %s;" % tool_enter(e, "t0"),
             "  int ret = %s;" % create,
             "  uint64_t t1 = mon__ticks();",
             "  mon__record(t, %s, MON_NO_PARTNER, 0, t1 - t0);" % e.act,
             "  if (mon_tool_)",
-            "    mon__tool_mpi_exit(t, &mon_tc_, ret, MON_NO_PARTNER, 0, 0, t1);",
+            "    mon__tool_mpi_exit(%s, %s, ret, MON_NO_PARTNER, 0, 0, t0, t1);"
+            % (e.act, tool_comm(e)),
             "  mon__leave(t);",
             "  mon__w_topo_done(&mon_tp_);",
             "  return ret;", "}", ""])

@@ -275,7 +275,7 @@ long long assert__finalize_reduce(void) {
   MPI_Bcast(&failed, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
   ballast__lib_end();
   if (rank == 0) {
-    mon__section_t s = {"assertions", report, json, NULL};
+    mon__section_t s = {"assertions", report, json, NULL, NULL};
     mon__report_add_section(&s);
   }
   atexit(teardown);

@@ -96,7 +96,7 @@ static char *report_json(void *user) {
 static void topo_note(const mon__topo_graph_t *g, const mon__topo_result_t *res) {
   pthread_mutex_lock(&topo_lock);
   if (topo_total++ == 0) {
-    mon__section_t s = {"topology_reorder", report_lines, report_json, NULL};
+    mon__section_t s = {"topology_reorder", report_lines, report_json, NULL, NULL};
     (void)mon__report_add_section(&s);
   }
   if (topo_nlog < TOPO_LOG_MAX) {
