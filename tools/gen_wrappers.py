@@ -433,8 +433,8 @@ def gen_wrappers_c(entries):
 # as the C wrapper does. Open MPI's Fortran layer calls PMPI_ C functions
 # only, so a call is counted once; should one call an MPI_ C function, the
 # C wrapper sees a re-entered thread state (mon__enter() gives NULL) and only
-# passes it on. The PMPI Fortran symbols are weak references: libballast
-# needs no Fortran library, and a Fortran program brings them.
+# passes it on. libballast does not link the Fortran libraries: each wrapper
+# looks its PMPI entry point up once (mon__wf_resolve, wrap_fortran.c).
 
 # MPI handle type -> its f2c conversion.
 F2C = {"MPI_Comm": "PMPI_Comm_f2c", "MPI_Datatype": "PMPI_Type_f2c",
@@ -696,16 +696,17 @@ def gen_fwrapper(e):
     ierr = "ierr" if "ierr" in names else "NULL"
     out = ["/* %s */" % e.name,
            "typedef void %s(%s);" % (fn_t, decl),
-           "extern %s %s __attribute__((weak));" % (fn_t, p77),
-           "extern %s %s __attribute__((weak));" % (fn_t, p08),
+           "static void *pmpi_%s[2]; /* resolved %s, %s */" % (e.name, p77, p08),
            "static void wf_%s(%s *fn%s)" % (e.name, fn_t, "".join(", " + d for d, _ in ps)),
            "{"]
     out += ["  " + l for l in f_body(e, names)]
     out += ["}", ""]
-    for sym, pm in ((f77, p77), (f08, p08)):
+    for i, (sym, pm) in enumerate(((f77, p77), (f08, p08))):
         out += ["BALLAST_API void %s(%s)" % (sym, decl), "{",
-                "  if (%s)" % pm,
-                "    wf_%s(%s%s);" % (e.name, pm, "".join(", " + n for n in names)),
+                '  %s *fn = (%s *)mon__wf_resolve(&pmpi_%s[%d], "%s", %d);'
+                % (fn_t, fn_t, e.name, i, pm, i),
+                "  if (fn)",
+                "    wf_%s(fn%s);" % (e.name, "".join(", " + n for n in names)),
                 "  else",
                 '    mon__wf_missing("%s", %s);' % (pm, ierr), "}"]
     for a in aliases:

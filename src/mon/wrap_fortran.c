@@ -7,6 +7,7 @@
  * use mpi_f08 share them. CMake compiles this file only when libmpi defines
  * them (wrappers.cmake).
  */
+#include <dlfcn.h>
 #include <stdlib.h>
 
 #include "ballast/mon.h"
@@ -31,9 +32,26 @@ int mon__wf_status_ignore(const MPI_Fint *st) {
 
 static int warned_missing, warned_level;
 
+void *mon__wf_resolve(void **cache, const char *name, int f08) {
+  void *p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+  if (p != NULL)
+    return p;
+  p = dlsym(RTLD_DEFAULT, name);
+  const char *lib = f08 ? BALLAST_OMPI_F08_LIB : BALLAST_OMPI_MPIFH_LIB;
+  if (p == NULL && lib[0]) {
+    /* Never closed: the wrappers keep using it until the process ends. */
+    void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
+    if (h != NULL)
+      p = dlsym(h, name);
+  }
+  if (p != NULL)
+    __atomic_store_n(cache, p, __ATOMIC_RELEASE);
+  return p;
+}
+
 void mon__wf_missing(const char *pmpi, MPI_Fint *ierr) {
   if (!__atomic_exchange_n(&warned_missing, 1, __ATOMIC_RELAXED))
-    BALLAST_WARN("mon: a Fortran MPI call reached ballast but %s is not loaded "
+    BALLAST_WARN("mon: a Fortran MPI call reached ballast but %s was not found "
                  "(Open MPI's Fortran library missing?): MPI_ERR_OTHER (warned once)",
                  pmpi);
   if (ierr)
