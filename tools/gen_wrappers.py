@@ -211,6 +211,30 @@ def recv_src(e, spec, pre):
     raise SpecError("%s: recv handle %r must be a comm, file or message" % (e.name, spec))
 
 
+def rule_forget(e, pre):
+    """forget=H: drop the cached translation of *H before MPI frees it."""
+    if "forget" in e.rule:
+        h = e.param(e.rule["forget"])
+        fn = {"MPI_Comm": "mon__comm_forget", "MPI_Win": "mon__win_forget"}.get(h.base())
+        if fn is None:
+            raise SpecError("%s: cannot forget a %s" % (e.name, h.base()))
+        pre.append("%s(*%s);" % (fn, e.rule["forget"]))
+
+
+def rule_bytes_partner(e, status, post, expr):
+    """bytes= and partner=; expr turns a spec expression into C."""
+    r = e.rule
+    if "bytes" in r:
+        post.append("bytes = (uint64_t)(%s);" % expr(r["bytes"]))
+    if "partner" in r:
+        post.append("partner = %s;" % rank_of(e, r["partner"], status))
+        rank = r["partner"].split("@", 1)[0]
+        if rank != "status" and "bytes" in r:
+            # A transfer with MPI_PROC_NULL completes at once and moves nothing.
+            post.append("if (%s == MPI_PROC_NULL)" % rank)
+            post.append("  bytes = 0;")
+
+
 def wrapper_generic(e):
     r = e.rule
     pre, post, after = [], [], []
@@ -220,22 +244,8 @@ def wrapper_generic(e):
         pre.append("MPI_Status mon_st_;")
         pre.append("if (%s == MPI_STATUS_IGNORE)" % status)
         pre.append("  %s = &mon_st_;" % status)
-    for key in ("forget",):
-        if key in r:
-            h = e.param(r[key])
-            fn = {"MPI_Comm": "mon__comm_forget", "MPI_Win": "mon__win_forget"}.get(h.base())
-            if fn is None:
-                raise SpecError("%s: cannot forget a %s" % (e.name, h.base()))
-            pre.append("%s(*%s);" % (fn, r[key]))
-    if "bytes" in r:
-        post.append("bytes = (uint64_t)(%s);" % c_expr(r["bytes"]))
-    if "partner" in r:
-        post.append("partner = %s;" % rank_of(e, r["partner"], status))
-        rank = r["partner"].split("@", 1)[0]
-        if rank != "status" and "bytes" in r:
-            # A transfer with MPI_PROC_NULL completes at once and moves nothing.
-            post.append("if (%s == MPI_PROC_NULL)" % rank)
-            post.append("  bytes = 0;")
+    rule_forget(e, pre)
+    rule_bytes_partner(e, status, post, c_expr)
     recv_comm = None
     if "recv" in r:
         recv_comm, is_file = recv_src(e, r["recv"], pre)
@@ -528,20 +538,8 @@ def f_generic(e):
                 "MPI_Status mon_st_;",
                 "MPI_Status *%s = &mon_st_;" % status]
         refresh.append("PMPI_Status_f2c(%s_f, %s);" % (status, status))
-    for key in ("forget",):
-        if key in r:
-            h = e.param(r[key])
-            fn = {"MPI_Comm": "mon__comm_forget", "MPI_Win": "mon__win_forget"}.get(h.base())
-            if fn is None:
-                raise SpecError("%s: cannot forget a %s" % (e.name, h.base()))
-            pre.append("%s(*%s);" % (fn, r[key]))
-    if "bytes" in r:
-        post.append("bytes = (uint64_t)(%s);" % f_expr(r["bytes"]))
-    if "partner" in r:
-        post.append("partner = %s;" % rank_of(e, r["partner"], status))
-        rank = r["partner"].split("@", 1)[0]
-        if rank != "status" and "bytes" in r:
-            post += ["if (%s == MPI_PROC_NULL)" % rank, "  bytes = 0;"]
+    rule_forget(e, pre)
+    rule_bytes_partner(e, status, post, f_expr)
     recv_comm = None
     if "recv" in r:
         recv_comm, is_file = recv_src(e, r["recv"], pre)
