@@ -235,17 +235,10 @@ def rule_bytes_partner(e, status, post, expr):
             post.append("  bytes = 0;")
 
 
-def wrapper_generic(e):
+def rule_transfer(e, status, pre, post):
+    """recv=, recv+=, msg=, req= (and persistent), flag=: appends to pre and
+    post, returns the condition under which post runs."""
     r = e.rule
-    pre, post, after = [], [], []
-    status = r.get("status")
-    if status:
-        e.param(status)
-        pre.append("MPI_Status mon_st_;")
-        pre.append("if (%s == MPI_STATUS_IGNORE)" % status)
-        pre.append("  %s = &mon_st_;" % status)
-    rule_forget(e, pre)
-    rule_bytes_partner(e, status, post, c_expr)
     recv_comm = None
     if "recv" in r:
         recv_comm, is_file = recv_src(e, r["recv"], pre)
@@ -280,6 +273,21 @@ def wrapper_generic(e):
     if "flag" in r:
         e.param(r["flag"])
         cond += " && *%s" % r["flag"]
+    return cond
+
+
+def wrapper_generic(e):
+    r = e.rule
+    pre, post, after = [], [], []
+    status = r.get("status")
+    if status:
+        e.param(status)
+        pre.append("MPI_Status mon_st_;")
+        pre.append("if (%s == MPI_STATUS_IGNORE)" % status)
+        pre.append("  %s = &mon_st_;" % status)
+    rule_forget(e, pre)
+    rule_bytes_partner(e, status, post, c_expr)
+    cond = rule_transfer(e, status, pre, post)
     return emit(e, pre, post, after, cond)
 
 
@@ -540,30 +548,7 @@ def f_generic(e):
         refresh.append("PMPI_Status_f2c(%s_f, %s);" % (status, status))
     rule_forget(e, pre)
     rule_bytes_partner(e, status, post, f_expr)
-    recv_comm = None
-    if "recv" in r:
-        recv_comm, is_file = recv_src(e, r["recv"], pre)
-        if "req" not in r:
-            post.append("bytes += mon__w_rbytes(%s);" % status)
-            if not is_file:
-                post.append("partner = mon__w_rank(%s, %s->MPI_SOURCE);" % (recv_comm, status))
-    if "recv+" in r:
-        comm, _ = recv_src(e, r["recv+"], pre)
-        post.append("mon__account(t, %s, mon__w_rank(%s, %s->MPI_SOURCE), mon__w_rbytes(%s));"
-                    % (e.act, comm, status, status))
-    if "msg" in r:
-        m, c = r["msg"].split("@", 1)
-        post.append("mon__wmsg_put(*%s, %s);" % (m, c))
-    if "req" in r:
-        flags = ["MON__WREQ_RECV" if "recv" in r else "0"]
-        if e.persistent:
-            flags.append("MON__WREQ_PERSISTENT")
-        post.append("mon__wreq_post(*%s, %s, partner, bytes, %s, %s);"
-                    % (r["req"], e.act, " | ".join(flags), recv_comm or "MPI_COMM_NULL"))
-        post.append("bytes = 0; /* accounted when the request completes */")
-    cond = "ret == MPI_SUCCESS"
-    if "flag" in r:
-        cond += " && *%s" % r["flag"]
+    cond = rule_transfer(e, status, pre, post)
     return pre, refresh, post, [], cond
 
 
