@@ -17,6 +17,7 @@
 extern int mpi_fortran_in_place_;
 extern int mpi_fortran_bottom_;
 extern int mpi_fortran_status_ignore_;
+extern int mpi_fortran_statuses_ignore_;
 
 const void *mon__wf_buf(const void *fbuf) {
   if (fbuf == (const void *)&mpi_fortran_in_place_)
@@ -28,6 +29,11 @@ const void *mon__wf_buf(const void *fbuf) {
 
 int mon__wf_status_ignore(const MPI_Fint *st) {
   return st == MPI_F_STATUS_IGNORE || st == (const MPI_Fint *)&mpi_fortran_status_ignore_;
+}
+
+/* Fortran's MPI_STATUSES_IGNORE (mpif.h, use mpi and use mpi_f08 alike). */
+static int statuses_ignore(const MPI_Fint *st) {
+  return st == MPI_F_STATUSES_IGNORE || st == (const MPI_Fint *)&mpi_fortran_statuses_ignore_;
 }
 
 static int warned_missing, warned_level;
@@ -157,12 +163,12 @@ MPI_Fint *mon__wfq_pre(mon__wfq_t *q, int n, const MPI_Fint *reqs, MPI_Fint *sta
     return statuses;
   int inl = n <= MON__WQ_INLINE;
   q->cst = inl ? q->q.st_inline : malloc((size_t)n * sizeof *q->cst);
-  if (statuses == MPI_F_STATUSES_IGNORE)
+  int ignore = statuses_ignore(statuses);
+  if (ignore)
     q->fst = inl ? q->fst_inline
                  : malloc((size_t)n * MON__WF_STATUS_SIZE * sizeof *q->fst);
   q->idx = inl ? q->idx_inline : malloc((size_t)n * sizeof *q->idx);
-  if (q->cst == NULL || q->idx == NULL ||
-      (statuses == MPI_F_STATUSES_IGNORE && q->fst == NULL)) {
+  if (q->cst == NULL || q->idx == NULL || (ignore && q->fst == NULL)) {
     mon__wfq_fini(q);
     return statuses;
   }

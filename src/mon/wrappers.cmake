@@ -56,10 +56,11 @@ check_c_source_compiles([=[
 #if !defined(OPEN_MPI)
 #error not Open MPI
 #endif
-extern int mpi_fortran_in_place_, mpi_fortran_bottom_, mpi_fortran_status_ignore_;
+extern int mpi_fortran_in_place_, mpi_fortran_bottom_, mpi_fortran_status_ignore_,
+  mpi_fortran_statuses_ignore_;
 int main(void) {
   return (&mpi_fortran_in_place_ == &mpi_fortran_bottom_) + (MPI_F_STATUS_IGNORE == 0) +
-         (&mpi_fortran_status_ignore_ == 0);
+         (&mpi_fortran_status_ignore_ == &mpi_fortran_statuses_ignore_);
 }
 ]=] BALLAST_MPI_FORTRAN_OMPI)
 unset(CMAKE_REQUIRED_INCLUDES)
