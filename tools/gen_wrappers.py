@@ -236,24 +236,21 @@ def recv_src(e, spec, pre):
     raise SpecError("%s: recv handle %r must be a comm, file or message" % (e.name, spec))
 
 
-def wrapper_generic(e):
+def rule_forget(e, pre):
+    """forget=H: drop the cached translation of *H before MPI frees it."""
+    if "forget" in e.rule:
+        h = e.param(e.rule["forget"])
+        fn = {"MPI_Comm": "mon__comm_forget", "MPI_Win": "mon__win_forget"}.get(h.base())
+        if fn is None:
+            raise SpecError("%s: cannot forget a %s" % (e.name, h.base()))
+        pre.append("%s(*%s);" % (fn, e.rule["forget"]))
+
+
+def rule_bytes_partner(e, status, post, expr):
+    """bytes= and partner=; expr turns a spec expression into C."""
     r = e.rule
-    pre, post, after = [], [], []
-    status = r.get("status")
-    if status:
-        e.param(status)
-        pre.append("MPI_Status mon_st_;")
-        pre.append("if (%s == MPI_STATUS_IGNORE)" % status)
-        pre.append("  %s = &mon_st_;" % status)
-    for key in ("forget",):
-        if key in r:
-            h = e.param(r[key])
-            fn = {"MPI_Comm": "mon__comm_forget", "MPI_Win": "mon__win_forget"}.get(h.base())
-            if fn is None:
-                raise SpecError("%s: cannot forget a %s" % (e.name, h.base()))
-            pre.append("%s(*%s);" % (fn, r[key]))
     if "bytes" in r:
-        post.append("bytes = (uint64_t)(%s);" % c_expr(r["bytes"]))
+        post.append("bytes = (uint64_t)(%s);" % expr(r["bytes"]))
     if "partner" in r:
         post.append("partner = %s;" % rank_of(e, r["partner"], status))
         rank = r["partner"].split("@", 1)[0]
@@ -261,6 +258,12 @@ def wrapper_generic(e):
             # A transfer with MPI_PROC_NULL completes at once and moves nothing.
             post.append("if (%s == MPI_PROC_NULL)" % rank)
             post.append("  bytes = 0;")
+
+
+def rule_transfer(e, status, pre, post):
+    """recv=, recv+=, msg=, req= (and persistent), flag=: appends to pre and
+    post, returns the condition under which post runs."""
+    r = e.rule
     recv_comm = None
     if "recv" in r:
         recv_comm, is_file = recv_src(e, r["recv"], pre)
@@ -296,6 +299,21 @@ def wrapper_generic(e):
     if "flag" in r:
         e.param(r["flag"])
         cond += " && *%s" % r["flag"]
+    return cond
+
+
+def wrapper_generic(e):
+    r = e.rule
+    pre, post, after = [], [], []
+    status = r.get("status")
+    if status:
+        e.param(status)
+        pre.append("MPI_Status mon_st_;")
+        pre.append("if (%s == MPI_STATUS_IGNORE)" % status)
+        pre.append("  %s = &mon_st_;" % status)
+    rule_forget(e, pre)
+    rule_bytes_partner(e, status, post, c_expr)
+    cond = rule_transfer(e, status, pre, post)
     return emit(e, pre, post, after, cond)
 
 
@@ -531,8 +549,8 @@ def gen_wrappers_c(entries):
 # as the C wrapper does. Open MPI's Fortran layer calls PMPI_ C functions
 # only, so a call is counted once; should one call an MPI_ C function, the
 # C wrapper sees a re-entered thread state (mon__enter() gives NULL) and only
-# passes it on. The PMPI Fortran symbols are weak references: libballast
-# needs no Fortran library, and a Fortran program brings them.
+# passes it on. libballast does not link the Fortran libraries: each wrapper
+# looks its PMPI entry point up once (mon__wf_resolve, wrap_fortran.c).
 
 # MPI handle type -> its f2c conversion.
 F2C = {"MPI_Comm": "PMPI_Comm_f2c", "MPI_Datatype": "PMPI_Type_f2c",
@@ -626,44 +644,9 @@ def f_generic(e):
                 "MPI_Status mon_st_;",
                 "MPI_Status *%s = &mon_st_;" % status]
         refresh.append("PMPI_Status_f2c(%s_f, %s);" % (status, status))
-    for key in ("forget",):
-        if key in r:
-            h = e.param(r[key])
-            fn = {"MPI_Comm": "mon__comm_forget", "MPI_Win": "mon__win_forget"}.get(h.base())
-            if fn is None:
-                raise SpecError("%s: cannot forget a %s" % (e.name, h.base()))
-            pre.append("%s(*%s);" % (fn, r[key]))
-    if "bytes" in r:
-        post.append("bytes = (uint64_t)(%s);" % f_expr(r["bytes"]))
-    if "partner" in r:
-        post.append("partner = %s;" % rank_of(e, r["partner"], status))
-        rank = r["partner"].split("@", 1)[0]
-        if rank != "status" and "bytes" in r:
-            post += ["if (%s == MPI_PROC_NULL)" % rank, "  bytes = 0;"]
-    recv_comm = None
-    if "recv" in r:
-        recv_comm, is_file = recv_src(e, r["recv"], pre)
-        if "req" not in r:
-            post.append("bytes += mon__w_rbytes(%s);" % status)
-            if not is_file:
-                post.append("partner = mon__w_rank(%s, %s->MPI_SOURCE);" % (recv_comm, status))
-    if "recv+" in r:
-        comm, _ = recv_src(e, r["recv+"], pre)
-        post.append("mon__account(t, %s, mon__w_rank(%s, %s->MPI_SOURCE), mon__w_rbytes(%s));"
-                    % (e.act, comm, status, status))
-    if "msg" in r:
-        m, c = r["msg"].split("@", 1)
-        post.append("mon__wmsg_put(*%s, %s);" % (m, c))
-    if "req" in r:
-        flags = ["MON__WREQ_RECV" if "recv" in r else "0"]
-        if e.persistent:
-            flags.append("MON__WREQ_PERSISTENT")
-        post.append("mon__wreq_post(*%s, %s, partner, bytes, %s, %s);"
-                    % (r["req"], e.act, " | ".join(flags), recv_comm or "MPI_COMM_NULL"))
-        post.append("bytes = 0; /* accounted when the request completes */")
-    cond = "ret == MPI_SUCCESS"
-    if "flag" in r:
-        cond += " && *%s" % r["flag"]
+    rule_forget(e, pre)
+    rule_bytes_partner(e, status, post, f_expr)
+    cond = rule_transfer(e, status, pre, post)
     return pre, refresh, post, [], cond
 
 
@@ -820,16 +803,17 @@ def gen_fwrapper(e):
     ierr = "ierr" if "ierr" in names else "NULL"
     out = ["/* %s */" % e.name,
            "typedef void %s(%s);" % (fn_t, decl),
-           "extern %s %s __attribute__((weak));" % (fn_t, p77),
-           "extern %s %s __attribute__((weak));" % (fn_t, p08),
+           "static void *pmpi_%s[2]; /* resolved %s, %s */" % (e.name, p77, p08),
            "static void wf_%s(%s *fn%s)" % (e.name, fn_t, "".join(", " + d for d, _ in ps)),
            "{"]
     out += ["  " + l for l in f_body(e, names)]
     out += ["}", ""]
-    for sym, pm in ((f77, p77), (f08, p08)):
+    for i, (sym, pm) in enumerate(((f77, p77), (f08, p08))):
         out += ["BALLAST_API void %s(%s)" % (sym, decl), "{",
-                "  if (%s)" % pm,
-                "    wf_%s(%s%s);" % (e.name, pm, "".join(", " + n for n in names)),
+                '  %s *fn = (%s *)mon__wf_resolve(&pmpi_%s[%d], "%s", %d);'
+                % (fn_t, fn_t, e.name, i, pm, i),
+                "  if (fn)",
+                "    wf_%s(fn%s);" % (e.name, "".join(", " + n for n in names)),
                 "  else",
                 '    mon__wf_missing("%s", %s);' % (pm, ierr), "}"]
     for a in aliases:

@@ -7,6 +7,7 @@
  * use mpi_f08 share them. CMake compiles this file only when libmpi defines
  * them (wrappers.cmake).
  */
+#include <dlfcn.h>
 #include <stdlib.h>
 
 #include "ballast/mon.h"
@@ -16,6 +17,7 @@
 extern int mpi_fortran_in_place_;
 extern int mpi_fortran_bottom_;
 extern int mpi_fortran_status_ignore_;
+extern int mpi_fortran_statuses_ignore_;
 
 const void *mon__wf_buf(const void *fbuf) {
   if (fbuf == (const void *)&mpi_fortran_in_place_)
@@ -29,11 +31,33 @@ int mon__wf_status_ignore(const MPI_Fint *st) {
   return st == MPI_F_STATUS_IGNORE || st == (const MPI_Fint *)&mpi_fortran_status_ignore_;
 }
 
+/* Fortran's MPI_STATUSES_IGNORE (mpif.h, use mpi and use mpi_f08 alike). */
+static int statuses_ignore(const MPI_Fint *st) {
+  return st == MPI_F_STATUSES_IGNORE || st == (const MPI_Fint *)&mpi_fortran_statuses_ignore_;
+}
+
 static int warned_missing, warned_level;
+
+void *mon__wf_resolve(void **cache, const char *name, int f08) {
+  void *p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+  if (p != NULL)
+    return p;
+  p = dlsym(RTLD_DEFAULT, name);
+  const char *lib = f08 ? BALLAST_OMPI_F08_LIB : BALLAST_OMPI_MPIFH_LIB;
+  if (p == NULL && lib[0]) {
+    /* Never closed: the wrappers keep using it until the process ends. */
+    void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
+    if (h != NULL)
+      p = dlsym(h, name);
+  }
+  if (p != NULL)
+    __atomic_store_n(cache, p, __ATOMIC_RELEASE);
+  return p;
+}
 
 void mon__wf_missing(const char *pmpi, MPI_Fint *ierr) {
   if (!__atomic_exchange_n(&warned_missing, 1, __ATOMIC_RELAXED))
-    BALLAST_WARN("mon: a Fortran MPI call reached ballast but %s is not loaded "
+    BALLAST_WARN("mon: a Fortran MPI call reached ballast but %s was not found "
                  "(Open MPI's Fortran library missing?): MPI_ERR_OTHER (warned once)",
                  pmpi);
   if (ierr)
@@ -139,12 +163,12 @@ MPI_Fint *mon__wfq_pre(mon__wfq_t *q, int n, const MPI_Fint *reqs, MPI_Fint *sta
     return statuses;
   int inl = n <= MON__WQ_INLINE;
   q->cst = inl ? q->q.st_inline : malloc((size_t)n * sizeof *q->cst);
-  if (statuses == MPI_F_STATUSES_IGNORE)
+  int ignore = statuses_ignore(statuses);
+  if (ignore)
     q->fst = inl ? q->fst_inline
                  : malloc((size_t)n * MON__WF_STATUS_SIZE * sizeof *q->fst);
   q->idx = inl ? q->idx_inline : malloc((size_t)n * sizeof *q->idx);
-  if (q->cst == NULL || q->idx == NULL ||
-      (statuses == MPI_F_STATUSES_IGNORE && q->fst == NULL)) {
+  if (q->cst == NULL || q->idx == NULL || (ignore && q->fst == NULL)) {
     mon__wfq_fini(q);
     return statuses;
   }

@@ -27,9 +27,16 @@
 const void *mon__wf_buf(const void *fbuf);
 /** Whether \a st is Fortran's MPI_STATUS_IGNORE. */
 int mon__wf_status_ignore(const MPI_Fint *st);
-/** The Fortran PMPI entry point \a pmpi is not loaded (a Fortran call
- *  without Open MPI's Fortran library cannot happen; say so rather than
- *  crash): warns once and sets *ierr (when not NULL) to MPI_ERR_OTHER. */
+/**
+ * Address of the Fortran PMPI entry point \a name, cached in *cache: looked
+ * up in the process, else in Open MPI's Fortran library (libmpi_mpifh, or
+ * libmpi_usempif08 when \a f08), loaded then: a program linked with
+ * --as-needed drops the library when ballast defines all it calls. NULL
+ * when not found. Thread safe.
+ */
+void *mon__wf_resolve(void **cache, const char *name, int f08);
+/** The Fortran PMPI entry point \a pmpi was not found: warns once and sets
+ *  *ierr (when not NULL) to MPI_ERR_OTHER rather than crash. */
 void mon__wf_missing(const char *pmpi, MPI_Fint *ierr);
 /**
  * Fortran MPI_Pcontrol(level): the binding carries no name, so levels 1 and

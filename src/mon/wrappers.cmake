@@ -44,10 +44,11 @@ endif()
 
 # The Fortran wrappers (mon_fwrappers.c, generated with the C ones) follow
 # Open MPI's Fortran bindings: its symbol names and its sentinels, the common
-# blocks that libmpi defines. They reference the Fortran PMPI entry points
-# weakly, so libballast needs no Fortran library and C programs are unchanged;
-# a Fortran program linked with libballast before Open MPI's Fortran
-# libraries, or run with LD_PRELOAD=libballast.so, calls ballast's wrappers.
+# blocks that libmpi defines. libballast has no link dependency on a Fortran
+# library, so C programs are unchanged: a wrapper finds its Fortran PMPI entry
+# point when first called, in the process (a Fortran program loads Open MPI's
+# Fortran libraries) or, when the linker dropped the library because ballast
+# defines every symbol the program uses, by loading the library found here.
 set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
 set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
 check_c_source_compiles([=[
@@ -55,15 +56,31 @@ check_c_source_compiles([=[
 #if !defined(OPEN_MPI)
 #error not Open MPI
 #endif
-extern int mpi_fortran_in_place_, mpi_fortran_bottom_, mpi_fortran_status_ignore_;
+extern int mpi_fortran_in_place_, mpi_fortran_bottom_, mpi_fortran_status_ignore_,
+  mpi_fortran_statuses_ignore_;
 int main(void) {
   return (&mpi_fortran_in_place_ == &mpi_fortran_bottom_) + (MPI_F_STATUS_IGNORE == 0) +
-         (&mpi_fortran_status_ignore_ == 0);
+         (&mpi_fortran_status_ignore_ == &mpi_fortran_statuses_ignore_);
 }
 ]=] BALLAST_MPI_FORTRAN_OMPI)
 unset(CMAKE_REQUIRED_INCLUDES)
 unset(CMAKE_REQUIRED_LIBRARIES)
 if(BALLAST_MPI_FORTRAN_OMPI)
+  set(mon_mpi_dirs)
+  foreach(lib ${MPI_C_LIBRARIES} ${MPI_mpi_LIBRARY})
+    get_filename_component(dir ${lib} DIRECTORY)
+    list(APPEND mon_mpi_dirs ${dir})
+  endforeach()
+  find_library(BALLAST_OMPI_MPIFH_LIB mpi_mpifh HINTS ${mon_mpi_dirs})
+  find_library(BALLAST_OMPI_F08_LIB mpi_usempif08 HINTS ${mon_mpi_dirs})
+  foreach(v MPIFH F08)
+    set(path "")
+    if(BALLAST_OMPI_${v}_LIB)
+      get_filename_component(path ${BALLAST_OMPI_${v}_LIB} REALPATH)
+    endif()
+    set_property(SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/wrap_fortran.c APPEND PROPERTY
+      COMPILE_DEFINITIONS BALLAST_OMPI_${v}_LIB="${path}")
+  endforeach()
   target_sources(ballast_mon PRIVATE ${MON_GEN_DIR}/mon_fwrappers.c
     ${CMAKE_CURRENT_SOURCE_DIR}/wrap_fortran.c)
 endif()

@@ -32,7 +32,7 @@ program fwrap
   logical :: flag, periods(1)
   character(len=256) :: fname
   HANDLE(MPI_Comm) :: dup, split, cart
-  HANDLE(MPI_Request) :: reqs(4)
+  HANDLE(MPI_Request) :: reqs(4), many(40)
   HANDLE(MPI_Datatype) :: types(NMAX)
   HANDLE(MPI_Win) :: win
   HANDLE(MPI_File) :: fh
@@ -100,6 +100,15 @@ program fwrap
   do while (.not. flag)
     call MPI_Testany(1, reqs(2:2), idx, flag, MPI_STATUS_IGNORE, ierr)
   end do
+
+  ! more requests than the wrappers keep inline
+  do i = 1, 20
+    call MPI_Irecv(ib(i), 1, MPI_INTEGER, left, 100 + i, MPI_COMM_WORLD, many(i), ierr)
+  end do
+  do i = 1, 20
+    call MPI_Isend(ia(i), 1, MPI_INTEGER, right, 100 + i, MPI_COMM_WORLD, many(20 + i), ierr)
+  end do
+  call MPI_Waitall(40, many, MPI_STATUSES_IGNORE, ierr)
 
   ! ---- persistent requests
   call MPI_Recv_init(ib, 6, MPI_INTEGER, left, 10, MPI_COMM_WORLD, reqs(1), ierr)

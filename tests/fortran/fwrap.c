@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
   int ia[64], ib[64], counts[NMAX], rcounts[NMAX], displs[NMAX];
   double da[16], db[16];
   MPI_Comm dup, split, cart;
-  MPI_Request reqs[4];
+  MPI_Request reqs[4], many[40];
   MPI_Datatype types[NMAX];
   MPI_Win win;
   MPI_File fh;
@@ -86,6 +86,13 @@ int main(int argc, char **argv) {
     MPI_Test(&reqs[0], &flag, &st);
   for (flag = 0; !flag;)
     MPI_Testany(1, &reqs[1], &idx, &flag, MPI_STATUS_IGNORE);
+
+  /* more requests than the wrappers keep inline */
+  for (int i = 0; i < 20; i++)
+    MPI_Irecv(&ib[i], 1, MPI_INT, left, 101 + i, MPI_COMM_WORLD, &many[i]);
+  for (int i = 0; i < 20; i++)
+    MPI_Isend(&ia[i], 1, MPI_INT, right, 101 + i, MPI_COMM_WORLD, &many[20 + i]);
+  MPI_Waitall(40, many, MPI_STATUSES_IGNORE);
 
   /* ---- persistent requests */
   MPI_Recv_init(ib, 6, MPI_INT, left, 10, MPI_COMM_WORLD, &reqs[0]);
