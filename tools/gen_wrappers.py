@@ -765,25 +765,33 @@ def f_body(e, names):
     if special is not None:
         return special
     pre, refresh, post, after, cond = (f_kind(e) if "kind" in e.rule else f_generic(e))
+    # The tools' MPI events as in C (the communicator converted from Fortran).
+    comm = tool_comm(e)
+    fcomm = "PMPI_Comm_f2c(*%s_f)" % comm if comm != "MPI_COMM_NULL" else comm
     out = ["mon__tls_t *t = mon__enter();",
            "if (t == NULL) {", "  fn(%s);" % ", ".join(names), "  return;", "}"]
     out += pre
     out += ["MPI_Fint ret_f = MPI_SUCCESS;",
+            "int mon_tool_ = %s;" % TOOL_ON,
             "uint64_t t0 = mon__ticks();",
+            "if (mon_tool_)",
+            "  t0 = %s;" % tool_enter(e, "t0", fcomm),
             "fn(%s);" % ", ".join("&ret_f" if n == "ierr" else n for n in names),
             "uint64_t t1 = mon__ticks();",
             "if (ierr)", "  *ierr = ret_f;",
-            "uint64_t bytes = 0;",
-            "int partner = MON_NO_PARTNER;"]
-    if refresh or post or after:
-        out.append("int ret = (int)ret_f;")
+            "uint64_t bytes = 0, mon_posted_ = 0;",
+            "int partner = MON_NO_PARTNER;",
+            "int ret = (int)ret_f;"]
     if refresh or post:
         out.append("if (%s) {" % cond)
         out += ["  " + l for l in refresh + post]
         out.append("}")
     out.append("mon__record(t, %s, partner, bytes, t1 - t0);" % e.act)
     out += after
-    out.append("mon__leave(t);")
+    out += ["if (mon_tool_)",
+            "  mon__tool_mpi_exit(%s, %s, ret, partner, bytes, mon_posted_, t0, t1);"
+            % (e.act, fcomm),
+            "mon__leave(t);"]
     return out
 
 
@@ -833,7 +841,8 @@ def gen_fwrappers_c(entries):
            '#include "mon/mon_internal.h"',
            '#include "mon/wrap_internal.h"',
            '#include "mon/wrap_fortran.h"',
-           '#include "mon/mon_acts.h"', "",
+           '#include "mon/mon_acts.h"',
+           '#include "tool/tool_internal.h"', "",
            "_Static_assert(sizeof(MPI_Fint) == sizeof(int),",
            '               "the Fortran wrappers read INTEGER arrays as int arrays");', ""]
     for e in entries:
