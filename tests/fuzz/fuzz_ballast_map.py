@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-TOOL = sys.argv[1]
+TOOL = os.path.abspath(sys.argv[1])
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 BUDGET = float(sys.argv[3]) if len(sys.argv) > 3 else 20.0
 FROM = int(os.environ.get("FUZZ_FROM", "0"))
@@ -91,7 +91,8 @@ with tempfile.TemporaryDirectory() as d:
         rng = random.Random(SEED * 1000003 + i)
         args = command(rng, d, i)
         try:
-            p = subprocess.run([TOOL, *args], capture_output=True, timeout=20)
+            # in the temporary directory: a mutated --save-grf writes where it runs
+            p = subprocess.run([TOOL, *args], capture_output=True, timeout=20, cwd=d)
             rc, err = p.returncode, p.stderr.decode(errors="replace")
             bad = (rc not in (0, 1, 2) or "Sanitizer" in err or "runtime error" in err
                    or (rc != 0 and "ballast" not in err))

@@ -340,6 +340,12 @@ int main(int argc, char **argv) {
       use[s] = 1;
   } else {
     char *buf = strdup(strategies), *t = buf, *next;
+    if (!buf) {
+      fprintf(stderr, "ballast-map: out of memory\n");
+      rta_hw_destroy(hw);
+      rta_graph_destroy(g);
+      return 1;
+    }
     for (; t; t = next) {
       rta_strategy_t s;
       next = strchr(t, ',');
