@@ -3,7 +3,7 @@
  * usage: tool_overhead MODE [BATCHES]   (one rank is enough: local calls)
  *   MODE none   no tool: every emit point is one branch on the event mask
  *        other  a tool registered for finalize only: the mask is not empty,
- *               the MPI and region bits are (the branch tests the bit)
+ *               its MPI and region bits are clear (the branch tests the bit)
  *        exit   a tool with empty mpi_exit, region_enter and region_exit
  *               callbacks (the tool is linked in, ballast_tool_attach; a
  *               dlopened one is called through the same pointer)

@@ -78,10 +78,13 @@
  *   and load balancing: never from a callback (they raise events
  *   themselves; the result is undefined).
  * - MPI: from \c mpi_enter / \c mpi_exit callbacks, MPI calls go straight
- *   to MPI, unrecorded and without events. From \c finalize (and from the
- *   init function) MPI may be used freely, collectives on MPI_COMM_WORLD
- *   included (every rank gets the finalize event): it is neither recorded
- *   nor reported as an event. From other callbacks, do not call MPI.
+ *   to MPI, unrecorded and without events. From \c finalize MPI may be used
+ *   freely, collectives on MPI_COMM_WORLD included (every rank gets the
+ *   finalize event): it is neither recorded nor raised as events. From the
+ *   init function (which runs inside MPI_Init when loaded from
+ *   BALLAST_TOOLS) MPI may be used too: it counts as ballast's own traffic
+ *   (\c lib = 1 for the tools attached before). From other callbacks, do
+ *   not call MPI.
  * - Collective pia or mon calls (pia.h / mon.h say which): from
  *   \c finalize only.
  *
