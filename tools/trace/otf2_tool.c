@@ -685,28 +685,18 @@ static int ot_setup(const ballast_tool_api_v1_t *api) {
   return 0;
 }
 
-static int ot_register(const ballast_tool_api_v1_t *api, ballast_tool_t *tool) {
-  int rc = 0;
-  rc = rc ? rc : api->on_region_enter(tool, on_region_enter, NULL);
-  rc = rc ? rc : api->on_region_exit(tool, on_region_exit, NULL);
-  rc = rc ? rc : api->on_task_begin(tool, on_task_begin, NULL);
-  rc = rc ? rc : api->on_task_end(tool, on_task_end, NULL);
-  rc = rc ? rc : api->on_mpi_exit(tool, on_mpi_exit, NULL);
-  rc = rc ? rc : api->on_remap_begin(tool, on_remap_begin, NULL);
-  rc = rc ? rc : api->on_remap_end(tool, on_remap_end, NULL);
-  rc = rc ? rc : api->on_finalize(tool, on_finalize, NULL);
-  return rc;
-}
+static const trace_callbacks_t ot_callbacks = {
+    .region_enter = on_region_enter, .region_exit = on_region_exit,
+    .task_begin = on_task_begin,     .task_end = on_task_end,
+    .mpi_exit = on_mpi_exit,         .remap_begin = on_remap_begin,
+    .remap_end = on_remap_end,       .finalize = on_finalize};
 
 __attribute__((visibility("default"))) int ballast_tool_init_v1(const ballast_tool_api_v1_t *api,
                                                                  ballast_tool_t *tool) {
-  if (!api || api->version < 1 || (size_t)api->size < sizeof *api) return BALLAST_ENOTSUP;
-  if (g_attached) {
-    trace_log(api->world_rank(), TOOL, "already attached once in this process; ignored");
-    return 1;
-  }
-  int rc = ot_setup(api);
-  if (rc == 0) rc = ot_register(api, tool);
+  int rc = trace_init_check(api, g_attached, TOOL);
+  if (rc) return rc;
+  rc = ot_setup(api);
+  if (rc == 0) rc = trace_register(api, tool, &ot_callbacks);
   if (rc) {
     g.open = 0;
     if (g.ar) OTF2_Archive_Close(g.ar);

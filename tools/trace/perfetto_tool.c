@@ -267,30 +267,19 @@ static int pf_setup(const ballast_tool_api_v1_t *api) {
   return 0;
 }
 
-static int pf_register(const ballast_tool_api_v1_t *api, ballast_tool_t *tool) {
-  int rc = 0;
-  rc = rc ? rc : api->on_region_enter(tool, on_region_enter, NULL);
-  rc = rc ? rc : api->on_region_exit(tool, on_region_exit, NULL);
-  rc = rc ? rc : api->on_task_begin(tool, on_task_begin, NULL);
-  rc = rc ? rc : api->on_task_end(tool, on_task_end, NULL);
-  rc = rc ? rc : api->on_mpi_exit(tool, on_mpi_exit, NULL);
-  rc = rc ? rc : api->on_lb_decision(tool, on_lb_decision, NULL);
-  rc = rc ? rc : api->on_remap_begin(tool, on_remap_begin, NULL);
-  rc = rc ? rc : api->on_remap_end(tool, on_remap_end, NULL);
-  rc = rc ? rc : api->on_task_move(tool, on_task_move, NULL);
-  rc = rc ? rc : api->on_finalize(tool, on_finalize, NULL);
-  return rc;
-}
+static const trace_callbacks_t pf_callbacks = {
+    .region_enter = on_region_enter, .region_exit = on_region_exit,
+    .task_begin = on_task_begin,     .task_end = on_task_end,
+    .mpi_exit = on_mpi_exit,         .lb_decision = on_lb_decision,
+    .remap_begin = on_remap_begin,   .remap_end = on_remap_end,
+    .task_move = on_task_move,       .finalize = on_finalize};
 
 __attribute__((visibility("default"))) int ballast_tool_init_v1(const ballast_tool_api_v1_t *api,
                                                                  ballast_tool_t *tool) {
-  if (!api || api->version < 1 || (size_t)api->size < sizeof *api) return BALLAST_ENOTSUP;
-  if (g_attached) {
-    trace_log(api->world_rank(), TOOL, "already attached once in this process; ignored");
-    return 1;
-  }
-  int rc = pf_setup(api);
-  if (rc == 0) rc = pf_register(api, tool);
+  int rc = trace_init_check(api, g_attached, TOOL);
+  if (rc) return rc;
+  rc = pf_setup(api);
+  if (rc == 0) rc = trace_register(api, tool, &pf_callbacks);
   if (rc) {
     pthread_mutex_lock(&g.mu);
     if (g.open) trace_buf_close(&g.out);

@@ -250,3 +250,28 @@ uint64_t trace_clock_global(uint64_t t, const trace_clock_sample_t *s0,
     off = s1->offset;
   return (uint64_t)((int64_t)t + off);
 }
+
+int trace_init_check(const ballast_tool_api_v1_t *api, int attached, const char *tool) {
+  if (!api || api->version < 1 || (size_t)api->size < sizeof *api) return BALLAST_ENOTSUP;
+  if (attached) {
+    trace_log(api->world_rank(), tool, "already attached once in this process; ignored");
+    return 1;
+  }
+  return 0;
+}
+
+int trace_register(const ballast_tool_api_v1_t *api, ballast_tool_t *tool,
+                   const trace_callbacks_t *cb) {
+  int rc = 0;
+  if (!rc && cb->region_enter) rc = api->on_region_enter(tool, cb->region_enter, NULL);
+  if (!rc && cb->region_exit) rc = api->on_region_exit(tool, cb->region_exit, NULL);
+  if (!rc && cb->task_begin) rc = api->on_task_begin(tool, cb->task_begin, NULL);
+  if (!rc && cb->task_end) rc = api->on_task_end(tool, cb->task_end, NULL);
+  if (!rc && cb->mpi_exit) rc = api->on_mpi_exit(tool, cb->mpi_exit, NULL);
+  if (!rc && cb->lb_decision) rc = api->on_lb_decision(tool, cb->lb_decision, NULL);
+  if (!rc && cb->remap_begin) rc = api->on_remap_begin(tool, cb->remap_begin, NULL);
+  if (!rc && cb->remap_end) rc = api->on_remap_end(tool, cb->remap_end, NULL);
+  if (!rc && cb->task_move) rc = api->on_task_move(tool, cb->task_move, NULL);
+  if (!rc && cb->finalize) rc = api->on_finalize(tool, cb->finalize, NULL);
+  return rc;
+}

@@ -13,6 +13,7 @@
 #ifndef BALLAST_TRACE_COMMON_H
 #define BALLAST_TRACE_COMMON_H
 
+#include <ballast/tool.h>
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -82,5 +83,26 @@ int trace_clock_drift_ok(const trace_clock_sample_t *s0, const trace_clock_sampl
 
 uint64_t trace_clock_global(uint64_t t, const trace_clock_sample_t *s0,
                             const trace_clock_sample_t *s1);
+
+/* The callbacks a writer registers (NULL: not registered). */
+typedef struct trace_callbacks {
+  ballast_tool_region_fn region_enter, region_exit;
+  ballast_tool_task_fn task_begin, task_end;
+  ballast_tool_mpi_exit_fn mpi_exit;
+  ballast_tool_lb_decision_fn lb_decision;
+  ballast_tool_remap_begin_fn remap_begin;
+  ballast_tool_remap_end_fn remap_end;
+  ballast_tool_task_move_fn task_move;
+  ballast_tool_finalize_fn finalize;
+} trace_callbacks_t;
+
+/* The start of a writer's init: BALLAST_ENOTSUP for a table older than
+ * this header's, 1 (decline, with a message) when the writer is attached
+ * already in this process (named twice in BALLAST_TOOLS), else 0. */
+int trace_init_check(const ballast_tool_api_v1_t *api, int attached, const char *tool);
+
+/* Registers every non-NULL callback of cb; the first error, or 0. */
+int trace_register(const ballast_tool_api_v1_t *api, ballast_tool_t *tool,
+                   const trace_callbacks_t *cb);
 
 #endif /* BALLAST_TRACE_COMMON_H */
