@@ -288,6 +288,14 @@ def tool_comm(e):
 TOOL_ON = "BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_ENTER | BALLAST__TOOL_EV_MPI_EXIT)"
 
 
+def tool_enter(e, t0, comm=None):
+    """C expression: zero what mon__account credits during the call, raise
+    mpi_enter when registered; the ticks at which the call starts."""
+    return ("(mon__tl_credit_n = 0, mon__tl_credit_bytes = 0, "
+            "BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_ENTER) ? mon__tool_mpi_enter(%s, %s, %s) : %s)"
+            % (e.act, comm or tool_comm(e), t0, t0))
+
+
 def emit(e, pre, post, after, cond="ret == MPI_SUCCESS", call=None):
     call = call or "P%s(%s)" % (e.name, e.args())
     out = [e.decl(), "{",
@@ -296,10 +304,9 @@ def emit(e, pre, post, after, cond="ret == MPI_SUCCESS", call=None):
            "    return %s;" % call]
     out += ["  " + l for l in pre]
     out += ["  int mon_tool_ = %s;" % TOOL_ON,
-            "  mon__tool_call_t mon_tc_;",
             "  uint64_t t0 = mon__ticks();",
             "  if (mon_tool_)",
-            "    t0 = mon__tool_mpi_enter(t, &mon_tc_, %s, %s, t0);" % (e.act, tool_comm(e)),
+            "    t0 = %s;" % tool_enter(e, "t0"),
             "  int ret = %s;" % call,
             "  uint64_t t1 = mon__ticks();",
             "  uint64_t bytes = 0, mon_posted_ = 0;",
@@ -311,7 +318,8 @@ def emit(e, pre, post, after, cond="ret == MPI_SUCCESS", call=None):
     out.append("  mon__record(t, %s, partner, bytes, t1 - t0);" % e.act)
     out += ["  " + l for l in after]
     out += ["  if (mon_tool_)",
-            "    mon__tool_mpi_exit(t, &mon_tc_, ret, partner, bytes, mon_posted_, t1);",
+            "    mon__tool_mpi_exit(%s, %s, ret, partner, bytes, mon_posted_, t0, t1);"
+            % (e.act, tool_comm(e)),
             "  mon__leave(t);", "  return ret;", "}", ""]
     return "\n".join(out)
 
@@ -364,13 +372,14 @@ def wrapper_kind(e):
             "   * MPI time but not in its wall time. */",
             "  uint64_t ticks = 0;",
             "  int mon_tool_ = %s;" % TOOL_ON,
-            "  mon__tool_call_t mon_tc_;",
+            "  uint64_t t0 = mon_tool_ ? mon__ticks() : 0;",
             "  if (mon_tool_)",
-            "    (void)mon__tool_mpi_enter(t, &mon_tc_, %s, MPI_COMM_NULL, mon__ticks());" % e.act,
+            "    t0 = %s;" % tool_enter(e, "t0", "MPI_COMM_NULL"),
             "  int ret = mon__w_pcontrol(level, name, &ticks);",
             "  mon__record(t, %s, MON_NO_PARTNER, 0, ticks);" % e.act,
             "  if (mon_tool_)",
-            "    mon__tool_mpi_exit(t, &mon_tc_, ret, MON_NO_PARTNER, 0, 0, mon__ticks());",
+            "    mon__tool_mpi_exit(%s, MPI_COMM_NULL, ret, MON_NO_PARTNER, 0, 0, t0, mon__ticks());"
+            % e.act,
             "  mon__leave(t);",
             "  return ret;", "}", ""])
     if k == "start":

@@ -32,8 +32,8 @@
  *   before MPI_Init, the tool is queued and its init runs at MPI_Init, after
  *   the \c BALLAST_TOOLS ones, in the order of the calls; called after
  *   MPI_Init, its init runs at once.
- * - At most #BALLAST_TOOL_MAX tools attach; a further one is refused with a
- *   warning.
+ * - At most #BALLAST_TOOL_MAX tools are kept per process (attached,
+ *   declined or failed alike); a further one is refused with a warning.
  * - Tools are attached on every rank independently: the same
  *   \c BALLAST_TOOLS on every rank is the usual use, but nothing requires it.
  *
@@ -47,7 +47,8 @@
  *
  * \section tool_order Order, threads, clock
  * - Several tools at once: each is called for the events it registered, in
- *   the order the tools attached (load order).
+ *   the order the tools attached (load order). A registration made after a
+ *   tool's init comes after those already made for that event.
  * - Callbacks run on the thread where the event happens, synchronously,
  *   before the event's code goes on. Under MPI_THREAD_MULTIPLE they may run
  *   concurrently on several threads: a tool's callbacks must be thread safe.
@@ -77,10 +78,13 @@
  *   and load balancing: never from a callback (they raise events
  *   themselves; the result is undefined).
  * - MPI: from \c mpi_enter / \c mpi_exit callbacks, MPI calls go straight
- *   to MPI, unrecorded and without events. From \c finalize (and from the
- *   init function) MPI may be used freely, collectives on MPI_COMM_WORLD
- *   included (every rank gets the finalize event): it is neither recorded
- *   nor reported as an event. From other callbacks, do not call MPI.
+ *   to MPI, unrecorded and without events. From \c finalize MPI may be used
+ *   freely, collectives on MPI_COMM_WORLD included (every rank gets the
+ *   finalize event): it is neither recorded nor raised as events. From the
+ *   init function (which runs inside MPI_Init when loaded from
+ *   BALLAST_TOOLS) MPI may be used too: it counts as ballast's own traffic
+ *   (\c lib = 1 for the tools attached before). From other callbacks, do
+ *   not call MPI.
  * - Collective pia or mon calls (pia.h / mon.h say which): from
  *   \c finalize only.
  *

@@ -27,6 +27,7 @@
 
 #include "common/common_internal.h"
 #include "mon/mon_core.h"
+#include "mon/wrap_internal.h"
 
 #undef uthash_fatal
 #define uthash_fatal(msg) abort()
@@ -138,8 +139,9 @@ void mon__account(mon__tls_t *t, int act, int partner, uint64_t bytes) {
   if ((unsigned)act >= (unsigned)MON__NACT || bytes == 0)
     return;
   /* For the tools' mpi_exit: cheaper than a branch on whether a tool listens. */
-  t->tool_bytes += bytes;
-  t->tool_partner = t->tool_ncredit++ == 0 || t->tool_partner == partner ? partner : -1;
+  mon__tl_credit_bytes += bytes;
+  mon__tl_credit_partner =
+      mon__tl_credit_n++ == 0 || mon__tl_credit_partner == partner ? partner : -1;
   if (ballast__tl_lib_depth) {
     agg_add(&t->lib[act], 0, bytes, 0);
     return;

@@ -115,12 +115,6 @@ struct mon__tls {
 
   /* PAPI (papi.c) */
   int papi_set;                   /* event set, -1 when none */
-
-  /* what mon__account credited during the current wrapped call, for the
-   * tools' mpi_exit (reset by mon__tool_mpi_enter) */
-  uint64_t tool_bytes;
-  int tool_partner;               /* the one partner credited, -1 for several */
-  int tool_ncredit;
 };
 
 /* ---- thread.c ------------------------------------------------------------------ */

@@ -203,26 +203,25 @@ long mon__wreq_tracked(void);
 
 /* ---- the tools interface (wrap_tool.c) ------------------------------------- */
 
-/** One wrapped call as the tools' MPI events see it. */
-typedef struct {
-  uint64_t t0;     /* ticks when the call started (after mpi_enter's callbacks) */
-  int act, comm_size, lib;
-} mon__tool_call_t;
+/* What mon__account credited during the current wrapped call, for the tools'
+ * mpi_exit: bytes, how many credits, and their one partner (-1 for
+ * several). The wrappers zero the first two when a tool listens. */
+extern __thread __attribute__((tls_model("initial-exec"))) uint64_t mon__tl_credit_bytes;
+extern __thread __attribute__((tls_model("initial-exec"))) unsigned mon__tl_credit_n;
+extern __thread __attribute__((tls_model("initial-exec"))) int mon__tl_credit_partner;
 
 /**
- * A tool registered an MPI event: fills \a c (activity, size of \a comm,
- * MPI_COMM_NULL for none; whether this is ballast's own traffic), raises
- * mpi_enter when registered, and returns the ticks at which the call starts
- * (\a t0, or a fresh reading when mpi_enter callbacks ran, so their time is
- * not counted as MPI time).
+ * Raises mpi_enter for activity \a act (\a comm: the communicator the call
+ * names, MPI_COMM_NULL for none) at ticks \a t0, and returns the ticks at
+ * which the call starts: a fresh reading after the callbacks, so their time
+ * is not counted as MPI time.
  */
-uint64_t mon__tool_mpi_enter(mon__tls_t *t, mon__tool_call_t *c, int act, MPI_Comm comm,
-                             uint64_t t0);
-/** Raises mpi_exit: \a bytes recorded plus those credited (mon__account) during
- *  the call, \a posted the size of a posted nonblocking send, \a t1 the ticks
- *  when the call returned. */
-void mon__tool_mpi_exit(mon__tls_t *t, const mon__tool_call_t *c, int ret, int partner,
-                        uint64_t bytes, uint64_t posted, uint64_t t1);
+uint64_t mon__tool_mpi_enter(int act, MPI_Comm comm, uint64_t t0);
+/** Raises mpi_exit: \a bytes recorded plus those credited during the call,
+ *  \a posted the size of a posted nonblocking send, \a t0 / \a t1 the ticks
+ *  when the call started and returned. */
+void mon__tool_mpi_exit(int act, MPI_Comm comm, int ret, int partner, uint64_t bytes,
+                        uint64_t posted, uint64_t t0, uint64_t t1);
 
 /* ---- misc (wrap_misc.c) ----------------------------------------------------- */
 
