@@ -356,34 +356,70 @@ BALLAST_API void pia_assert_on_failure(pia_assert_failure_fn fn, void *user) {
 /* ---- the check ------------------------------------------------------------- */
 
 /* Cross-rank aggregates: every rank evaluates each sub-program and one
- * reduction per kind combines them (min as a max of negatives). A rank that
- * could not evaluate still takes part, with NaN, so no rank waits forever. */
+ * reduction combines them all: buf[0] holds how many entries follow that
+ * take the maximum (the maxima, and the minima negated); the rest are summed
+ * (the averages). One user-defined operation does both, so a check costs one
+ * MPI_Allreduce whatever its aggregates. A rank that could not evaluate
+ * still takes part, with NaN, so no rank waits forever. */
+static void max_then_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  const double *a = in;
+  double *b = inout;
+  int nm = (int)a[0];
+  for (int i = 1; i < *len; i++)
+    b[i] = i <= nm ? (a[i] > b[i] || a[i] != a[i] ? a[i] : b[i]) : b[i] + a[i];
+}
+
+static MPI_Op agg_op = MPI_OP_NULL;
+
+static int agg_op_get(MPI_Op *op) {
+  pthread_mutex_lock(&lock);
+  int rc = 0;
+  if (agg_op == MPI_OP_NULL && MPI_Op_create(max_then_sum, 1, &agg_op) != MPI_SUCCESS)
+    rc = BALLAST_EMPI;
+  *op = agg_op;
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+void assert__mpi_teardown(void) {
+  pthread_mutex_lock(&lock);
+  if (agg_op != MPI_OP_NULL)
+    MPI_Op_free(&agg_op);
+  agg_op = MPI_OP_NULL;
+  pthread_mutex_unlock(&lock);
+}
+
 static int reduce_aggs(const pa_prog_t *p, double *vals, int local_ok) {
-  double mx[PA_MAX_AGGS], sm[PA_MAX_AGGS];
-  int nm = 0, ns = 0;
+  double buf[PA_MAX_AGGS + 1];
+  int nm = 0;
+  for (int k = 0; k < p->nagg; k++)
+    nm += p->agg[k].op != PA_AGG_AVG;
+  buf[0] = nm;
+  int im = 1, is = 1 + nm;
   for (int k = 0; k < p->nagg; k++) {
     double v = local_ok ? assert__eval_agg(p, k, vals) : NAN;
     if (p->agg[k].op == PA_AGG_AVG)
-      sm[ns++] = v;
+      buf[is++] = v;
     else
-      mx[nm++] = p->agg[k].op == PA_AGG_MIN ? -v : v;
+      buf[im++] = p->agg[k].op == PA_AGG_MIN ? -v : v;
   }
-  int rank, size, rc = 0;
+  int rank, size;
   assert__world(&rank, &size);
+  MPI_Op op;
+  int rc = agg_op_get(&op);
   ballast__lib_begin();
-  if (nm && MPI_Allreduce(MPI_IN_PLACE, mx, nm, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) !=
-      MPI_SUCCESS)
-    rc = BALLAST_EMPI;
-  if (ns && MPI_Allreduce(MPI_IN_PLACE, sm, ns, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) !=
+  if (!rc && MPI_Allreduce(MPI_IN_PLACE, buf, 1 + p->nagg, MPI_DOUBLE, op, MPI_COMM_WORLD) !=
       MPI_SUCCESS)
     rc = BALLAST_EMPI;
   ballast__lib_end();
-  nm = ns = 0;
+  im = 1;
+  is = 1 + nm;
   for (int i = 0; i < p->nin; i++)
     if (p->in[i].kind == PA_IN_AGG) {
       int k = p->in[i].agg;
-      vals[i] = p->agg[k].op == PA_AGG_AVG ? sm[ns++] / size
-                : p->agg[k].op == PA_AGG_MIN ? -mx[nm++] : mx[nm++];
+      vals[i] = p->agg[k].op == PA_AGG_AVG ? buf[is++] / size
+                : p->agg[k].op == PA_AGG_MIN ? -buf[im++] : buf[im++];
     }
   return rc;
 }

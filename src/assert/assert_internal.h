@@ -126,6 +126,8 @@ typedef struct pa_assert {
 int assert__count(void);
 /** Where it came from: "file:line", "region NAME", "run" or "code". */
 void assert__source(const pa_assert_t *a, char *buf, size_t len);
+/** Frees the MPI objects (the aggregates' operation): at finalize. */
+void assert__mpi_teardown(void);
 /** Frees every assertion (at exit, after the report). */
 void assert__registry_teardown(void);
 pa_assert_t *assert__get(int id);

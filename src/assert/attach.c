@@ -42,6 +42,7 @@ static void on_finalize(const ballast_tool_finalize_t *ev, void *user) {
   assert__run_checks();
   long long failed = assert__finalize_reduce();
   assert__scope_teardown();
+  assert__mpi_teardown();
   /* Registered last, so it runs first at exit: after MPI_Finalize returned
    * and the program ended normally, the status says an assertion failed. */
   if (failed > 0 && assert__action_exit())

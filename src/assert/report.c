@@ -5,6 +5,7 @@
  * passes and checks min/max over the ranks that have it, and the first
  * failure (lowest instance, then lowest rank) with the values it used. The
  * rows feed mon's report section and the profile's "assertions" member. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,9 +96,16 @@ static void failure_values(ballast__rbuf_t *r, int nv, row_t *row, int keep) {
     json_str(esc, sizeof esc, name);
     if (ut + 1 < sizeof txt)
       ut += (size_t)snprintf(txt + ut, sizeof txt - ut, "%s%s = %.6g", k ? ", " : "", name, v);
-    if (uj + 1 < sizeof js)
-      uj += (size_t)snprintf(js + uj, sizeof js - uj, "%s\"%s\":%.9g", k ? "," : "", esc,
-                             v == v ? v : 0.0);
+    /* A member is added whole or not at all: the JSON stays valid. */
+    char one[320];
+    char num[32] = "null"; /* NaN and infinities have no JSON number */
+    if (isfinite(v))
+      snprintf(num, sizeof num, "%.9g", v);
+    int n = snprintf(one, sizeof one, "%s\"%s\":%s", uj ? "," : "", esc, num);
+    if (n > 0 && uj + (size_t)n < sizeof js) {
+      memcpy(js + uj, one, (size_t)n + 1);
+      uj += (size_t)n;
+    }
   }
   if (!keep)
     return;
