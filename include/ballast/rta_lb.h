@@ -40,12 +40,21 @@
  * - the bytes of the serialisation callbacks (rta_serial_t of rta_task.h): size()
  *   and pack() run on the source, unpack() on the destination with the
  *   callbacks found there (the task's nearest ancestor that has them);
- * - the registered arrays. The destination's unpack() callback registers,
- *   in the same order and with the same types, the pointers that will receive
- *   them (each NULL or malloc'ed; rta frees what is there). rta then stores
- *   the arrived arrays, with their dims, through those pointers: read the new
- *   dims with rta_task_array_dims(). A task with no callbacks anywhere may move
- *   only when it has neither state bytes nor arrays.
+ * - the registered arrays, with no callback at all: on the destination rta
+ *   allocates them, registers them on the arrived task and holds their
+ *   pointers itself; read them with rta_task_array() and their dims with
+ *   rta_task_array_dims(). Arrays of MPI datatypes are the exception (only
+ *   the application can rebuild the datatype): for them, or to receive into
+ *   its own pointers, the destination's unpack() callback registers, in the
+ *   same order and with the same types, the pointers that will receive all
+ *   the arrays (each NULL or memory the application hands over to rta, which
+ *   frees it); rta then stores the arrived arrays, with their dims, through
+ *   those pointers. A task with callback state bytes needs an unpack()
+ *   callback on the destination; a task without them needs no callback.
+ *   When an array leaves, rta frees it (or keeps its memory, below) and sets
+ *   the pointer it was registered with to NULL, so a pointer the application
+ *   reuses for a later arrival never holds the address of an array that
+ *   left (nothing is freed twice).
  * A task whose whole state is one registered array of a ballast element type
  * (no callback bytes) is sent straight from the application's array and
  * received into the memory that becomes the destination's array: no copy on
@@ -69,7 +78,7 @@
  * \section rta_lb_rollback All or nothing
  * The remap is committed only when every rank has unpacked everything it
  * received; only then are the sources' arrays freed (free(), or kept for the
- * next arrivals as above) and their
+ * next arrivals as above, their pointers set to NULL) and their
  * release() callbacks called, and the moved tasks removed from the sources'
  * trees. If anything fails anywhere (a callback, an allocation, a size
  * mismatch), every rank drops what it received (release()

@@ -34,8 +34,9 @@
  *
  * \section rta_serial Serialisation
  * A task's state moves between processes in two parts: its registered arrays
- * (rta_register_array(); no callback needed) and everything else, through
- * the four callbacks of rta_serial_t. On the source process rta calls
+ * (rta_register_array(); no callback needed on either side, see
+ * rta_register_array()) and everything else, through the four callbacks of
+ * rta_serial_t. On the source process rta calls
  * size() then pack() into a buffer of exactly that size; on the destination
  * unpack() with the same bytes; after the move is committed on every rank,
  * free() on the source. If the move is rolled back after a successful
@@ -97,7 +98,8 @@ typedef struct {
   /** Writes the state into \a buf, exactly \a len bytes (the size() value). */
   int (*pack)(rta_task_t *task, void *buf, size_t len, void *user);
   /** On the destination: rebuilds the state from \a buf of \a len bytes. May
-   * call rta_task_set_data() and rta_register_array() on \a task. */
+   * call rta_task_set_data(), and rta_register_array() on \a task to receive
+   * the arrays into the application's own pointers (else rta holds them). */
   int (*unpack)(rta_task_t *task, const void *buf, size_t len, void *user);
   /** The "free" operation (named release so no malloc-debugging macro for
    * free() can clash with it): releases the task's state on this process,
@@ -295,9 +297,12 @@ BALLAST_API size_t rta_elem_size(rta_elem_t e);
  * copied: after resizing, unregister and register again. An MPI datatype is
  * duplicated (MPI_Type_dup), so the application may free its own; it must be
  * committed and have a non-negative true lower bound.
- * Arrays are packed in registration order; on a destination the arriving
- * task's unpack() callback registers the arrays (same order, types) that
- * receive them.
+ * Arrays are packed in registration order. On a destination rta registers
+ * the arriving arrays itself (no callback needed; read them with
+ * rta_task_array()), unless the arriving task's unpack() callback registers
+ * the pointers that receive them (same order, types; needed for MPI
+ * datatypes): see "Moving a task" in rta_lb.h. When an array leaves, rta
+ * frees it and sets the pointer it was registered with to NULL.
  * \return 0; BALLAST_EINVAL for NULL task or array, ndims outside
  * 1..RTA_MAX_DIMS, NULL dims, a negative dimension, an invalid element type
  * or MPI_DATATYPE_NULL, and for a NULL \a *array whose dims give elements
@@ -333,6 +338,20 @@ BALLAST_API void *rta_alloc_array(size_t bytes);
  * registered on the task.
  */
 BALLAST_API int rta_unregister_array(rta_task_t *task, void **array);
+
+/**
+ * \brief The i-th registered array of a task (registration order): the
+ * address of the pointer rta keeps up to date, to read the array through
+ * (<tt>double *x = *(double **)slot</tt>) and to pass to
+ * rta_task_array_dims() and rta_unregister_array(). For an array the
+ * application registered, its own pointer's address; for an array that
+ * arrived with a task whose arrays no unpack callback registered, a pointer
+ * rta holds (and frees when the array leaves again, is unregistered or the
+ * task removed).
+ * \return 0 and \a *slot; BALLAST_EINVAL for NULL or i < 0;
+ * BALLAST_ENOTFOUND when the task has fewer than i + 1 arrays.
+ */
+BALLAST_API int rta_task_array(const rta_task_t *task, int i, void ***slot);
 
 /** \brief Number of arrays registered on the task (0 for NULL). */
 BALLAST_API int rta_task_narrays(const rta_task_t *task);

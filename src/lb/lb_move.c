@@ -364,10 +364,10 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
   if (rc)
     return rc;
   int has_ops = rta_task_serial(x->t, &x->ops, &x->user) == 0;
-  int needs = x->user_bytes > 0 || x->raw || x->arr_bytes > 8;
-  if (needs && (!has_ops || !x->ops.unpack)) {
-    BALLAST_WARN("rta: load balancing: task \"%s\" arrives with state but no "
-                 "unpack callback serves it here", rta_task_key(x->t));
+  if (x->user_bytes > 0 && (!has_ops || !x->ops.unpack)) {
+    BALLAST_WARN("rta: load balancing: task \"%s\" arrives with %zu bytes of "
+                 "callback state but no unpack callback serves it here",
+                 rta_task_key(x->t), x->user_bytes);
     drop_arrival(x);
     return BALLAST_ECALLBACK;
   }
@@ -382,6 +382,19 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
       return BALLAST_ECALLBACK;
     }
     x->unpacked = 1;
+  }
+  /* Arrays nobody registered a receiver for (no unpack callback, or one
+   * that registers none): rta holds them itself (rta_task_array()). */
+  if ((x->raw || x->arr_bytes > 8) && rta_task_narrays(x->t) == 0) {
+    rc = x->raw ? rta__arrays_own(x->t, NULL, 0, -1, x->raw_elem, x->raw_ndims,
+                                  x->raw_dims)
+                : rta__arrays_own(x->t, (const unsigned char *)tail +
+                                            ballast__round8(x->user_bytes),
+                                  x->arr_bytes, x->lead, 0, 0, NULL);
+    if (rc) {
+      drop_arrival(x);
+      return rc;
+    }
   }
   if (x->raw) {
     rc = rta__lb_adopt_array(x->t, x->raw_elem, x->raw_ndims, x->raw_dims,

@@ -377,5 +377,8 @@ void mon__fault_finalize(void) {
  * measured; it only gives this rank the chance to leave its part. */
 int MPI_Abort(MPI_Comm comm, int errorcode) {
   mon__fault_write("MPI_Abort");
+  /* The SIGTERM Open MPI may send this process too must not replace the
+   * part that says why the job ended. */
+  __atomic_store_n(&sig_busy, 1, __ATOMIC_RELEASE);
   return PMPI_Abort(comm, errorcode);
 }

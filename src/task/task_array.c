@@ -139,6 +139,8 @@ static int size_array(rta__array_t *a) {
 }
 
 static void free_array_record(rta__array_t *a) {
+  if (a->slot == &a->own)
+    free(a->own); /* rta's own array: nobody else frees it */
   if (a->type.kind == RTA_TYPE_MPI && a->type.u.mpi != MPI_DATATYPE_NULL) {
     int fin = 0;
     ballast__lib_begin();
@@ -150,9 +152,11 @@ static void free_array_record(rta__array_t *a) {
   free(a);
 }
 
-int rta_register_array(rta_task_t *t, void **array, rta_type_t type, int ndims,
-                       const int64_t *dims) {
-  if (!t || !array || !dims || ndims < 1 || ndims > RTA_MAX_DIMS) {
+/* rta_register_array; with array NULL and owned set, the array is rta's
+ * own (slot = &own, see rta__arrays_own). */
+static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
+                     int ndims, const int64_t *dims) {
+  if (!t || (!array && !owned) || !dims || ndims < 1 || ndims > RTA_MAX_DIMS) {
     BALLAST_WARN("rta: register_array on \"%s\": NULL argument or ndims %d "
                  "outside 1..%d", t ? t->key : "(NULL task)", ndims, RTA_MAX_DIMS);
     return BALLAST_EINVAL;
@@ -163,7 +167,7 @@ int rta_register_array(rta_task_t *t, void **array, rta_type_t type, int ndims,
     BALLAST_WARN("rta: register_array on \"%s\": invalid element type", t->key);
     return BALLAST_EINVAL;
   }
-  for (rta__array_t *a = t->arrays; a; a = a->next)
+  for (rta__array_t *a = t->arrays; a && array; a = a->next)
     if (a->slot == array) {
       BALLAST_WARN("rta: register_array on \"%s\": array already registered",
                    t->key);
@@ -172,7 +176,8 @@ int rta_register_array(rta_task_t *t, void **array, rta_type_t type, int ndims,
   rta__array_t *a = ballast__calloc(1, sizeof *a);
   if (!a)
     return BALLAST_ENOMEM;
-  a->slot = array;
+  a->slot = owned ? &a->own : array;
+  array = a->slot;
   a->ndims = ndims;
   memcpy(a->dims, dims, (size_t)ndims * sizeof *dims);
   a->type.kind = type.kind;
@@ -213,6 +218,77 @@ int rta_register_array(rta_task_t *t, void **array, rta_type_t type, int ndims,
     tail = &(*tail)->next;
   *tail = a;
   t->narrays++;
+  return 0;
+}
+
+int rta_register_array(rta_task_t *t, void **array, rta_type_t type, int ndims,
+                       const int64_t *dims) {
+  return add_array(t, array, 0, type, ndims, dims);
+}
+
+int rta__arrays_own(rta_task_t *t, const void *buf, size_t len, int lead,
+                    int elem, int ndims, const int64_t *dims) {
+  t->arriving = 1; /* NULL until what arrives is stored */
+  int rc = 0;
+  if (!buf) {
+    rc = add_array(t, NULL, 1, rta_type_elem((rta_elem_t)elem), ndims, dims);
+    t->arriving = 0;
+    return rc;
+  }
+  const unsigned char *p = buf, *end = p + len;
+  uint64_t n = 0;
+  if (len >= 8)
+    memcpy(&n, p, 8);
+  p += 8;
+  for (uint64_t i = 0; !rc && i < n; i++) {
+    uint64_t hdr[4 + RTA_MAX_DIMS];
+    if (len < 8 || (size_t)(end - p) < sizeof hdr) {
+      rc = BALLAST_ESIZE;
+      break;
+    }
+    memcpy(hdr, p, sizeof hdr);
+    p += sizeof hdr;
+    if (hdr[0] >> 32 != ARRAY_MAGIC || hdr[2] < 1 || hdr[2] > RTA_MAX_DIMS) {
+      rc = BALLAST_ESIZE;
+      break;
+    }
+    if ((hdr[0] & 0xffffffffu) != RTA_TYPE_ELEM) {
+      BALLAST_WARN("rta: task \"%s\" arrives with array %llu of an MPI datatype "
+                   "and no unpack callback registered its receiver (only the "
+                   "application can rebuild the datatype)", t->key,
+                   (unsigned long long)i);
+      rc = BALLAST_ECALLBACK;
+      break;
+    }
+    int64_t d[RTA_MAX_DIMS];
+    for (uint64_t k = 0; k < hdr[2]; k++)
+      d[k] = (int64_t)hdr[4 + k];
+    rc = add_array(t, NULL, 1, rta_type_elem((rta_elem_t)hdr[1]), (int)hdr[2], d);
+    /* The payload follows, unless it travelled on its own (the lead). */
+    if (i != (uint64_t)lead) {
+      size_t pay = ballast__round8((size_t)hdr[3]);
+      if ((size_t)(end - p) < pay)
+        rc = BALLAST_ESIZE;
+      else
+        p += pay;
+    }
+  }
+  t->arriving = 0;
+  if (rc)
+    rta__arrays_clear(t);
+  return rc;
+}
+
+int rta_task_array(const rta_task_t *t, int i, void ***slot) {
+  if (!t || !slot || i < 0)
+    return BALLAST_EINVAL;
+  *slot = NULL;
+  const rta__array_t *a = t->arrays;
+  for (int k = 0; a && k < i; k++)
+    a = a->next;
+  if (!a)
+    return BALLAST_ENOTFOUND;
+  *slot = a->slot;
   return 0;
 }
 

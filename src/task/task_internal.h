@@ -19,7 +19,10 @@
 /* ---- registered arrays (task_array.c) ------------------------------------ */
 
 typedef struct rta__array {
-  void **slot;               /* the application's pointer */
+  void **slot;               /* the application's pointer, or &own */
+  void *own;                 /* the pointer itself when rta registered the
+                              * array for a task that arrived without an
+                              * unpack callback registering it (rta frees it) */
   rta_type_t type;           /* elem, or an MPI_Type_dup owned by rta */
   int ndims;
   int64_t dims[RTA_MAX_DIMS];
@@ -28,6 +31,16 @@ typedef struct rta__array {
   size_t mem_bytes;          /* bytes the array occupies in memory */
   struct rta__array *next;   /* registration order */
 } rta__array_t;
+
+/** Registers, on a task that arrived with arrays that no unpack callback
+ *  registered, the arrays rta holds itself (slot = &own): one per header of
+ *  the packed arrays in \a buf (\a len bytes; the payload of array \a lead,
+ *  -1 none, is not there: it travelled on its own), or (buf NULL) the
+ *  single array of ballast element \a elem and dims. BALLAST_ECALLBACK when an
+ *  array has an MPI datatype (only an unpack callback can register its
+ *  receiver); BALLAST_ESIZE for a malformed header; BALLAST_ENOMEM. */
+int rta__arrays_own(rta_task_t *t, const void *buf, size_t len, int lead,
+                    int elem, int ndims, const int64_t *dims);
 
 /** Bytes of the header that precedes each packed array. */
 #define RTA__ARRAY_HDR_BYTES (8 * (4 + RTA_MAX_DIMS))

@@ -24,6 +24,10 @@ env = dict(os.environ, BALLAST_PROFILE=os.path.join(tmp, "profile.json"),
            # machine a rank may not run its handler by then (a scheduler's
            # grace period is longer: Slurm's KillWait is 30 s).
            OMPI_MCA_odls_base_sigkill_timeout="20")
+if "ASAN_OPTIONS" in env:
+    # The sanitizer build: AddressSanitizer keeps SIGSEGV to itself unless
+    # told to let the program install its own handler.
+    env["ASAN_OPTIONS"] += ":allow_user_segv_handler=1"
 if mode == "kill":
     env["BALLAST_PROFILE_INTERVAL"] = "0.2"
 cmd = [mpiexec, "-n", str(np), "--oversubscribe", victim, mode, tmp]

@@ -4,7 +4,7 @@
  *   abort  rank 0 calls MPI_Abort, the others wait in MPI_Barrier;
  *   term   every rank writes DIR/ready.<rank> (its pid) and sleeps until the
  *          test sends SIGTERM;
- *   segv   the last rank writes through a NULL pointer, the others wait in
+ *   segv   the last rank writes to a PROT_NONE page, the others wait in
  *          MPI_Barrier;
  *   exit   every rank calls exit(0) without MPI_Finalize;
  *   kill   (BALLAST_PROFILE_INTERVAL set) every rank sleeps past the
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <ballast/mon.h>
@@ -60,8 +61,12 @@ int main(int argc, char **argv) {
       sleep(1);
   } else if (strcmp(mode, "segv") == 0) {
     if (me == np - 1) {
-      volatile int *p = NULL;
-      *p = 1;
+      /* A real fault on a page the program may not touch (a NULL store
+       * would be stopped by UBSan in the sanitizer build first). */
+      volatile char *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED)
+        abort();
+      p[0] = 1;
     }
     MPI_Barrier(MPI_COMM_WORLD);
   } else if (strcmp(mode, "exit") == 0) {
