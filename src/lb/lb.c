@@ -598,6 +598,30 @@ static void decision_event(const rta_lb_context_t *ctx, const rta_decision_t *d)
   ballast__tool_emit_lb_decision(&ev);
 }
 
+/* The statistics and the log line of one judged step. */
+static void note_decision(rta_lb_context_t *ctx, const rta_decision_t *d) {
+  if (d->imbalance > 0) {
+    if (ctx->stats.imbalance_first == 0)
+      ctx->stats.imbalance_first = d->imbalance;
+    ctx->stats.imbalance_last = d->imbalance;
+    if (ctx->pending_after) {
+      ctx->stats.imbalance_after = d->imbalance;
+      ctx->pending_after = 0;
+    }
+  }
+  /* Only the automatic policy measures an imbalance: an explicit remap says
+   * so rather than print figures nobody computed. */
+  if (d->remap && d->reason == RTA_REASON_EXPLICIT)
+    BALLAST_INFO("rta: step %lld: remap (explicit: requested by the application, "
+                 "no imbalance measured)", d->step);
+  else if (d->remap)
+    BALLAST_INFO("rta: step %lld: remap (%s): imbalance %.3f > threshold %.3f, "
+                 "predicted gain %.3g s, remap cost %.3g s, %d outlier(s) ignored",
+                 d->step, rta_reason_name(d->reason), d->imbalance,
+                 ctx->cfg.policy.threshold, d->predicted_gain, d->remap_cost,
+                 d->ignored_outliers);
+}
+
 int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   if (!ctx)
     return BALLAST_EINVAL;
@@ -676,26 +700,7 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   rta__lb_series_step(ctx, times, &d);
   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_LB_DECISION))
     decision_event(ctx, &d);
-  if (d.imbalance > 0) {
-    if (ctx->stats.imbalance_first == 0)
-      ctx->stats.imbalance_first = d.imbalance;
-    ctx->stats.imbalance_last = d.imbalance;
-    if (ctx->pending_after) {
-      ctx->stats.imbalance_after = d.imbalance;
-      ctx->pending_after = 0;
-    }
-  }
-  /* Only the automatic policy measures an imbalance: an explicit remap says
-   * so rather than print figures nobody computed. */
-  if (d.remap && d.reason == RTA_REASON_EXPLICIT)
-    BALLAST_INFO("rta: step %lld: remap (explicit: requested by the application, "
-                 "no imbalance measured)", d.step);
-  else if (d.remap)
-    BALLAST_INFO("rta: step %lld: remap (%s): imbalance %.3f > threshold %.3f, "
-                 "predicted gain %.3g s, remap cost %.3g s, %d outlier(s) ignored",
-                 d.step, rta_reason_name(d.reason), d.imbalance,
-                 ctx->cfg.policy.threshold, d.predicted_gain, d.remap_cost,
-                 d.ignored_outliers);
+  note_decision(ctx, &d);
   ctx->stats.seconds_deciding += MPI_Wtime() - t_in;
   if (d.remap) {
     double cost = 0;
