@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "common/common_internal.h"
+#include "common/json.h"
 #include "mon/mon_core.h"
 
 extern char **environ;
@@ -42,19 +43,6 @@ static int is_temp, have_profile;
 
 /* ---- the "run" member ------------------------------------------------------- */
 
-static void put_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
 
 /* Closes a memory stream: its text (*buf is set by fclose), or NULL. */
 static char *close_text(FILE *f, char **buf) {
@@ -81,9 +69,9 @@ static char *run_json(void *user) {
   if (gmtime_r(&now, &tm))
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
   fprintf(f, "{\"ballast\":");
-  put_str(f, ballast_version());
+  ballast__json_str(f, ballast_version());
   fprintf(f, ",\"mpi\":");
-  put_str(f, lib);
+  ballast__json_str(f, lib);
   fprintf(f, ",\"date\":\"%s\",\"settings\":{", date);
   int first = 1;
   for (char **e = environ; e && *e; e++) {
@@ -91,7 +79,7 @@ static char *run_json(void *user) {
     if (strncmp(*e, "BALLAST_", 8) || !eq)
       continue;
     fprintf(f, "%s\"%.*s\":", first ? "" : ",", (int)(eq - *e), *e);
-    put_str(f, eq + 1);
+    ballast__json_str(f, eq + 1);
     first = 0;
   }
   fprintf(f, "}}");
@@ -109,7 +97,7 @@ static char *run_rank_json(void *user) {
   if (!f)
     return NULL;
   fprintf(f, "{\"host\":");
-  put_str(f, host);
+  ballast__json_str(f, host);
   fprintf(f, ",\"pid\":%ld}", (long)getpid());
   return close_text(f, &buf);
 }
