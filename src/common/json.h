@@ -11,4 +11,16 @@
  * bytes escaped; other bytes (UTF-8) as they are. */
 void ballast__json_str(FILE *f, const char *s);
 
+/* A text built through a stdio stream in memory (open_memstream). */
+typedef struct {
+  char *buf;
+  size_t len;
+  FILE *f;
+} ballast__text_t;
+
+/* Opens \a t; the stream to write to, or NULL without memory. */
+FILE *ballast__text_open(ballast__text_t *t);
+/* Closes \a t: the malloc'ed text, or NULL when writing it failed. */
+char *ballast__text_close(ballast__text_t *t);
+
 #endif

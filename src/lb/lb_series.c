@@ -523,9 +523,8 @@ static void put_series(FILE *f, const series_t *s) {
 /* Rank 0: {"contexts":[...]}, every context defined in the run. */
 static char *json(void *user) {
   (void)user;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  ballast__text_t t;
+  FILE *f = ballast__text_open(&t);
   if (!f)
     return NULL;
   fprintf(f, "{\"contexts\":[");
@@ -535,11 +534,7 @@ static char *json(void *user) {
     put_series(f, s);
   }
   fprintf(f, "],\"contexts_dropped\":%lld}", closed_dropped);
-  if (fclose(f) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  return ballast__text_close(&t);
 }
 
 /* Every rank: its own seconds in load balancing, summed over contexts. */

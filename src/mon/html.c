@@ -44,20 +44,11 @@ static int is_temp, have_profile;
 /* ---- the "run" member ------------------------------------------------------- */
 
 
-/* Closes a memory stream: its text (*buf is set by fclose), or NULL. */
-static char *close_text(FILE *f, char **buf) {
-  if (fclose(f) != 0) {
-    free(*buf);
-    return NULL;
-  }
-  return *buf;
-}
-
 static char *run_json(void *user) {
   (void)user;
-  char *buf = NULL, lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  ballast__text_t t;
+  FILE *f = ballast__text_open(&t);
   if (!f)
     return NULL;
   int n = 0;
@@ -83,7 +74,7 @@ static char *run_json(void *user) {
     first = 0;
   }
   fprintf(f, "}}");
-  return close_text(f, &buf);
+  return ballast__text_close(&t);
 }
 
 static char *run_rank_json(void *user) {
@@ -91,15 +82,14 @@ static char *run_rank_json(void *user) {
   char host[256] = "";
   if (gethostname(host, sizeof host - 1) != 0)
     snprintf(host, sizeof host, "?");
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  ballast__text_t t;
+  FILE *f = ballast__text_open(&t);
   if (!f)
     return NULL;
   fprintf(f, "{\"host\":");
   ballast__json_str(f, host);
   fprintf(f, ",\"pid\":%ld}", (long)getpid());
-  return close_text(f, &buf);
+  return ballast__text_close(&t);
 }
 
 void mon__html_init(void) {
