@@ -106,7 +106,9 @@
  * carries two members from load balancing: "load_balancing", the totals of
  * every context (rta_lb_stats_t's figures), and "lb_series", each context's
  * history, kept from its definition to the end of the program (also after
- * rta_lb_destroy()), the same on every rank, bounded in size:
+ * rta_lb_destroy(); of the destroyed contexts the last 16 are kept and
+ * "contexts_dropped" counts the others), the same on every rank, bounded in
+ * size:
  * \code
  * "lb_series": {"contexts": [{
  *   "root": "md", "ranks": 2, "mode": "over-decomposition"|"placement",
@@ -127,7 +129,8 @@
  *   "task_map": {"detail_limit": 4096, "bins": 1024, "snapshots_dropped": 0,
  *     "snapshots": [{"step": 0, "ntasks": 64, "detail": true,
  *                    "per_rank": [32, 32], "keys": ["md/block_0", ...],
- *                    "owner": [0, 0, ...]}, ...]}}]}
+ *                    "owner": [0, 0, ...]}, ...]}}],
+ *   "contexts_dropped": 0}
  * \endcode
  * - "steps": one point per judged step (a call with the policy not off), as
  *   columns: the point's first step and number of steps, the means over them

@@ -18,7 +18,8 @@
  * MAX_MARKS remap marks (later ones are counted, not kept); task maps of up
  * to DETAIL_TASKS tasks per task, larger ones as MAP_BINS bins of
  * consecutive tasks (in key order); the initial map and the last
- * MAX_SNAPS - 1 maps after a remap.
+ * MAX_SNAPS - 1 maps after a remap; the series of every live context and of
+ * the last MAX_CLOSED destroyed ones.
  */
 #include "lb/lb_internal.h"
 
@@ -28,6 +29,7 @@
 #include <string.h>
 
 #include "common/common_internal.h"
+#include "common/json.h"
 #include "mon/mon_hooks.h"
 
 #define MAX_POINTS 2048
@@ -35,6 +37,7 @@
 #define MAX_SNAPS 16
 #define DETAIL_TASKS 4096
 #define MAP_BINS 1024
+#define MAX_CLOSED 16
 
 /* One point: steps [first, first + n) merged. */
 typedef struct {
@@ -92,7 +95,9 @@ typedef struct series {
 } series_t;
 
 static series_t *all, **tail = &all;
-static int registered;
+static int registered, nclosed;
+static long long closed_dropped;                 /* series of destroyed contexts freed */
+static double closed_def, closed_dec, closed_rem; /* their seconds, still this rank's */
 
 /* ---- task maps ----------------------------------------------------------- */
 
@@ -391,6 +396,24 @@ void rta__lb_series_close(rta_lb_context_t *ctx) {
   s->s_deciding = ctx->stats.seconds_deciding;
   s->ctx = NULL;
   ctx->series = NULL;
+  /* A program that defines contexts again and again keeps the series of
+   * the last MAX_CLOSED destroyed ones (and of every live one). */
+  if (++nclosed <= MAX_CLOSED)
+    return;
+  for (series_t **p = &all; *p; p = &(*p)->next)
+    if (!(*p)->ctx) {
+      series_t *old = *p;
+      *p = old->next;
+      if (tail == &old->next)
+        tail = p;
+      closed_dropped++;
+      nclosed--;
+      closed_def += old->s_define;
+      closed_dec += old->s_deciding;
+      closed_rem += old->s_remaps;
+      series_free(old);
+      return;
+    }
 }
 
 /* ---- the profile's member ---------------------------------------------------- */
@@ -398,19 +421,6 @@ void rta__lb_series_close(rta_lb_context_t *ctx) {
 /* JSON has no inf/nan. */
 static double fin(double x) { return isfinite(x) ? x : 0.0; }
 
-static void put_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
 
 static void put_ints(FILE *f, const char *name, const int *v, int64_t n) {
   fprintf(f, ",\"%s\":[", name);
@@ -472,7 +482,7 @@ static void put_maps(FILE *f, const series_t *s) {
       for (int64_t v = 0; v < p->ntasks; v++) {
         if (v)
           fputc(',', f);
-        put_str(f, p->keys[v]);
+        ballast__json_str(f, p->keys[v]);
       }
       fputc(']', f);
     }
@@ -492,7 +502,7 @@ static void put_series(FILE *f, const series_t *s) {
   const rta_policy_config_t *p = &s->policy;
   static const char *const modes[] = {"off", "explicit", "auto"};
   fprintf(f, "{\"root\":");
-  put_str(f, s->root);
+  ballast__json_str(f, s->root);
   fprintf(f, ",\"ranks\":%d,\"mode\":\"%s\",\"strategy\":\"%s\",\"step_time\":\"%s\","
           "\"incomplete\":%s,\"policy\":{\"mode\":\"%s\",\"warmup\":%d,\"window\":%d,"
           "\"threshold\":%.6g,\"outlier\":%.6g,\"horizon\":%d},",
@@ -513,9 +523,8 @@ static void put_series(FILE *f, const series_t *s) {
 /* Rank 0: {"contexts":[...]}, every context defined in the run. */
 static char *json(void *user) {
   (void)user;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  ballast__text_t t;
+  FILE *f = ballast__text_open(&t);
   if (!f)
     return NULL;
   fprintf(f, "{\"contexts\":[");
@@ -524,18 +533,14 @@ static char *json(void *user) {
       fputc(',', f);
     put_series(f, s);
   }
-  fprintf(f, "]}");
-  if (fclose(f) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  fprintf(f, "],\"contexts_dropped\":%lld}", closed_dropped);
+  return ballast__text_close(&t);
 }
 
 /* Every rank: its own seconds in load balancing, summed over contexts. */
 static char *rank_json(void *user) {
   (void)user;
-  double def = 0, dec = 0, rem = 0;
+  double def = closed_def, dec = closed_dec, rem = closed_rem;
   for (series_t *s = all; s; s = s->next) {
     def += s->s_define;
     dec += s->ctx ? s->ctx->stats.seconds_deciding : s->s_deciding;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "common/common_internal.h"
+#include "common/json.h"
 #include "mon/mon_core.h"
 
 extern char **environ;
@@ -42,34 +43,12 @@ static int is_temp, have_profile;
 
 /* ---- the "run" member ------------------------------------------------------- */
 
-static void put_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
-/* Closes a memory stream: its text (*buf is set by fclose), or NULL. */
-static char *close_text(FILE *f, char **buf) {
-  if (fclose(f) != 0) {
-    free(*buf);
-    return NULL;
-  }
-  return *buf;
-}
 
 static char *run_json(void *user) {
   (void)user;
-  char *buf = NULL, lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  ballast__text_t t;
+  FILE *f = ballast__text_open(&t);
   if (!f)
     return NULL;
   int n = 0;
@@ -81,9 +60,9 @@ static char *run_json(void *user) {
   if (gmtime_r(&now, &tm))
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
   fprintf(f, "{\"ballast\":");
-  put_str(f, ballast_version());
+  ballast__json_str(f, ballast_version());
   fprintf(f, ",\"mpi\":");
-  put_str(f, lib);
+  ballast__json_str(f, lib);
   fprintf(f, ",\"date\":\"%s\",\"settings\":{", date);
   int first = 1;
   for (char **e = environ; e && *e; e++) {
@@ -91,11 +70,11 @@ static char *run_json(void *user) {
     if (strncmp(*e, "BALLAST_", 8) || !eq)
       continue;
     fprintf(f, "%s\"%.*s\":", first ? "" : ",", (int)(eq - *e), *e);
-    put_str(f, eq + 1);
+    ballast__json_str(f, eq + 1);
     first = 0;
   }
   fprintf(f, "}}");
-  return close_text(f, &buf);
+  return ballast__text_close(&t);
 }
 
 static char *run_rank_json(void *user) {
@@ -103,15 +82,14 @@ static char *run_rank_json(void *user) {
   char host[256] = "";
   if (gethostname(host, sizeof host - 1) != 0)
     snprintf(host, sizeof host, "?");
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  ballast__text_t t;
+  FILE *f = ballast__text_open(&t);
   if (!f)
     return NULL;
   fprintf(f, "{\"host\":");
-  put_str(f, host);
+  ballast__json_str(f, host);
   fprintf(f, ",\"pid\":%ld}", (long)getpid());
-  return close_text(f, &buf);
+  return ballast__text_close(&t);
 }
 
 void mon__html_init(void) {
