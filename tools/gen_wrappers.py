@@ -725,7 +725,8 @@ def f_special(e, names):
                 "  mon__record(t, %s, MON_NO_PARTNER, 0, 0);" % e.act,
                 "  mon__leave(t);", "}",
                 "mon__finalize();", "mon__wrap_finalize();",
-                "fn(%s);" % ", ".join(names)]
+                "fn(%s);" % ", ".join(names),
+                "mon__after_finalize(); /* BALLAST_HTML: the page, once MPI is gone */"]
     if k == "topo" and e.rule["topo"] in ("cart", "graph"):
         # Through the C wrapper, which reorders (BALLAST_REORDER), accounts
         # and raises the events once. LOGICALs: nonzero is true (gfortran).
