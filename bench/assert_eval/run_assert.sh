@@ -30,7 +30,7 @@ echo "# assert_eval: cost of one evaluation and of one in-code scope (median of 
 "$EVAL" 7
 
 sweep() { # [file]
-  $MPIEXEC -n "$NP" --oversubscribe ${1:+-x BALLAST_ASSERT_FILE=$1} "$SWEEP" --iters 10 |
+  $MPIEXEC -n "$NP" --oversubscribe ${1:+-x BALLAST_ASSERT_FILE=$1} "$SWEEP" --iters 100 |
     sed -n 's/^time: //p'
 }
 md() { # [file]
