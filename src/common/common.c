@@ -34,21 +34,33 @@ const char *ballast_err_name(int err) {
 
 const char *ballast_version(void) { return BALLAST_VERSION_STRING; }
 
-int ballast__mpi_live(void) {
-  int init = 0, fin = 0;
-  PMPI_Initialized(&init);
-  PMPI_Finalized(&fin);
-  return init && !fin;
+int ballast__mpi_state;
+
+void ballast__mpi_state_set(int state) {
+  __atomic_store_n(&ballast__mpi_state, state, __ATOMIC_RELEASE);
 }
 
-int ballast__need_mpi(const char *fn) {
-  int init = 0, fin = 0;
+/* Outside the window the wrappers marked (MPI initialised or finalised
+ * without them, or a call before MPI_Init): ask MPI. */
+static int live_slow(int *fin) {
+  int init = 0;
+  *fin = 0;
   PMPI_Initialized(&init);
-  PMPI_Finalized(&fin);
-  if (init && !fin)
+  PMPI_Finalized(fin);
+  return init && !*fin;
+}
+
+int ballast__mpi_live(void) {
+  int fin;
+  return ballast__mpi_state == 1 || live_slow(&fin);
+}
+
+int ballast__need_mpi_slow(const char *fn) {
+  int fin = 0;
+  if (ballast__mpi_state != 2 && live_slow(&fin))
     return 0;
   ballast_log(BALLAST_LOG_WARN, "%s: called %s: returns BALLAST_ESTATE", fn,
-              fin ? "after MPI_Finalize" : "before MPI_Init");
+              fin || ballast__mpi_state == 2 ? "after MPI_Finalize" : "before MPI_Init");
   return BALLAST_ESTATE;
 }
 

@@ -14,14 +14,26 @@ int ballast__log_level(void);
 int ballast__world_rank(void);
 
 /**
+ * Where the run is: 1 between ballast's MPI_Init and MPI_Finalize wrappers
+ * (set by mon at MPI_Init, set to 2 right before PMPI_Finalize), 0 before.
+ */
+extern int ballast__mpi_state;
+void ballast__mpi_state_set(int state);
+int ballast__need_mpi_slow(const char *fn);
+
+/**
  * The guard of every entry point that calls MPI or measures (common.h):
  * 0 between MPI_Init and MPI_Finalize; otherwise one warning naming \a fn
- * and what is wrong, and BALLAST_ESTATE. Asks PMPI_Initialized and
- * PMPI_Finalized each time (both valid at any time, neither is traffic),
- * since a state cached during the run would let a call after MPI_Finalize
- * into MPI. Thread safe.
+ * and what is wrong, and BALLAST_ESTATE. Inside the window the wrappers
+ * marked it costs one load (pia's O(1) queries go through it); outside it,
+ * PMPI_Initialized and PMPI_Finalized decide (MPI initialised without the
+ * wrappers still works). Thread safe.
  */
-int ballast__need_mpi(const char *fn);
+static inline int ballast__need_mpi(const char *fn) {
+  if (__builtin_expect(__atomic_load_n(&ballast__mpi_state, __ATOMIC_ACQUIRE) == 1, 1))
+    return 0;
+  return ballast__need_mpi_slow(fn);
+}
 /** The same test without the warning: 1 between MPI_Init and MPI_Finalize. */
 int ballast__mpi_live(void);
 

@@ -182,6 +182,7 @@ void mon__init(int *argc, char ***argv) {
     return;
   }
   init_done = 1;
+  ballast__mpi_state_set(1); /* PMPI_Init succeeded: the entry points' guard */
   ballast__env_check();
   read_env();
   if (mon__cfg.disabled) {

@@ -36,6 +36,7 @@ int mon__w_pcontrol(int level, const char *name, uint64_t *ticks) {
 }
 
 void mon__wrap_finalize(void) {
+  ballast__mpi_state_set(2); /* PMPI_Finalize follows: the guard says so */
   mon__wrap_requests_finalize();
   mon__wrap_comm_finalize();
 }
