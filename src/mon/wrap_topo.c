@@ -179,6 +179,26 @@ static int csr_init(csr_t *c, int n, int cap) {
   return BALLAST_ENOMEM;
 }
 
+/* The one ending of every constructor's preparation: agrees on whether each
+ * rank built its CSR (\a rc), maps the graph and splits \a comm in the
+ * mapping's order into *out; frees \a c. Collective; 1 when *out is split. */
+static int csr_reorder(MPI_Comm comm, const char *call, int rc, csr_t *c, MPI_Comm *out) {
+  int ok = 0;
+  if (!ballast__agree(comm, rc, NULL, NULL)) {
+    mon__topo_graph_t g = {call, c->n, c->xadj, c->adj, c->w};
+    ok = reorder_split(comm, &g, out);
+  }
+  if (!rc)
+    csr_free(c);
+  return ok;
+}
+
+/* Nothing prepared: the wrapper calls MPI's own constructor. */
+static void prep_reset(mon__topo_prep_t *tp) {
+  memset(tp, 0, sizeof *tp);
+  tp->split = MPI_COMM_NULL;
+}
+
 /* ---- the four constructors ----------------------------------------------- */
 
 /* Cartesian neighbours of every vertex (row-major coordinates, the last
@@ -211,8 +231,7 @@ static int cart_graph(int n, int ndims, const int dims[], const int periods[], c
 int mon__w_topo_prep_cart(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                           int reorder, MPI_Comm *newcomm, mon__topo_prep_t *tp) {
   (void)newcomm;
-  memset(tp, 0, sizeof *tp);
-  tp->split = MPI_COMM_NULL;
+  prep_reset(tp);
   int size = reorder_size(comm, reorder);
   if (!size || ndims < 1 || !dims || !periods)
     return 0;
@@ -228,18 +247,14 @@ int mon__w_topo_prep_cart(MPI_Comm comm, int ndims, const int dims[], const int 
     return 0;
   ballast__lib_begin();
   csr_t c;
-  int ok = 0, rc = cart_graph(size, ndims, dims, periods, &c);
-  if (!ballast__agree(comm, rc, NULL, NULL)) {
-    mon__topo_graph_t g = {"MPI_Cart_create", size, c.xadj, c.adj, c.w};
-    if ((ok = reorder_split(comm, &g, &tp->split))) {
-      tp->kind = 1;
-      tp->ndims = ndims;
-      tp->dims = dims;
-      tp->periods = periods;
-    }
+  int rc = cart_graph(size, ndims, dims, periods, &c);
+  int ok = csr_reorder(comm, "MPI_Cart_create", rc, &c, &tp->split);
+  if (ok) {
+    tp->kind = 1;
+    tp->ndims = ndims;
+    tp->dims = dims;
+    tp->periods = periods;
   }
-  if (!rc)
-    csr_free(&c);
   ballast__lib_end();
   return ok;
 }
@@ -247,8 +262,7 @@ int mon__w_topo_prep_cart(MPI_Comm comm, int ndims, const int dims[], const int 
 int mon__w_topo_prep_graph(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                            int reorder, MPI_Comm *newcomm, mon__topo_prep_t *tp) {
   (void)newcomm;
-  memset(tp, 0, sizeof *tp);
-  tp->split = MPI_COMM_NULL;
+  prep_reset(tp);
   int size = reorder_size(comm, reorder);
   if (!size || nnodes != size || !index)
     return 0;
@@ -261,23 +275,21 @@ int mon__w_topo_prep_graph(MPI_Comm comm, int nnodes, const int index[], const i
       return 0; /* MPI reports the error */
   ballast__lib_begin();
   csr_t c;
-  int ok = 0, rc = csr_init(&c, size, na);
-  if (!ballast__agree(comm, rc, NULL, NULL)) {
+  int rc = csr_init(&c, size, na);
+  if (!rc) {
     for (int v = 0; v < size; v++)
       c.xadj[v + 1] = index[v];
     memcpy(c.adj, edges, (size_t)na * sizeof *edges);
     for (int a = 0; a < na; a++)
       c.w[a] = 1;
-    mon__topo_graph_t g = {"MPI_Graph_create", size, c.xadj, c.adj, c.w};
-    if ((ok = reorder_split(comm, &g, &tp->split))) {
-      tp->kind = 2;
-      tp->nnodes = nnodes;
-      tp->index = index;
-      tp->edges = edges;
-    }
   }
-  if (!rc)
-    csr_free(&c);
+  int ok = csr_reorder(comm, "MPI_Graph_create", rc, &c, &tp->split);
+  if (ok) {
+    tp->kind = 2;
+    tp->nnodes = nnodes;
+    tp->index = index;
+    tp->edges = edges;
+  }
   ballast__lib_end();
   return ok;
 }
@@ -349,27 +361,20 @@ static int arcs_reorder(MPI_Comm comm, const char *call, int n, const arcs_t *a,
     csr_free(&c);
     rc = BALLAST_ENOMEM;
   }
-  if (ballast__agree(comm, rc, NULL, NULL)) {
-    if (!rc) {
-      csr_free(&c);
-      free(fill);
+  if (!rc) {
+    for (int64_t k = 0; k < a->na; k++)
+      c.xadj[a->arc[3 * k] + 1]++;
+    for (int v = 0; v < n; v++)
+      c.xadj[v + 1] += c.xadj[v];
+    for (int64_t k = 0; k < a->na; k++) {
+      int s = a->arc[3 * k], at = c.xadj[s] + fill[s]++;
+      c.adj[at] = a->arc[3 * k + 1];
+      c.w[at] = a->arc[3 * k + 2] > 0 ? a->arc[3 * k + 2] : 1;
     }
-    return 0;
-  }
-  for (int64_t k = 0; k < a->na; k++)
-    c.xadj[a->arc[3 * k] + 1]++;
-  for (int v = 0; v < n; v++)
-    c.xadj[v + 1] += c.xadj[v];
-  for (int64_t k = 0; k < a->na; k++) {
-    int s = a->arc[3 * k], at = c.xadj[s] + fill[s]++;
-    c.adj[at] = a->arc[3 * k + 1];
-    c.w[at] = a->arc[3 * k + 2] > 0 ? a->arc[3 * k + 2] : 1;
+    c.na = (int)a->na;
   }
   free(fill);
-  mon__topo_graph_t g = {call, n, c.xadj, c.adj, c.w};
-  int ok = reorder_split(comm, &g, out);
-  csr_free(&c);
-  return ok;
+  return csr_reorder(comm, call, rc, &c, out);
 }
 
 /* Weights as passed: given, MPI_UNWEIGHTED or MPI_WEIGHTS_EMPTY. */
@@ -437,8 +442,7 @@ int mon__w_topo_prep_dist_adjacent(MPI_Comm comm, int indegree, const int source
                                    MPI_Info info, int reorder, MPI_Comm *newcomm,
                                    mon__topo_prep_t *tp) {
   (void)newcomm;
-  memset(tp, 0, sizeof *tp);
-  tp->split = MPI_COMM_NULL;
+  prep_reset(tp);
   int size = reorder_size(comm, reorder);
   if (!size)
     return 0;
@@ -537,8 +541,7 @@ int mon__w_topo_prep_dist(MPI_Comm comm, int n, const int nodes[], const int deg
                           const int targets[], const int weights[], MPI_Info info,
                           int reorder, MPI_Comm *newcomm, mon__topo_prep_t *tp) {
   (void)newcomm;
-  memset(tp, 0, sizeof *tp);
-  tp->split = MPI_COMM_NULL;
+  prep_reset(tp);
   int size = reorder_size(comm, reorder);
   if (!size)
     return 0;
