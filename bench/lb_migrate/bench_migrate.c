@@ -61,6 +61,26 @@ static void op_finish(void *c, int64_t t, int outgoing, int outcome) {
 }
 
 
+/* Per phase of the engine (migrate.h), the median over the repetitions of
+ * the slowest rank's seconds per task moved, and the migration's time
+ * beyond the Alltoallv's per task moved (every rank moves all T). */
+static void print_breakdown(double (*ph)[RTA__MIG_NPHASES], const double *tm,
+                            const double *ta, int reps, int T) {
+  static const char *const name[RTA__MIG_NPHASES] = {"plan", "pack", "exchange",
+                                                     "unpack", "commit"};
+  double *v = malloc(sizeof(double) * (size_t)reps);
+  printf("#   us per task moved:");
+  for (int k = 0; k < RTA__MIG_NPHASES; k++) {
+    for (int r = 0; r < reps; r++)
+      v[r] = ph[r][k] / T * 1e6;
+    printf(" %s %.3f", name[k], bench_median(v, reps));
+  }
+  for (int r = 0; r < reps; r++)
+    v[r] = (tm[r] - ta[r]) / T * 1e6;
+  printf("; beyond the Alltoallv %.3f\n", bench_median(v, reps));
+  free(v);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int me, np;
@@ -71,7 +91,9 @@ int main(int argc, char **argv) {
   if (me == 0)
     printf("%8s %10s %12s %12s %10s %10s %7s\n", "tasks/rk", "state_B", "migrate_s",
            "alltoallv_s", "mig_MB/s", "a2av_MB/s", "ratio");
-  const size_t per_rank_bytes = (size_t)64 << 20; /* 64 MiB moved per rank */
+  /* 4,096 tasks per rank up to 64 KiB (the small-state targets), then
+   * 256 MiB moved per rank. */
+  const size_t per_rank_bytes = (size_t)256 << 20;
   for (size_t S = 4096; S <= max_state; S *= 4) {
     int T = (int)(per_rank_bytes / S);
     if (T > 4096) T = 4096;
@@ -79,6 +101,7 @@ int main(int argc, char **argv) {
     ntasks_total = T * np;
     tasks = calloc((size_t)ntasks_total, sizeof *tasks);
     double *tm = malloc(sizeof(double) * (size_t)reps), *ta = malloc(sizeof(double) * (size_t)reps);
+    double (*ph)[RTA__MIG_NPHASES] = malloc(sizeof *ph * (size_t)reps);
     int *owner = malloc(sizeof(int) * (size_t)ntasks_total);
     for (int t = 0; t < ntasks_total; t++) {
       owner[t] = t % np;
@@ -116,6 +139,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "migrate failed: %s\n", ballast_strerror(rc));
         MPI_Abort(MPI_COMM_WORLD, 1);
       }
+      MPI_Allreduce(st.phase, ph[r], RTA__MIG_NPHASES, MPI_DOUBLE, MPI_MAX,
+                    MPI_COMM_WORLD);
       for (int t = 0; t < ntasks_total; t++)
         owner[t] = (owner[t] + 1) % np;
       /* (b) the same bytes through one MPI_Alltoallv. */
@@ -133,13 +158,15 @@ int main(int argc, char **argv) {
       free(rd);
     }
     double mm = bench_median(tm, reps), ma = bench_median(ta, reps);
-    if (me == 0)
+    if (me == 0) {
       printf("%8d %10zu %12.6f %12.6f %10.1f %10.1f %7.3f\n", T, S, mm, ma,
              bytes_out / mm / 1e6, bytes_out / ma / 1e6, ma / mm);
+      print_breakdown(ph, tm, ta, reps, T);
+    }
     for (int t = 0; t < ntasks_total; t++)
       free(tasks[t].data);
     rta__mig_pool_destroy(pool);
-    free(tasks); free(tm); free(ta); free(owner); free(moves); free(sbuf); free(rbuf);
+    free(tasks); free(tm); free(ta); free(ph); free(owner); free(moves); free(sbuf); free(rbuf);
     free(sc); free(sd);
   }
   MPI_Finalize();

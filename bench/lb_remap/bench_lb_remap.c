@@ -29,6 +29,7 @@
 
 #include <ballast/rta.h>
 #include "bench_util.h"
+#include "lb/lb_internal.h" /* the move's breakdown by phase (move_phase) */
 
 static int me, np, packed, warmup = 3, rta_alloc;
 
@@ -66,6 +67,28 @@ static int cb_release(rta_task_t *t, void *u) {
 }
 
 
+static const char *const phase_name[RTA__LB_NPHASES] = {
+    "describe", "descriptors", "plan", "pack", "exchange", "unpack", "commit",
+    "tree"};
+
+/* The breakdown of one case: per phase, the median over the timed remaps
+ * of the slowest rank's seconds divided by the tasks moved per rank; and
+ * the migration's time beyond the Alltoallv's, per task moved. */
+static void print_breakdown(double (*ph)[RTA__LB_NPHASES], const double *tasks,
+                            const double *tmig, const double *ta2a, int reps) {
+  double *v = malloc(sizeof(double) * (size_t)reps);
+  printf("#   us per task moved:");
+  for (int k = 0; k < RTA__LB_NPHASES; k++) {
+    for (int r = 0; r < reps; r++)
+      v[r] = tasks[r] > 0 ? ph[r][k] / tasks[r] * 1e6 : 0;
+    printf(" %s %.3f", phase_name[k], bench_median(v, reps));
+  }
+  for (int r = 0; r < reps; r++)
+    v[r] = tasks[r] > 0 ? (tmig[r] - ta2a[r]) / tasks[r] * 1e6 : 0;
+  printf("; beyond the Alltoallv %.3f\n", bench_median(v, reps));
+  free(v);
+}
+
 static void run(int T, size_t S, int reps) {
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
   rp.serial = (rta_serial_t){cb_size, cb_pack, cb_unpack, cb_release};
@@ -101,6 +124,8 @@ static void run(int T, size_t S, int reps) {
   double *ta2a = malloc(sizeof(double) * (size_t)reps);
   double *bytes = malloc(sizeof(double) * (size_t)reps);
   double *ratio = malloc(sizeof(double) * (size_t)reps);
+  double *tasks = malloc(sizeof(double) * (size_t)reps);
+  double (*ph)[RTA__LB_NPHASES] = malloc(sizeof *ph * (size_t)reps);
   int *sc = calloc((size_t)np, sizeof *sc), *rc = calloc((size_t)np, sizeof *rc);
   int *sd = calloc((size_t)np, sizeof *sd), *rd = calloc((size_t)np, sizeof *rd);
   size_t cap = (size_t)T * S * 2 + 1;
@@ -116,10 +141,14 @@ static void run(int T, size_t S, int reps) {
       keys[i] = strdup(rta_task_key(rta_lb_local_task(ctx, i)));
     rta_lb_stats_t s0, s1;
     rta_lb_stats(ctx, &s0);
+    double p0[RTA__LB_NPHASES], p1[RTA__LB_NPHASES];
+    memcpy(p0, ctx->move_phase, sizeof p0);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rta_perform_load_balancing(&comm) != 0)
       MPI_Abort(MPI_COMM_WORLD, 2);
     rta_lb_stats(ctx, &s1);
+    for (int k = 0; k < RTA__LB_NPHASES; k++)
+      p1[k] = ctx->move_phase[k] - p0[k];
     double map_s = s1.seconds_mapping - s0.seconds_mapping;
     double mig_s = s1.seconds_migrating - s0.seconds_migrating;
     double moved = s1.bytes_moved - s0.bytes_moved;
@@ -153,6 +182,8 @@ static void run(int T, size_t S, int reps) {
     }
     if (r < 0)
       continue;
+    MPI_Reduce(p1, ph[r], RTA__LB_NPHASES, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    tasks[r] = (double)(s1.tasks_moved - s0.tasks_moved) / np;
     tmap[r] = map_s;
     tmig[r] = mig_s;
     bytes[r] = moved;
@@ -166,6 +197,8 @@ static void run(int T, size_t S, int reps) {
     printf("%8d %10zu %10.0f %10.5f %10.5f %10.5f %10.1f %10.1f %7.3f %7.3f "
            "%10.5f %10.5f\n", T, S, mb / 1e6, mmap, mmig, ma, mb / mmig / 1e6,
            mb / ma / 1e6, ma / mmig, mr, cold_mig, cold_a2av);
+  if (me == 0)
+    print_breakdown(ph, tasks, tmig, ta2a, reps);
   for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
     st_t *s = rta_task_data(rta_lb_local_task(ctx, i));
     free(s->a);
@@ -178,6 +211,8 @@ static void run(int T, size_t S, int reps) {
   free(ta2a);
   free(bytes);
   free(ratio);
+  free(tasks);
+  free(ph);
   free(sc);
   free(rc);
   free(sd);
@@ -211,7 +246,9 @@ int main(int argc, char **argv) {
     size_t S;
   } cases[] = {{16, 1024},   {256, 1024},     {4096, 1024},   {1024, 16384},
                {256, 65536}, {64, 262144},    {32, 1 << 20},  {8, 4 << 20},
-               {4, 16 << 20}};
+               {4, 16 << 20},
+               /* 9-12: the small-state targets, 4,096 tasks per rank */
+               {4096, 4096}, {4096, 16384}, {4096, 65536}, {256, 1 << 20}};
   int only = argc > 3 ? atoi(argv[3]) : -1;
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
     if (only < 0 || (size_t)only == c)

@@ -572,9 +572,11 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
     s.who = s.mv.failed_rank;
     s.code = s.mv.failed_code;
   }
-  if (!rc)
+  if (!rc) {
+    double tc = MPI_Wtime();
     remap_commit(ctx, &s);
-  else if (s.who >= 0) {
+    ctx->move_phase[RTA__LB_PH_TREE] += MPI_Wtime() - tc;
+  } else if (s.who >= 0) {
     ctx->stats.failed_remaps++;
     ctx->stats.last_error_rank = s.who;
     ctx->stats.last_error_code = s.code;

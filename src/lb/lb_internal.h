@@ -25,6 +25,15 @@ typedef struct {
   MPI_Comm comm;  /* the gang's communicator on members, else MPI_COMM_NULL */
 } rta__gang_t;
 
+/* Where a remap's move spends its time on this rank, summed over the
+ * context's remaps in ctx->move_phase (benchmarks read it): finding and
+ * describing the departures, the descriptors' exchange, the engine's five
+ * phases (migrate.h: planning, packing, exchange, unpacking, commit), and
+ * the task tree's and the context's updates after the commit. */
+enum { RTA__LB_PH_DESCRIBE, RTA__LB_PH_DESCRIPTORS, RTA__LB_PH_PLAN,
+       RTA__LB_PH_PACK, RTA__LB_PH_XFER, RTA__LB_PH_UNPACK, RTA__LB_PH_COMMIT,
+       RTA__LB_PH_TREE, RTA__LB_NPHASES };
+
 struct rta_lb_context {
   MPI_Comm base;          /* dup of the application's comm; rank order fixed */
   MPI_Comm app;           /* what the application uses (owned) */
@@ -48,6 +57,7 @@ struct rta_lb_context {
   double *stepbuf;        /* 4 x size doubles: the per-step and per-remap allgathers */
   int pending_after;      /* a remap happened: record the next judged imbalance */
   struct rta__mig_pool *pool; /* touched memory kept for migrations (lb_move.c) */
+  double move_phase[RTA__LB_NPHASES];   /* seconds of the remaps' moves by phase, RTA__LB_PH_* */
   struct series *series;  /* load balancing over time, for the profile (lb_series.c) */
   struct rta_lb_context *next; /* the registry */
 };

@@ -672,6 +672,8 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
                 (long long)st.tasks_sent, (long long)st.tasks_received,
                 (s->tm1 - s->tm0) * 1e3, (s->tm2 - s->tm1) * 1e3,
                 st.seconds * 1e3, held, blocks, hits, misses);
+  for (int k = 0; k < RTA__MIG_NPHASES; k++)
+    ctx->move_phase[RTA__LB_PH_PLAN + k] += st.phase[k];
   if (!rc) {
     res->tasks = st.tasks_sent;
     res->bytes = st.bytes_sent;
@@ -722,16 +724,21 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   s.c.pool = ctx->pool;
   s.c.base = ctx->base;
   s.c.rank = ctx->rank;
+  s.tm0 = s.tm1 = s.tm2 = MPI_Wtime();
   int err = move_alloc(&s);
   ballast__lib_begin();
-  s.tm0 = s.tm1 = s.tm2 = MPI_Wtime();
   if (!err)
     err = move_describe(&s);
   s.tm1 = MPI_Wtime();
   if (!ballast__agree(ctx->base, err, &s.who, &s.code) && !move_exchange(&s))
     move_states(&s, res);
+  double t3 = MPI_Wtime();
   move_cleanup(&s);
   ballast__lib_end();
+  double *ph = ctx->move_phase;
+  ph[RTA__LB_PH_DESCRIBE] += s.tm1 - s.tm0;
+  ph[RTA__LB_PH_DESCRIPTORS] += (s.tm2 > s.tm1 ? s.tm2 : t3) - s.tm1;
+  ph[RTA__LB_PH_TREE] += MPI_Wtime() - t3;
   res->failed_rank = s.who;
   res->failed_code = s.code;
   if (s.who < 0)

@@ -71,6 +71,7 @@ typedef struct {
   int *blen;
   int err, who, code; /* local error; the agreed failing rank and its code */
   rta__migrate_stats_t st;
+  double mark;        /* MPI_Wtime at the end of the last timed phase (lap) */
 } mig_t;
 
 /* Small states (known to both sides from the headers) share one message per
@@ -117,6 +118,13 @@ static int cmp_by_peer(const void *a, const void *b) {
 }
 
 static const unsigned char no_tail[8]; /* what unpack sees as an empty tail */
+
+/* Ends the current phase: its seconds since the last mark go to \a ph. */
+static void lap(mig_t *m, int ph) {
+  double now = MPI_Wtime();
+  m->st.phase[ph] += now - m->mark;
+  m->mark = now;
+}
 
 /* Every rank learns whether any failed (and the first that did); nonzero
  * when one did. */
@@ -588,12 +596,15 @@ static int run_rounds(mig_t *m) {
       m->err = build_batches(m, m->out, oi, oend, r, 1);
     if (!m->err)
       m->err = build_batches(m, m->in, 0, m->nin, r, 0);
+    lap(m, RTA__MIG_PACK);
     if (agree(m))
       return 1;
     int nrecv = post_receives(m, r);
     int nreq = post_sends(m, oi, oend, nrecv);
     wait_all(m, nreq, nrecv);
+    lap(m, RTA__MIG_XFER);
     unpack_round(m, r, oi, oend);
+    lap(m, RTA__MIG_UNPACK);
     oi = oend;
   }
   return 0;
@@ -675,6 +686,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
              .nmoves = nmoves, .who = -1};
   m.st.failed_rank = -1;
   double t0 = MPI_Wtime();
+  m.mark = t0;
   MPI_Comm_rank(comm, &m.rank);
   MPI_Comm_size(comm, &m.nprocs);
   if (mem_limit == 0)
@@ -702,11 +714,15 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     exchange_counts(&m);
     if (!agree(&m)) {
       exchange_headers(&m);
-      if (!agree(&m) && !run_rounds(&m))
+      int ok = !agree(&m);
+      lap(&m, RTA__MIG_PLAN);
+      if (ok && !run_rounds(&m))
         agree(&m);
     }
   }
+  lap(&m, RTA__MIG_XFER); /* the agreement after a failure, or the last */
   finish(&m);
+  lap(&m, RTA__MIG_COMMIT);
   ballast__lib_end();
   if (armed)
     rta__mig_pool_count_hits(0);

@@ -72,11 +72,20 @@ typedef struct {
   void (*finish)(void *ctx, int64_t task, int outgoing, int outcome);
 } rta__migrate_ops_t;
 
+/* The engine's phases, timed on each rank (rta__migrate_stats_t.phase):
+ * planning (sizes, rounds, the headers' exchange), packing (receive
+ * buffers, aggregates, batches), the exchange (the agreements, messages
+ * posted and waited for), unpacking (the unpack callbacks, buffers for
+ * small heads) and the commit (the finish callbacks, buffers freed). */
+enum { RTA__MIG_PLAN, RTA__MIG_PACK, RTA__MIG_XFER, RTA__MIG_UNPACK,
+       RTA__MIG_COMMIT, RTA__MIG_NPHASES };
+
 typedef struct {
   int64_t tasks_sent, tasks_received;
   uint64_t bytes_sent, bytes_received;
   int rounds;
   double seconds;
+  double phase[RTA__MIG_NPHASES]; /* seconds per phase on this rank */
   int failed_rank; /* first rank that failed, -1 when none */
   int failed_code; /* its BALLAST_E* code */
 } rta__migrate_stats_t;
