@@ -73,8 +73,8 @@ static int list_local(const rta_lb_context_t *ctx, const rta_mapping_t *m,
       for (int k = 0; k < g->nprocs; k++)
         mine |= g->ranks[k] == ctx->rank;
     }
-    rta_task_t *t;
-    if (mine && rta_task_find(rta_mapping_key(m, v), &t) == 0)
+    rta_task_t *t = mine ? rta__mapping_task(m, v) : NULL;
+    if (t || (mine && rta_task_find(rta_mapping_key(m, v), &t) == 0))
       local[nl++] = t;
   }
   return nl;

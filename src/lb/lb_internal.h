@@ -72,8 +72,9 @@ typedef struct {
 
 /* Moves every single-processor leaf v of the mapping whose target slot[v]
  * differs from its owner; collective over ctx->base. Commits or rolls back
- * everywhere. */
-int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
+ * everywhere. After a commit the mapping's tasks (rta__mapping_task) are
+ * this rank's after the move. */
+int rta__lb_move(rta_lb_context_t *ctx, rta_mapping_t *m,
                  const int *slot, rta__lb_move_result_t *res);
 
 /* ---- lb_task_glue.c ----------------------------------------------------- */

@@ -89,7 +89,9 @@ typedef struct {
   rta_task_t **made; /* inner tasks this move defined (arrivals' missing
                       * parents), in creation order: removed on rollback */
   int nmade, capmade;
+  rta_task_t *parent; /* the last arrival's parent: most arrivals share one */
   double *samples; /* MAX_SAMPLES, scratch of define_arrival */
+  int err;          /* the descriptors' code here (op_start) */
   MPI_Comm base;    /* the context's: ranks of task_move events */
   int rank;         /* this rank in base */
 } mctx_t;
@@ -267,8 +269,12 @@ static int define_arrival(mctx_t *c, in_t *x) {
   }
   if (!rc) {
     *slash = 0;
-    rc = find_or_make_parent(c, key, &parent);
+    if (c->parent && strcmp(rta_task_key(c->parent), key) == 0)
+      parent = c->parent;
+    else
+      rc = find_or_make_parent(c, key, &parent);
     *slash = '/';
+    c->parent = parent;
   }
   if (!rc) {
     const char *name = slash + 1;
@@ -471,6 +477,13 @@ static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
   }
 }
 
+/* The descriptors' code on this rank (move_exchange), agreed by the engine
+ * with its sizes. */
+static int op_start(void *vc) {
+  const mctx_t *c = vc;
+  return c->err;
+}
+
 /* ---- the move ------------------------------------------------------------------------ */
 
 /* Orders the departures by destination, each destination's in key order.
@@ -503,6 +516,7 @@ static int sort_by_dest(out_t *out, int nout, int np) {
  * phase runs only when every earlier one succeeded everywhere. */
 typedef struct {
   rta_lb_context_t *ctx;
+  rta_mapping_t *m;                /* the new mapping (c.m), kept current */
   const int *slot;
   mctx_t c;
   ballast__wbuf_t b;               /* the descriptors of the departures */
@@ -546,8 +560,9 @@ static int move_describe(move_t *s) {
     if (rta_mapping_nprocs(m, v) != 1 || rta_mapping_owner(m, v) != me ||
         s->slot[v] == me)
       continue;
-    rta_task_t *t = NULL;
-    if (rta_task_find(rta_mapping_key(m, v), &t) != 0)
+    /* The gather listed this process's tasks: no lookup by key. */
+    rta_task_t *t = rta__mapping_task(m, v);
+    if (!t && rta_task_find(rta_mapping_key(m, v), &t) != 0)
       return BALLAST_ENOTFOUND;
     out_t *o = &s->c.out[s->nout++];
     o->t = t;
@@ -621,12 +636,35 @@ static int index_arrivals(move_t *s) {
   return 0;
 }
 
-/* The descriptors, counts first. Collective over base. */
-static int move_exchange(move_t *s) {
+/* The descriptors, counts first, each rank's code of describing with them
+ * (one collective fewer than agreeing on it apart): every rank then knows
+ * the lowest failing rank and its code, as from ballast__agree. The
+ * exchange goes through the context's step buffer (4 x size doubles,
+ * allocated with the context: there is always room for it, even when
+ * this rank's own allocations failed). The descriptors' own errors are
+ * this rank's code at the engine's start (op_start). Collective over base. */
+static int move_exchange(move_t *s, int err) {
   MPI_Comm comm = s->ctx->base;
-  int np = s->ctx->size, err = 0;
-  if (MPI_Alltoall(s->scount, 1, MPI_INT, s->rcount, 1, MPI_INT, comm) != MPI_SUCCESS)
-    err = BALLAST_EMPI;
+  int np = s->ctx->size;
+  int *sp = (int *)s->ctx->stepbuf, *rp = sp + 2 * np;
+  for (int p = 0; p < np; p++) {
+    sp[2 * p] = s->scount ? s->scount[p] : 0;
+    sp[2 * p + 1] = err;
+  }
+  if (MPI_Alltoall(sp, 2, MPI_INT, rp, 2, MPI_INT, comm) != MPI_SUCCESS) {
+    s->who = s->ctx->rank;
+    s->code = BALLAST_EMPI;
+    return 1;
+  }
+  for (int p = 0; p < np && s->who < 0; p++)
+    if (rp[2 * p + 1]) {
+      s->who = p;
+      s->code = rp[2 * p + 1];
+    }
+  if (s->who >= 0)
+    return 1;
+  for (int p = 0; p < np; p++)
+    s->rcount[p] = rp[2 * p];
   size_t rtotal = 0;
   for (int p = 0; p < np; p++) {
     s->sdisp[p] = p ? s->sdisp[p - 1] + s->scount[p - 1] : 0;
@@ -644,7 +682,8 @@ static int move_exchange(move_t *s) {
     err = BALLAST_EMPI;
   if (!err)
     err = index_arrivals(s);
-  return ballast__agree(comm, err, &s->who, &s->code) ? 1 : 0;
+  s->c.err = err; /* agreed at the engine's start (op_start) */
+  return 0;
 }
 
 /* The states, through the engine: commits or rolls back everywhere. */
@@ -656,7 +695,7 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
     s->moves[i].dest = s->c.out[i].dest;
   }
   static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack,
-                                         op_finish};
+                                         op_finish, op_start};
   rta__migrate_stats_t st;
   int rc = rta__migrate(ctx->base, s->moves, s->nout, &ops, &s->c,
                         ctx->cfg.mem_limit, ctx->pool, &st);
@@ -691,7 +730,12 @@ static void move_cleanup(move_t *s) {
     if (s->c.out[i].gone) {
       s->gone[ngone++] = s->c.out[i].t;
       s->c.out[i].t = NULL;
+      rta__mapping_set_task(s->m, s->c.out[i].v, NULL);
     }
+  /* The mapping names the arrivals' tasks too, for the local list after a
+   * commit (a rollback discards the mapping). */
+  for (int i = 0; s->who < 0 && i < s->nin; i++)
+    rta__mapping_set_task(s->m, s->c.in[i].v, s->c.in[i].t);
   if (ngone > 0)
     rta__remove_tasks(s->gone, ngone);
   for (int i = s->c.nmade - 1; s->who >= 0 && i >= 0; i--)
@@ -713,13 +757,13 @@ static void move_cleanup(move_t *s) {
   free(s->c.in_of);
 }
 
-int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
+int rta__lb_move(rta_lb_context_t *ctx, rta_mapping_t *m,
                  const int *slot, rta__lb_move_result_t *res) {
   memset(res, 0, sizeof *res);
   res->failed_rank = -1;
   if (!ctx->pool)
     ctx->pool = rta__mig_pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
-  move_t s = {.ctx = ctx, .slot = slot, .who = -1};
+  move_t s = {.ctx = ctx, .m = m, .slot = slot, .who = -1};
   s.c.m = m;
   s.c.pool = ctx->pool;
   s.c.base = ctx->base;
@@ -730,7 +774,7 @@ int rta__lb_move(rta_lb_context_t *ctx, const rta_mapping_t *m,
   if (!err)
     err = move_describe(&s);
   s.tm1 = MPI_Wtime();
-  if (!ballast__agree(ctx->base, err, &s.who, &s.code) && !move_exchange(&s))
+  if (!move_exchange(&s, err))
     move_states(&s, res);
   double t3 = MPI_Wtime();
   move_cleanup(&s);

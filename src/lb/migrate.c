@@ -14,7 +14,13 @@
 
 #define MIGRATE_TAG 0x6d67 /* "mg" */
 #define AGG_MAX ((size_t)64 << 10) /* smaller states share one message per peer */
-#define BATCH_MAX ((size_t)1 << 20)  /* smaller parts: one datatype message per peer */
+#define BATCH_MAX ((size_t)1 << 20)  /* smaller parts: datatype messages per peer */
+/* Parts per batch message. Open MPI's datatype engine walks a message's
+ * description from its start at every fragment of its pipeline, so one
+ * message over thousands of parts costs time quadratic in them: on the
+ * 2-core VM 4,096 parts of 16 KiB took 845 ms as one message, 220 ms as
+ * messages of 256 parts (and 4 KiB parts no faster as 64 or 16 a message). */
+#define BATCH_PARTS 256
 
 /* ---- the engine ------------------------------------------------------------- */
 
@@ -37,15 +43,20 @@ typedef struct {
 } item_t;
 
 /* What a migration holds for one peer during one round: its aggregates
- * (allocated per round, bytes and the pool block's size) and its batches
- * (datatypes committed per round). */
+ * (allocated per round, bytes and the pool block's size). */
 typedef struct {
   unsigned char *sagg, *ragg;
   size_t slen, rlen;      /* bytes of this round's aggregates */
   size_t scap, rcap;      /* bytes the pool blocks behind sagg / ragg hold */
-  MPI_Datatype stype, rtype; /* this round's batches, MPI_DATATYPE_NULL: none */
-  size_t rbat;            /* bytes of this round's incoming batch */
 } peer_t;
+
+/* One message of a round's batch to or from one peer: an hindexed datatype
+ * over at most BATCH_PARTS parts, committed for the round. */
+typedef struct {
+  MPI_Datatype type;
+  int peer, send;
+  size_t bytes;
+} batch_t;
 
 /* One migration, from the arguments to the agreed outcome. */
 typedef struct {
@@ -63,52 +74,47 @@ typedef struct {
    * arrays of one block: MPI_Alltoall and MPI_Alltoallv take them as
    * contiguous int arrays, so they cannot live in peer_t. */
   int *scount, *rcount, *sdisp, *rdisp;
+  int *spair, *rpair; /* per peer: header words and this rank's rounds */
   peer_t *peer;
   MPI_Request *reqs;
   MPI_Status *sts;
   int *rslot;       /* what receive request k is for (post_receives) */
-  MPI_Aint *bdisp;  /* one peer's batch parts (build_batches) */
+  MPI_Aint *bdisp;  /* one batch message's parts (build_batches) */
   int *blen;
+  batch_t *bat;     /* this round's batch messages, at most one per part */
+  int nbat;
   int err, who, code; /* local error; the agreed failing rank and its code */
   rta__migrate_stats_t st;
   double mark;        /* MPI_Wtime at the end of the last timed phase (lap) */
 } mig_t;
 
-/* Small states (known to both sides from the headers) share one message per
- * peer and round: head and tail, each padded to 8 bytes. So do the small
- * tails of larger states (callback bytes and array headers next to a large
- * array), which saves a message per state. */
-static int is_small(const item_t *x) { return x->head + x->tail < AGG_MAX; }
-static int tail_in_agg(const item_t *x) {
-  return !is_small(x) && x->tail > 0 && x->tail < AGG_MAX;
-}
-static int in_agg(const item_t *x) { return is_small(x) || tail_in_agg(x); }
-/* The parts of larger states that are below BATCH_MAX travel, per peer and
- * round, as one message described by an hindexed datatype over their own
- * memory (heads straight from the caller's memory into the buffers the
- * destination keeps, as before). On the 2-core VM, 128 parts of 64 KiB went
- * over Open MPI's shared memory in 1.0 ms that way, against 2.3 ms as 128
- * messages and 1.3-1.7 ms as one contiguous message; from 1 MiB separate
- * messages are as fast or faster (single copy, no pipeline), so those keep
- * their own. */
+/* Tails below AGG_MAX (callback bytes, array headers, small arrays) share
+ * one message per peer and round, each padded to 8 bytes: no message per
+ * state. Heads never go through it: the destination keeps each head as an
+ * array of its own, so a head copied into an aggregate would be copied out
+ * again into a block of its own, two copies of every byte on top of MPI's.
+ * Heads below BATCH_MAX and tails from AGG_MAX to BATCH_MAX travel, per
+ * peer and round, as one message described by an hindexed datatype over
+ * their own memory: sent straight from the caller's memory, received
+ * straight into the blocks the destination keeps; MPI packs them into its
+ * shared-memory fragments and out again, the only copies. On the 2-core VM,
+ * 128 parts of 64 KiB went over Open MPI's shared memory in 1.0 ms that
+ * way, against 2.3 ms as 128 messages and 1.3-1.7 ms as one contiguous
+ * message. From 1 MiB, separate messages are
+ * as fast or faster (single copy, no pipeline), so those parts keep their
+ * own. */
+static int tail_in_agg(const item_t *x) { return x->tail > 0 && x->tail < AGG_MAX; }
 static int head_in_batch(const item_t *x) {
-  return !is_small(x) && x->head > 0 && x->head < BATCH_MAX;
+  return x->head > 0 && x->head < BATCH_MAX;
 }
 static int tail_in_batch(const item_t *x) {
-  return !is_small(x) && !tail_in_agg(x) && x->tail > 0 && x->tail < BATCH_MAX;
+  return x->tail >= AGG_MAX && x->tail < BATCH_MAX;
 }
-/* A part of 1 MiB or more, or a large state's tail that is in neither the
- * aggregate nor the batch: a message of its own. */
-static int head_alone(const item_t *x) {
-  return !is_small(x) && x->head > 0 && !head_in_batch(x);
-}
-static int tail_alone(const item_t *x) {
-  return !is_small(x) && x->tail > 0 && !tail_in_agg(x) && !tail_in_batch(x);
-}
+/* A part of 1 MiB or more: a message of its own. */
+static int head_alone(const item_t *x) { return x->head >= BATCH_MAX; }
+static int tail_alone(const item_t *x) { return x->tail >= BATCH_MAX; }
 
-static size_t agg_bytes(const item_t *x) {
-  return is_small(x) ? ballast__round8(x->head) + ballast__round8(x->tail) : ballast__round8(x->tail);
-}
+static size_t agg_bytes(const item_t *x) { return ballast__round8(x->tail); }
 
 static int cmp_by_peer(const void *a, const void *b) {
   const item_t *x = a, *y = b;
@@ -132,21 +138,34 @@ static int agree(mig_t *m) {
   return ballast__agree(m->comm, m->err, &m->who, &m->code);
 }
 
-/* Builds, for each peer of items v[lo, hi) (grouped by peer), the datatype
+/* Commits one batch message of k parts (m->bdisp, m->blen; total bytes)
+ * to or from peer p. */
+static int add_batch(mig_t *m, int p, int send, int k, size_t total) {
+  batch_t *b = &m->bat[m->nbat];
+  if (MPI_Type_create_hindexed(k, m->blen, m->bdisp, MPI_BYTE, &b->type) !=
+      MPI_SUCCESS)
+    return BALLAST_EMPI; /* the handle is undefined: not counted, not freed */
+  m->nbat++;
+  b->peer = p;
+  b->send = send;
+  b->bytes = total;
+  return MPI_Type_commit(&b->type) == MPI_SUCCESS ? 0 : BALLAST_EMPI;
+}
+
+/* Builds, for each peer of items v[lo, hi) (grouped by peer), the messages
  * of its batch in round r: the parts in item order, sent from hsend/tbuf
- * (send) or received into hbuf/tbuf. m->bdisp and m->blen hold
- * 2 (hi - lo) entries. A peer's stype (send) or rtype stays
- * MPI_DATATYPE_NULL when it has no batch part; its rbat receives the
- * incoming batch's size. */
+ * (send) or received into hbuf/tbuf, BATCH_PARTS parts to a message. Both
+ * sides see a peer's parts in the same order with the same sizes, so they
+ * cut the same messages, which MPI matches in order. */
 static int build_batches(mig_t *m, const item_t *v, int lo, int hi, int r,
                          int send) {
   MPI_Aint *disp = m->bdisp;
   int *len = m->blen;
-  int i = lo;
-  while (i < hi) {
+  int i = lo, rc = 0;
+  while (i < hi && !rc) {
     int p = v[i].peer, k = 0;
     size_t total = 0;
-    for (; i < hi && v[i].peer == p; i++) {
+    for (; i < hi && v[i].peer == p && !rc; i++) {
       const item_t *x = &v[i];
       if (x->round != r)
         continue;
@@ -160,29 +179,22 @@ static int build_batches(mig_t *m, const item_t *v, int lo, int hi, int r,
         len[k++] = (int)x->tail;
         total += x->tail;
       }
+      if (k >= BATCH_PARTS) {
+        rc = add_batch(m, p, send, k, total);
+        k = 0;
+        total = 0;
+      }
     }
-    if (k == 0)
-      continue;
-    MPI_Datatype *type = send ? &m->peer[p].stype : &m->peer[p].rtype;
-    if (MPI_Type_create_hindexed(k, len, disp, MPI_BYTE, type) != MPI_SUCCESS) {
-      *type = MPI_DATATYPE_NULL; /* undefined after a failure */
-      return BALLAST_EMPI;
-    }
-    if (MPI_Type_commit(type) != MPI_SUCCESS)
-      return BALLAST_EMPI; /* a valid handle: free_types frees it */
-    if (!send)
-      m->peer[p].rbat = total;
+    if (k > 0 && !rc)
+      rc = add_batch(m, p, send, k, total);
   }
-  return 0;
+  return rc;
 }
 
 static void free_types(mig_t *m) {
-  for (int p = 0; m->peer && p < m->nprocs; p++) {
-    if (m->peer[p].stype != MPI_DATATYPE_NULL)
-      MPI_Type_free(&m->peer[p].stype);
-    if (m->peer[p].rtype != MPI_DATATYPE_NULL)
-      MPI_Type_free(&m->peer[p].rtype);
-  }
+  for (int b = 0; m->bat && b < m->nbat; b++)
+    MPI_Type_free(&m->bat[b].type);
+  m->nbat = 0;
 }
 
 /* Hands this round's aggregates back to the pool. */
@@ -206,18 +218,16 @@ static void give_item(mig_t *m, item_t *x) {
  * collectives: each costs a scheduling round trip on a loaded machine). */
 static void alloc_per_peer(mig_t *m) {
   size_t np = (size_t)m->nprocs;
-  m->scount = ballast__calloc(4 * np, sizeof *m->scount);
+  m->scount = ballast__calloc(8 * np, sizeof *m->scount);
   m->sh = ballast__malloc(sizeof *m->sh * (size_t)(m->nmoves > 0 ? m->nmoves : 1));
   m->peer = ballast__calloc(np, sizeof *m->peer);
   if (m->scount) {
     m->rcount = m->scount + np;
     m->sdisp = m->scount + 2 * np;
     m->rdisp = m->scount + 3 * np;
+    m->spair = m->scount + 4 * np;
+    m->rpair = m->scount + 6 * np;
   }
-  /* Valid handles from the start: the failure path frees any that is not
-   * MPI_DATATYPE_NULL. */
-  for (int p = 0; m->peer && p < m->nprocs; p++)
-    m->peer[p].stype = m->peer[p].rtype = MPI_DATATYPE_NULL;
   if (!m->scount || !m->sh || !m->peer)
     m->err = BALLAST_ENOMEM;
 }
@@ -229,6 +239,11 @@ static void size_moves(mig_t *m, const rta__move_t *moves) {
   if (m->nmoves < 0 || (m->nmoves > 0 && !moves) || !ops || !ops->size ||
       !ops->head || !ops->pack || !ops->unpack || !ops->finish)
     m->err = BALLAST_EINVAL;
+  if (!m->err && ops->start) {
+    int rc = ops->start(m->ctx);
+    if (rc < 0)
+      m->err = rc;
+  }
   if (!m->err && m->nmoves > 0) {
     m->out = ballast__calloc((size_t)m->nmoves, sizeof *m->out);
     if (!m->out)
@@ -279,16 +294,29 @@ static void plan_rounds(mig_t *m) {
   }
 }
 
-/* 3a. Header counts, then everything sized by them: the incoming items and
- * the arrays of one round's requests and batch parts. */
+/* 3a. Header counts, with the rounds of every rank (every rank runs the
+ * most any has: one collective fewer than agreeing on them apart), then
+ * everything sized by them: the incoming items and the arrays of one
+ * round's requests and batch parts. */
 static void exchange_counts(mig_t *m) {
+  int myrounds = m->nmoves > 0 ? m->out[m->nmoves - 1].round + 1 : 0;
   for (int i = 0; i < m->nmoves; i++) {
     const item_t *x = &m->out[i];
     m->scount[x->peer] += HDR_WORDS;
     m->sh[i] = (header_t){x->task, (int64_t)x->head, (int64_t)x->tail, x->round};
   }
-  if (MPI_Alltoall(m->scount, 1, MPI_INT, m->rcount, 1, MPI_INT, m->comm) != MPI_SUCCESS)
+  for (int p = 0; p < m->nprocs; p++) {
+    m->spair[2 * p] = m->scount[p];
+    m->spair[2 * p + 1] = myrounds;
+  }
+  if (MPI_Alltoall(m->spair, 2, MPI_INT, m->rpair, 2, MPI_INT, m->comm) != MPI_SUCCESS)
     m->err = BALLAST_EMPI;
+  m->nrounds = 0;
+  for (int p = 0; p < m->nprocs; p++) {
+    m->rcount[p] = m->err ? 0 : m->rpair[2 * p];
+    if (!m->err && m->rpair[2 * p + 1] > m->nrounds)
+      m->nrounds = m->rpair[2 * p + 1];
+  }
   long long total_in = 0;
   for (int p = 0; p < m->nprocs; p++) {
     m->sdisp[p] = p ? m->sdisp[p - 1] + m->scount[p - 1] : 0;
@@ -305,14 +333,17 @@ static void exchange_counts(mig_t *m) {
   m->rslot = ballast__malloc(sizeof *m->rslot * nreq_max);
   m->reqs = ballast__malloc(sizeof *m->reqs * nreq_max);
   m->sts = ballast__malloc(sizeof *m->sts * nreq_max);
-  size_t nparts = 2 * (size_t)(m->nmoves > nin ? m->nmoves : nin) + 1;
-  m->bdisp = ballast__malloc(sizeof *m->bdisp * nparts);
-  m->blen = ballast__malloc(sizeof *m->blen * nparts);
-  if (!m->rh || !m->in || !m->rslot || !m->reqs || !m->sts || !m->bdisp || !m->blen)
+  size_t nparts = 2 * ((size_t)m->nmoves + (size_t)nin) + 1;
+  m->bdisp = ballast__malloc(sizeof *m->bdisp * BATCH_PARTS);
+  m->blen = ballast__malloc(sizeof *m->blen * BATCH_PARTS);
+  m->bat = ballast__malloc(sizeof *m->bat * nparts);
+  if (!m->rh || !m->in || !m->rslot || !m->reqs || !m->sts || !m->bdisp ||
+      !m->blen || !m->bat)
     m->err = BALLAST_ENOMEM;
 }
 
-/* 3b. The headers themselves, and the number of rounds every rank runs. */
+/* 3b. The headers themselves. A failure here is caught by the agreement
+ * that opens the first round, before any state moves. */
 static void exchange_headers(mig_t *m) {
   if (MPI_Alltoallv(m->sh, m->scount, m->sdisp, MPI_INT64_T, m->rh, m->rcount,
                     m->rdisp, MPI_INT64_T, m->comm) != MPI_SUCCESS)
@@ -327,31 +358,20 @@ static void exchange_headers(mig_t *m) {
       x->tail = (size_t)m->rh[k].tail;
       x->round = (int)m->rh[k].round;
     }
-  int myrounds = 0;
-  for (int i = 0; i < m->nmoves; i++)
-    if (m->out[i].round + 1 > myrounds)
-      myrounds = m->out[i].round + 1;
-  for (int i = 0; i < m->nin; i++)
-    if (m->in[i].round + 1 > myrounds)
-      myrounds = m->in[i].round + 1;
-  if (MPI_Allreduce(&myrounds, &m->nrounds, 1, MPI_INT, MPI_MAX, m->comm) != MPI_SUCCESS)
-    m->err = BALLAST_EMPI;
 }
 
 /* 4a. Receive buffers of round r: offsets in the aggregates, a buffer of
- * its own for each larger state's head and tail outside the aggregate, and
- * the aggregates. */
+ * its own for each head and each tail outside the aggregate, and the
+ * aggregates. */
 static void alloc_receives(mig_t *m, int r) {
   for (int i = 0; i < m->nin && !m->err; i++) {
     item_t *x = &m->in[i];
     if (x->round != r)
       continue;
-    if (in_agg(x)) {
+    if (tail_in_agg(x)) {
       x->off = m->peer[x->peer].rlen;
       m->peer[x->peer].rlen += agg_bytes(x);
     }
-    if (is_small(x))
-      continue;
     if (x->head > 0 && !(x->hbuf = rta__mig_pool_take_len(m->pool, x->head, &x->hcap)))
       m->err = BALLAST_ENOMEM;
     if (!m->err && x->tail > 0 && !tail_in_agg(x) &&
@@ -368,12 +388,10 @@ static void alloc_receives(mig_t *m, int r) {
   }
 }
 
-/* Packs one outgoing state: a small one whole into its aggregate, a larger
- * one's tail into the aggregate or a buffer of its own (its head is sent
- * from the caller's memory). */
+/* Packs one outgoing state: its tail into the aggregate or a buffer of its
+ * own (its head is sent from the caller's memory). */
 static int pack_one(mig_t *m, item_t *x) {
-  int small = is_small(x);
-  unsigned char *agg = in_agg(x) ? m->peer[x->peer].sagg + x->off : NULL;
+  unsigned char *agg = tail_in_agg(x) ? m->peer[x->peer].sagg + x->off : NULL;
   if (x->head > 0) {
     const void *ptr = NULL;
     int rc = m->ops->head(m->ctx, x->task, &ptr);
@@ -381,16 +399,11 @@ static int pack_one(mig_t *m, item_t *x) {
       BALLAST_WARN("migration: no head for task %lld", (long long)x->task);
       return rc < 0 ? rc : BALLAST_EINVAL;
     }
-    if (small) {
-      memcpy(agg, ptr, x->head);
-      memset(agg + x->head, 0, ballast__round8(x->head) - x->head);
-    } else {
-      x->hsend = ptr;
-    }
+    x->hsend = ptr;
   }
   if (x->tail == 0)
     return 0;
-  void *dst = small ? agg + ballast__round8(x->head) : agg; /* NULL: own message */
+  void *dst = agg; /* NULL: a buffer and a message of its own */
   if (!dst && !(dst = x->tbuf = rta__mig_pool_take_len(m->pool, x->tail, &x->tcap))) {
     BALLAST_WARN("migration: cannot allocate %zu bytes to pack task %lld",
                  x->tail, (long long)x->task);
@@ -402,7 +415,7 @@ static int pack_one(mig_t *m, item_t *x) {
                  (long long)x->task, ballast_strerror(rc));
     return rc == BALLAST_ESIZE ? BALLAST_ESIZE : BALLAST_ECALLBACK;
   }
-  if (in_agg(x))
+  if (agg)
     memset((unsigned char *)dst + x->tail, 0, ballast__round8(x->tail) - x->tail);
   return 0;
 }
@@ -412,7 +425,7 @@ static int pack_one(mig_t *m, item_t *x) {
 static void pack_sends(mig_t *m, int oi, int oend) {
   for (int i = oi; i < oend; i++) {
     item_t *x = &m->out[i];
-    if (in_agg(x)) {
+    if (tail_in_agg(x)) {
       x->off = m->peer[x->peer].slen;
       m->peer[x->peer].slen += agg_bytes(x);
     }
@@ -427,8 +440,8 @@ static void pack_sends(mig_t *m, int oi, int oend) {
 }
 
 /* 4c. Receives first (aggregates, batches, then single parts). rslot[k]
- * says what request k receives: -1-p for peer p's aggregate, -1-nprocs-p
- * for its batch, 2i for the head of incoming item i, 2i+1 for its tail.
+ * says what request k receives: -1-p for peer p's aggregate, -1-nprocs-b
+ * for batch message b, 2i for the head of incoming item i, 2i+1 for its tail.
  * Returns the number of requests posted. */
 static int post_receives(mig_t *m, int r) {
   int nreq = 0;
@@ -439,11 +452,13 @@ static int post_receives(mig_t *m, int r) {
       MPI_Irecv(q->ragg, (int)q->rlen, MPI_BYTE, p, MIGRATE_TAG + 1, m->comm,
                 &m->reqs[nreq++]);
     }
-    if (q->rtype != MPI_DATATYPE_NULL) {
-      m->rslot[nreq] = -1 - m->nprocs - p;
-      MPI_Irecv(MPI_BOTTOM, 1, q->rtype, p, MIGRATE_TAG + 3, m->comm, &m->reqs[nreq++]);
-    }
   }
+  for (int b = 0; b < m->nbat; b++)
+    if (!m->bat[b].send) {
+      m->rslot[nreq] = -1 - m->nprocs - b;
+      MPI_Irecv(MPI_BOTTOM, 1, m->bat[b].type, m->bat[b].peer, MIGRATE_TAG + 3,
+                m->comm, &m->reqs[nreq++]);
+    }
   for (int i = 0; i < m->nin; i++) {
     const item_t *x = &m->in[i];
     if (x->round != r)
@@ -469,9 +484,11 @@ static int post_sends(mig_t *m, int oi, int oend, int nreq) {
     if (q->slen > 0)
       MPI_Isend(q->sagg, (int)q->slen, MPI_BYTE, p, MIGRATE_TAG + 1, m->comm,
                 &m->reqs[nreq++]);
-    if (q->stype != MPI_DATATYPE_NULL)
-      MPI_Isend(MPI_BOTTOM, 1, q->stype, p, MIGRATE_TAG + 3, m->comm, &m->reqs[nreq++]);
   }
+  for (int b = 0; b < m->nbat; b++)
+    if (m->bat[b].send)
+      MPI_Isend(MPI_BOTTOM, 1, m->bat[b].type, m->bat[b].peer, MIGRATE_TAG + 3,
+                m->comm, &m->reqs[nreq++]);
   for (int i = oi; i < oend; i++) {
     const item_t *x = &m->out[i];
     if (head_alone(x))
@@ -493,11 +510,11 @@ static void wait_all(mig_t *m, int nreq, int nrecv) {
     int s = m->rslot[k], got = -1;
     if (s < -m->nprocs) {
       /* A batch is counted in its own datatype (MPI_UNDEFINED when short). */
-      int p = -1 - m->nprocs - s;
-      MPI_Get_count(&m->sts[k], m->peer[p].rtype, &got);
+      const batch_t *b = &m->bat[-1 - m->nprocs - s];
+      MPI_Get_count(&m->sts[k], b->type, &got);
       if (got != 1) {
-        BALLAST_WARN("migration: the batch from rank %d is not the %zu bytes "
-                     "announced", p, m->peer[p].rbat);
+        BALLAST_WARN("migration: a batch from rank %d is not the %zu bytes "
+                     "announced", b->peer, b->bytes);
         m->err = BALLAST_ESIZE;
       }
       continue;
@@ -515,21 +532,8 @@ static void wait_all(mig_t *m, int nreq, int nrecv) {
 
 /* Hands one received state to unpack, which stages it. */
 static void unpack_one(mig_t *m, item_t *x) {
-  const unsigned char *ragg = m->peer[x->peer].ragg;
-  const unsigned char *tail =
-      tail_in_agg(x) ? ragg + x->off : (const unsigned char *)x->tbuf;
-  if (is_small(x)) {
-    const unsigned char *agg = ragg + x->off;
-    /* The caller may keep the head: hand it a buffer of its own. */
-    if (x->head > 0) {
-      if (!(x->hbuf = rta__mig_pool_take_len(m->pool, x->head, &x->hcap))) {
-        m->err = BALLAST_ENOMEM;
-        return;
-      }
-      memcpy(x->hbuf, agg, x->head);
-    }
-    tail = agg + ballast__round8(x->head);
-  }
+  const unsigned char *tail = tail_in_agg(x) ? m->peer[x->peer].ragg + x->off
+                                             : (const unsigned char *)x->tbuf;
   if (x->tail == 0)
     tail = no_tail;
   int rc = m->ops->unpack(m->ctx, x->task, x->peer, &x->hbuf, x->head, tail, x->tail);
@@ -587,7 +591,7 @@ static int run_rounds(mig_t *m) {
     while (oend < m->nmoves && m->out[oend].round == r)
       oend++;
     for (int p = 0; p < m->nprocs; p++)
-      m->peer[p].slen = m->peer[p].rlen = m->peer[p].rbat = 0;
+      m->peer[p].slen = m->peer[p].rlen = 0;
     /* Incoming items are grouped by source, each source's rounds ascending:
      * alloc_receives selects this round's items wherever they are. */
     alloc_receives(m, r);
@@ -639,6 +643,7 @@ static void finish(mig_t *m) {
   free(m->sts);
   free(m->bdisp);
   free(m->blen);
+  free(m->bat);
   free(m->rslot);
 }
 
@@ -714,9 +719,8 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     exchange_counts(&m);
     if (!agree(&m)) {
       exchange_headers(&m);
-      int ok = !agree(&m);
       lap(&m, RTA__MIG_PLAN);
-      if (ok && !run_rounds(&m))
+      if (!run_rounds(&m))
         agree(&m);
     }
   }

@@ -70,6 +70,10 @@ typedef struct {
                 const void *tail, size_t tbytes);
   /* Ends one move on one side: outgoing (source) or incoming (destination). */
   void (*finish)(void *ctx, int64_t task, int outgoing, int outcome);
+  /* Optional (NULL: none): called once before the sizes; a negative code
+   * is this rank's failure, agreed with the sizes' (a caller's local step
+   * before the migration needs no agreement of its own). */
+  int (*start)(void *ctx);
 } rta__migrate_ops_t;
 
 /* The engine's phases, timed on each rank (rta__migrate_stats_t.phase):

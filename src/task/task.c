@@ -166,6 +166,11 @@ static int add_child(rta_task_t *parent, rta_task_t *c) {
   return 0;
 }
 
+/* Puts a task make_task built in the table of keys. */
+static void link_task(rta_task_t *t) {
+  HASH_ADD_KEYPTR_BYHASHVALUE(hh, tasks, t->key, strlen(t->key), t->keyhash, t);
+}
+
 /* Builds (unlinked) the child called name under parent. */
 static int make_task(rta_task_t *parent, const char *name,
                      const rta_task_params_t *p, rta_task_t **out) {
@@ -196,8 +201,10 @@ static int make_task(rta_task_t *parent, const char *name,
   t->name = t->key + plen;
   t->parent = parent;
   t->stage = parent ? parent->nstages : -1;
+  /* The key's hash once, for this check and for linking (link_task). */
+  HASH_VALUE(t->key, plen + nlen, t->keyhash);
   rta_task_t *dup = NULL;
-  HASH_FIND_STR(tasks, t->key, dup);
+  HASH_FIND_BYHASHVALUE(hh, tasks, t->key, plen + nlen, t->keyhash, dup);
   if (dup) {
     key_error("define_task: duplicate key", t->key, BALLAST_EEXIST);
     free_task_record(t);
@@ -266,7 +273,7 @@ int rta_define_task(rta_task_t *parent, int n, const char *const *names,
   for (i = 0; i < n; i++) {
     if (parent)
       add_child(parent, made[i]); /* capacity reserved above: cannot fail */
-    HASH_ADD_KEYPTR(hh, tasks, made[i]->key, strlen(made[i]->key), made[i]);
+    link_task(made[i]);
     if (out)
       out[i] = made[i];
   }
@@ -290,7 +297,7 @@ int rta__task_adopt(rta_task_t *parent, const char *name,
     return BALLAST_ENOMEM;
   }
   t->stage = parent ? stage : -1;
-  HASH_ADD_KEYPTR(hh, tasks, t->key, strlen(t->key), t);
+  link_task(t);
   *out = t;
   return 0;
 }

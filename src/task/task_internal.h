@@ -94,6 +94,7 @@ void rta__cost_on_begin(rta_task_t *t);
 
 struct rta_task {
   char *key;                 /* full path, owned */
+  unsigned keyhash;          /* uthash's hash of key (make_task) */
   const char *name;          /* points into key */
   rta_task_t *parent;
   rta_task_t **children;     /* definition order */
@@ -155,6 +156,14 @@ int rta__task_desc_pack(const rta_task_t *t, void *buf, size_t len,
  */
 int rta__task_desc_unpack(const void *buf, size_t len, size_t *used,
                           rta_task_t **out);
+
+/** This process's task of vertex \a i of a mapping of rta_map_tasks, as
+ * the mapping's gather found it (NULL when this process has none): no key
+ * lookup. Valid until a task is removed; the load balancer reads it during
+ * the remap that made the mapping and keeps it current as tasks move
+ * (rta__mapping_set_task) for the local list it builds after the move. */
+rta_task_t *rta__mapping_task(const rta_mapping_t *m, int64_t i);
+void rta__mapping_set_task(rta_mapping_t *m, int64_t i, rta_task_t *t);
 
 /** Number of tasks defined on this process. */
 int64_t rta__task_count(void);

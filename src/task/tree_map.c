@@ -24,7 +24,9 @@
 
 struct rta_mapping {
   int64_t n;
-  char **keys;       /* sorted */
+  char **keys;       /* sorted, into keymem */
+  char *keymem;      /* every key, one block: one free, not one per task */
+  rta_task_t **task; /* this process's task of each vertex (rta__mapping_task) */
   int *slot, *owner, *ndef, *nprocs;
   double *work, *state;
   int placement;
@@ -65,10 +67,18 @@ static int64_t subtree_size(const rta_task_t *t) {
   return n;
 }
 
+/* The subtree's tasks in pack_task's order into v[*k...]. */
+static void list_subtree(rta_task_t *t, rta_task_t **v, int64_t *k) {
+  v[(*k)++] = t;
+  for (int i = 0; i < t->nchildren; i++)
+    list_subtree(t->children[i], v, k);
+}
+
 /* ---- the merged view ------------------------------------------------------------- */
 
 typedef struct {
   const char *key;
+  rta_task_t *task; /* this process's task, for the records it packed */
   int rank;
   int has_children, nprocs, measured, ncomm;
   uint64_t hash;
@@ -88,6 +98,8 @@ static int cmp_str(const void *a, const void *b) {
 
 typedef struct {
   int size, me;
+  rta_task_t **mine;   /* this process's tasks in the order it packed them */
+  int64_t nmine;
   rec_t *recs;
   int64_t nrecs;
   long long *steps;    /* per rank: steps since the partner baseline */
@@ -95,6 +107,7 @@ typedef struct {
 } world_t;
 
 static void world_free(world_t *w) {
+  free(w->mine);
   free(w->recs);
   if (w->sent)
     for (int r = 0; r < w->size; r++)
@@ -134,6 +147,7 @@ static int parse_all(world_t *w, const unsigned char *all, const int *counts,
     for (int64_t i = 0; i < n && !rd.bad; i++) {
       rec_t *x = &w->recs[w->nrecs++];
       x->key = ballast__get_str(&rd);
+      x->task = r == w->me && i < w->nmine ? w->mine[i] : NULL;
       x->rank = r;
       x->has_children = ballast__get_i32(&rd);
       x->nprocs = ballast__get_i32(&rd);
@@ -170,19 +184,27 @@ static uint64_t key_hash(const char *s) {
   return h;
 }
 
-/* Packs this process's part: header, partner bytes, subtree records. */
-static int pack_local(MPI_Comm comm, int size, const rta_task_t *root,
+/* Packs this process's part: header, partner bytes, subtree records; lists
+ * the tasks packed in w->mine, so that the mapping can name each vertex's
+ * task here without looking its key up. */
+static int pack_local(MPI_Comm comm, world_t *w, rta_task_t *root,
                       ballast__wbuf_t *b) {
+  int size = w->size;
+  int64_t n = subtree_size(root);
   double *sent = ballast__calloc((size_t)size, sizeof *sent);
-  if (!sent)
+  w->mine = ballast__malloc((size_t)n * sizeof *w->mine);
+  if (!sent || !w->mine) {
+    free(sent);
     return BALLAST_ENOMEM;
+  }
+  list_subtree(root, w->mine, &w->nmine);
   long long nsteps = 0;
   /* Monitoring off or no steps: nothing measured, zeros go out. */
   rta__cost_partner_bytes(comm, sent, &nsteps);
   int np = 0;
   for (int r = 0; r < size; r++)
     np += sent[r] > 0;
-  ballast__put_i64(b, subtree_size(root));
+  ballast__put_i64(b, n);
   ballast__put_i64(b, nsteps);
   ballast__put_i32(b, np);
   for (int r = 0; r < size; r++)
@@ -431,6 +453,7 @@ static int mapping_alloc(rta_mapping_t **out, int64_t n) {
   m->n = n;
   size_t sn = (size_t)n;
   m->keys = ballast__calloc(sn, sizeof *m->keys);
+  m->task = ballast__calloc(sn, sizeof *m->task);
   m->slot = ballast__calloc(sn, sizeof *m->slot);
   m->owner = ballast__calloc(sn, sizeof *m->owner);
   m->ndef = ballast__calloc(sn, sizeof *m->ndef);
@@ -438,9 +461,34 @@ static int mapping_alloc(rta_mapping_t **out, int64_t n) {
   m->work = ballast__calloc(sn, sizeof *m->work);
   m->state = ballast__calloc(sn, sizeof *m->state);
   *out = m;
-  if (!m->keys || !m->slot || !m->owner || !m->ndef || !m->nprocs ||
-      !m->work || !m->state)
+  if (!m->keys || !m->task || !m->slot || !m->owner || !m->ndef ||
+      !m->nprocs || !m->work || !m->state)
     return BALLAST_ENOMEM;
+  return 0;
+}
+
+/* Owners, definers, keys (into one block) and this process's tasks of the
+ * mapping's vertices, from their records. */
+static int mapping_keys(rta_mapping_t *m, const world_t *w, const leaves_t *L) {
+  size_t bytes = 1;
+  for (int64_t v = 0; v < L->n; v++)
+    bytes += strlen(w->recs[L->first[v]].key) + 1;
+  if (!(m->keymem = ballast__malloc(bytes)))
+    return BALLAST_ENOMEM;
+  char *p = m->keymem;
+  for (int64_t v = 0; v < L->n; v++) {
+    const rec_t *x = &w->recs[L->first[v]];
+    m->owner[v] = x->rank;
+    m->ndef[v] = L->ndef[v];
+    m->nprocs[v] = x->nprocs;
+    size_t len = strlen(x->key) + 1;
+    memcpy(p, x->key, len);
+    m->keys[v] = p;
+    p += len;
+    for (int k = 0; k < L->ndef[v]; k++)
+      if (x[k].task)
+        m->task[v] = x[k].task;
+  }
   return 0;
 }
 
@@ -484,16 +532,10 @@ static int map_gathered(MPI_Comm comm, int parse_rc, const world_t *w,
     if (!slots || !prev)
       rc = BALLAST_ENOMEM;
   }
+  for (int64_t v = 0; !rc && v < L.n; v++)
+    prev[v] = w->recs[L.first[v]].rank;
   if (!rc)
-    for (int64_t v = 0; v < L.n && !rc; v++) {
-      const rec_t *x = &w->recs[L.first[v]];
-      m->owner[v] = x->rank;
-      prev[v] = x->rank;
-      m->ndef[v] = L.ndef[v];
-      m->nprocs[v] = x->nprocs;
-      if (!(m->keys[v] = ballast__strdup(x->key)))
-        rc = BALLAST_ENOMEM;
-    }
+    rc = mapping_keys(m, w, &L);
   rc = ballast__agree(comm, rc, NULL, NULL);
   if (!rc && o->strategy == RTA_MAP_TWOPHASE) {
     /* Every rank holds the graph: phase 2 runs in parallel over the nodes
@@ -589,7 +631,7 @@ int rta_map_tasks(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
     rc = BALLAST_EMISMATCH; /* a disagreement is everyone's */
   if (rc)
     goto done;
-  rc = ballast__agree(comm, pack_local(comm, w.size, root, &b), NULL, NULL);
+  rc = ballast__agree(comm, pack_local(comm, &w, root, &b), NULL, NULL);
   int parse_rc = 0;
   if (!rc)
     rc = allgather_records(comm, &w, &b, &all, &parse_rc);
@@ -610,10 +652,9 @@ done:
 void rta_mapping_destroy(rta_mapping_t *m) {
   if (!m)
     return;
-  if (m->keys)
-    for (int64_t i = 0; i < m->n; i++)
-      free(m->keys[i]);
   free(m->keys);
+  free(m->keymem);
+  free(m->task);
   free(m->slot);
   free(m->owner);
   free(m->ndef);
@@ -634,6 +675,13 @@ int64_t rta_mapping_find(const rta_mapping_t *m, const char *key) {
     return -1;
   char *const *k = bsearch(&key, m->keys, (size_t)m->n, sizeof *m->keys, cmp_str);
   return k ? (int64_t)(k - m->keys) : -1;
+}
+rta_task_t *rta__mapping_task(const rta_mapping_t *m, int64_t i) {
+  return IN(m, i) ? m->task[i] : NULL;
+}
+void rta__mapping_set_task(rta_mapping_t *m, int64_t i, rta_task_t *t) {
+  if (IN(m, i))
+    m->task[i] = t;
 }
 int rta_mapping_slot(const rta_mapping_t *m, int64_t i) {
   return IN(m, i) ? m->slot[i] : -1;

@@ -130,7 +130,7 @@ static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
   }
 }
 
-static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish};
+static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish, NULL};
 
 /* Checks every task this rank owns against its expected bytes, and that the
  * owners agree globally: each task owned by exactly one rank. */
