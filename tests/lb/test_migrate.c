@@ -11,7 +11,10 @@
 #include "lb/migrate.h"
 #include "test_util.h"
 
-#define NTASKS 64
+/* Beyond the first 64, small states: a rank sends a few hundred heads to
+ * one peer in one round, more than one batch message carries (256 parts,
+ * migrate.c). */
+#define NTASKS 2000
 
 typedef struct {
   int owner;              /* rank that holds the live state */
@@ -31,9 +34,12 @@ static unsigned char byte_of(int64_t t, size_t i, unsigned gen) {
   return (unsigned char)((t * 131 + (int64_t)i * 7 + gen * 17) & 0xff);
 }
 
-/* Sizes: ~300 KB (parts that travel in a peer's batch datatype), 1.2 MB
- * (parts of their own message), and 1-3 KB (the aggregate). */
+/* Sizes: ~300 KB and 1-3 KB (heads in a peer's batch datatype, tails in
+ * the aggregate), 1.2 MB (parts of their own message); beyond task 64,
+ * 16 bytes to 3 KB. */
 static size_t len_of(int64_t t) {
+  if (t >= 64)
+    return (size_t)(16 + (t * 37) % 3000);
   if (t % 5 == 0)
     return (size_t)(300000 + t);
   if (t % 13 == 0)
@@ -158,18 +164,27 @@ static int rnd(int n) {
   return (int)((rng >> 33) % (unsigned long long)n);
 }
 
+/* The most heads this rank sent one peer in the last remap (kinds 0, 1). */
+static int heads_to_one_peer;
+
 /* Draws a new owner for every task (same draw on every rank) and migrates. */
 static int remap(size_t mem_limit, rta__migrate_stats_t *st, int *owner_now) {
   rta__move_t moves[NTASKS];
-  int n = 0;
+  int n = 0, heads[64] = {0};
   for (int t = 0; t < NTASKS; t++) {
     pending_owner[t] = rnd(np);
     if (owner_now[t] == me && pending_owner[t] != me) {
       moves[n].task = t;
       moves[n].dest = pending_owner[t];
       n++;
+      if (kind(t) != 2 && pending_owner[t] < 64)
+        heads[pending_owner[t]]++;
     }
   }
+  heads_to_one_peer = 0;
+  for (int p = 0; p < 64; p++)
+    if (heads[p] > heads_to_one_peer)
+      heads_to_one_peer = heads[p];
   int rc = rta__migrate(MPI_COMM_WORLD, moves, n, &ops, NULL, mem_limit, pool, st);
   if (rc == 0)
     for (int t = 0; t < NTASKS; t++)
@@ -205,6 +220,13 @@ int main(int argc, char **argv) {
     size_t limit = (it % 2) ? (size_t)np * 200000 : 0;
     CHECK_EQ(remap(limit, &st, owner), 0);
     CHECK_EQ(st.failed_rank, -1);
+    if (!(it % 2) && np == 2) {
+      /* one round (no bound): some rank sent its peer more heads than one
+       * batch message carries */
+      int most = 0;
+      MPI_Allreduce(&heads_to_one_peer, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      CHECK_GT(most, 256);
+    }
     if (it % 2) {
       /* a state of 300 KB exceeds the per-round budget: several rounds */
       int rounds_max = 0;

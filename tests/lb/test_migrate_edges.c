@@ -30,17 +30,20 @@ typedef struct {
   size_t head, tail;
 } spec_t;
 
-/* Sizes around each transport's boundaries (AGG_MAX = 64 KiB on head +
- * tail, BATCH_MAX = 1 MiB per part, in migrate.c). */
+/* Sizes around each transport's boundaries (migrate.c: tails below AGG_MAX
+ * = 64 KiB in the aggregate, heads below BATCH_MAX = 1 MiB and larger
+ * tails below it in the batch, parts of 1 MiB and more alone). Before
+ * issue 18 a state below 64 KiB travelled whole in the aggregate; the
+ * sizes stay, their notes say where each part goes now. */
 static const spec_t fixed[NFIXED] = {
     {0, 0},                /* empty state: nothing on the wire */
-    {1, 0},                /* aggregate, head only */
+    {1, 0},                /* a 1-byte head in the batch */
     {0, 1},                /* aggregate, tail only */
-    {7, 9},                /* aggregate, padding of both parts */
-    {64 * KB - 1, 0},      /* largest aggregate state (head) */
-    {0, 64 * KB - 1},      /* largest aggregate state (tail) */
-    {32 * KB, 32 * KB - 1},/* largest aggregate state (both) */
-    {64 * KB, 0},          /* smallest non-aggregate: head in the batch */
+    {7, 9},                /* head in the batch, tail padded in the aggregate */
+    {64 * KB - 1, 0},      /* head in the batch */
+    {0, 64 * KB - 1},      /* largest tail of the aggregate */
+    {32 * KB, 32 * KB - 1},/* head in the batch, tail in the aggregate */
+    {64 * KB, 0},          /* head in the batch */
     {0, 64 * KB},          /* tail in the batch */
     {32 * KB, 32 * KB},    /* head in the batch, tail in the aggregate */
     {64 * KB - 8, 8},      /* the same, 8-byte tail */
