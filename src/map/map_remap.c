@@ -327,24 +327,15 @@ done:
 
 /* ---- refinement --------------------------------------------------------------- */
 
-/* Slot distances, tabulated when the table is small (the refinement and the
- * diffusion ask for millions). */
-#define DIST_TABLE_MAX 2048
-
-typedef struct {
-  const rta_hw_t *hw;
-  float *t; /* ns x ns, or NULL: ask rta__hw_dist */
-  int ns;
-} dist_t;
-
-/* 0 or BALLAST_ENOMEM: falling back to rta__hw_dist would not round the
- * distances to float as the table does, so this rank's result could differ
- * from the others'. */
-static int dist_init(dist_t *d, const rta_hw_t *hw) {
+/* The slot distances (map_remap.h) the refinements and the diffusion ask
+ * for by the million: a float table when small enough. 0 or BALLAST_ENOMEM:
+ * falling back to rta__hw_dist would not round the distances to float as
+ * the table does, so this rank's result could differ from the others'. */
+int rta__dist_init(rta__dist_t *d, const rta_hw_t *hw) {
   d->hw = hw;
   d->ns = hw->nslots;
   d->t = NULL;
-  if (d->ns > DIST_TABLE_MAX)
+  if (d->ns > RTA__DIST_TABLE_MAX)
     return 0;
   d->t = ballast__malloc((size_t)d->ns * d->ns * sizeof *d->t);
   if (!d->t)
@@ -355,17 +346,13 @@ static int dist_init(dist_t *d, const rta_hw_t *hw) {
   return 0;
 }
 
-static inline double dist(const dist_t *d, int a, int b) {
-  return d->t ? d->t[(size_t)a * d->ns + b] : rta__hw_dist(d->hw, a, b);
-}
-
 int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                 double steps, double balrat, int passes, int64_t *slot) {
   int ns = hw->nslots;
   double *load = ballast__calloc((size_t)ns, sizeof *load);
   int *cand = ballast__malloc(64 * sizeof *cand);
-  dist_t dt;
-  if (!load || !cand || dist_init(&dt, hw)) {
+  rta__dist_t dt;
+  if (!load || !cand || rta__dist_init(&dt, hw)) {
     free(load);
     free(cand);
     return BALLAST_ENOMEM;
@@ -396,9 +383,9 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
         continue;
       double m = g->state[v] * inv, base = 0;
       for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
-        base += g->adjw[i] * dist(&dt, a, (int)slot[g->adj[i]]);
+        base += g->adjw[i] * rta__dist(&dt, a, (int)slot[g->adj[i]]);
       if (p >= 0)
-        base += m * dist(&dt, p, a);
+        base += m * rta__dist(&dt, p, a);
       /* on an overloaded slot the cheapest move to a slot with room is
        * taken even when it costs */
       int best = -1, over = load[a] > cap;
@@ -407,9 +394,9 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
         int b = cand[j];
         if (load[b] + g->work[v] > cap)
           continue;
-        double c = p >= 0 ? m * dist(&dt, p, b) : 0;
+        double c = p >= 0 ? m * rta__dist(&dt, p, b) : 0;
         for (int64_t i = g->xadj[v]; i < g->xadj[v + 1] && c < bestc; i++)
-          c += g->adjw[i] * dist(&dt, b, (int)slot[g->adj[i]]);
+          c += g->adjw[i] * rta__dist(&dt, b, (int)slot[g->adj[i]]);
         if (c < bestc) {
           bestc = c;
           best = b;
@@ -435,11 +422,11 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
 
 /* Cost of vertex v on slot b: its edges' bytes x distance to the
  * neighbours' slots, plus its migration (m per distance from p). */
-static double vcost(const rta_graph_t *g, const dist_t *dt,
+static double vcost(const rta_graph_t *g, const rta__dist_t *dt,
                     const int64_t *slot, int64_t v, int b, int p, double m) {
-  double c = p >= 0 ? m * dist(dt, p, b) : 0;
+  double c = p >= 0 ? m * rta__dist(dt, p, b) : 0;
   for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
-    c += g->adjw[i] * dist(dt, b, (int)slot[g->adj[i]]);
+    c += g->adjw[i] * rta__dist(dt, b, (int)slot[g->adj[i]]);
   return c;
 }
 
@@ -488,7 +475,7 @@ static int cmp_i64(const void *a, const void *b) {
  * moves proposed in a round. */
 typedef struct {
   const rta_graph_t *g;
-  const dist_t *dt;
+  const rta__dist_t *dt;
   const int64_t *prev;
   double inv;          /* 1 / steps: the migration per step */
   int ns;              /* slots */
@@ -676,7 +663,7 @@ static int64_t diff_round(diff_t *d, double *load, int64_t *slot) {
 
 /* One diffusion: flows from the current loads, carried out layer by layer. */
 static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
-                        const dist_t *dt, const int64_t *prev, double inv,
+                        const rta__dist_t *dt, const int64_t *prev, double inv,
                         double *load, double avg, int64_t *slot) {
   int64_t n = g->nvert;
   int ns = hw->nslots, rc;
@@ -740,8 +727,8 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
     total += g->work[v];
   }
   double avg = total / ns, inv = 1.0 / (steps > 0 ? steps : 1);
-  dist_t dt;
-  if (dist_init(&dt, hw)) {
+  rta__dist_t dt;
+  if (rta__dist_init(&dt, hw)) {
     free(load);
     return BALLAST_ENOMEM;
   }
@@ -821,6 +808,9 @@ int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
   }
   if (pick > 0)
     memcpy(slot, all[pick], (size_t)n * sizeof *slot);
+  /* the multilevel refinement on the winner only: it never raises the
+   * cost nor the overload, so the choice stands */
+  rc = rta__refine_ml(g, hw, prev, steps, balrat, slot);
 done:
   free(diff);
   free(load);

@@ -11,6 +11,23 @@
 
 #include "map/map_internal.h"
 
+/* Slot distances tabulated (float) up to this many slots. */
+#define RTA__DIST_TABLE_MAX 2048
+
+/** Slot distances for the refinements: a table, or rta__hw_dist(). */
+typedef struct {
+  const rta_hw_t *hw;
+  float *t; /* ns x ns, or NULL: ask rta__hw_dist */
+  int ns;
+} rta__dist_t;
+
+/** Fills \a d (free d->t after). 0 or BALLAST_ENOMEM. */
+int rta__dist_init(rta__dist_t *d, const rta_hw_t *hw);
+
+static inline double rta__dist(const rta__dist_t *d, int a, int b) {
+  return d->t ? d->t[(size_t)a * d->ns + b] : rta__hw_dist(d->hw, a, b);
+}
+
 /**
  * Combined cost of \a slot after \a prev, in hop-bytes per step: the
  * mapping's hop-bytes plus, for every vertex that moves, its state bytes x
@@ -47,6 +64,24 @@ int rta__relabel(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
  */
 int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                 double steps, double balrat, int passes, int64_t *slot);
+
+/**
+ * Multilevel refinement of rta__remap_cost(), in place (map_refine.c): the
+ * graph is coarsened by heavy-edge matching of neighbours that share both
+ * their current slot and their old one (so every level holds the same
+ * mapping and a cluster's migration cost is exact), then, from the coarsest
+ * level down, k-way FM passes with hill climbing move vertices (clusters)
+ * to their old slot or a neighbour's, best gain first, negative gains
+ * allowed, each vertex once per pass, and roll back to the best prefix of
+ * the pass. A move may overfill its target by one vertex's work, and moves
+ * out of a slot above the bound come first; the prefix kept is the one
+ * with the least total overload above (1 + balrat) x average, then the
+ * lowest cost: the overload never grows and, when there is none at the
+ * start, the combined cost never rises. Deterministic. 0 or BALLAST_ENOMEM.
+ */
+int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
+                   const int64_t *prev, double steps, double balrat,
+                   int64_t *slot);
 
 /**
  * Diffusion from the old mapping: \a slot starts as \a prev (vertices
