@@ -32,8 +32,8 @@ typedef struct {
   int64_t n;
   int64_t *xadj;
   int32_t *adj;
-  double *w, *work, *mig;
-  int32_t *prev, *slot;
+  double *w, *work, *mig, *st; /* st: state bytes */
+  int32_t *prev, *slot, *cnt;  /* cnt: task vertices */
   int32_t *cmap; /* n: vertex of the next level (NULL on the coarsest) */
   int own;       /* xadj/adj/w/work allocated here (not the task graph's) */
 } lvl_t;
@@ -46,6 +46,8 @@ static void lvl_free(lvl_t *l) {
     free(l->work);
   }
   free(l->mig);
+  free(l->st);
+  free(l->cnt);
   free(l->prev);
   free(l->slot);
   free(l->cmap);
@@ -59,11 +61,15 @@ static int lvl_fine(lvl_t *l, const rta_graph_t *g, const int64_t *prev,
   *l = (lvl_t){.n = n, .xadj = g->xadj, .adj = g->adj, .w = g->adjw,
                .work = g->work};
   l->mig = ballast__malloc((size_t)(n ? n : 1) * sizeof *l->mig);
+  l->st = ballast__malloc((size_t)(n ? n : 1) * sizeof *l->st);
+  l->cnt = ballast__malloc((size_t)(n ? n : 1) * sizeof *l->cnt);
   l->prev = ballast__malloc((size_t)(n ? n : 1) * sizeof *l->prev);
   l->slot = ballast__malloc((size_t)(n ? n : 1) * sizeof *l->slot);
-  if (!l->mig || !l->prev || !l->slot)
+  if (!l->mig || !l->st || !l->cnt || !l->prev || !l->slot)
     return BALLAST_ENOMEM;
   for (int64_t v = 0; v < n; v++) {
+    l->st[v] = g->state[v];
+    l->cnt[v] = 1;
     l->prev[v] = prev && prev[v] >= 0 ? (int32_t)prev[v] : -1;
     l->mig[v] = l->prev[v] >= 0 ? g->state[v] * inv : 0;
     l->slot[v] = (int32_t)slot[v];
@@ -114,10 +120,12 @@ static int lvl_alloc(lvl_t *c, int64_t nc, int64_t narc) {
   c->w = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *c->w);
   c->work = ballast__calloc((size_t)(nc ? nc : 1), sizeof *c->work);
   c->mig = ballast__calloc((size_t)(nc ? nc : 1), sizeof *c->mig);
+  c->st = ballast__calloc((size_t)(nc ? nc : 1), sizeof *c->st);
+  c->cnt = ballast__calloc((size_t)(nc ? nc : 1), sizeof *c->cnt);
   c->prev = ballast__malloc((size_t)(nc ? nc : 1) * sizeof *c->prev);
   c->slot = ballast__malloc((size_t)(nc ? nc : 1) * sizeof *c->slot);
-  if (!c->xadj || !c->adj || !c->w || !c->work || !c->mig || !c->prev ||
-      !c->slot)
+  if (!c->xadj || !c->adj || !c->w || !c->work || !c->mig || !c->st ||
+      !c->cnt || !c->prev || !c->slot)
     return BALLAST_ENOMEM;
   return 0;
 }
@@ -138,6 +146,8 @@ static int coarsen(const lvl_t *f, int64_t nc, lvl_t *c, int32_t *mem,
     mem[2 * k + (mem[2 * k] >= 0)] = (int32_t)v;
     c->work[k] += f->work[v];
     c->mig[k] += f->mig[v];
+    c->st[k] += f->st[v];
+    c->cnt[k] += f->cnt[v];
     c->prev[k] = f->prev[v];
     c->slot[k] = f->slot[v];
   }
@@ -190,6 +200,10 @@ typedef struct {
   int64_t *xs;             /* ns + 1: the pass's vertices of slot s are */
   int32_t *vs;             /* vs[xs[s] .. xs[s + 1]) (as the pass began) */
   double dmax;             /* largest slot distance */
+  int flat;                /* a move costs mig x dmax, whatever its distance */
+  const rta__budget_t *bud; /* or NULL: no bound on the migration */
+  int64_t tasks;           /* tasks away from their old slot */
+  double bytes;            /* and their state bytes */
   double boost;            /* added to the gain of moves out of a slot above cap */
 } fm_t;
 
@@ -237,10 +251,23 @@ static hent_t heap_pop(fm_t *f) {
 /* Cost of vertex v on slot b (its arcs' bytes x distance, its migration). */
 static double fm_cost(const fm_t *f, int64_t v, int b) {
   const lvl_t *l = f->l;
-  double c = l->prev[v] >= 0 ? l->mig[v] * rta__dist(f->dt, l->prev[v], b) : 0;
+  int p = l->prev[v];
+  double c = p < 0 || p == b ? 0
+             : l->mig[v] * (f->flat ? f->dmax : rta__dist(f->dt, p, b));
   for (int64_t i = l->xadj[v]; i < l->xadj[v + 1]; i++)
     c += l->w[i] * rta__dist(f->dt, b, l->slot[l->adj[i]]);
   return c;
+}
+
+/* Does moving v to b keep the migration within the budget? */
+static int fm_affordable(const fm_t *f, int64_t v, int b) {
+  const lvl_t *l = f->l;
+  int p = l->prev[v];
+  if (!f->bud || p < 0)
+    return 1;
+  int d = (b != p) - (l->slot[v] != p);
+  return d <= 0 || (f->tasks + (int64_t)d * l->cnt[v] <= f->bud->tasks &&
+                    f->bytes + d * l->st[v] <= f->bud->bytes);
 }
 
 /* The best move of \a v to its old slot or a neighbour's with room for it
@@ -267,7 +294,7 @@ static int fm_best(fm_t *f, int64_t v, double *gain) {
   double bound = f->load[a] > f->cap ? f->cap : f->capx;
   for (int j = 0; j < nc; j++) {
     int b = f->cand[j];
-    if (f->load[b] + l->work[v] > bound)
+    if (f->load[b] + l->work[v] > bound || !fm_affordable(f, v, b))
       continue;
     if (to < 0)
       base = fm_cost(f, v, a);
@@ -337,6 +364,12 @@ static void fm_move(fm_t *f, int64_t v, int b) {
   f->load[a] -= w;
   f->load[b] += w;
   f->excess += over(f, f->load[a]) + over(f, f->load[b]);
+  int p = l->prev[v];
+  if (p >= 0) {
+    int d = (b != p) - (a != p);
+    f->tasks += (int64_t)d * l->cnt[v];
+    f->bytes += d * l->st[v];
+  }
   l->slot[v] = b;
 }
 
@@ -371,6 +404,7 @@ static double fm_pass(fm_t *f, double eps, int *rc) {
       continue;
     int from_over = f->load[l->slot[e.v]] > f->cap;
     if (f->load[e.to] + l->work[e.v] > (from_over ? f->cap : f->capx) ||
+        !fm_affordable(f, e.v, e.to) ||
         from_over != (e.gain >= 0.5 * f->boost)) {
       f->stamp[e.v]++;
       *rc = fm_push_best(f, e.v);
@@ -504,10 +538,17 @@ static int ml_coarsen(ml_t *m, double maxw) {
 }
 
 int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
-                   const int64_t *prev, double steps, double balrat,
-                   int64_t *slot) {
+                   const int64_t *prev, double steps, double balrat, int flat,
+                   const rta__budget_t *bud, int64_t *slot) {
   ml_t m;
   memset(&m, 0, sizeof m);
+  m.f.flat = flat;
+  m.f.bud = bud;
+  for (int64_t v = 0; prev && v < g->nvert; v++)
+    if (prev[v] >= 0 && prev[v] != slot[v]) {
+      m.f.tasks++;
+      m.f.bytes += g->state[v];
+    }
   int ns = hw->nslots;
   int rc = ml_alloc(&m, g, hw);
   if (!rc)

@@ -768,6 +768,64 @@ static double max_over_avg(const rta_graph_t *g, const rta_hw_t *hw,
   return total > 0 ? mx * hw->nslots / total : 1.0;
 }
 
+/* Tasks and state bytes that \a slot moves away from \a prev. */
+static void migration(const rta_graph_t *g, const int64_t *prev,
+                      const int64_t *slot, int64_t *tasks, double *bytes) {
+  *tasks = 0;
+  *bytes = 0;
+  for (int64_t v = 0; v < g->nvert; v++)
+    if (prev[v] >= 0 && prev[v] != slot[v]) {
+      ++*tasks;
+      *bytes += g->state[v];
+    }
+}
+
+/* The migration weights of within_budget()'s refinements, in order:
+ * steps x each. Measured on bench/zoltan's small cases (stencil:32 and
+ * md:24 on 8 nodes): from 1.368M / 1.600M hop-bytes, one refinement at
+ * x300 reaches 1.187M / 1.413M, x300 then x3000 1.144M / 1.398M, x100,
+ * x1000, x10000 1.140M / 1.405M for half as much time again. */
+static const double BUDGET_MULT[] = {300, 3000};
+#define BUDGET_TRIALS (int)(sizeof BUDGET_MULT / sizeof BUDGET_MULT[0])
+
+/* Lower hop-bytes for no more migration. The combined cost prices a move
+ * inside a socket 16x below one between nodes, so its refinement keeps the
+ * old node boundaries and rebalances inside nodes; it stops in a local
+ * minimum where no single move pays. From the refined winner \a slot,
+ * multilevel refinements follow where every move costs the same (state x
+ * the largest distance / (steps x BUDGET_MULT[k])) and no move may take
+ * the migration above the winner's (tasks and bytes): they change WHICH
+ * tasks move, and where, towards lower hop-bytes. Each starts from the
+ * last; the result with the lowest hop-bytes replaces the winner (never
+ * more tasks or bytes moved, never more overload). \a trial, \a best:
+ * scratch (nvert). */
+static int within_budget(const rta_graph_t *g, const rta_hw_t *hw,
+                         const int64_t *prev, double steps, double balrat,
+                         int64_t *slot, int64_t *trial, int64_t *best) {
+  size_t sz = (size_t)g->nvert * sizeof *slot;
+  rta__budget_t bud;
+  double h_best, hk;
+  migration(g, prev, slot, &bud.tasks, &bud.bytes);
+  bud.bytes *= 1 + 1e-12; /* the refinement sums in another order */
+  rta__remap_cost(g, hw, slot, prev, steps, &h_best, NULL);
+  int rc = 0, found = 0;
+  memcpy(trial, slot, sz);
+  for (int k = 0; k < BUDGET_TRIALS && !rc; k++) {
+    if ((rc = rta__refine_ml(g, hw, prev, steps * BUDGET_MULT[k], balrat, 1,
+                             &bud, trial)))
+      break;
+    rta__remap_cost(g, hw, trial, prev, steps, &hk, NULL);
+    if (hk < h_best) {
+      h_best = hk;
+      memcpy(best, trial, sz);
+      found = 1;
+    }
+  }
+  if (!rc && found)
+    memcpy(slot, best, sz);
+  return rc;
+}
+
 int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
                     const int64_t *prev, double steps, double balrat,
                     int64_t *fresh, int64_t *slot) {
@@ -808,9 +866,11 @@ int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
   }
   if (pick > 0)
     memcpy(slot, all[pick], (size_t)n * sizeof *slot);
-  /* the multilevel refinement on the winner only: it never raises the
-   * cost nor the overload, so the choice stands */
-  rc = rta__refine_ml(g, hw, prev, steps, balrat, slot);
+  /* the multilevel refinements on the winner only: the first never raises
+   * its cost nor its overload, the next ones never its migration nor its
+   * overload (diff and fresh are scratch from here) */
+  if (!(rc = rta__refine_ml(g, hw, prev, steps, balrat, 0, NULL, slot)))
+    rc = within_budget(g, hw, prev, steps, balrat, slot, diff, fresh);
 done:
   free(diff);
   free(load);

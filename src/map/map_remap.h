@@ -65,6 +65,13 @@ int rta__relabel(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
 int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                 double steps, double balrat, int passes, int64_t *slot);
 
+/** A bound on what a remap migrates: tasks away from their old slot and
+ *  their state bytes. */
+typedef struct {
+  int64_t tasks;
+  double bytes;
+} rta__budget_t;
+
 /**
  * Multilevel refinement of rta__remap_cost(), in place (map_refine.c): the
  * graph is coarsened by heavy-edge matching of neighbours that share both
@@ -80,8 +87,8 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
  * start, the combined cost never rises. Deterministic. 0 or BALLAST_ENOMEM.
  */
 int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
-                   const int64_t *prev, double steps, double balrat,
-                   int64_t *slot);
+                   const int64_t *prev, double steps, double balrat, int flat,
+                   const rta__budget_t *bud, int64_t *slot);
 
 /**
  * Diffusion from the old mapping: \a slot starts as \a prev (vertices

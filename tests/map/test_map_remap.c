@@ -179,7 +179,7 @@ static void refine_multilevel(void) {
       memcpy(b, a, n * sizeof *b);
       double c0 = rta__remap_cost(g, hw, a, prev, steps, NULL, NULL);
       double ex0 = overload(g, hw, a, 0.03);
-      CHECK_EQ(rta__refine_ml(g, hw, prev, steps, 0.03, a), 0);
+      CHECK_EQ(rta__refine_ml(g, hw, prev, steps, 0.03, 0, NULL, a), 0);
       double c1 = rta__remap_cost(g, hw, a, prev, steps, NULL, NULL);
       double ex1 = overload(g, hw, a, 0.03);
       /* (overload, cost) never worse, in that order */
@@ -189,7 +189,7 @@ static void refine_multilevel(void) {
       else
         CHECK_DLT(ex1, ex0); /* repairs the overloaded start */
       /* deterministic */
-      CHECK_EQ(rta__refine_ml(g, hw, prev, steps, 0.03, b), 0);
+      CHECK_EQ(rta__refine_ml(g, hw, prev, steps, 0.03, 0, NULL, b), 0);
       CHECK_EQ(moved(n, a, b), 0);
       if (start == 0 && k == 1) /* much to gain when moving is cheap */
         CHECK_DLT(c1, c0);
@@ -198,7 +198,7 @@ static void refine_multilevel(void) {
   CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_ROUNDROBIN, NULL, 3, a, NULL), 0);
   double h0, h1;
   rta__remap_cost(g, hw, a, NULL, 10, &h0, NULL);
-  CHECK_EQ(rta__refine_ml(g, hw, NULL, 10, 0.03, a), 0);
+  CHECK_EQ(rta__refine_ml(g, hw, NULL, 10, 0.03, 0, NULL, a), 0);
   rta__remap_cost(g, hw, a, NULL, 10, &h1, NULL);
   CHECK_DLT(h1, h0);
   free(prev);
