@@ -5,8 +5,10 @@
  * slots (and nodes) that no single move improves. Here the graph is
  * coarsened inside each (current slot, old slot) group, so a coarse vertex
  * is a chunk of a slot's boundary that can move as a whole, and FM with
- * hill climbing accepts a few uphill moves to reach better ones. Measured
- * in bench/zoltan (README). */
+ * hill climbing accepts a few uphill moves to reach better ones. With
+ * every move priced alike and a budget on the migration, the same passes
+ * change which tasks move rather than how many (the remap's last step).
+ * Measured in bench/zoltan (README). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,23 +37,42 @@ typedef struct {
   double *w, *work, *mig, *st; /* st: state bytes */
   int32_t *prev, *slot, *cnt;  /* cnt: task vertices */
   int32_t *cmap; /* n: vertex of the next level (NULL on the coarsest) */
-  int own;       /* xadj/adj/w/work allocated here (not the task graph's) */
+  void *blk;     /* one block holding the arrays allocated for the level
+                  * (few allocations: remaps are swept for failures) */
 } lvl_t;
 
 static void lvl_free(lvl_t *l) {
-  if (l->own) {
-    free(l->xadj);
-    free(l->adj);
-    free(l->w);
-    free(l->work);
-  }
-  free(l->mig);
-  free(l->st);
-  free(l->cnt);
-  free(l->prev);
-  free(l->slot);
+  free(l->blk);
   free(l->cmap);
   memset(l, 0, sizeof *l);
+}
+
+/* One zeroed block for the level's arrays: nd doubles of n, n + 1 int64
+ * (xadj) when \a coarse, narc doubles and int32 (w, adj), three int32 of
+ * n; the doubles from \a d[], in order. */
+static int lvl_block(lvl_t *l, int64_t n, int64_t narc, int coarse,
+                     double **d[], int nd) {
+  size_t nn = (size_t)(n ? n : 1), na = coarse ? (size_t)(narc ? narc : 1) : 0;
+  size_t bytes = nd * nn * sizeof(double) +
+                 (coarse ? (nn + 1) * sizeof(int64_t) : 0) +
+                 na * (sizeof(double) + sizeof(int32_t)) + 3 * nn * sizeof(int32_t);
+  char *p = l->blk = ballast__calloc(1, bytes);
+  if (!p)
+    return BALLAST_ENOMEM;
+  for (int k = 0; k < nd; k++, p += nn * sizeof(double))
+    *d[k] = (double *)(void *)p;
+  if (coarse) {
+    l->xadj = (int64_t *)(void *)p;
+    p += (nn + 1) * sizeof(int64_t);
+    l->w = (double *)(void *)p;
+    p += na * sizeof(double);
+    l->adj = (int32_t *)(void *)p;
+    p += na * sizeof(int32_t);
+  }
+  l->cnt = (int32_t *)(void *)p;
+  l->prev = l->cnt + nn;
+  l->slot = l->prev + nn;
+  return 0;
 }
 
 /* Level 0: the task graph itself, with prev and slot as int32. */
@@ -60,12 +81,8 @@ static int lvl_fine(lvl_t *l, const rta_graph_t *g, const int64_t *prev,
   int64_t n = g->nvert;
   *l = (lvl_t){.n = n, .xadj = g->xadj, .adj = g->adj, .w = g->adjw,
                .work = g->work};
-  l->mig = ballast__malloc((size_t)(n ? n : 1) * sizeof *l->mig);
-  l->st = ballast__malloc((size_t)(n ? n : 1) * sizeof *l->st);
-  l->cnt = ballast__malloc((size_t)(n ? n : 1) * sizeof *l->cnt);
-  l->prev = ballast__malloc((size_t)(n ? n : 1) * sizeof *l->prev);
-  l->slot = ballast__malloc((size_t)(n ? n : 1) * sizeof *l->slot);
-  if (!l->mig || !l->st || !l->cnt || !l->prev || !l->slot)
+  double **d[] = {&l->mig, &l->st};
+  if (lvl_block(l, n, 0, 0, d, 2))
     return BALLAST_ENOMEM;
   for (int64_t v = 0; v < n; v++) {
     l->st[v] = g->state[v];
@@ -114,20 +131,8 @@ static int64_t match(lvl_t *f, double maxw, int32_t *mate) {
  * \a narc arcs. */
 static int lvl_alloc(lvl_t *c, int64_t nc, int64_t narc) {
   c->n = nc;
-  c->own = 1;
-  c->xadj = ballast__calloc((size_t)nc + 1, sizeof *c->xadj);
-  c->adj = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *c->adj);
-  c->w = ballast__malloc((size_t)(narc ? narc : 1) * sizeof *c->w);
-  c->work = ballast__calloc((size_t)(nc ? nc : 1), sizeof *c->work);
-  c->mig = ballast__calloc((size_t)(nc ? nc : 1), sizeof *c->mig);
-  c->st = ballast__calloc((size_t)(nc ? nc : 1), sizeof *c->st);
-  c->cnt = ballast__calloc((size_t)(nc ? nc : 1), sizeof *c->cnt);
-  c->prev = ballast__malloc((size_t)(nc ? nc : 1) * sizeof *c->prev);
-  c->slot = ballast__malloc((size_t)(nc ? nc : 1) * sizeof *c->slot);
-  if (!c->xadj || !c->adj || !c->w || !c->work || !c->mig || !c->st ||
-      !c->cnt || !c->prev || !c->slot)
-    return BALLAST_ENOMEM;
-  return 0;
+  double **d[] = {&c->work, &c->mig, &c->st};
+  return lvl_block(c, nc, narc, 1, d, 3);
 }
 
 /* Builds coarse level \a c from \a f and f->cmap (nc coarse vertices):
@@ -509,8 +514,12 @@ static int ml_alloc(ml_t *m, const rta_graph_t *g, const rta_hw_t *hw) {
   m->f.vs = ballast__malloc(n * sizeof *m->f.vs);
   m->mate = ballast__malloc(2 * n * sizeof *m->mate); /* also mem */
   m->pos = ballast__malloc(n * sizeof *m->pos);
+  /* room for a pass's entries in most cases: no reallocation */
+  m->f.capheap = 4 * (int64_t)n + 1024;
+  m->f.heap = ballast__malloc((size_t)m->f.capheap * sizeof *m->f.heap);
   if (!m->f.load || !m->f.stamp || !m->f.locked || !m->f.mark ||
-      !m->f.cand || !m->f.mv_v || !m->f.mv_from || !m->f.xs || !m->f.vs || !m->mate || !m->pos)
+      !m->f.cand || !m->f.mv_v || !m->f.mv_from || !m->f.xs || !m->f.vs ||
+      !m->mate || !m->pos || !m->f.heap)
     return BALLAST_ENOMEM;
   for (size_t v = 0; v < n; v++)
     m->pos[v] = -1;
@@ -537,6 +546,39 @@ static int ml_coarsen(ml_t *m, double maxw) {
   return 0;
 }
 
+/* Level 0, the loads, the bounds and the largest distance; the coarser
+ * levels. \a total gets the total work. */
+static int ml_setup(ml_t *m, const rta_graph_t *g, const rta_hw_t *hw,
+                    const int64_t *prev, double steps, double balrat,
+                    const int64_t *slot, double *total) {
+  int ns = hw->nslots;
+  int rc = ml_alloc(m, g, hw);
+  m->nlev = 1;
+  if (rc || (rc = lvl_fine(&m->lev[0], g, prev, 1.0 / (steps > 0 ? steps : 1),
+                           slot)))
+    return rc;
+  *total = 0;
+  for (int64_t v = 0; v < g->nvert; v++) {
+    m->f.load[slot[v]] += g->work[v];
+    *total += g->work[v];
+    if (prev && prev[v] >= 0 && prev[v] != slot[v]) {
+      m->f.tasks++;
+      m->f.bytes += g->state[v];
+    }
+  }
+  m->f.dt = &m->dt;
+  for (int a = 0; a < ns; a++)
+    for (int b = 0; b < (m->dt.t ? ns : 1); b++)
+      if (rta__dist(&m->dt, a, b) > m->f.dmax)
+        m->f.dmax = rta__dist(&m->dt, a, b);
+  if (!m->dt.t)
+    m->f.dmax *= 2; /* d(a, b) <= d(a, 0) + d(0, b) */
+  m->f.cap = (1 + balrat) * *total / ns;
+  for (int s = 0; s < ns; s++)
+    m->f.excess += over(&m->f, m->f.load[s]);
+  return ml_coarsen(m, *total / ns / CLUSTER_FRAC);
+}
+
 int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
                    const int64_t *prev, double steps, double balrat, int flat,
                    const rta__budget_t *bud, int64_t *slot) {
@@ -544,33 +586,8 @@ int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
   memset(&m, 0, sizeof m);
   m.f.flat = flat;
   m.f.bud = bud;
-  for (int64_t v = 0; prev && v < g->nvert; v++)
-    if (prev[v] >= 0 && prev[v] != slot[v]) {
-      m.f.tasks++;
-      m.f.bytes += g->state[v];
-    }
-  int ns = hw->nslots;
-  int rc = ml_alloc(&m, g, hw);
-  if (!rc)
-    rc = lvl_fine(&m.lev[0], g, prev, 1.0 / (steps > 0 ? steps : 1), slot);
-  m.nlev = 1;
   double total = 0;
-  for (int64_t v = 0; v < g->nvert && !rc; v++) {
-    m.f.load[slot[v]] += g->work[v];
-    total += g->work[v];
-  }
-  if (!rc)
-    rc = ml_coarsen(&m, total / ns / CLUSTER_FRAC);
-  m.f.dt = &m.dt;
-  for (int a = 0; a < ns; a++)
-    for (int b = 0; b < (m.dt.t ? ns : 1); b++)
-      if (rta__dist(&m.dt, a, b) > m.f.dmax)
-        m.f.dmax = rta__dist(&m.dt, a, b);
-  if (!m.dt.t)
-    m.f.dmax *= 2; /* d(a, b) <= d(a, 0) + d(0, b) */
-  m.f.cap = (1 + balrat) * total / ns;
-  for (int s = 0; s < ns; s++)
-    m.f.excess += over(&m.f, m.f.load[s]);
+  int rc = ml_setup(&m, g, hw, prev, steps, balrat, slot, &total);
   /* a tolerance in the unit of the costs, against rounding */
   double tol = 1e-12 * (total + 1);
   for (int64_t v = 0; v < g->nvert && !rc; v++)

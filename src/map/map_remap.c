@@ -3,8 +3,10 @@
  * mapping onto the old places (assignments of the state overlap, level by
  * level of the machine's tree), a greedy refinement of the combined cost
  * restricted to moves towards a vertex's old slot or its neighbours', a
- * diffusion of the load from the old mapping, and the choice among the
- * candidates (rta__remap_best). Measured in bench/zoltan (README). */
+ * diffusion of the load from the old mapping, the choice among the
+ * candidates and its last refinements, multilevel (map_refine.c), on the
+ * combined cost then on hop-bytes within its migration (rta__remap_best).
+ * Measured in bench/zoltan (README). */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,8 @@
  *     while moving fewer tasks than a fresh mapping;
  *  5. the multilevel refinement never raises the overload above the
  *     tolerance, nor the combined cost when there is no overload, lowers
- *     the overload of an overloaded start, and is deterministic;
+ *     the overload of an overloaded start, and is deterministic; within a
+ *     migration budget it never moves more tasks or bytes than allowed;
  *  6. a remap through the API: balance within the tolerance (or no worse
  *     than SCOTCH's remap alone), combined cost no higher than SCOTCH's
  *     remap alone when that one is balanced, deterministic. */
@@ -194,6 +195,31 @@ static void refine_multilevel(void) {
       if (start == 0 && k == 1) /* much to gain when moving is cheap */
         CHECK_DLT(c1, c0);
     }
+  /* within a migration budget, every move priced alike (the remap's last
+   * step): never more tasks or bytes moved than the budget, never more
+   * overload, fewer hop-bytes from the diffusion's ragged boundaries */
+  CHECK_EQ(rta__diffuse(g, hw, prev, 10, 0.03, a), 0);
+  rta__budget_t bud = {0, 0};
+  for (int64_t v = 0; v < n; v++)
+    if (a[v] != prev[v]) {
+      bud.tasks++;
+      bud.bytes += g->state[v];
+    }
+  double hb0, hb1, ex0 = overload(g, hw, a, 0.03);
+  rta__remap_cost(g, hw, a, prev, 10, &hb0, NULL);
+  CHECK_EQ(rta__refine_ml(g, hw, prev, 10000, 0.03, 1, &bud, a), 0);
+  rta__remap_cost(g, hw, a, prev, 10, &hb1, NULL);
+  CHECK_DLT(hb1, hb0);
+  CHECK_DLE(overload(g, hw, a, 0.03), ex0 + 1e-6);
+  int64_t tk = 0;
+  double bk = 0;
+  for (int64_t v = 0; v < n; v++)
+    if (a[v] != prev[v]) {
+      tk++;
+      bk += g->state[v];
+    }
+  CHECK_LE(tk, bud.tasks);
+  CHECK_DLE(bk, bud.bytes * (1 + 1e-12));
   /* no previous mapping: pure hop-bytes, never worse */
   CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_ROUNDROBIN, NULL, 3, a, NULL), 0);
   double h0, h1;
