@@ -373,9 +373,12 @@ typedef struct {
    *  old mapping and a fresh mapping renamed (nodes/sockets/cores) to keep
    *  the most state in place; all three are refined greedily and the one
    *  with the lowest combined cost = hop-bytes + sum over moved vertices of
-   *  state x distance(old, new) / steps_between_remaps is returned among
-   *  those within the balance tolerance (about 2-3x the time of a plain
-   *  remap). */
+   *  state x distance(old, new) / steps_between_remaps among those within
+   *  the balance tolerance is refined again, multilevel (k-way FM with hill
+   *  climbing on the combined cost), then multilevel with every move priced
+   *  alike and no more tasks nor bytes moved than it: the result with the
+   *  lowest hop-bytes is returned (never more migration nor imbalance than
+   *  the combined cost's choice). About 1-2x the time of a plain remap. */
   int remap_scotch_only;
 } rta_map_options_t;
 

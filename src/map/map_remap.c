@@ -3,8 +3,10 @@
  * mapping onto the old places (assignments of the state overlap, level by
  * level of the machine's tree), a greedy refinement of the combined cost
  * restricted to moves towards a vertex's old slot or its neighbours', a
- * diffusion of the load from the old mapping, and the choice among the
- * candidates (rta__remap_best). Measured in bench/zoltan (README). */
+ * diffusion of the load from the old mapping, the choice among the
+ * candidates and its last refinements, multilevel (map_refine.c), on the
+ * combined cost then on hop-bytes within its migration (rta__remap_best).
+ * Measured in bench/zoltan (README). */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,24 +329,15 @@ done:
 
 /* ---- refinement --------------------------------------------------------------- */
 
-/* Slot distances, tabulated when the table is small (the refinement and the
- * diffusion ask for millions). */
-#define DIST_TABLE_MAX 2048
-
-typedef struct {
-  const rta_hw_t *hw;
-  float *t; /* ns x ns, or NULL: ask rta__hw_dist */
-  int ns;
-} dist_t;
-
-/* 0 or BALLAST_ENOMEM: falling back to rta__hw_dist would not round the
- * distances to float as the table does, so this rank's result could differ
- * from the others'. */
-static int dist_init(dist_t *d, const rta_hw_t *hw) {
+/* The slot distances (map_remap.h) the refinements and the diffusion ask
+ * for by the million: a float table when small enough. 0 or BALLAST_ENOMEM:
+ * falling back to rta__hw_dist would not round the distances to float as
+ * the table does, so this rank's result could differ from the others'. */
+int rta__dist_init(rta__dist_t *d, const rta_hw_t *hw) {
   d->hw = hw;
   d->ns = hw->nslots;
   d->t = NULL;
-  if (d->ns > DIST_TABLE_MAX)
+  if (d->ns > RTA__DIST_TABLE_MAX)
     return 0;
   d->t = ballast__malloc((size_t)d->ns * d->ns * sizeof *d->t);
   if (!d->t)
@@ -355,17 +348,13 @@ static int dist_init(dist_t *d, const rta_hw_t *hw) {
   return 0;
 }
 
-static inline double dist(const dist_t *d, int a, int b) {
-  return d->t ? d->t[(size_t)a * d->ns + b] : rta__hw_dist(d->hw, a, b);
-}
-
 int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                 double steps, double balrat, int passes, int64_t *slot) {
   int ns = hw->nslots;
   double *load = ballast__calloc((size_t)ns, sizeof *load);
   int *cand = ballast__malloc(64 * sizeof *cand);
-  dist_t dt;
-  if (!load || !cand || dist_init(&dt, hw)) {
+  rta__dist_t dt;
+  if (!load || !cand || rta__dist_init(&dt, hw)) {
     free(load);
     free(cand);
     return BALLAST_ENOMEM;
@@ -396,9 +385,9 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
         continue;
       double m = g->state[v] * inv, base = 0;
       for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
-        base += g->adjw[i] * dist(&dt, a, (int)slot[g->adj[i]]);
+        base += g->adjw[i] * rta__dist(&dt, a, (int)slot[g->adj[i]]);
       if (p >= 0)
-        base += m * dist(&dt, p, a);
+        base += m * rta__dist(&dt, p, a);
       /* on an overloaded slot the cheapest move to a slot with room is
        * taken even when it costs */
       int best = -1, over = load[a] > cap;
@@ -407,9 +396,9 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
         int b = cand[j];
         if (load[b] + g->work[v] > cap)
           continue;
-        double c = p >= 0 ? m * dist(&dt, p, b) : 0;
+        double c = p >= 0 ? m * rta__dist(&dt, p, b) : 0;
         for (int64_t i = g->xadj[v]; i < g->xadj[v + 1] && c < bestc; i++)
-          c += g->adjw[i] * dist(&dt, b, (int)slot[g->adj[i]]);
+          c += g->adjw[i] * rta__dist(&dt, b, (int)slot[g->adj[i]]);
         if (c < bestc) {
           bestc = c;
           best = b;
@@ -435,11 +424,11 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
 
 /* Cost of vertex v on slot b: its edges' bytes x distance to the
  * neighbours' slots, plus its migration (m per distance from p). */
-static double vcost(const rta_graph_t *g, const dist_t *dt,
+static double vcost(const rta_graph_t *g, const rta__dist_t *dt,
                     const int64_t *slot, int64_t v, int b, int p, double m) {
-  double c = p >= 0 ? m * dist(dt, p, b) : 0;
+  double c = p >= 0 ? m * rta__dist(dt, p, b) : 0;
   for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
-    c += g->adjw[i] * dist(dt, b, (int)slot[g->adj[i]]);
+    c += g->adjw[i] * rta__dist(dt, b, (int)slot[g->adj[i]]);
   return c;
 }
 
@@ -488,7 +477,7 @@ static int cmp_i64(const void *a, const void *b) {
  * moves proposed in a round. */
 typedef struct {
   const rta_graph_t *g;
-  const dist_t *dt;
+  const rta__dist_t *dt;
   const int64_t *prev;
   double inv;          /* 1 / steps: the migration per step */
   int ns;              /* slots */
@@ -676,7 +665,7 @@ static int64_t diff_round(diff_t *d, double *load, int64_t *slot) {
 
 /* One diffusion: flows from the current loads, carried out layer by layer. */
 static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
-                        const dist_t *dt, const int64_t *prev, double inv,
+                        const rta__dist_t *dt, const int64_t *prev, double inv,
                         double *load, double avg, int64_t *slot) {
   int64_t n = g->nvert;
   int ns = hw->nslots, rc;
@@ -740,8 +729,8 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
     total += g->work[v];
   }
   double avg = total / ns, inv = 1.0 / (steps > 0 ? steps : 1);
-  dist_t dt;
-  if (dist_init(&dt, hw)) {
+  rta__dist_t dt;
+  if (rta__dist_init(&dt, hw)) {
     free(load);
     return BALLAST_ENOMEM;
   }
@@ -779,6 +768,64 @@ static double max_over_avg(const rta_graph_t *g, const rta_hw_t *hw,
     if (load[s] > mx)
       mx = load[s];
   return total > 0 ? mx * hw->nslots / total : 1.0;
+}
+
+/* Tasks and state bytes that \a slot moves away from \a prev. */
+static void migration(const rta_graph_t *g, const int64_t *prev,
+                      const int64_t *slot, int64_t *tasks, double *bytes) {
+  *tasks = 0;
+  *bytes = 0;
+  for (int64_t v = 0; v < g->nvert; v++)
+    if (prev[v] >= 0 && prev[v] != slot[v]) {
+      ++*tasks;
+      *bytes += g->state[v];
+    }
+}
+
+/* The migration weights of within_budget()'s refinements, in order:
+ * steps x each. Measured on bench/zoltan's small cases (stencil:32 and
+ * md:24 on 8 nodes): from 1.368M / 1.600M hop-bytes, one refinement at
+ * x300 reaches 1.187M / 1.413M, x300 then x3000 1.144M / 1.398M, x100,
+ * x1000, x10000 1.140M / 1.405M for half as much time again. */
+static const double BUDGET_MULT[] = {300, 3000};
+#define BUDGET_TRIALS (int)(sizeof BUDGET_MULT / sizeof BUDGET_MULT[0])
+
+/* Lower hop-bytes for no more migration. The combined cost prices a move
+ * inside a socket 16x below one between nodes, so its refinement keeps the
+ * old node boundaries and rebalances inside nodes; it stops in a local
+ * minimum where no single move pays. From the refined winner \a slot,
+ * multilevel refinements follow where every move costs the same (state x
+ * the largest distance / (steps x BUDGET_MULT[k])) and no move may take
+ * the migration above the winner's (tasks and bytes): they change WHICH
+ * tasks move, and where, towards lower hop-bytes. Each starts from the
+ * last; the result with the lowest hop-bytes replaces the winner (never
+ * more tasks or bytes moved, never more overload). \a trial, \a best:
+ * scratch (nvert). */
+static int within_budget(const rta_graph_t *g, const rta_hw_t *hw,
+                         const int64_t *prev, double steps, double balrat,
+                         int64_t *slot, int64_t *trial, int64_t *best) {
+  size_t sz = (size_t)g->nvert * sizeof *slot;
+  rta__budget_t bud;
+  double h_best, hk;
+  migration(g, prev, slot, &bud.tasks, &bud.bytes);
+  bud.bytes *= 1 + 1e-12; /* the refinement sums in another order */
+  rta__remap_cost(g, hw, slot, prev, steps, &h_best, NULL);
+  int rc = 0, found = 0;
+  memcpy(trial, slot, sz);
+  for (int k = 0; k < BUDGET_TRIALS && !rc; k++) {
+    if ((rc = rta__refine_ml(g, hw, prev, steps * BUDGET_MULT[k], balrat, 1,
+                             &bud, trial)))
+      break;
+    rta__remap_cost(g, hw, trial, prev, steps, &hk, NULL);
+    if (hk < h_best) {
+      h_best = hk;
+      memcpy(best, trial, sz);
+      found = 1;
+    }
+  }
+  if (!rc && found)
+    memcpy(slot, best, sz);
+  return rc;
 }
 
 int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
@@ -821,6 +868,11 @@ int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
   }
   if (pick > 0)
     memcpy(slot, all[pick], (size_t)n * sizeof *slot);
+  /* the multilevel refinements on the winner only: the first never raises
+   * its cost nor its overload, the next ones never its migration nor its
+   * overload (diff and fresh are scratch from here) */
+  if (!(rc = rta__refine_ml(g, hw, prev, steps, balrat, 0, NULL, slot)))
+    rc = within_budget(g, hw, prev, steps, balrat, slot, diff, fresh);
 done:
   free(diff);
   free(load);

@@ -1,8 +1,9 @@
 /*
  * ballast's own remap candidates (map_remap.c), used by map.c when a
  * mapping is given the previous one: the combined cost that chooses between
- * candidates, the relabelling of a fresh mapping onto the old places, and a
- * greedy refinement of the combined cost. Internal, never installed.
+ * candidates, the relabelling of a fresh mapping onto the old places, a
+ * greedy and a multilevel refinement (map_refine.c) of the combined cost.
+ * Internal, never installed.
  */
 #ifndef BALLAST_RTA_MAP_REMAP_H
 #define BALLAST_RTA_MAP_REMAP_H
@@ -10,6 +11,23 @@
 #include <stdint.h>
 
 #include "map/map_internal.h"
+
+/* Slot distances tabulated (float) up to this many slots. */
+#define RTA__DIST_TABLE_MAX 2048
+
+/** Slot distances for the refinements: a table, or rta__hw_dist(). */
+typedef struct {
+  const rta_hw_t *hw;
+  float *t; /* ns x ns, or NULL: ask rta__hw_dist */
+  int ns;
+} rta__dist_t;
+
+/** Fills \a d (free d->t after). 0 or BALLAST_ENOMEM. */
+int rta__dist_init(rta__dist_t *d, const rta_hw_t *hw);
+
+static inline double rta__dist(const rta__dist_t *d, int a, int b) {
+  return d->t ? d->t[(size_t)a * d->ns + b] : rta__hw_dist(d->hw, a, b);
+}
 
 /**
  * Combined cost of \a slot after \a prev, in hop-bytes per step: the
@@ -48,6 +66,36 @@ int rta__relabel(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
 int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                 double steps, double balrat, int passes, int64_t *slot);
 
+/** A bound on what a remap migrates: tasks away from their old slot and
+ *  their state bytes. */
+typedef struct {
+  int64_t tasks;
+  double bytes;
+} rta__budget_t;
+
+/**
+ * Multilevel refinement of rta__remap_cost() at \a steps, in place
+ * (map_refine.c); with \a flat, a move costs state / steps x the largest
+ * slot distance whatever its distance; with \a bud (may be NULL), no move
+ * takes the tasks away from their old slot, or their state bytes, above
+ * the budget (nor further above it when it starts above). The
+ * graph is coarsened by heavy-edge matching of neighbours that share both
+ * their current slot and their old one (so every level holds the same
+ * mapping and a cluster's migration cost is exact), then, from the coarsest
+ * level down, k-way FM passes with hill climbing move vertices (clusters)
+ * to their old slot or a neighbour's, best gain first, negative gains
+ * allowed, each vertex once per pass, and roll back to the best prefix of
+ * the pass. A move may overfill its target by the level's largest vertex
+ * work, and moves
+ * out of a slot above the bound come first; the prefix kept is the one
+ * with the least total overload above (1 + balrat) x average, then the
+ * lowest cost: the overload never grows and, when there is none at the
+ * start, the combined cost never rises. Deterministic. 0 or BALLAST_ENOMEM.
+ */
+int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
+                   const int64_t *prev, double steps, double balrat, int flat,
+                   const rta__budget_t *bud, int64_t *slot);
+
 /**
  * Diffusion from the old mapping: \a slot starts as \a prev (vertices
  * with -1 join a neighbour's slot); the work each slot must give to or take
@@ -70,9 +118,12 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
  * candidates, rta__diffuse() and \a fresh relabelled by rta__relabel(); all
  * three are refined by rta__refine() and the one with the lowest
  * rta__remap_cost() among those within the balance allowed (1 + balrat, or
- * the fresh mapping's balance when larger) is left in \a slot (none within:
- * the best balanced). Ties keep SCOTCH's, then the diffusion. \a fresh is
- * scratch (relabelled and refined in place). Deterministic.
+ * the fresh mapping's balance when larger) is chosen (none within: the
+ * best balanced). Ties keep SCOTCH's, then the diffusion. The choice is
+ * refined by rta__refine_ml() on the combined cost, then by
+ * rta__refine_ml() with every move priced alike (steps x 300, then x 3000)
+ * within its migration (tasks and bytes): the one with the lowest
+ * hop-bytes is left in \a slot. \a fresh is scratch. Deterministic.
  * 0 or BALLAST_ENOMEM.
  */
 int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,

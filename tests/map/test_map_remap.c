@@ -7,7 +7,11 @@
  *     mapping nor its imbalance above the tolerance, and repairs overload;
  *  4. the diffusion from the old mapping balances a local 4x load change
  *     while moving fewer tasks than a fresh mapping;
- *  5. a remap through the API: balance within the tolerance (or no worse
+ *  5. the multilevel refinement never raises the overload above the
+ *     tolerance, nor the combined cost when there is no overload, lowers
+ *     the overload of an overloaded start, and is deterministic; within a
+ *     migration budget it never moves more tasks or bytes than allowed;
+ *  6. a remap through the API: balance within the tolerance (or no worse
  *     than SCOTCH's remap alone), combined cost no higher than SCOTCH's
  *     remap alone when that one is balanced, deterministic. */
 #include <stdlib.h>
@@ -137,6 +141,99 @@ static void refine_and_diffuse(void) {
   rta_hw_destroy(hw);
 }
 
+/* Total work above (1 + balrat) x average over the slots. */
+static double overload(const rta_graph_t *g, const rta_hw_t *hw,
+                       const int64_t *slot, double balrat) {
+  int ns = rta_hw_nslots(hw);
+  double *load = calloc((size_t)ns, sizeof *load), total = 0, ex = 0;
+  for (int64_t v = 0; v < g->nvert; v++) {
+    load[slot[v]] += g->work[v];
+    total += g->work[v];
+  }
+  for (int s = 0; s < ns; s++)
+    if (load[s] > (1 + balrat) * total / ns)
+      ex += load[s] - (1 + balrat) * total / ns;
+  free(load);
+  return ex;
+}
+
+static void refine_multilevel(void) {
+  rta_hw_t *hw = NULL; /* 4 nodes x 2 sockets x 4 cores = 32 slots */
+  CHECK_EQ(rta_hw_create_sim(4, "pack:2 core:4", NULL, NULL, &hw), 0);
+  int nx = 16;
+  rta_graph_t *g = NULL;
+  CHECK_EQ(rta_graph_stencil3d(nx, nx, nx, 27, 4.0, 4096.0, &g), 0);
+  int64_t n = rta_graph_nvert(g);
+  int64_t *prev = malloc(n * sizeof *prev), *a = malloc(n * sizeof *a);
+  int64_t *b = malloc(n * sizeof *b);
+  CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_TWOPHASE, NULL, 3, prev, NULL), 0);
+  heavy_ball(g, nx);
+  /* from the diffusion (balanced, ragged boundaries) and from the old
+   * mapping itself (overloaded), at two migration weights */
+  for (int start = 0; start < 2; start++)
+    for (int k = 0; k < 2; k++) {
+      double steps = k ? 1000 : 10;
+      if (start == 0)
+        CHECK_EQ(rta__diffuse(g, hw, prev, steps, 0.03, a), 0);
+      else
+        memcpy(a, prev, n * sizeof *a);
+      memcpy(b, a, n * sizeof *b);
+      double c0 = rta__remap_cost(g, hw, a, prev, steps, NULL, NULL);
+      double ex0 = overload(g, hw, a, 0.03);
+      CHECK_EQ(rta__refine_ml(g, hw, prev, steps, 0.03, 0, NULL, a), 0);
+      double c1 = rta__remap_cost(g, hw, a, prev, steps, NULL, NULL);
+      double ex1 = overload(g, hw, a, 0.03);
+      /* (overload, cost) never worse, in that order */
+      CHECK_DLE(ex1, ex0 + 1e-6);
+      if (ex0 == 0)
+        CHECK_DLE(c1, c0 * (1 + 1e-9));
+      else
+        CHECK_DLT(ex1, ex0); /* repairs the overloaded start */
+      /* deterministic */
+      CHECK_EQ(rta__refine_ml(g, hw, prev, steps, 0.03, 0, NULL, b), 0);
+      CHECK_EQ(moved(n, a, b), 0);
+      if (start == 0 && k == 1) /* much to gain when moving is cheap */
+        CHECK_DLT(c1, c0);
+    }
+  /* within a migration budget, every move priced alike (the remap's last
+   * step): never more tasks or bytes moved than the budget, never more
+   * overload, fewer hop-bytes from the diffusion's ragged boundaries */
+  CHECK_EQ(rta__diffuse(g, hw, prev, 10, 0.03, a), 0);
+  rta__budget_t bud = {0, 0};
+  for (int64_t v = 0; v < n; v++)
+    if (a[v] != prev[v]) {
+      bud.tasks++;
+      bud.bytes += g->state[v];
+    }
+  double hb0, hb1, ex0 = overload(g, hw, a, 0.03);
+  rta__remap_cost(g, hw, a, prev, 10, &hb0, NULL);
+  CHECK_EQ(rta__refine_ml(g, hw, prev, 10000, 0.03, 1, &bud, a), 0);
+  rta__remap_cost(g, hw, a, prev, 10, &hb1, NULL);
+  CHECK_DLT(hb1, hb0);
+  CHECK_DLE(overload(g, hw, a, 0.03), ex0 + 1e-6);
+  int64_t tk = 0;
+  double bk = 0;
+  for (int64_t v = 0; v < n; v++)
+    if (a[v] != prev[v]) {
+      tk++;
+      bk += g->state[v];
+    }
+  CHECK_LE(tk, bud.tasks);
+  CHECK_DLE(bk, bud.bytes * (1 + 1e-12));
+  /* no previous mapping: pure hop-bytes, never worse */
+  CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_ROUNDROBIN, NULL, 3, a, NULL), 0);
+  double h0, h1;
+  rta__remap_cost(g, hw, a, NULL, 10, &h0, NULL);
+  CHECK_EQ(rta__refine_ml(g, hw, NULL, 10, 0.03, 0, NULL, a), 0);
+  rta__remap_cost(g, hw, a, NULL, 10, &h1, NULL);
+  CHECK_DLT(h1, h0);
+  free(prev);
+  free(a);
+  free(b);
+  rta_graph_destroy(g);
+  rta_hw_destroy(hw);
+}
+
 static void remap_through_api(void) {
   rta_hw_t *hw = NULL;
   CHECK_EQ(rta_hw_create_sim(4, "pack:2 core:4", NULL, NULL, &hw), 0);
@@ -179,6 +276,7 @@ int main(void) {
   cost_by_hand();
   relabel_undoes_renaming();
   refine_and_diffuse();
+  refine_multilevel();
   remap_through_api();
   TEST_PASS("rtamap_remap");
   return 0;

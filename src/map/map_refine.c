@@ -1,0 +1,607 @@
+/* Multilevel k-way FM refinement of the remap's combined cost (hop-bytes +
+ * migration per step), rta__refine_ml (map_remap.h). The single-level
+ * greedy refinement (map_remap.c) moves one vertex at a time and only
+ * downhill: on a remapped stencil it leaves ragged boundaries between
+ * slots (and nodes) that no single move improves. Here the graph is
+ * coarsened inside each (current slot, old slot) group, so a coarse vertex
+ * is a chunk of a slot's boundary that can move as a whole, and FM with
+ * hill climbing accepts a few uphill moves to reach better ones. With
+ * every move priced alike and a budget on the migration, the same passes
+ * change which tasks move rather than how many (the remap's last step).
+ * Measured in bench/zoltan (README). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common_internal.h"
+#include "map/map_remap.h"
+
+/* Coarsest level: at most this many levels, stopped earlier when a
+ * matching shrinks a level by less than COARSEN_MIN_GAIN. */
+#define ML_MAX_LEVELS 12
+#define COARSEN_MIN_GAIN 0.1
+/* A cluster's work stays below the average slot work over this. */
+#define CLUSTER_FRAC 8
+/* FM passes per level, and the moves a pass makes past its best prefix
+ * before it gives up (hill climbing). */
+#define FM_PASSES 4
+#define FM_STALL_MIN 64
+#define FM_STALL_DIV 128
+
+/* One level: a CSR of the (coarse) graph with its vertices' work,
+ * migration cost per unit of distance (state / steps), old and current
+ * slots, and its map to the next coarser level. */
+typedef struct {
+  int64_t n;
+  int64_t *xadj;
+  int32_t *adj;
+  double *w, *work, *mig, *st; /* st: state bytes */
+  int32_t *prev, *slot, *cnt;  /* cnt: task vertices */
+  int32_t *cmap; /* n: vertex of the next level (NULL on the coarsest) */
+  void *blk;     /* one block holding the arrays allocated for the level
+                  * (few allocations: remaps are swept for failures) */
+} lvl_t;
+
+static void lvl_free(lvl_t *l) {
+  free(l->blk);
+  free(l->cmap);
+  memset(l, 0, sizeof *l);
+}
+
+/* One zeroed block for the level's arrays: nd doubles of n, n + 1 int64
+ * (xadj) when \a coarse, narc doubles and int32 (w, adj), three int32 of
+ * n; the doubles from \a d[], in order. */
+static int lvl_block(lvl_t *l, int64_t n, int64_t narc, int coarse,
+                     double **d[], int nd) {
+  size_t nn = (size_t)(n ? n : 1), na = coarse ? (size_t)(narc ? narc : 1) : 0;
+  size_t bytes = nd * nn * sizeof(double) +
+                 (coarse ? (nn + 1) * sizeof(int64_t) : 0) +
+                 na * (sizeof(double) + sizeof(int32_t)) + 3 * nn * sizeof(int32_t);
+  char *p = l->blk = ballast__calloc(1, bytes);
+  if (!p)
+    return BALLAST_ENOMEM;
+  for (int k = 0; k < nd; k++, p += nn * sizeof(double))
+    *d[k] = (double *)(void *)p;
+  if (coarse) {
+    l->xadj = (int64_t *)(void *)p;
+    p += (nn + 1) * sizeof(int64_t);
+    l->w = (double *)(void *)p;
+    p += na * sizeof(double);
+    l->adj = (int32_t *)(void *)p;
+    p += na * sizeof(int32_t);
+  }
+  l->cnt = (int32_t *)(void *)p;
+  l->prev = l->cnt + nn;
+  l->slot = l->prev + nn;
+  return 0;
+}
+
+/* Level 0: the task graph itself, with prev and slot as int32. */
+static int lvl_fine(lvl_t *l, const rta_graph_t *g, const int64_t *prev,
+                    double inv, const int64_t *slot) {
+  int64_t n = g->nvert;
+  *l = (lvl_t){.n = n, .xadj = g->xadj, .adj = g->adj, .w = g->adjw,
+               .work = g->work};
+  double **d[] = {&l->mig, &l->st};
+  if (lvl_block(l, n, 0, 0, d, 2))
+    return BALLAST_ENOMEM;
+  for (int64_t v = 0; v < n; v++) {
+    l->st[v] = g->state[v];
+    l->cnt[v] = 1;
+    l->prev[v] = prev && prev[v] >= 0 ? (int32_t)prev[v] : -1;
+    l->mig[v] = l->prev[v] >= 0 ? g->state[v] * inv : 0;
+    l->slot[v] = (int32_t)slot[v];
+  }
+  return 0;
+}
+
+/* Heavy-edge matching inside (slot, prev) groups: f->cmap and the number
+ * of coarse vertices. \a mate is scratch (n). */
+static int64_t match(lvl_t *f, double maxw, int32_t *mate) {
+  int64_t n = f->n, nc = 0;
+  for (int64_t v = 0; v < n; v++)
+    mate[v] = -1;
+  for (int64_t v = 0; v < n; v++) {
+    if (mate[v] >= 0)
+      continue;
+    int32_t best = -1;
+    double bw = 0;
+    for (int64_t i = f->xadj[v]; i < f->xadj[v + 1]; i++) {
+      int32_t u = f->adj[i];
+      if (u == v || mate[u] >= 0 || f->slot[u] != f->slot[v] ||
+          f->prev[u] != f->prev[v] || f->work[u] + f->work[v] > maxw)
+        continue;
+      if (f->w[i] > bw) {
+        bw = f->w[i];
+        best = u;
+      }
+    }
+    mate[v] = best >= 0 ? best : (int32_t)v;
+    if (best >= 0)
+      mate[best] = (int32_t)v;
+  }
+  for (int64_t v = 0; v < n; v++)
+    f->cmap[v] = -1;
+  for (int64_t v = 0; v < n; v++)
+    if (f->cmap[v] < 0)
+      f->cmap[v] = f->cmap[mate[v]] = (int32_t)nc++;
+  return nc;
+}
+
+/* Allocates the arrays of coarse level \a c of \a nc vertices and at most
+ * \a narc arcs. */
+static int lvl_alloc(lvl_t *c, int64_t nc, int64_t narc) {
+  c->n = nc;
+  double **d[] = {&c->work, &c->mig, &c->st};
+  return lvl_block(c, nc, narc, 1, d, 3);
+}
+
+/* Builds coarse level \a c from \a f and f->cmap (nc coarse vertices):
+ * members' work and migration summed, arcs between clusters merged.
+ * \a mem (2 nc) and \a pos (nc, -1 everywhere, so again on return) are
+ * scratch. */
+static int coarsen(const lvl_t *f, int64_t nc, lvl_t *c, int32_t *mem,
+                   int64_t *pos) {
+  int rc = lvl_alloc(c, nc, f->xadj[f->n]);
+  if (rc)
+    return rc;
+  for (int64_t k = 0; k < 2 * nc; k++)
+    mem[k] = -1;
+  for (int64_t v = 0; v < f->n; v++) {
+    int32_t k = f->cmap[v];
+    mem[2 * k + (mem[2 * k] >= 0)] = (int32_t)v;
+    c->work[k] += f->work[v];
+    c->mig[k] += f->mig[v];
+    c->st[k] += f->st[v];
+    c->cnt[k] += f->cnt[v];
+    c->prev[k] = f->prev[v];
+    c->slot[k] = f->slot[v];
+  }
+  int64_t a = 0;
+  for (int64_t k = 0; k < nc; k++) {
+    c->xadj[k] = a;
+    for (int j = 0; j < 2 && mem[2 * k + j] >= 0; j++) {
+      int32_t v = mem[2 * k + j];
+      for (int64_t i = f->xadj[v]; i < f->xadj[v + 1]; i++) {
+        int32_t u = f->cmap[f->adj[i]];
+        if (u == k)
+          continue;
+        if (pos[u] < 0) {
+          pos[u] = a;
+          c->adj[a] = u;
+          c->w[a++] = f->w[i];
+        } else {
+          c->w[pos[u]] += f->w[i];
+        }
+      }
+    }
+    for (int64_t i = c->xadj[k]; i < a; i++)
+      pos[c->adj[i]] = -1;
+  }
+  c->xadj[nc] = a;
+  return 0;
+}
+
+/* ---- FM ------------------------------------------------------------------ */
+
+typedef struct {
+  double gain;
+  int32_t v, to;
+  uint32_t stamp;
+} hent_t;
+
+/* What the FM passes of one level work with. */
+typedef struct {
+  lvl_t *l;
+  const rta__dist_t *dt;
+  double *load, cap, capx; /* slot work; the bound; a move's bound */
+  double excess;           /* sum over slots of the work above cap */
+  uint32_t *stamp;         /* n: bumped when a vertex's best move changes */
+  char *locked;            /* n */
+  int *mark, tick;         /* ns: candidate slots seen (mark == tick) */
+  int *cand;               /* ns */
+  hent_t *heap;
+  int64_t nheap, capheap;
+  int32_t *mv_v, *mv_from; /* the moves of a pass, in order */
+  int64_t *xs;             /* ns + 1: the pass's vertices of slot s are */
+  int32_t *vs;             /* vs[xs[s] .. xs[s + 1]) (as the pass began) */
+  double dmax;             /* largest slot distance */
+  int flat;                /* a move costs mig x dmax, whatever its distance */
+  const rta__budget_t *bud; /* or NULL: no bound on the migration */
+  int64_t tasks;           /* tasks away from their old slot */
+  double bytes;            /* and their state bytes */
+  double boost;            /* added to the gain of moves out of a slot above cap */
+} fm_t;
+
+static int hent_above(const hent_t *a, const hent_t *b) {
+  return a->gain > b->gain || (a->gain == b->gain && a->v < b->v);
+}
+
+static int heap_push(fm_t *f, hent_t e) {
+  if (f->nheap == f->capheap) {
+    int64_t nc = f->capheap ? 2 * f->capheap : 1024;
+    hent_t *h = ballast__realloc(f->heap, (size_t)nc * sizeof *h);
+    if (!h)
+      return BALLAST_ENOMEM;
+    f->heap = h;
+    f->capheap = nc;
+  }
+  int64_t i = f->nheap++;
+  while (i > 0 && hent_above(&e, &f->heap[(i - 1) / 2])) {
+    f->heap[i] = f->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  f->heap[i] = e;
+  return 0;
+}
+
+static hent_t heap_pop(fm_t *f) {
+  hent_t top = f->heap[0], last = f->heap[--f->nheap];
+  int64_t i = 0, n = f->nheap;
+  for (;;) {
+    int64_t c = 2 * i + 1;
+    if (c >= n)
+      break;
+    if (c + 1 < n && hent_above(&f->heap[c + 1], &f->heap[c]))
+      c++;
+    if (!hent_above(&f->heap[c], &last))
+      break;
+    f->heap[i] = f->heap[c];
+    i = c;
+  }
+  if (n)
+    f->heap[i] = last;
+  return top;
+}
+
+/* Cost of vertex v on slot b (its arcs' bytes x distance, its migration). */
+static double fm_cost(const fm_t *f, int64_t v, int b) {
+  const lvl_t *l = f->l;
+  int p = l->prev[v];
+  double c = p < 0 || p == b ? 0
+             : l->mig[v] * (f->flat ? f->dmax : rta__dist(f->dt, p, b));
+  for (int64_t i = l->xadj[v]; i < l->xadj[v + 1]; i++)
+    c += l->w[i] * rta__dist(f->dt, b, l->slot[l->adj[i]]);
+  return c;
+}
+
+/* Does moving v to b keep the migration within the budget? */
+static int fm_affordable(const fm_t *f, int64_t v, int b) {
+  const lvl_t *l = f->l;
+  int p = l->prev[v];
+  if (!f->bud || p < 0)
+    return 1;
+  int d = (b != p) - (l->slot[v] != p);
+  return d <= 0 || (f->tasks + (int64_t)d * l->cnt[v] <= f->bud->tasks &&
+                    f->bytes + d * l->st[v] <= f->bud->bytes);
+}
+
+/* The best move of \a v to its old slot or a neighbour's with room for it
+ * (bound capx); -1 when there is none. */
+static int fm_best(fm_t *f, int64_t v, double *gain) {
+  const lvl_t *l = f->l;
+  int a = l->slot[v], nc = 0, to = -1;
+  f->tick++;
+  f->mark[a] = f->tick;
+  if (l->prev[v] >= 0 && f->mark[l->prev[v]] != f->tick) {
+    f->mark[l->prev[v]] = f->tick;
+    f->cand[nc++] = l->prev[v];
+  }
+  for (int64_t i = l->xadj[v]; i < l->xadj[v + 1]; i++) {
+    int b = l->slot[l->adj[i]];
+    if (f->mark[b] != f->tick) {
+      f->mark[b] = f->tick;
+      f->cand[nc++] = b;
+    }
+  }
+  double base = 0, best = -1e300;
+  /* out of an overfilled slot: only where the vertex fits under cap, so
+   * that the chain of moves ends */
+  double bound = f->load[a] > f->cap ? f->cap : f->capx;
+  for (int j = 0; j < nc; j++) {
+    int b = f->cand[j];
+    if (f->load[b] + l->work[v] > bound || !fm_affordable(f, v, b))
+      continue;
+    if (to < 0)
+      base = fm_cost(f, v, a);
+    double gn = base - fm_cost(f, v, b);
+    if (gn > best) {
+      best = gn;
+      to = b;
+    }
+  }
+  *gain = best;
+  return to;
+}
+
+static int fm_boundary(const lvl_t *l, int64_t v);
+
+/* Pushes v's best move; moves out of a slot above cap come first (their
+ * gain is raised by boost) so that an overfilled slot is emptied at once. */
+static int fm_push_best(fm_t *f, int64_t v) {
+  double gn;
+  int to = fm_best(f, v, &gn);
+  if (to < 0)
+    return 0;
+  if (f->load[f->l->slot[v]] > f->cap)
+    gn += f->boost;
+  return heap_push(f, (hent_t){gn, (int32_t)v, to, f->stamp[v]});
+}
+
+/* The vertices of each slot at the start of a pass. */
+static void fm_slots(fm_t *f, int ns) {
+  const lvl_t *l = f->l;
+  memset(f->xs, 0, ((size_t)ns + 1) * sizeof *f->xs);
+  for (int64_t v = 0; v < l->n; v++)
+    f->xs[l->slot[v] + 1]++;
+  for (int s = 0; s < ns; s++)
+    f->xs[s + 1] += f->xs[s];
+  for (int64_t v = 0; v < l->n; v++)
+    f->vs[f->xs[l->slot[v]]++] = (int32_t)v;
+  for (int s = ns; s > 0; s--)
+    f->xs[s] = f->xs[s - 1];
+  f->xs[0] = 0;
+}
+
+/* Slot b just went above cap: its unlocked vertices offer their moves
+ * again, raised. */
+static int fm_overfilled(fm_t *f, int b) {
+  int rc = 0;
+  for (int64_t i = f->xs[b]; i < f->xs[b + 1] && !rc; i++) {
+    int32_t u = f->vs[i];
+    if (!f->locked[u] && fm_boundary(f->l, u)) {
+      f->stamp[u]++;
+      rc = fm_push_best(f, u);
+    }
+  }
+  return rc;
+}
+
+static double over(const fm_t *f, double load) {
+  return load > f->cap ? load - f->cap : 0;
+}
+
+/* Moves v to slot b, keeping the loads and the excess. */
+static void fm_move(fm_t *f, int64_t v, int b) {
+  lvl_t *l = f->l;
+  int a = l->slot[v];
+  double w = l->work[v];
+  f->excess -= over(f, f->load[a]) + over(f, f->load[b]);
+  f->load[a] -= w;
+  f->load[b] += w;
+  f->excess += over(f, f->load[a]) + over(f, f->load[b]);
+  int p = l->prev[v];
+  if (p >= 0) {
+    int d = (b != p) - (a != p);
+    f->tasks += (int64_t)d * l->cnt[v];
+    f->bytes += d * l->st[v];
+  }
+  l->slot[v] = b;
+}
+
+/* Are there vertices worth a look: v touches another slot or is away from
+ * its old one? */
+static int fm_boundary(const lvl_t *l, int64_t v) {
+  if (l->prev[v] >= 0 && l->prev[v] != l->slot[v])
+    return 1;
+  for (int64_t i = l->xadj[v]; i < l->xadj[v + 1]; i++)
+    if (l->slot[l->adj[i]] != l->slot[v])
+      return 1;
+  return 0;
+}
+
+/* One pass: moves best first, each vertex once, then back to the best
+ * prefix (least excess, then lowest cost). Returns the cost it saved (>= 0)
+ * or a negative BALLAST_E* code in \a rc. */
+static double fm_pass(fm_t *f, double eps, int *rc) {
+  lvl_t *l = f->l;
+  double exeps = 1e-9 * f->cap;
+  int64_t nmv = 0, bestmv = 0, stall = FM_STALL_MIN + l->n / FM_STALL_DIV;
+  double cum = 0, bestcum = 0, bestex = f->excess;
+  f->nheap = 0;
+  memset(f->locked, 0, (size_t)l->n);
+  fm_slots(f, f->dt->ns);
+  for (int64_t v = 0; v < l->n && !*rc; v++)
+    if (fm_boundary(l, v))
+      *rc = fm_push_best(f, v);
+  while (f->nheap && !*rc && nmv - bestmv < stall) {
+    hent_t e = heap_pop(f);
+    if (f->locked[e.v] || e.stamp != f->stamp[e.v])
+      continue;
+    int from_over = f->load[l->slot[e.v]] > f->cap;
+    if (f->load[e.to] + l->work[e.v] > (from_over ? f->cap : f->capx) ||
+        !fm_affordable(f, e.v, e.to) ||
+        from_over != (e.gain >= 0.5 * f->boost)) {
+      f->stamp[e.v]++;
+      *rc = fm_push_best(f, e.v);
+      continue;
+    }
+    if (from_over)
+      e.gain -= f->boost;
+    int was_over = f->load[e.to] > f->cap;
+    f->mv_v[nmv] = e.v;
+    f->mv_from[nmv++] = l->slot[e.v];
+    f->locked[e.v] = 1;
+    fm_move(f, e.v, e.to);
+    cum += e.gain;
+    if (!was_over && f->load[e.to] > f->cap)
+      *rc = fm_overfilled(f, e.to);
+    if (f->excess < bestex - exeps ||
+        (f->excess <= bestex + exeps && cum > bestcum + eps)) {
+      bestcum = cum;
+      bestex = f->excess < bestex ? f->excess : bestex;
+      bestmv = nmv;
+    }
+    for (int64_t i = l->xadj[e.v]; i < l->xadj[e.v + 1] && !*rc; i++) {
+      int32_t u = l->adj[i];
+      if (!f->locked[u]) {
+        f->stamp[u]++;
+        *rc = fm_push_best(f, u);
+      }
+    }
+  }
+  while (nmv > bestmv) {
+    nmv--;
+    fm_move(f, f->mv_v[nmv], f->mv_from[nmv]);
+  }
+  return bestcum;
+}
+
+/* FM passes on level \a l until one saves (almost) nothing. */
+static int fm_level(fm_t *f, lvl_t *l, double tol) {
+  f->l = l;
+  double maxw = 0;
+  for (int64_t v = 0; v < l->n; v++)
+    if (l->work[v] > maxw)
+      maxw = l->work[v];
+  f->capx = f->cap + maxw;
+  /* above any gain: 4 x the largest cost a vertex can have */
+  double big = 0;
+  for (int64_t v = 0; v < l->n; v++) {
+    double c = l->mig[v];
+    for (int64_t i = l->xadj[v]; i < l->xadj[v + 1]; i++)
+      c += l->w[i];
+    if (c > big)
+      big = c;
+  }
+  f->boost = 4 * big * f->dmax + 1;
+  int rc = 0;
+  for (int pass = 0; pass < FM_PASSES && !rc; pass++)
+    if (fm_pass(f, tol, &rc) <= tol)
+      break;
+  return rc;
+}
+
+/* ---- driver ------------------------------------------------------------------ */
+
+/* The levels and everything the FM passes share. */
+typedef struct {
+  lvl_t lev[ML_MAX_LEVELS];
+  int nlev;
+  fm_t f;
+  rta__dist_t dt;
+  int32_t *mate;
+  int64_t *pos;
+} ml_t;
+
+static void ml_free(ml_t *m) {
+  for (int k = 0; k < m->nlev; k++)
+    lvl_free(&m->lev[k]);
+  free(m->f.load);
+  free(m->f.stamp);
+  free(m->f.locked);
+  free(m->f.mark);
+  free(m->f.cand);
+  free(m->f.heap);
+  free(m->f.mv_v);
+  free(m->f.mv_from);
+  free(m->f.xs);
+  free(m->f.vs);
+  free(m->dt.t);
+  free(m->mate);
+  free(m->pos);
+}
+
+static int ml_alloc(ml_t *m, const rta_graph_t *g, const rta_hw_t *hw) {
+  size_t n = (size_t)(g->nvert ? g->nvert : 1), ns = (size_t)hw->nslots;
+  m->f.load = ballast__calloc(ns, sizeof *m->f.load);
+  m->f.stamp = ballast__calloc(n, sizeof *m->f.stamp);
+  m->f.locked = ballast__malloc(n);
+  m->f.mark = ballast__calloc(ns, sizeof *m->f.mark);
+  m->f.cand = ballast__malloc(ns * sizeof *m->f.cand);
+  m->f.mv_v = ballast__malloc(n * sizeof *m->f.mv_v);
+  m->f.mv_from = ballast__malloc(n * sizeof *m->f.mv_from);
+  m->f.xs = ballast__malloc((ns + 1) * sizeof *m->f.xs);
+  m->f.vs = ballast__malloc(n * sizeof *m->f.vs);
+  m->mate = ballast__malloc(2 * n * sizeof *m->mate); /* also mem */
+  m->pos = ballast__malloc(n * sizeof *m->pos);
+  /* room for a pass's entries in most cases: no reallocation */
+  m->f.capheap = 4 * (int64_t)n + 1024;
+  m->f.heap = ballast__malloc((size_t)m->f.capheap * sizeof *m->f.heap);
+  if (!m->f.load || !m->f.stamp || !m->f.locked || !m->f.mark ||
+      !m->f.cand || !m->f.mv_v || !m->f.mv_from || !m->f.xs || !m->f.vs ||
+      !m->mate || !m->pos || !m->f.heap)
+    return BALLAST_ENOMEM;
+  for (size_t v = 0; v < n; v++)
+    m->pos[v] = -1;
+  return rta__dist_init(&m->dt, hw);
+}
+
+/* Coarsens level by level until a matching no longer shrinks the graph. */
+static int ml_coarsen(ml_t *m, double maxw) {
+  while (m->nlev < ML_MAX_LEVELS) {
+    lvl_t *f = &m->lev[m->nlev - 1];
+    f->cmap = ballast__malloc((size_t)(f->n ? f->n : 1) * sizeof *f->cmap);
+    if (!f->cmap)
+      return BALLAST_ENOMEM;
+    int64_t nc = match(f, maxw, m->mate);
+    if (nc > (1 - COARSEN_MIN_GAIN) * f->n) {
+      free(f->cmap);
+      f->cmap = NULL;
+      return 0;
+    }
+    int rc = coarsen(f, nc, &m->lev[m->nlev++], m->mate, m->pos);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+/* Level 0, the loads, the bounds and the largest distance; the coarser
+ * levels. \a total gets the total work. */
+static int ml_setup(ml_t *m, const rta_graph_t *g, const rta_hw_t *hw,
+                    const int64_t *prev, double steps, double balrat,
+                    const int64_t *slot, double *total) {
+  int ns = hw->nslots;
+  int rc = ml_alloc(m, g, hw);
+  m->nlev = 1;
+  if (rc || (rc = lvl_fine(&m->lev[0], g, prev, 1.0 / (steps > 0 ? steps : 1),
+                           slot)))
+    return rc;
+  *total = 0;
+  for (int64_t v = 0; v < g->nvert; v++) {
+    m->f.load[slot[v]] += g->work[v];
+    *total += g->work[v];
+    if (prev && prev[v] >= 0 && prev[v] != slot[v]) {
+      m->f.tasks++;
+      m->f.bytes += g->state[v];
+    }
+  }
+  m->f.dt = &m->dt;
+  for (int a = 0; a < ns; a++)
+    for (int b = 0; b < (m->dt.t ? ns : 1); b++)
+      if (rta__dist(&m->dt, a, b) > m->f.dmax)
+        m->f.dmax = rta__dist(&m->dt, a, b);
+  if (!m->dt.t)
+    m->f.dmax *= 2; /* d(a, b) <= d(a, 0) + d(0, b) */
+  m->f.cap = (1 + balrat) * *total / ns;
+  for (int s = 0; s < ns; s++)
+    m->f.excess += over(&m->f, m->f.load[s]);
+  return ml_coarsen(m, *total / ns / CLUSTER_FRAC);
+}
+
+int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
+                   const int64_t *prev, double steps, double balrat, int flat,
+                   const rta__budget_t *bud, int64_t *slot) {
+  ml_t m;
+  memset(&m, 0, sizeof m);
+  m.f.flat = flat;
+  m.f.bud = bud;
+  double total = 0;
+  int rc = ml_setup(&m, g, hw, prev, steps, balrat, slot, &total);
+  /* a tolerance in the unit of the costs, against rounding */
+  double tol = 1e-12 * (total + 1);
+  for (int64_t v = 0; v < g->nvert && !rc; v++)
+    tol += 1e-12 * (m.lev[0].mig[v] + (double)(g->xadj[v + 1] - g->xadj[v]));
+  for (int k = m.nlev - 1; k >= 0 && !rc; k--) {
+    lvl_t *l = &m.lev[k];
+    if (k < m.nlev - 1)
+      for (int64_t v = 0; v < l->n; v++)
+        l->slot[v] = m.lev[k + 1].slot[l->cmap[v]];
+    rc = fm_level(&m.f, l, tol);
+  }
+  if (!rc)
+    for (int64_t v = 0; v < g->nvert; v++)
+      slot[v] = m.lev[0].slot[v];
+  ml_free(&m);
+  return rc;
+}
