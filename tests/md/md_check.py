@@ -208,7 +208,7 @@ def check_cli(a):
         (["--frobnicate"], "unknown option"),
         (["--steps"], "needs a value"),
         (["--remap-every", "3"], "block strategy never changes"),
-        (["--particles", "864", "--blocks", "9,1,1"], "only 4 cells"),
+        (["--particles", "864", "--blocks", "9,1,1"], "only 3 cells"),
         (["--window", "50", "--steps", "10"], "longer than the run"),
     ]
     for args, msg in bad:
