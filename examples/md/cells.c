@@ -41,8 +41,8 @@ int md_geometry_init(md_sim_t *s, char *err, size_t errlen) {
   s->rlist = MD_RC + p->skin;
   for (int d = 0; d < MD_DIM; d++) {
     s->L[d] = (double)m * lat;
-    /* strictly above rlist by a margin against rounding: half a cell is
-     * then a bin edge of at least rlist / 2 (nlist.c) */
+    /* an edge of at least rlist with a margin against rounding: the ghost
+     * layer of one cell holds every list partner */
     s->nc[d] = (int)floor(s->L[d] / (s->rlist * (1.0 + 1e-12)));
     if (s->nc[d] < 3) {
       snprintf(err, errlen, "box of %.3g sigma holds %d cells of >= %.2g sigma (cut-off "

@@ -201,6 +201,7 @@ typedef struct {
   double bytes_moved;
   double lb_seconds;
   double epot_local;    /* potential energy of my particles (last forces) */
+  int skip_epot;        /* 1: md_forces may skip the energy (epot_local NAN) */
   md_scratch_t scr;
 
   /* Verlet lists (nlist.c, halo.c): rlist = rc + skin is the list cut-off
@@ -296,8 +297,9 @@ int md_sort_blocks(md_sim_t *s);
 /* Marks the positions of the build (x0) and counts the rebuild. */
 void md_mark_build(md_sim_t *s, int forced);
 int md_nlist_build(md_sim_t *s, int b);
-/* Forces and potential energy of block b from its lists (valid). */
-double md_nlist_forces(md_block_t *blk);
+/* Forces of block b from its lists (valid); with eflag its potential
+ * energy share (else 0). */
+double md_nlist_forces(md_block_t *blk, int eflag);
 void md_nlist_free(md_nlist_t *nl);
 
 /* physics.c */
