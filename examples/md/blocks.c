@@ -72,6 +72,18 @@ void md_block_free(md_block_t *b) {
   memset(b, 0, sizeof *b);
 }
 
+void md_sim_free(md_sim_t *s) {
+  for (int b = 0; s->blocks && b < s->nblocks; b++) md_block_free(&s->blocks[b]);
+  free(s->blocks);
+  free(s->owner);
+  free(s->mine);
+  s->blocks = NULL;
+  s->owner = s->mine = NULL;
+  md_neighbours_free(s);
+  md_scratch_free(&s->scr);
+  md_geometry_free(s);
+}
+
 void md_strategy_map(const md_sim_t *s, md_strategy_t st, unsigned long seed,
                      int round, int *owner) {
   int nb = s->nblocks, P = s->size;

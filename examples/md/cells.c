@@ -37,6 +37,13 @@ int md_geometry_init(md_sim_t *s, char *err, size_t errlen) {
   if (m < 1) m = 1;
   double lat = cbrt(4.0 / p->rho);  /* FCC lattice constant of the liquid */
   s->periodic = !p->walls;
+  if (p->skin < 0) {
+    /* The default skin, or as much of it as 3 cells per side allow: a box
+     * of 3 cells of rc (the smallest one ever accepted) still runs, with
+     * lists rebuilt more often. */
+    double fit = (double)m * lat / 3.0 / (1.0 + 1e-9) - MD_RC;
+    s->p.skin = fit < MD_SKIN ? (fit > 0 ? fit : 0.0) : MD_SKIN;
+  }
   /* cells hold every pair of the Verlet list: edge >= rc + skin */
   s->rlist = MD_RC + p->skin;
   for (int d = 0; d < MD_DIM; d++) {
@@ -47,8 +54,9 @@ int md_geometry_init(md_sim_t *s, char *err, size_t errlen) {
     if (s->nc[d] < 3) {
       snprintf(err, errlen, "box of %.3g sigma holds %d cells of >= %.2g sigma (cut-off "
                "%.1f + skin %.2g) per dimension; at least 3 are needed: use more "
-               "--particles (>= %ld) or a smaller --skin", s->L[d], s->nc[d], s->rlist,
-               MD_RC, p->skin, (long)(4 * pow(ceil(3 * s->rlist / lat), 3)));
+               "--particles (>= %ld)%s", s->L[d], s->nc[d], s->rlist, MD_RC, p->skin,
+               (long)(4 * pow(ceil(3 * s->rlist / lat), 3)),
+               p->skin > 0 ? " or a smaller --skin" : "");
       return -1;
     }
     s->cs[d] = s->L[d] / s->nc[d];

@@ -56,16 +56,6 @@ static int sim_init(md_sim_t *s, char *err, size_t errlen) {
   return md_scenario_create(s, err, errlen);
 }
 
-static void sim_free(md_sim_t *s) {
-  for (int b = 0; s->blocks && b < s->nblocks; b++) md_block_free(&s->blocks[b]);
-  free(s->blocks);
-  free(s->owner);
-  free(s->mine);
-  md_neighbours_free(s);
-  md_scratch_free(&s->scr);
-  md_geometry_free(s);
-}
-
 static void phase(rta_task_t *t, int begin) {
   /* Monitoring never changes what the simulation does: a failing clock
    * call would only lose a measurement. */
@@ -206,7 +196,7 @@ int main(int argc, char **argv) {
   if (anybad) {
     if (bad && (s->rank == 0 || !s->p.json_only))
       fprintf(stderr, "ballast-md: rank %d: %s\n", s->rank, err);
-    sim_free(s);
+    md_sim_free(s);
     MPI_Finalize();
     return 2;
   }
@@ -230,11 +220,11 @@ int main(int argc, char **argv) {
   memcpy(res.mom0, &g[2], sizeof res.mom0);
   if (s->rank == 0 && !p->json_only)
     printf("ballast-md: %s, %ld particles, box %.2f, %d ranks, %d blocks (%dx%dx%d), "
-           "strategy %s%s, %s, dt %g, %d steps\n",
+           "strategy %s%s, %s, dt %g, %d steps, Verlet skin %.3g\n",
            md_scenario_name(p->scenario), s->natoms, s->L[0], s->size, s->nblocks, s->nb[0],
            s->nb[1], s->nb[2], md_strategy_name(p->strategy),
            p->placement ? " (placement)" : "", s->periodic ? "periodic" : "walls", p->dt,
-           p->steps);
+           p->steps, p->skin);
 
   double *wall = calloc((size_t)p->steps, sizeof(double));
   double *decide = calloc((size_t)p->steps, sizeof(double)); /* ballast: deciding s per step */
@@ -351,7 +341,7 @@ int main(int argc, char **argv) {
   free(ser.wall);
   free(ser.cmax);
   free(ser.cavg);
-  sim_free(s);
+  md_sim_free(s);
   MPI_Finalize();
   return res.particles_end == s->natoms ? 0 : 4;
 }

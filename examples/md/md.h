@@ -66,7 +66,8 @@ typedef struct {
   int pia;             /* print the phases' PIA region data at the end */
   const char *trace;   /* file for the per-step times (rank 0), or NULL */
   int lb_random;       /* ballast: map with RTA_MAP_RANDOM instead of two-phase */
-  double skin;         /* Verlet-list skin: lists hold pairs within rc + skin */
+  double skin;         /* Verlet-list skin: lists hold pairs within rc + skin;
+                          < 0 until md_geometry_init resolves the default */
 } md_params_t;
 
 /* Verlet neighbour lists of one block (nlist.c), CSR over its owned
@@ -250,6 +251,9 @@ int md_block_reserve(md_block_t *blk, int cap);
 int md_block_push(md_block_t *blk, const double *r9, int64_t id);
 void md_block_remove(md_block_t *blk, int i);
 void md_block_free(md_block_t *blk);
+/* Frees every block, the owner map, the neighbourhood, the scratch and the
+ * geometry (the end of a run). */
+void md_sim_free(md_sim_t *s);
 int md_ghost_reserve(md_block_t *blk, int cap);
 void md_strategy_map(const md_sim_t *s, md_strategy_t st, unsigned long seed,
                      int round, int *owner);

@@ -59,7 +59,8 @@ void md_usage(FILE *out) {
     "  --temperature X   initial temperature                        (default 0.72)\n"
     "  --drift X         cluster drift speed along x                  (default 2.0)\n"
     "  --skin X          Verlet-list skin: lists hold the pairs within 2.5 + X,\n"
-    "                    rebuilt when a particle moved more than X/2   (default 0.3)\n"
+    "                    rebuilt when a particle moved more than X/2 (default 0.3,\n"
+    "                    less in a box under 3 cells of 2.8 per side)\n"
     "  --equilibrate N   warm-up steps before the run, velocities rescaled to\n"
     "                    the temperature each step (not measured)    (default 0)\n"
     "  --progress N      progress lines over the run, 0 = none        (default 10)\n"
@@ -133,7 +134,7 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
   p->temperature = 0.72;
   p->drift = 2.0;
   p->progress = 10;
-  p->skin = MD_SKIN;
+  p->skin = -1.0;  /* not given: MD_SKIN, or less in a box too small (cells.c) */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     long lv;

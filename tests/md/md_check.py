@@ -346,6 +346,22 @@ def kernel(out):
             if l.startswith('{"md_kernel":')][0]
 
 
+def run_kernel(a, *args):
+    """One run: its md_summary and md_kernel records."""
+    launch = [] if a.np == 1 else [a.mpiexec, "-n", str(a.np), "--oversubscribe"]
+    e = dict(os.environ)
+    for k in [k for k in e if k.startswith("BALLAST_LB")]:
+        del e[k]
+    p = subprocess.run(launch + [a.bin, "--json-only", *args], capture_output=True, text=True,
+                       timeout=300, env=e)
+    if p.returncode != 0:
+        print(p.stdout, p.stderr, file=sys.stderr)
+        sys.exit("ballast-md failed (%d): %s" % (p.returncode, " ".join(args)))
+    d = [json.loads(l)["md_summary"] for l in p.stdout.splitlines()
+         if l.startswith('{"md_summary":')][0]
+    return d, kernel(p.stdout)
+
+
 def check_kernel(a):
     # The Verlet lists change only which pairs are visited and in which order
     # they are summed: every pair within rc is still computed. Against the
@@ -365,19 +381,8 @@ def check_kernel(a):
     # every 10 steps in the liquid, skin 0.6 less often: the same energies.
     res = {}
     for skin in ("0", "0.3", "0.6"):
-        launch = [] if a.np == 1 else [a.mpiexec, "-n", str(a.np), "--oversubscribe"]
-        e = dict(os.environ)
-        for k in [k for k in e if k.startswith("BALLAST_LB")]:
-            del e[k]
-        p = subprocess.run(launch + [a.bin, "--json-only", "--particles", "2048", "--steps",
-                                     "80", "--equilibrate", "20", "--skin", skin],
-                           capture_output=True, text=True, timeout=300, env=e)
-        check(p.returncode == 0, "skin run", skin, p.stderr[-500:])
-        if p.returncode != 0:
-            return
-        d = [json.loads(l)["md_summary"] for l in p.stdout.splitlines()
-             if l.startswith('{"md_summary":')][0]
-        res[skin] = (d, kernel(p.stdout))
+        res[skin] = run_kernel(a, "--particles", "2048", "--steps", "80", "--equilibrate", "20",
+                               "--skin", skin)
     d0, k0 = res["0"]
     check(k0["rebuilds"] == 80, "skin 0: a rebuild every step", k0["rebuilds"])
     d3, k3 = res["0.3"]
@@ -392,6 +397,11 @@ def check_kernel(a):
     for skin, (d, k) in res.items():
         check(rel(d["energy_final"], d3["energy_final"]) < 1e-10, "same energy with skin",
               skin, d["energy_final"], d3["energy_final"])
+    # A box of 3 cells of rc but not of rc + 0.3 (500 particles, L = 8.40)
+    # runs with the skin that fits, unless --skin asks for more (md_cli).
+    d, k = run_kernel(a, "--particles", "500", "--steps", "20")
+    check(0.29 < k["skin"] < 0.3 and d["particles_end"] == 500, "small box: skin that fits",
+          k["skin"])
     # Half lists: in the liquid a list holds the pairs within rc + skin once
     # (4/3 pi 2.8^3 rho / 2 = 38.8 per atom) plus the pairs with ghosts, which
     # both blocks list; 8 blocks of 2,048 atoms put many atoms near a face.

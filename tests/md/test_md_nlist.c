@@ -88,16 +88,6 @@ static void setup(md_sim_t *s, char **args, int nargs) {
   CHECK_EQ(md_scenario_create(s, err, sizeof err), 0);
 }
 
-static void teardown(md_sim_t *s) {
-  for (int b = 0; b < s->nblocks; b++) md_block_free(&s->blocks[b]);
-  free(s->blocks);
-  free(s->owner);
-  free(s->mine);
-  md_neighbours_free(s);
-  md_scratch_free(&s->scr);
-  md_geometry_free(s);
-}
-
 /* The ids that exist (the droplet keeps only some lattice sites). */
 static long *present_ids(md_sim_t *s, long natoms) {
   long *ids = malloc(sizeof(long) * (size_t)natoms);
@@ -192,7 +182,7 @@ static void run(char **args, int nargs, long lattice) {
   CHECK_EQ(anybad, 1);
   free(newmap);
   free(ids);
-  teardown(s);
+  md_sim_free(s);
 }
 
 int main(int argc, char **argv) {

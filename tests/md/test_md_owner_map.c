@@ -137,13 +137,7 @@ int main(int argc, char **argv) {
     CHECK_EQ(n, n0);
   }
 
-  for (int b = 0; b < 18; b++) md_block_free(&s->blocks[b]);
-  free(s->blocks);
-  free(s->owner);
-  free(s->mine);
-  md_neighbours_free(s);
-  md_scratch_free(&s->scr);
-  md_geometry_free(s);
+  md_sim_free(s);
   if (s->rank == 0) printf("md owner map: all checks passed\n");
   MPI_Finalize();
   return 0;
