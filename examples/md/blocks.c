@@ -21,8 +21,9 @@ int md_block_reserve(md_block_t *b, int cap) {
   if (cap <= b->cap) return 0;
   int nc = b->cap ? b->cap : 64;
   while (nc < cap) nc *= 2;
-  double **arr[9] = {&b->x, &b->y, &b->z, &b->vx, &b->vy, &b->vz, &b->fx, &b->fy, &b->fz};
-  for (int k = 0; k < 9; k++)
+  double **arr[12] = {&b->x, &b->y, &b->z, &b->vx, &b->vy, &b->vz, &b->fx, &b->fy, &b->fz,
+                      &b->x0, &b->y0, &b->z0};
+  for (int k = 0; k < 12; k++)
     if (grow((void **)arr[k], sizeof(double), nc)) return BALLAST_ENOMEM;
   if (grow((void **)&b->id, sizeof(int64_t), nc)) return BALLAST_ENOMEM;
   b->cap = nc;
@@ -34,7 +35,7 @@ int md_ghost_reserve(md_block_t *b, int cap) {
   int nc = b->gcap ? b->gcap : 64;
   while (nc < cap) nc *= 2;
   if (grow((void **)&b->gx, sizeof(double), nc) || grow((void **)&b->gy, sizeof(double), nc) ||
-      grow((void **)&b->gz, sizeof(double), nc) || grow((void **)&b->gcell, sizeof(int), nc))
+      grow((void **)&b->gz, sizeof(double), nc))
     return BALLAST_ENOMEM;
   b->gcap = nc;
   return 0;
@@ -65,8 +66,22 @@ void md_block_free(md_block_t *b) {
   free(b->vx); free(b->vy); free(b->vz);
   free(b->fx); free(b->fy); free(b->fz);
   free(b->id);
-  free(b->gx); free(b->gy); free(b->gz); free(b->gcell);
+  free(b->gx); free(b->gy); free(b->gz);
+  free(b->x0); free(b->y0); free(b->z0);
+  md_nlist_free(&b->nl);
   memset(b, 0, sizeof *b);
+}
+
+void md_sim_free(md_sim_t *s) {
+  for (int b = 0; s->blocks && b < s->nblocks; b++) md_block_free(&s->blocks[b]);
+  free(s->blocks);
+  free(s->owner);
+  free(s->mine);
+  s->blocks = NULL;
+  s->owner = s->mine = NULL;
+  md_neighbours_free(s);
+  md_scratch_free(&s->scr);
+  md_geometry_free(s);
 }
 
 void md_strategy_map(const md_sim_t *s, md_strategy_t st, unsigned long seed,

@@ -1,8 +1,9 @@
 /*
- * Geometry of the decomposition: the box, its linked cells (edge >= rc), the
- * blocks of cells (units of work), and for every cell the blocks whose
- * extended range (block plus one ghost cell layer) holds it or its periodic
- * image. Everything here is computed identically on every rank.
+ * Geometry of the decomposition: the box, its linked cells (edge >= rc +
+ * skin, so that a cell and its 26 neighbours hold every pair of a Verlet
+ * list), the blocks of cells (units of work), and for every cell the blocks
+ * whose extended range (block plus one ghost cell layer) holds it or its
+ * periodic image. Everything here is computed identically on every rank.
  */
 #include "md.h"
 
@@ -36,14 +37,26 @@ int md_geometry_init(md_sim_t *s, char *err, size_t errlen) {
   if (m < 1) m = 1;
   double lat = cbrt(4.0 / p->rho);  /* FCC lattice constant of the liquid */
   s->periodic = !p->walls;
+  if (p->skin < 0) {
+    /* The default skin, or as much of it as 3 cells per side allow: a box
+     * of 3 cells of rc (the smallest one ever accepted) still runs, with
+     * lists rebuilt more often. */
+    double fit = (double)m * lat / 3.0 / (1.0 + 1e-9) - MD_RC;
+    s->p.skin = fit < MD_SKIN ? (fit > 0 ? fit : 0.0) : MD_SKIN;
+  }
+  /* cells hold every pair of the Verlet list: edge >= rc + skin */
+  s->rlist = MD_RC + p->skin;
   for (int d = 0; d < MD_DIM; d++) {
     s->L[d] = (double)m * lat;
-    s->nc[d] = (int)floor(s->L[d] / MD_RC);
+    /* an edge of at least rlist with a margin against rounding: the ghost
+     * layer of one cell holds every list partner */
+    s->nc[d] = (int)floor(s->L[d] / (s->rlist * (1.0 + 1e-12)));
     if (s->nc[d] < 3) {
-      snprintf(err, errlen, "box of %.3g sigma holds %d cells of >= %.1f sigma per "
-               "dimension; at least 3 are needed: use more --particles (>= %ld)",
-               s->L[d], s->nc[d], MD_RC,
-               (long)(4 * pow(ceil(3 * MD_RC / lat), 3)));
+      snprintf(err, errlen, "box of %.3g sigma holds %d cells of >= %.2g sigma (cut-off "
+               "%.1f + skin %.2g) per dimension; at least 3 are needed: use more "
+               "--particles (>= %ld)%s", s->L[d], s->nc[d], s->rlist, MD_RC, p->skin,
+               (long)(4 * pow(ceil(3 * s->rlist / lat), 3)),
+               p->skin > 0 ? " or a smaller --skin" : "");
       return -1;
     }
     s->cs[d] = s->L[d] / s->nc[d];
@@ -61,8 +74,8 @@ int md_geometry_init(md_sim_t *s, char *err, size_t errlen) {
   for (int d = 0; d < MD_DIM; d++)
     if (s->nb[d] > s->nc[d]) {
       snprintf(err, errlen, "--blocks: %d blocks in dimension %d but only %d cells "
-               "(a block holds at least one cell of >= %.1f sigma)", s->nb[d], d,
-               s->nc[d], MD_RC);
+               "(a block holds at least one cell of >= %.2g sigma)", s->nb[d], d,
+               s->nc[d], s->rlist);
       return -1;
     }
   if (p->placement && s->nblocks != s->size) {

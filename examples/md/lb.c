@@ -117,7 +117,8 @@ static double ghost_bytes(const md_sim_t *s, int b, int c) {
     int w = s->blo[d][bc[d] + 1] - s->blo[d][bc[d]];
     f /= w > 0 ? w : 1;
   }
-  return f * s->blocks[b].n * MD_GREC * sizeof(double);
+  /* between list rebuilds a ghost's refresh carries its 3 coordinates */
+  return f * s->blocks[b].n * MD_DIM * sizeof(double);
 }
 
 int md_lb_init(md_sim_t *s) {

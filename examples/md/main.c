@@ -4,10 +4,13 @@
  * ballast monitoring region nested in "step", and reports.
  *
  * Step (velocity Verlet, mass 1):
- *   integrate: v += dt/2 f; x += dt v; boundaries
- *   migrate:   particles that left their block go to the owning block/rank
- *   halo:      ghost copies of neighbouring boundary cells
- *   forces:    f(x), potential energy
+ *   integrate: v += dt/2 f; x += dt v; walls
+ *   migrate:   is a list rebuild due (collective)? If so: periodic wrap,
+ *              particles that left their block go to the owning block/rank,
+ *              each block sorted by cell
+ *   halo:      at a rebuild, ghost copies of neighbouring boundary cells;
+ *              otherwise the same ghosts' new positions
+ *   forces:    f(x), potential energy (lists rebuilt where stale)
  *   integrate: v += dt/2 f
  */
 #include "md.h"
@@ -18,6 +21,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void die(md_sim_t *s, int rc, const char *what) {
   fprintf(stderr, "ballast-md: rank %d: %s failed: %s\n", s->rank, what,
@@ -52,16 +56,6 @@ static int sim_init(md_sim_t *s, char *err, size_t errlen) {
   return md_scenario_create(s, err, errlen);
 }
 
-static void sim_free(md_sim_t *s) {
-  for (int b = 0; s->blocks && b < s->nblocks; b++) md_block_free(&s->blocks[b]);
-  free(s->blocks);
-  free(s->owner);
-  free(s->mine);
-  md_neighbours_free(s);
-  md_scratch_free(&s->scr);
-  md_geometry_free(s);
-}
-
 static void phase(rta_task_t *t, int begin) {
   /* Monitoring never changes what the simulation does: a failing clock
    * call would only lose a measurement. */
@@ -83,11 +77,24 @@ static double time_step(md_sim_t *s) {
   md_drift(s, s->p.dt);
   tc += MPI_Wtime() - t;
   phase(s->ph_integrate, 0);
+  /* the rebuild decision is collective, so it waits for the slowest
+   * neighbour as a halo exchange would: it belongs to "step/migrate" */
   phase(s->ph_migrate, 1);
-  if ((rc = md_migrate(s))) die(s, rc, "particle migration");
+  int forced = s->rebuild_due, due;
+  if ((rc = md_rebuild_due(s, &due))) die(s, rc, "list rebuild decision");
+  if (due) {
+    md_wrap(s);
+    if ((rc = md_migrate(s))) die(s, rc, "particle migration");
+    if ((rc = md_sort_blocks(s))) die(s, rc, "sorting particles by cell");
+  }
   phase(s->ph_migrate, 0);
   phase(s->ph_halo, 1);
-  if ((rc = md_halo_exchange(s))) die(s, rc, "halo exchange");
+  if (due) {
+    if ((rc = md_halo_exchange(s))) die(s, rc, "halo exchange");
+    md_mark_build(s, forced);
+  } else if ((rc = md_halo_refresh(s))) {
+    die(s, rc, "halo refresh");
+  }
   phase(s->ph_halo, 0);
   phase(s->ph_forces, 1);
   t = MPI_Wtime();
@@ -103,6 +110,43 @@ static double time_step(md_sim_t *s) {
   return tc;
 }
 
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Rank 0 prints the Verlet-list figures of the measured loop (k1 - k0):
+ * rebuilds, list sizes and distance checks per atom, and the loop's CPU
+ * time, one line {"md_kernel": ...} (and a human line unless --json-only). */
+static void kernel_report(md_sim_t *s, const md_kstats_t *k0, const md_kstats_t *k1,
+                          double cpu, double wall) {
+  double l[6] = {k1->list_atoms - k0->list_atoms, k1->list_entries - k0->list_entries,
+                 k1->build_checks - k0->build_checks, k1->kernel_atoms - k0->kernel_atoms,
+                 k1->kernel_checks - k0->kernel_checks, cpu}, g[6], cmax;
+  MPI_Reduce(l, g, 6, MPI_DOUBLE, MPI_SUM, 0, s->comm);
+  MPI_Reduce(&cpu, &cmax, 1, MPI_DOUBLE, MPI_MAX, 0, s->comm);
+  if (s->rank != 0) return;
+  long reb = k1->rebuilds - k0->rebuilds, forced = k1->forced - k0->forced;
+  int steps = s->p.steps;
+  double atom_steps = g[3] > 0 ? g[3] : 1, per_list = g[0] > 0 ? g[1] / g[0] : 0;
+  double checks = (g[4] + g[2]) / atom_steps;
+  if (!s->p.json_only)
+    printf("Verlet lists: skin %.2f, %ld rebuilds in %d steps (%ld forced), %.1f list "
+           "entries per atom, %.1f distance checks per atom-step; CPU %.3f us per atom-step "
+           "(all ranks), wall %.3f us\n", s->p.skin, reb, steps, forced, per_list, checks,
+           1e6 * g[5] / atom_steps, 1e6 * wall / atom_steps);
+  printf("{\"md_kernel\": {\"skin\": %.6g, \"steps\": %d, \"rebuilds\": %ld, "
+         "\"rebuilds_forced\": %ld, \"steps_per_rebuild\": %.3f, \"list_entries_per_atom\": "
+         "%.3f, \"build_checks_per_atom\": %.3f, \"checks_per_atom_step\": %.3f, "
+         "\"atom_steps\": %.0f, \"cpu_seconds_sum\": %.6e, \"cpu_seconds_max\": %.6e, "
+         "\"wall_seconds\": %.6e, \"cpu_us_per_atom_step\": %.6g, "
+         "\"wall_us_per_atom_step\": %.6g}}\n", s->p.skin, steps, reb, forced,
+         reb > 0 ? (double)steps / (double)reb : 0.0, per_list, g[0] > 0 ? g[2] / g[0] : 0,
+         checks, g[3], g[5], cmax, wall, 1e6 * g[5] / atom_steps, 1e6 * wall / atom_steps);
+  fflush(stdout);
+}
+
 /* Warm-up before the measured run: steps with the velocities rescaled to
  * the target temperature, so the lattice melts into the liquid at T
  * (the lattice start converts about half the kinetic energy into
@@ -110,6 +154,9 @@ static double time_step(md_sim_t *s) {
 static void equilibrate(md_sim_t *s) {
   double g[8];
   for (int k = 0; k < s->p.equilibrate; k++) {
+    /* only the kinetic energy is used here; the last step's potential
+     * energy starts the measured run's energy */
+    s->skip_epot = k + 1 < s->p.equilibrate;
     (void)time_step(s);
     global_sums(s, g);
     double t_now = 2.0 * g[0] / (3.0 * (g[5] - 1.0));
@@ -149,14 +196,16 @@ int main(int argc, char **argv) {
   if (anybad) {
     if (bad && (s->rank == 0 || !s->p.json_only))
       fprintf(stderr, "ballast-md: rank %d: %s\n", s->rank, err);
-    sim_free(s);
+    md_sim_free(s);
     MPI_Finalize();
     return 2;
   }
   const md_params_t *p = &s->p;
   int rc;
   if ((rc = md_phases_define(s))) die(s, rc, "defining the phase tasks");
+  if ((rc = md_sort_blocks(s))) die(s, rc, "sorting particles by cell");
   if ((rc = md_halo_exchange(s))) die(s, rc, "halo exchange");
+  md_mark_build(s, 1);
   if ((rc = md_forces(s))) die(s, rc, "forces");
   double g[8];
   equilibrate(s);
@@ -171,11 +220,11 @@ int main(int argc, char **argv) {
   memcpy(res.mom0, &g[2], sizeof res.mom0);
   if (s->rank == 0 && !p->json_only)
     printf("ballast-md: %s, %ld particles, box %.2f, %d ranks, %d blocks (%dx%dx%d), "
-           "strategy %s%s, %s, dt %g, %d steps\n",
+           "strategy %s%s, %s, dt %g, %d steps, Verlet skin %.3g\n",
            md_scenario_name(p->scenario), s->natoms, s->L[0], s->size, s->nblocks, s->nb[0],
            s->nb[1], s->nb[2], md_strategy_name(p->strategy),
            p->placement ? " (placement)" : "", s->periodic ? "periodic" : "walls", p->dt,
-           p->steps);
+           p->steps, p->skin);
 
   double *wall = calloc((size_t)p->steps, sizeof(double));
   double *decide = calloc((size_t)p->steps, sizeof(double)); /* ballast: deciding s per step */
@@ -189,6 +238,8 @@ int main(int argc, char **argv) {
   int *newmap = malloc(sizeof(int) * (size_t)s->nblocks);
   if (!newmap) die(s, BALLAST_ENOMEM, "setup");
   int round = 0, last_report = 0;
+  md_kstats_t k0 = s->kst;
+  double cpu0 = cpu_now();
   double tloop = MPI_Wtime();
   for (int step = 0; step < p->steps; step++) {
     if (p->remap_every > 0 && step > 0 && step % p->remap_every == 0) {
@@ -196,6 +247,9 @@ int main(int argc, char **argv) {
       if ((rc = md_apply_owner_map(s, newmap))) die(s, rc, "md_apply_owner_map");
     }
     double t0 = MPI_Wtime();
+    /* the potential energy costs a sixth of the pair kernel: computed
+     * only at the steps whose energy is sampled */
+    s->skip_epot = !(every && (step + 1) % every == 0) && step + 1 != p->steps;
     comp[step] = time_step(s);
     /* ballast: one load-balancing call per step (a no-op under BALLAST_LB=off),
      * counted in the step's time */
@@ -237,6 +291,8 @@ int main(int argc, char **argv) {
     }
   }
   res.wall_total = MPI_Wtime() - tloop;
+  double cpu_loop = cpu_now() - cpu0;
+  md_kstats_t k1 = s->kst;
   MPI_Reduce(wall, ser.wall, p->steps, MPI_DOUBLE, MPI_MAX, 0, s->comm);
   MPI_Reduce(comp, ser.cmax, p->steps, MPI_DOUBLE, MPI_MAX, 0, s->comm);
   MPI_Reduce(comp, ser.cavg, p->steps, MPI_DOUBLE, MPI_SUM, 0, s->comm);
@@ -271,6 +327,7 @@ int main(int argc, char **argv) {
     s->lb_seconds = s->lbst.seconds_mapping + s->lbst.seconds_migrating + s->lb_deciding_min;
   }
   md_report(s, &ser, &res);
+  kernel_report(s, &k0, &k1, cpu_loop, res.wall_total);
   ser.lbev = lbev;
   if (p->trace && s->rank == 0) md_write_trace(s, &ser, p->trace);
   if (p->pia) md_pia_listing(s);
@@ -284,7 +341,7 @@ int main(int argc, char **argv) {
   free(ser.wall);
   free(ser.cmax);
   free(ser.cavg);
-  sim_free(s);
+  md_sim_free(s);
   MPI_Finalize();
   return res.particles_end == s->natoms ? 0 : 4;
 }

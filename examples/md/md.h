@@ -22,11 +22,12 @@
 #include <stdint.h>
 
 #define MD_RC 2.5          /* cutoff radius (sigma) */
+#define MD_SKIN 0.3        /* default Verlet-list skin (sigma), --skin */
 #define MD_DIM 3
 /* Doubles per particle in a migration record: block, x, v, f, id. */
 #define MD_MREC 11
-/* Doubles per ghost record: target block, local cell, x, y, z. */
-#define MD_GREC 5
+/* Doubles per ghost record: target block, x, y, z. */
+#define MD_GREC 4
 
 typedef enum { MD_UNIFORM = 0, MD_DROPLET, MD_CLUSTER } md_scenario_t;
 typedef enum { MD_BLOCK = 0, MD_RANDOM, MD_ROUNDROBIN, MD_BALLAST } md_strategy_t;
@@ -65,7 +66,26 @@ typedef struct {
   int pia;             /* print the phases' PIA region data at the end */
   const char *trace;   /* file for the per-step times (rank 0), or NULL */
   int lb_random;       /* ballast: map with RTA_MAP_RANDOM instead of two-phase */
+  double skin;         /* Verlet-list skin: lists hold pairs within rc + skin;
+                          < 0 until md_geometry_init resolves the default */
 } md_params_t;
+
+/* Verlet neighbour lists of one block (nlist.c), CSR over its owned
+ * particles i (sorted by cell at the build):
+ *   own_j[own_off[i] .. own_off[i+1])  owned j > i within rc + skin at the
+ *                                      build (half list: Newton's third law
+ *                                      inside the block);
+ *   gh_j[gh_off[i] .. gh_off[i+1])     ghosts g within rc + skin (full: the
+ *                                      pair is computed by both blocks).
+ * valid is 0 when the block's particles or ghosts changed identity (a
+ * rebuild, the block arrived by a remap); md_forces then rebuilds it. The
+ * list is never serialised with a block. */
+typedef struct {
+  int valid;
+  int *own_off, *gh_off;   /* [n + 1] */
+  int *own_j, *gh_j;
+  int offcap, ojcap, gjcap;
+} md_nlist_t;
 
 /* One block: its owned particles as growable structure-of-arrays, and the
  * ghost copies of neighbouring particles it needs for the force loop. */
@@ -75,7 +95,10 @@ typedef struct {
   int64_t *id;
   int ng, gcap;
   double *gx, *gy, *gz;
-  int *gcell;          /* ghost's cell in the block's extended cell grid */
+  /* Verlet lists: positions at the last list build (allocated with x, not
+   * serialised: a moved block forces a rebuild) and the lists themselves */
+  double *x0, *y0, *z0;
+  md_nlist_t nl;
 } md_block_t;
 
 /* A growable buffer of doubles (send/receive staging). */
@@ -93,15 +116,54 @@ typedef struct {
   int shift[4];
 } md_ghostmap_t;
 
-/* Scratch arrays of the force loop (cell-sorted copies of a block). */
+/* Scratch arrays of the list builds and the sorting (nlist.c). */
 typedef struct {
-  int *start;           /* [ncell + 1] first sorted index of each cell */
+  int *start, *gstart;  /* [nbin + 1] first owned / ghost index of each bin */
   int ccap;
-  int *pc;              /* cell of each particle, owned then ghosts */
-  double *sx, *sy, *sz; /* positions sorted by cell */
-  int *sidx;            /* owned index, or -1 for a ghost */
+  int *pc;              /* bin of each owned particle, then of each ghost */
+  double *sx, *sy, *sz; /* ghost positions sorted by bin */
+  int *sidx;            /* ghost index of each sorted ghost */
+  int *perm;            /* bin-order permutation (sorting, binning) */
+  double *tmp;          /* staging of one array while permuting */
   int pcap;
 } md_scratch_t;
+
+/* The ghost plan of the last rebuild (halo.c): between rebuilds every ghost
+ * keeps its slot and only its position is refreshed from its source
+ * particle (plus the periodic shift). Local ghosts are copied directly;
+ * remote ones travel as 3 doubles per ghost, in the order recorded here at
+ * both ends (send entries per neighbour rank k: sendp[sendp_off[k] ..
+ * sendp_off[k+1]); receive slots recvp[recvp_off[k] .. recvp_off[k+1])). */
+typedef struct {
+  int sb, si;           /* source block and owned index */
+  int tb, tg;           /* target block and ghost slot (local copies only) */
+  double sh[MD_DIM];    /* periodic shift (box lengths times -1, 0 or 1) */
+} md_gsrc_t;
+typedef struct {
+  int tb, tg;           /* target block and ghost slot */
+} md_gslot_t;
+typedef struct {
+  int valid;            /* 0: no plan (a rebuild is due) */
+  md_gsrc_t *loc;       /* local copies */
+  int nloc, loccap;
+  md_gsrc_t *sendp;     /* remote sources, grouped by neighbour rank */
+  int *sendp_off;       /* [nnbr + 1] */
+  int nsend, sendcap;
+  md_gslot_t *recvp;    /* remote targets, grouped by neighbour rank */
+  int *recvp_off;       /* [nnbr + 1] */
+  int nrecv, recvcap;
+} md_hplan_t;
+
+/* Kernel statistics (summed over this rank's builds and steps). */
+typedef struct {
+  long rebuilds;        /* list rebuilds (collective: equal on every rank) */
+  long forced;          /* of which forced (start, remap, block arrival) */
+  double list_atoms;    /* owned particles over all list builds */
+  double list_entries;  /* list entries (own half + ghost) over all builds */
+  double build_checks;  /* distance checks made by the builds */
+  double kernel_atoms;  /* owned particles over all force evaluations */
+  double kernel_checks; /* list entries visited by the force evaluations */
+} md_kstats_t;
 
 typedef struct {
   md_params_t p;
@@ -140,7 +202,18 @@ typedef struct {
   double bytes_moved;
   double lb_seconds;
   double epot_local;    /* potential energy of my particles (last forces) */
+  int skip_epot;        /* 1: md_forces may skip the energy (epot_local NAN) */
   md_scratch_t scr;
+
+  /* Verlet lists (nlist.c, halo.c): rlist = rc + skin is the list cut-off
+   * and the minimum cell edge; a rebuild is due when forced (rebuild_due,
+   * set whenever the neighbour ranks or block owners change) or when some
+   * particle moved more than skin / 2 since the last build (decided
+   * together: one MPI_Allreduce per step). */
+  double rlist;
+  int rebuild_due;
+  md_hplan_t hplan;
+  md_kstats_t kst;
 
   /* ballast (lb.c): phases are rta tasks of the per-rank tree "step"; with
    * --strategy ballast each block is the task "md/block_<b>" of the load-
@@ -178,6 +251,9 @@ int md_block_reserve(md_block_t *blk, int cap);
 int md_block_push(md_block_t *blk, const double *r9, int64_t id);
 void md_block_remove(md_block_t *blk, int i);
 void md_block_free(md_block_t *blk);
+/* Frees every block, the owner map, the neighbourhood, the scratch and the
+ * geometry (the end of a run). */
+void md_sim_free(md_sim_t *s);
 int md_ghost_reserve(md_block_t *blk, int cap);
 void md_strategy_map(const md_sim_t *s, md_strategy_t st, unsigned long seed,
                      int round, int *owner);
@@ -195,6 +271,40 @@ int md_halo_exchange(md_sim_t *s);
 int md_migrate(md_sim_t *s);
 int md_dbuf_reserve(md_dbuf_t *b, size_t cap);
 void md_dbuf_free(md_dbuf_t *b);
+
+/* halo.c, Verlet-list steps: md_halo_exchange (above) builds the ghost set
+ * and its plan; md_halo_refresh only moves the ghosts' positions along the
+ * plan (no probing: both ends know the counts). */
+int md_halo_refresh(md_sim_t *s);
+void md_hplan_free(md_hplan_t *h);
+
+/* nlist.c: Verlet lists, cell sorting and the pair kernel.
+ *
+ * Rule across block and rank boundaries: a pair of particles of the same
+ * block is computed once (half list, Newton's third law). A pair whose
+ * members are in different blocks (on the same rank or not) is computed by
+ * both blocks, each from its own particle and a ghost of the other, each
+ * adding the force to its own particle only and half of the pair energy.
+ * No force is sent back, so a block's forces do not depend on where its
+ * neighbours live and a moved block needs no reverse communication.
+ *
+ * Between rebuilds particles are not migrated and, in a periodic box, not
+ * wrapped: an owned position may lie up to skin / 2 outside its block (and
+ * the box). md_rebuild_due is collective. */
+int md_rebuild_due(md_sim_t *s, int *due);
+/* Periodic boxes: owned positions back into [0, L) (rebuilds only: a
+ * ghost's position is its source's plus a fixed shift). */
+void md_wrap(md_sim_t *s);
+/* The particles of each of my blocks sorted by cell (every array permuted
+ * alike), so that memory follows space; lists marked invalid. */
+int md_sort_blocks(md_sim_t *s);
+/* Marks the positions of the build (x0) and counts the rebuild. */
+void md_mark_build(md_sim_t *s, int forced);
+int md_nlist_build(md_sim_t *s, int b);
+/* Forces of block b from its lists (valid); with eflag its potential
+ * energy share (else 0). */
+double md_nlist_forces(md_block_t *blk, int eflag);
+void md_nlist_free(md_nlist_t *nl);
 
 /* physics.c */
 int md_forces(md_sim_t *s);

@@ -58,6 +58,9 @@ void md_usage(FILE *out) {
     "  --rho X           liquid density                             (default 0.8442)\n"
     "  --temperature X   initial temperature                        (default 0.72)\n"
     "  --drift X         cluster drift speed along x                  (default 2.0)\n"
+    "  --skin X          Verlet-list skin: lists hold the pairs within 2.5 + X,\n"
+    "                    rebuilt when a particle moved more than X/2 (default 0.3,\n"
+    "                    less in a box under 3 cells of 2.8 per side)\n"
     "  --equilibrate N   warm-up steps before the run, velocities rescaled to\n"
     "                    the temperature each step (not measured)    (default 0)\n"
     "  --progress N      progress lines over the run, 0 = none        (default 10)\n"
@@ -131,6 +134,7 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
   p->temperature = 0.72;
   p->drift = 2.0;
   p->progress = 10;
+  p->skin = -1.0;  /* not given: MD_SKIN, or less in a box too small (cells.c) */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     long lv;
@@ -151,7 +155,8 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
                 !strcmp(a, "--window") || !strcmp(a, "--remap-every") ||
                 !strcmp(a, "--rho") || !strcmp(a, "--temperature") ||
                 !strcmp(a, "--drift") || !strcmp(a, "--progress") ||
-                !strcmp(a, "--equilibrate") || !strcmp(a, "--trace");
+                !strcmp(a, "--equilibrate") || !strcmp(a, "--trace") ||
+                !strcmp(a, "--skin");
     if (!known)
       return fail(err, len, "unknown option '%s' (see --help)", a);
     if (!v)
@@ -197,6 +202,8 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
     } else if (!strcmp(a, "--equilibrate")) {
       if (parse_long(a, v, 0, 1000000, &lv, err, len)) return -1;
       p->equilibrate = (int)lv;
+    } else if (!strcmp(a, "--skin")) {
+      if (parse_double(a, v, 0.0, 1.5, &p->skin, err, len)) return -1;
     } else if (!strcmp(a, "--trace")) {
       p->trace = v;
     } else if (!strcmp(a, "--progress")) {

@@ -4,7 +4,7 @@ one {"md_summary": ...} line and asserts on the values.
 
 usage: md_check.py CHECK --mpiexec PATH --bin PATH [--np N]
 CHECK: drift | momentum | remap | strategies | walls | placement | cli |
-       ballast | ballast_placement | ballast_uniform
+       ballast | ballast_placement | ballast_uniform | kernel
 """
 import argparse
 import json
@@ -208,8 +208,11 @@ def check_cli(a):
         (["--frobnicate"], "unknown option"),
         (["--steps"], "needs a value"),
         (["--remap-every", "3"], "block strategy never changes"),
-        (["--particles", "864", "--blocks", "9,1,1"], "only 4 cells"),
+        (["--particles", "864", "--blocks", "9,1,1"], "only 3 cells"),
         (["--window", "50", "--steps", "10"], "longer than the run"),
+        (["--skin", "2"], "out of range"),
+        (["--skin", "thin"], "not a number"),
+        (["--particles", "864", "--skin", "1"], "smaller --skin"),
     ]
     for args, msg in bad:
         p = run(a, 1, *args, expect_ok=False)
@@ -323,6 +326,91 @@ def check_ballast_uniform(a):
               d["tasks_moved"], d["lb_imbalance_last"]), file=sys.stderr)
     check(d["remaps"] == 0 and d["tasks_moved"] == 0, "uniform: no remap in 3 runs",
           d["remaps"], d["tasks_moved"], d["lb_remaps"])
+
+
+# Energies of the linked-cell code that preceded the Verlet lists (commit
+# f0a48b8: every pair from both sides, cells rebuilt every step), 100 steps
+# from the scenario's initial state: (args, E0, E_end, KE_end).
+LINKED_CELL_REFERENCE = [
+    (["--scenario", "droplet", "--particles", "4000", "--seed", "3"],
+     -978.2352037843991, -978.3503632726768, 337.6703701076583),
+    (["--scenario", "cluster", "--particles", "4000", "--walls", "--drift", "4"],
+     696.8025748655748, 696.7542103321492, 1312.281849278268),
+    (["--particles", "4000", "--dt", "0.01", "--blocks", "1,1,1"],
+     -21012.327970326172, -21010.735053624605, 2327.9696017408232),
+]
+
+
+def kernel(out):
+    return [json.loads(l)["md_kernel"] for l in out.splitlines()
+            if l.startswith('{"md_kernel":')][0]
+
+
+def run_kernel(a, *args):
+    """One run: its md_summary and md_kernel records."""
+    launch = [] if a.np == 1 else [a.mpiexec, "-n", str(a.np), "--oversubscribe"]
+    e = dict(os.environ)
+    for k in [k for k in e if k.startswith("BALLAST_LB")]:
+        del e[k]
+    p = subprocess.run(launch + [a.bin, "--json-only", *args], capture_output=True, text=True,
+                       timeout=300, env=e)
+    if p.returncode != 0:
+        print(p.stdout, p.stderr, file=sys.stderr)
+        sys.exit("ballast-md failed (%d): %s" % (p.returncode, " ".join(args)))
+    d = [json.loads(l)["md_summary"] for l in p.stdout.splitlines()
+         if l.startswith('{"md_summary":')][0]
+    return d, kernel(p.stdout)
+
+
+def check_kernel(a):
+    # The Verlet lists change only which pairs are visited and in which order
+    # they are summed: every pair within rc is still computed. Against the
+    # linked-cell code the energies after 100 steps agree to rounding
+    # amplified by the dynamics (measured 2e-15 relative); 1e-10 leaves room
+    # for a compiler's different contraction, and a missed pair or a stale
+    # ghost gives 1e-6 or more.
+    for args, e0, e1, ke in LINKED_CELL_REFERENCE:
+        d = run(a, a.np, *args, "--steps", "100")
+        check(rel(d["energy_initial"], e0) < 1e-12, "E0 as the linked cells", args,
+              d["energy_initial"], e0)
+        check(rel(d["energy_final"], e1) < 1e-10, "E_end as the linked cells", args,
+              d["energy_final"], e1)
+        check(rel(d["kinetic_final"], ke) < 1e-10, "KE_end as the linked cells", args,
+              d["kinetic_final"], ke)
+    # Skin 0 rebuilds at every step (every particle moves), skin 0.3 about
+    # every 10 steps in the liquid, skin 0.6 less often: the same energies.
+    res = {}
+    for skin in ("0", "0.3", "0.6"):
+        res[skin] = run_kernel(a, "--particles", "2048", "--steps", "80", "--equilibrate", "20",
+                               "--skin", skin)
+    d0, k0 = res["0"]
+    check(k0["rebuilds"] == 80, "skin 0: a rebuild every step", k0["rebuilds"])
+    d3, k3 = res["0.3"]
+    # T 0.72 liquid: LAMMPS rebuilds its 0.3-skin list every ~10 steps here
+    check(5 <= k3["steps_per_rebuild"] <= 20, "skin 0.3: rebuild interval",
+          k3["steps_per_rebuild"])
+    check(k3["rebuilds_forced"] == 0, "no forced rebuild without remaps",
+          k3["rebuilds_forced"])
+    d6, k6 = res["0.6"]
+    check(k6["steps_per_rebuild"] > k3["steps_per_rebuild"], "bigger skin, rarer rebuilds",
+          k6["steps_per_rebuild"], k3["steps_per_rebuild"])
+    for skin, (d, k) in res.items():
+        check(rel(d["energy_final"], d3["energy_final"]) < 1e-10, "same energy with skin",
+              skin, d["energy_final"], d3["energy_final"])
+    # A box of 3 cells of rc but not of rc + 0.3 (500 particles, L = 8.40)
+    # runs with the skin that fits, unless --skin asks for more (md_cli).
+    d, k = run_kernel(a, "--particles", "500", "--steps", "20")
+    check(0.29 < k["skin"] < 0.3 and d["particles_end"] == 500, "small box: skin that fits",
+          k["skin"])
+    # Half lists: in the liquid a list holds the pairs within rc + skin once
+    # (4/3 pi 2.8^3 rho / 2 = 38.8 per atom) plus the pairs with ghosts, which
+    # both blocks list; 8 blocks of 2,048 atoms put many atoms near a face.
+    check(35 < k3["list_entries_per_atom"] < 70, "list entries per atom",
+          k3["list_entries_per_atom"])
+    # The half stencil of half-cell bins: a build checks about 145 owned
+    # candidates per atom (LAMMPS's count) plus the ghosts near the faces.
+    check(k3["build_checks_per_atom"] < 400, "build checks per atom",
+          k3["build_checks_per_atom"])
 
 
 def main():
