@@ -37,7 +37,7 @@ int md_geometry_init(md_sim_t *s, char *err, size_t errlen) {
   double lat = cbrt(4.0 / p->rho);  /* FCC lattice constant of the liquid */
   s->periodic = !p->walls;
   for (int d = 0; d < MD_DIM; d++) {
-    s->L[d] = (double)m * lat;
+    s->L[d] = p->box[d] > 0 ? p->box[d] : (double)m * lat; /* box: --read-data */
     s->nc[d] = (int)floor(s->L[d] / MD_RC);
     if (s->nc[d] < 3) {
       snprintf(err, errlen, "box of %.3g sigma holds %d cells of >= %.1f sigma per "

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void die(md_sim_t *s, int rc, const char *what) {
   fprintf(stderr, "ballast-md: rank %d: %s failed: %s\n", s->rank, what,
@@ -34,7 +35,7 @@ static void global_sums(md_sim_t *s, double g[8]) {
   MPI_Allreduce(&l[7], &g[7], 1, MPI_DOUBLE, MPI_MAX, s->comm);
 }
 
-static int sim_init(md_sim_t *s, char *err, size_t errlen) {
+static int sim_setup(md_sim_t *s, char *err, size_t errlen) {
   if (md_geometry_init(s, err, errlen)) return -1;
   s->owner = malloc(sizeof(int) * (size_t)s->nblocks);
   s->mine = malloc(sizeof(int) * (size_t)s->nblocks);
@@ -49,8 +50,36 @@ static int sim_init(md_sim_t *s, char *err, size_t errlen) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
-  return md_scenario_create(s, err, errlen);
+  return 0;
 }
+
+static int sim_init(md_sim_t *s, char *err, size_t errlen) {
+  /* --read-data: the file gives the box; every rank reads it whole */
+  md_config_t cfg = {0};
+  if (s->p.read_data) {
+    if (md_read_data(s->p.read_data, !s->p.walls, &cfg, err, errlen)) return -1;
+    memcpy(s->p.box, cfg.L, sizeof s->p.box);
+  }
+  int rc = sim_setup(s, err, errlen);
+  if (!rc) rc = s->p.read_data ? md_config_place(s, &cfg, err, errlen)
+                               : md_scenario_create(s, err, errlen);
+  md_config_free(&cfg);
+  return rc;
+}
+
+/* Collective: writes the configuration to path with write(); a failure is
+ * reported (rank 0) and makes the exit status non-zero, the run goes on. */
+static void write_config(md_sim_t *s, const char *path,
+                         int (*write)(const md_sim_t *, const char *, char *, size_t),
+                         int *status) {
+  char err[512];
+  if (!path) return;
+  if (write(s, path, err, sizeof err)) {
+    if (s->rank == 0) fprintf(stderr, "ballast-md: %s\n", err);
+    *status = 5;
+  }
+}
+
 
 static void sim_free(md_sim_t *s) {
   for (int b = 0; s->blocks && b < s->nblocks; b++) md_block_free(&s->blocks[b]);
@@ -60,6 +89,14 @@ static void sim_free(md_sim_t *s) {
   md_neighbours_free(s);
   md_scratch_free(&s->scr);
   md_geometry_free(s);
+}
+
+/* CPU seconds of this process (all its threads), for the loop's CPU time:
+ * the wall time of a rank that waits by yielding the core is not work. */
+static double cpu_seconds(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)) return 0.0;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void phase(rta_task_t *t, int begin) {
@@ -112,7 +149,7 @@ static void equilibrate(md_sim_t *s) {
   for (int k = 0; k < s->p.equilibrate; k++) {
     (void)time_step(s);
     global_sums(s, g);
-    double t_now = 2.0 * g[0] / (3.0 * (g[5] - 1.0));
+    double t_now = md_temperature(g[0], g[5]);
     double f = t_now > 0 ? sqrt(s->p.temperature / t_now) : 1.0;
     for (int m = 0; m < s->nmine; m++) {
       md_block_t *b = &s->blocks[s->mine[m]];
@@ -168,7 +205,10 @@ int main(int argc, char **argv) {
   md_result_t res;
   memset(&res, 0, sizeof res);
   res.e0 = g[0] + g[1];
+  res.t0 = md_temperature(g[0], g[5]);
   memcpy(res.mom0, &g[2], sizeof res.mom0);
+  int status = 0;
+  write_config(s, p->write_start, md_write_data, &status);
   if (s->rank == 0 && !p->json_only)
     printf("ballast-md: %s, %ld particles, box %.2f, %d ranks, %d blocks (%dx%dx%d), "
            "strategy %s%s, %s, dt %g, %d steps\n",
@@ -189,7 +229,7 @@ int main(int argc, char **argv) {
   int *newmap = malloc(sizeof(int) * (size_t)s->nblocks);
   if (!newmap) die(s, BALLAST_ENOMEM, "setup");
   int round = 0, last_report = 0;
-  double tloop = MPI_Wtime();
+  double tloop = MPI_Wtime(), cpu0 = cpu_seconds();
   for (int step = 0; step < p->steps; step++) {
     if (p->remap_every > 0 && step > 0 && step % p->remap_every == 0) {
       md_strategy_map(s, p->strategy, p->seed, ++round, newmap);
@@ -230,13 +270,15 @@ int main(int argc, char **argv) {
       last_report = step + 1;
       if (s->rank == 0 && !p->json_only) {
         printf("step %6d/%d  E/N %.6f  drift %.2e  T %.4f  %.3f ms/step  imbalance %.3f"
-               "  remaps %d\n", step + 1, p->steps, e / g[5], dr, 2.0 * g[0] / (3.0 * g[5]),
+               "  remaps %d\n", step + 1, p->steps, e / g[5], dr, md_temperature(g[0], g[5]),
                1e3 * mw / n, sc > 0 ? mc / (sc / s->size) : 1.0, s->remaps);
         fflush(stdout);
       }
     }
   }
   res.wall_total = MPI_Wtime() - tloop;
+  double cpu = cpu_seconds() - cpu0;
+  MPI_Allreduce(&cpu, &res.cpu_total, 1, MPI_DOUBLE, MPI_SUM, s->comm);
   MPI_Reduce(wall, ser.wall, p->steps, MPI_DOUBLE, MPI_MAX, 0, s->comm);
   MPI_Reduce(comp, ser.cmax, p->steps, MPI_DOUBLE, MPI_MAX, 0, s->comm);
   MPI_Reduce(comp, ser.cavg, p->steps, MPI_DOUBLE, MPI_SUM, 0, s->comm);
@@ -246,6 +288,7 @@ int main(int argc, char **argv) {
   res.e1 = g[0] + g[1];
   res.ke1 = g[0];
   res.pe1 = g[1];
+  res.t1 = md_temperature(g[0], g[5]);
   res.drift = fabs(res.e1 - res.e0) / fabs(res.e0);
   if (res.drift > res.drift_max) res.drift_max = res.drift;
   memcpy(res.mom1, &g[2], sizeof res.mom1);
@@ -271,6 +314,8 @@ int main(int argc, char **argv) {
     s->lb_seconds = s->lbst.seconds_mapping + s->lbst.seconds_migrating + s->lb_deciding_min;
   }
   md_report(s, &ser, &res);
+  write_config(s, p->write_data, md_write_data, &status);
+  write_config(s, p->write_xyz, md_write_xyz, &status);
   ser.lbev = lbev;
   if (p->trace && s->rank == 0) md_write_trace(s, &ser, p->trace);
   if (p->pia) md_pia_listing(s);
@@ -286,5 +331,5 @@ int main(int argc, char **argv) {
   free(ser.cavg);
   sim_free(s);
   MPI_Finalize();
-  return res.particles_end == s->natoms ? 0 : 4;
+  return res.particles_end != s->natoms ? 4 : status;
 }

@@ -61,6 +61,16 @@ void md_usage(FILE *out) {
     "  --equilibrate N   warm-up steps before the run, velocities rescaled to\n"
     "                    the temperature each step (not measured)    (default 0)\n"
     "  --progress N      progress lines over the run, 0 = none        (default 10)\n"
+    "  --read-data FILE  start from a LAMMPS data file (atom_style atomic, mass 1,\n"
+    "                    orthogonal box) instead of the scenario: box, positions,\n"
+    "                    velocities and ids from FILE (--particles, --rho and\n"
+    "                    --temperature unused; --scenario only labels the run)\n"
+    "  --write-data FILE write the final configuration as a LAMMPS data file\n"
+    "                    (restart with --read-data, or read_data in LAMMPS)\n"
+    "  --write-data-start FILE  the same for the state the measured run starts\n"
+    "                    from (after --equilibrate)\n"
+    "  --write-xyz FILE  write the final configuration as an extended XYZ frame\n"
+    "                    (species, id, pos, velo; for OVITO, VMD, ASE)\n"
     "  --json-only       print only the {\"md_summary\": ...} line\n"
     "  --help            this text\n");
 }
@@ -151,7 +161,9 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
                 !strcmp(a, "--window") || !strcmp(a, "--remap-every") ||
                 !strcmp(a, "--rho") || !strcmp(a, "--temperature") ||
                 !strcmp(a, "--drift") || !strcmp(a, "--progress") ||
-                !strcmp(a, "--equilibrate") || !strcmp(a, "--trace");
+                !strcmp(a, "--equilibrate") || !strcmp(a, "--trace") ||
+                !strcmp(a, "--read-data") || !strcmp(a, "--write-data") ||
+                !strcmp(a, "--write-data-start") || !strcmp(a, "--write-xyz");
     if (!known)
       return fail(err, len, "unknown option '%s' (see --help)", a);
     if (!v)
@@ -199,6 +211,14 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
       p->equilibrate = (int)lv;
     } else if (!strcmp(a, "--trace")) {
       p->trace = v;
+    } else if (!strcmp(a, "--read-data")) {
+      p->read_data = v;
+    } else if (!strcmp(a, "--write-data")) {
+      p->write_data = v;
+    } else if (!strcmp(a, "--write-data-start")) {
+      p->write_start = v;
+    } else if (!strcmp(a, "--write-xyz")) {
+      p->write_xyz = v;
     } else if (!strcmp(a, "--progress")) {
       if (parse_long(a, v, 0, 1000, &lv, err, len)) return -1;
       p->progress = (int)lv;

@@ -85,7 +85,8 @@ void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r) 
            s->nb[0], s->nb[1], s->nb[2], s->periodic ? "periodic" : "reflecting walls");
     printf("particles %ld at start, %ld at end; box %.3f^3, %dx%dx%d cells\n", s->natoms,
            r->particles_end, s->L[0], s->nc[0], s->nc[1], s->nc[2]);
-    printf("steps %d, dt %g; loop %.3f s\n", p->steps, p->dt, r->wall_total);
+    printf("steps %d, dt %g; loop %.3f s (CPU %.3f s over all ranks)\n", p->steps, p->dt,
+           r->wall_total, r->cpu_total);
     printf("time per step (median): %.3f ms; first window %.3f ms, last window %.3f ms "
            "(window %d steps)\n", 1e3 * w.tps, 1e3 * w.tps_first, 1e3 * w.tps_last,
            p->window);
@@ -113,6 +114,7 @@ void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r) 
     }
     printf("energy per particle: start %.8f, end %.8f (kinetic %.6f, potential %.6f)\n",
            r->e0 / s->natoms, r->e1 / s->natoms, r->ke1 / s->natoms, r->pe1 / s->natoms);
+    printf("temperature (2 KE / (3 (N - 1))): start %.6f, end %.6f\n", r->t0, r->t1);
     printf("relative energy drift %.3e (max over samples %.3e)\n", r->drift, r->drift_max);
     printf("momentum start (%.3e, %.3e, %.3e), end (%.3e, %.3e, %.3e)\n", r->mom0[0],
            r->mom0[1], r->mom0[2], r->mom1[0], r->mom1[1], r->mom1[2]);
@@ -127,11 +129,12 @@ void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r) 
          "\"time_per_step_last_window\": %.6e, \"imbalance_first_window\": %.6f, "
          "\"imbalance_last_window\": %.6f, \"imbalance_run\": %.6f, "
          "\"remaps\": %d, \"tasks_moved\": %ld, \"bytes_moved\": %.0f, \"lb_seconds\": %.6e, "
-         "\"loop_seconds\": %.6e, \"lb_calls\": %lld, \"lb_remaps\": %lld, \"lb_seconds_mapping\": %.6e, "
+         "\"loop_seconds\": %.6e, \"loop_cpu_seconds\": %.6e, \"lb_calls\": %lld, \"lb_remaps\": %lld, \"lb_seconds_mapping\": %.6e, "
          "\"lb_seconds_migrating\": %.6e, \"lb_seconds_deciding\": %.6e, "
          "\"lb_imbalance_first\": %.6f, \"lb_imbalance_last\": %.6f, "
          "\"energy_initial\": %.17g, \"energy_final\": %.17g, \"kinetic_final\": %.17g, "
-         "\"potential_final\": %.17g, \"energy_drift\": %.6e, \"energy_drift_max\": %.6e, "
+         "\"potential_final\": %.17g, \"temperature_initial\": %.17g, "
+         "\"temperature_final\": %.17g, \"energy_drift\": %.6e, \"energy_drift_max\": %.6e, "
          "\"momentum_initial\": [%.17g, %.17g, %.17g], \"momentum_final\": [%.17g, %.17g, %.17g], "
          "\"position_min\": %.17g, \"position_max\": %.17g, "
          "\"id_sum\": %llu, \"id_xor\": %llu, \"id_checksum\": \"%s\"}}\n",
@@ -139,10 +142,10 @@ void md_report(const md_sim_t *s, const md_series_t *ser, const md_result_t *r) 
          md_strategy_name(p->strategy), p->placement ? "true" : "false",
          p->walls ? "true" : "false", s->nblocks, s->nb[0], s->nb[1], s->nb[2], s->L[0],
          p->dt, p->seed, p->window, w.tps, w.tps_first, w.tps_last, w.imb_first, w.imb_last,
-         w.imb_all, s->remaps, s->tasks_moved, s->bytes_moved, s->lb_seconds, r->wall_total,
+         w.imb_all, s->remaps, s->tasks_moved, s->bytes_moved, s->lb_seconds, r->wall_total, r->cpu_total,
          s->lbst.calls, s->lbst.remaps, s->lbst.seconds_mapping, s->lbst.seconds_migrating, s->lb_deciding_min,
          s->lbst.imbalance_first, s->lbst.imbalance_last,
-         r->e0, r->e1, r->ke1, r->pe1, r->drift, r->drift_max, r->mom0[0], r->mom0[1],
+         r->e0, r->e1, r->ke1, r->pe1, r->t0, r->t1, r->drift, r->drift_max, r->mom0[0], r->mom0[1],
          r->mom0[2], r->mom1[0], r->mom1[1], r->mom1[2], r->pos_min, r->pos_max,
          (unsigned long long)r->id_sum, (unsigned long long)r->id_xor, hash);
   fflush(stdout);
