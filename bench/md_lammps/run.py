@@ -194,6 +194,7 @@ def kernel(bin_md, lmp_bin, out, quick, reps, log):
 # ---- balance comparison (droplet, moving cluster) ----
 
 LMP_BALANCE = {
+    "lammps-static-auto": "",
     "lammps-static": "",
     "lammps-shift": "fix bal all balance {w} 1.05 shift xyz 10 1.05\n",
     "lammps-shift-time": "fix bal all balance {w} 1.05 shift xyz 10 1.05 weight time 1.0\n",
@@ -206,6 +207,11 @@ def lmp_balance(lmp_bin, out, data, variant, steps, w):
     # comm_style must precede read_data's decomposition: put it first
     bal = LMP_BALANCE[variant].format(w=w)
     pre = "comm_style tiled\n" if "comm_style tiled" in bal else ""
+    # slabs along x, as ballast-md's block map; LAMMPS's own choice for 2
+    # ranks (1x1x2) happens to cut the droplet, off-centre only along x,
+    # into equal halves: that is the "static-auto" variant
+    if variant != "lammps-static-auto":
+        pre += "processors * 1 1\n"
     script = pre + LMP_HEAD.format(data=data, dt=0.005, thermo=steps) + \
         bal.replace("comm_style tiled\n", "") + \
         f"run {w}\nrun {steps - 2 * w} pre no\nrun {w} pre no\n"

@@ -254,8 +254,10 @@ typedef struct {
 static int read_header(rd_t *r, header_t *h) {
   static const char *lohi[MD_DIM][2] = {{"xlo", "xhi"}, {"ylo", "yhi"}, {"zlo", "zhi"}};
   int k;
-  if (next_line(r, 1) != 1) return rfail(r, "empty file (a LAMMPS data file starts "
-                                            "with a title line)");
+  if (next_line(r, 1) != 1) {
+    r->line = 1;
+    return rfail(r, "empty file (a LAMMPS data file starts with a title line)");
+  }
   h->natoms = h->ntypes = -1;
   while ((k = next_content(r)) == 1) {
     if (!isdigit((unsigned char)r->tok[0][0]) && r->tok[0][0] != '-' &&
@@ -290,6 +292,7 @@ static int read_header(rd_t *r, header_t *h) {
 typedef struct {
   long long id;
   long idx;
+  long line;  /* of the atom in the Atoms section */
 } idx_t;
 
 static int cmp_idx(const void *a, const void *b) {
@@ -367,6 +370,7 @@ static int row_atom(rd_t *r, md_config_t *c, const header_t *h, long i, idx_t *i
   c->id[i] = id - 1;
   ix[i].id = id;
   ix[i].idx = i;
+  ix[i].line = r->line;
   return 0;
 }
 
@@ -376,7 +380,7 @@ static int row_velocity(rd_t *r, md_config_t *c, const header_t *h, long i, idx_
   if (r->ntok != 4) return rfail(r, "a Velocities line is 'id vx vy vz', not %d fields",
                                  r->ntok);
   if (integer(r, 0, 1, (1LL << 52), &id)) return -1;
-  idx_t key = {id, 0}, *hit = bsearch(&key, ix, (size_t)c->n, sizeof *ix, cmp_idx);
+  idx_t key = {id, 0, 0}, *hit = bsearch(&key, ix, (size_t)c->n, sizeof *ix, cmp_idx);
   if (!hit) return rfail(r, "velocity of atom %lld, which the Atoms section does not have", id);
   if (hit->idx < 0) return rfail(r, "second velocity of atom %lld", id);
   double *q = c->r + (size_t)hit->idx * 6 + 3;
@@ -403,8 +407,12 @@ static int read_sections(rd_t *r, md_config_t *c, const header_t *h, idx_t *ix) 
       if (section(r, c, h, c->n, ix, "Atoms", row_atom)) return -1;
       qsort(ix, (size_t)c->n, sizeof *ix, cmp_idx);
       for (long i = 1; i < c->n; i++)
-        if (ix[i].id == ix[i - 1].id)
-          return rfail(r, "atom id %lld appears twice in the Atoms section", ix[i].id);
+        if (ix[i].id == ix[i - 1].id) {
+          r->line = ix[i].line > ix[i - 1].line ? ix[i].line : ix[i - 1].line;
+          return rfail(r, "atom id %lld appears twice in the Atoms section (first on line "
+                       "%ld)", ix[i].id, ix[i].line < ix[i - 1].line ? ix[i].line
+                       : ix[i - 1].line);
+        }
     } else if (is_word(r, 0, "Velocities", NULL)) {
       if (!atoms) return rfail(r, "Velocities before Atoms");
       if (vel++) return rfail(r, "second Velocities section");

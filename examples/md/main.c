@@ -108,8 +108,8 @@ static void phase(rta_task_t *t, int begin) {
 
 /* One velocity Verlet step, phases clocked as rta tasks nested in "step"
  * (mon regions "step", "step/integrate", ...). Returns this rank's compute
- * time (forces + integration). */
-static double time_step(md_sim_t *s) {
+ * time (forces + integration); *tforce the force time alone. */
+static double time_step(md_sim_t *s, double *tforce) {
   const double h = 0.5 * s->p.dt;
   double tc = 0, t;
   int rc;
@@ -129,7 +129,8 @@ static double time_step(md_sim_t *s) {
   phase(s->ph_forces, 1);
   t = MPI_Wtime();
   if ((rc = md_forces(s))) die(s, rc, "forces");
-  tc += MPI_Wtime() - t;
+  *tforce = MPI_Wtime() - t;
+  tc += *tforce;
   phase(s->ph_forces, 0);
   phase(s->ph_integrate, 1);
   t = MPI_Wtime();
@@ -147,7 +148,8 @@ static double time_step(md_sim_t *s) {
 static void equilibrate(md_sim_t *s) {
   double g[8];
   for (int k = 0; k < s->p.equilibrate; k++) {
-    (void)time_step(s);
+    double tf;
+    (void)time_step(s, &tf);
     global_sums(s, g);
     double t_now = md_temperature(g[0], g[5]);
     double f = t_now > 0 ? sqrt(s->p.temperature / t_now) : 1.0;
@@ -221,10 +223,11 @@ int main(int argc, char **argv) {
   double *decide = calloc((size_t)p->steps, sizeof(double)); /* ballast: deciding s per step */
   int *lbev = calloc((size_t)p->steps, sizeof(int));          /* ballast: remap at the step */
   double *comp = calloc((size_t)p->steps, sizeof(double));
+  double *force = calloc((size_t)p->steps, sizeof(double)); /* force seconds per step */
   md_series_t ser = {calloc((size_t)p->steps, sizeof(double)),
                      calloc((size_t)p->steps, sizeof(double)),
                      calloc((size_t)p->steps, sizeof(double)), NULL};
-  if (!wall || !decide || !lbev || !comp || !ser.wall || !ser.cmax || !ser.cavg) die(s, BALLAST_ENOMEM, "setup");
+  if (!wall || !decide || !lbev || !comp || !force || !ser.wall || !ser.cmax || !ser.cavg) die(s, BALLAST_ENOMEM, "setup");
   int every = p->progress > 0 ? (p->steps + p->progress - 1) / p->progress : 0;
   int *newmap = malloc(sizeof(int) * (size_t)s->nblocks);
   if (!newmap) die(s, BALLAST_ENOMEM, "setup");
@@ -236,7 +239,7 @@ int main(int argc, char **argv) {
       if ((rc = md_apply_owner_map(s, newmap))) die(s, rc, "md_apply_owner_map");
     }
     double t0 = MPI_Wtime();
-    comp[step] = time_step(s);
+    comp[step] = time_step(s, &force[step]);
     /* ballast: one load-balancing call per step (a no-op under BALLAST_LB=off),
      * counted in the step's time */
     int remapped = 0;
@@ -262,16 +265,15 @@ int main(int argc, char **argv) {
       if (dr > res.drift_max) res.drift_max = dr;
       /* interval figures for the progress line */
       int n = step + 1 - last_report;
-      double lw = 0, lc = 0, mw, mc, sc;
-      for (int k = last_report; k <= step; k++) { lw += wall[k]; lc += comp[k]; }
+      double lw = 0, mw;
+      for (int k = last_report; k <= step; k++) lw += wall[k];
       MPI_Reduce(&lw, &mw, 1, MPI_DOUBLE, MPI_MAX, 0, s->comm);
-      MPI_Reduce(&lc, &mc, 1, MPI_DOUBLE, MPI_MAX, 0, s->comm);
-      MPI_Reduce(&lc, &sc, 1, MPI_DOUBLE, MPI_SUM, 0, s->comm);
+      double imb = md_imbalance(s, force, last_report, step + 1);
       last_report = step + 1;
       if (s->rank == 0 && !p->json_only) {
         printf("step %6d/%d  E/N %.6f  drift %.2e  T %.4f  %.3f ms/step  imbalance %.3f"
                "  remaps %d\n", step + 1, p->steps, e / g[5], dr, md_temperature(g[0], g[5]),
-               1e3 * mw / n, sc > 0 ? mc / (sc / s->size) : 1.0, s->remaps);
+               1e3 * mw / n, imb, s->remaps);
         fflush(stdout);
       }
     }
@@ -283,6 +285,9 @@ int main(int argc, char **argv) {
   MPI_Reduce(comp, ser.cmax, p->steps, MPI_DOUBLE, MPI_MAX, 0, s->comm);
   MPI_Reduce(comp, ser.cavg, p->steps, MPI_DOUBLE, MPI_SUM, 0, s->comm);
   for (int k = 0; k < p->steps; k++) ser.cavg[k] /= s->size;
+  res.imb_first = md_imbalance(s, force, 0, p->window);
+  res.imb_last = md_imbalance(s, force, p->steps - p->window, p->steps);
+  res.imb_run = md_imbalance(s, force, 0, p->steps);
 
   global_sums(s, g);
   res.e1 = g[0] + g[1];
@@ -326,6 +331,7 @@ int main(int argc, char **argv) {
   free(decide);
   free(lbev);
   free(comp);
+  free(force);
   free(ser.wall);
   free(ser.cmax);
   free(ser.cavg);

@@ -274,10 +274,18 @@ typedef struct {
   double pos_min, pos_max;   /* extreme coordinates over all particles */
   double wall_total;         /* seconds of the time-step loop */
   double cpu_total;          /* CPU seconds of the loop, summed over ranks */
+  double imb_first, imb_last, imb_run; /* md_imbalance of the first, last window, run */
   long particles_end;
   uint64_t id_sum, id_xor, id_hash;
 } md_result_t;
 double md_median(const double *v, int n);
+/* Collective: THE imbalance of ballast-md (summary and progress lines): max
+ * over ranks / mean over ranks of each rank's force time summed over steps
+ * [from, to) (tforce: this rank's force seconds per step). Summing before
+ * the ratio makes it robust to a rank losing its core for a moment; it is
+ * the measure ballast's policy judges (each block's force time is its task
+ * time). 1 when no time was measured. */
+double md_imbalance(const md_sim_t *s, const double *tforce, int from, int to);
 /* Collective: sum, xor and hash-sum of all particle ids (out[3]). */
 int md_id_checksum(const md_sim_t *s, uint64_t out[3]);
 /* Rank 0 prints the human summary (unless --json-only) and the JSON line. */
