@@ -300,6 +300,19 @@ static int cmp_idx(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Sorts ix by id; an id given twice is an error at its second line. */
+static int sort_unique(rd_t *r, const md_config_t *c, idx_t *ix) {
+  qsort(ix, (size_t)c->n, sizeof *ix, cmp_idx);
+  for (long i = 1; i < c->n; i++)
+    if (ix[i].id == ix[i - 1].id) {
+      long a = ix[i - 1].line, b = ix[i].line;
+      r->line = a > b ? a : b;
+      return rfail(r, "atom id %lld appears twice (first on line %ld)", ix[i].id,
+                   a < b ? a : b);
+    }
+  return 0;
+}
+
 /* The count lines of a section, each handed to row(). */
 typedef int (*row_fn)(rd_t *r, md_config_t *c, const header_t *h, long i, idx_t *ix);
 
@@ -405,14 +418,7 @@ static int read_sections(rd_t *r, md_config_t *c, const header_t *h, idx_t *ix) 
         return rfail(r, "Atoms section of style '%s': ballast-md reads atom_style atomic",
                      r->hint);
       if (section(r, c, h, c->n, ix, "Atoms", row_atom)) return -1;
-      qsort(ix, (size_t)c->n, sizeof *ix, cmp_idx);
-      for (long i = 1; i < c->n; i++)
-        if (ix[i].id == ix[i - 1].id) {
-          r->line = ix[i].line > ix[i - 1].line ? ix[i].line : ix[i - 1].line;
-          return rfail(r, "atom id %lld appears twice in the Atoms section (first on line "
-                       "%ld)", ix[i].id, ix[i].line < ix[i - 1].line ? ix[i].line
-                       : ix[i - 1].line);
-        }
+      if (sort_unique(r, c, ix)) return -1;
     } else if (is_word(r, 0, "Velocities", NULL)) {
       if (!atoms) return rfail(r, "Velocities before Atoms");
       if (vel++) return rfail(r, "second Velocities section");
@@ -426,6 +432,17 @@ static int read_sections(rd_t *r, md_config_t *c, const header_t *h, idx_t *ix) 
     if (k == 0) break;
   }
   if (!atoms) return rfail(r, "no Atoms section");
+  return 0;
+}
+
+static int alloc_config(md_config_t *c, long n, idx_t **ix, const char *path, char *err,
+                        size_t len) {
+  c->n = n;
+  c->id = malloc(sizeof(int64_t) * (size_t)n);
+  c->r = calloc((size_t)n * 6, sizeof(double));
+  *ix = malloc(sizeof(idx_t) * (size_t)n);
+  if (!c->id || !c->r || !*ix)
+    return fail(err, len, "%s: out of memory for %ld atoms", path, n);
   return 0;
 }
 
@@ -447,15 +464,83 @@ int md_read_data(const char *path, int periodic, md_config_t *c, char *err, size
                                      'x' + d);
   }
   if (!rc) {
-    c->n = (long)h.natoms;
     for (int d = 0; d < MD_DIM; d++) c->L[d] = h.hi[d] - h.lo[d];
-    c->id = malloc(sizeof(int64_t) * (size_t)c->n);
-    c->r = calloc((size_t)c->n * 6, sizeof(double));
-    ix = malloc(sizeof(idx_t) * (size_t)c->n);
-    if (!c->id || !c->r || !ix) rc = fail(err, len, "%s: out of memory for %ld atoms", path,
-                                          c->n);
+    rc = alloc_config(c, (long)h.natoms, &ix, path, err, len);
   }
   if (!rc) rc = read_sections(&r, c, &h, ix);
+  fclose(r.f);
+  free(ix);
+  if (rc) md_config_free(c);
+  return rc;
+}
+
+/* The XYZ comment line: the diagonal of Lattice="..." and our Properties. */
+static int xyz_comment(rd_t *r, header_t *h) {
+  static const char props[] = "Properties=species:S:1:id:I:1:pos:R:3:velo:R:3";
+  const char *lat = strstr(r->buf, "Lattice=\"");
+  double m[9];
+  if (!lat || sscanf(lat + 9, "%lf %lf %lf %lf %lf %lf %lf %lf %lf", &m[0], &m[1], &m[2],
+                     &m[3], &m[4], &m[5], &m[6], &m[7], &m[8]) != 9)
+    return rfail(r, "no Lattice=\"ax ay az bx by bz cx cy cz\" (9 numbers)");
+  for (int i = 0; i < 9; i++)
+    if ((i % 4 != 0 && m[i] != 0) || (i % 4 == 0 && !(m[i] > 0 && isfinite(m[i]))))
+      return rfail(r, "Lattice is not a diagonal box with positive lengths");
+  const char *pr = strstr(r->buf, "Properties=");
+  size_t n = sizeof props - 1;
+  if (!pr || strncmp(pr, props, n) || !(pr[n] == '\0' || isspace((unsigned char)pr[n])))
+    return rfail(r, "ballast-md reads the extended XYZ it writes: %s", props);
+  for (int d = 0; d < MD_DIM; d++) {
+    h->lo[d] = 0;
+    h->hi[d] = m[4 * d];
+  }
+  return 0;
+}
+
+static int row_xyz(rd_t *r, md_config_t *c, const header_t *h, long i, idx_t *ix) {
+  long long id;
+  double x[MD_DIM];
+  if (r->ntok != 8) return rfail(r, "an XYZ line is 'species id x y z vx vy vz', not %d "
+                                    "fields", r->ntok);
+  if (integer(r, 1, 1, (1LL << 52), &id)) return -1;
+  double *q = c->r + (size_t)i * 6;
+  for (int d = 0; d < MD_DIM; d++)
+    if (num(r, 2 + d, &x[d]) || num(r, 5 + d, &q[3 + d]) || wrap(r, c, h, d, x[d], 0, &q[d]))
+      return -1;
+  c->id[i] = id - 1;
+  ix[i] = (idx_t){id, i, r->line};
+  return 0;
+}
+
+int md_read_xyz(const char *path, int periodic, md_config_t *c, char *err, size_t len) {
+  memset(c, 0, sizeof *c);
+  c->periodic = periodic;
+  rd_t r = {.path = path, .err = err, .len = len};
+  r.f = fopen(path, "r");
+  if (!r.f) return fail(err, len, "%s: cannot open: %s", path, strerror(errno));
+  header_t h;
+  memset(&h, 0, sizeof h);
+  idx_t *ix = NULL;
+  long long n = 0;
+  int rc = next_line(&r, 0);
+  if (rc == 0) {
+    r.line = 1;
+    rc = rfail(&r, "empty file (an XYZ frame starts with the atom count)");
+  } else if (rc == 1) {
+    rc = r.ntok == 1 ? integer(&r, 0, 1, 100000000LL, &n)
+                     : rfail(&r, "the first line is the atom count");
+  }
+  if (!rc) {
+    /* the comment line whole: Lattice="..." holds spaces */
+    r.line++;
+    if (!fgets(r.buf, sizeof r.buf, r.f)) rc = rfail(&r, "no comment line");
+    else rc = xyz_comment(&r, &h);
+  }
+  if (!rc) {
+    for (int d = 0; d < MD_DIM; d++) c->L[d] = h.hi[d];
+    rc = alloc_config(c, (long)n, &ix, path, err, len);
+  }
+  if (!rc) rc = section(&r, c, &h, c->n, ix, "XYZ", row_xyz);
+  if (!rc) rc = sort_unique(&r, c, ix);
   fclose(r.f);
   free(ix);
   if (rc) md_config_free(c);

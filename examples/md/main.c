@@ -54,14 +54,17 @@ static int sim_setup(md_sim_t *s, char *err, size_t errlen) {
 }
 
 static int sim_init(md_sim_t *s, char *err, size_t errlen) {
-  /* --read-data: the file gives the box; every rank reads it whole */
+  /* --read-data, --read-xyz: the file gives the box; every rank reads it whole */
   md_config_t cfg = {0};
-  if (s->p.read_data) {
-    if (md_read_data(s->p.read_data, !s->p.walls, &cfg, err, errlen)) return -1;
+  const char *from = s->p.read_data ? s->p.read_data : s->p.read_xyz;
+  if (from) {
+    if (s->p.read_data ? md_read_data(from, !s->p.walls, &cfg, err, errlen)
+                       : md_read_xyz(from, !s->p.walls, &cfg, err, errlen))
+      return -1;
     memcpy(s->p.box, cfg.L, sizeof s->p.box);
   }
   int rc = sim_setup(s, err, errlen);
-  if (!rc) rc = s->p.read_data ? md_config_place(s, &cfg, err, errlen)
+  if (!rc) rc = from ? md_config_place(s, &cfg, err, errlen)
                                : md_scenario_create(s, err, errlen);
   md_config_free(&cfg);
   return rc;

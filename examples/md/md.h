@@ -66,6 +66,7 @@ typedef struct {
   const char *trace;   /* file for the per-step times (rank 0), or NULL */
   int lb_random;       /* ballast: map with RTA_MAP_RANDOM instead of two-phase */
   const char *read_data;   /* LAMMPS data file to start from, or NULL (io.c) */
+  const char *read_xyz;    /* extended XYZ frame to start from, or NULL */
   const char *write_data;  /* data file written at the end of the run, or NULL */
   const char *write_start; /* data file of the state the measured run starts from */
   const char *write_xyz;   /* extended XYZ frame written at the end, or NULL */
@@ -234,6 +235,9 @@ int md_write_xyz(const md_sim_t *s, const char *path, char *err, size_t errlen);
 /* Reads a LAMMPS data file (atom_style atomic, mass 1, orthogonal box) into
  * c. Returns 0, or -1 with err "path:line: problem" and c empty. */
 int md_read_data(const char *path, int periodic, md_config_t *c, char *err, size_t errlen);
+/* Reads an extended XYZ frame as md_write_xyz writes it (diagonal Lattice,
+ * Properties=species:S:1:id:I:1:pos:R:3:velo:R:3); errors as md_read_data. */
+int md_read_xyz(const char *path, int periodic, md_config_t *c, char *err, size_t errlen);
 void md_config_free(md_config_t *c);
 /* Pushes c's particles that fall in my blocks; sets s->natoms. */
 int md_config_place(md_sim_t *s, const md_config_t *c, char *err, size_t errlen);

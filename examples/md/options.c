@@ -69,6 +69,7 @@ void md_usage(FILE *out) {
     "                    (restart with --read-data, or read_data in LAMMPS)\n"
     "  --write-data-start FILE  the same for the state the measured run starts\n"
     "                    from (after --equilibrate)\n"
+    "  --read-xyz FILE   start from an extended XYZ frame as --write-xyz writes it\n"
     "  --write-xyz FILE  write the final configuration as an extended XYZ frame\n"
     "                    (species, id, pos, velo; for OVITO, VMD, ASE)\n"
     "  --json-only       print only the {\"md_summary\": ...} line\n"
@@ -163,7 +164,8 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
                 !strcmp(a, "--drift") || !strcmp(a, "--progress") ||
                 !strcmp(a, "--equilibrate") || !strcmp(a, "--trace") ||
                 !strcmp(a, "--read-data") || !strcmp(a, "--write-data") ||
-                !strcmp(a, "--write-data-start") || !strcmp(a, "--write-xyz");
+                !strcmp(a, "--write-data-start") || !strcmp(a, "--write-xyz") ||
+                !strcmp(a, "--read-xyz");
     if (!known)
       return fail(err, len, "unknown option '%s' (see --help)", a);
     if (!v)
@@ -217,6 +219,8 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
       p->write_data = v;
     } else if (!strcmp(a, "--write-data-start")) {
       p->write_start = v;
+    } else if (!strcmp(a, "--read-xyz")) {
+      p->read_xyz = v;
     } else if (!strcmp(a, "--write-xyz")) {
       p->write_xyz = v;
     } else if (!strcmp(a, "--progress")) {
@@ -232,6 +236,8 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
   if (p->remap_every > 0 && p->strategy == MD_BLOCK)
     return fail(err, len, "--remap-every: the block strategy never changes its map; "
                           "use --strategy random or roundrobin");
+  if (p->read_data && p->read_xyz)
+    return fail(err, len, "--read-data and --read-xyz: give one starting configuration");
   if (p->window > p->steps)
     return fail(err, len, "--window %d is longer than the run (--steps %d)", p->window, p->steps);
   if (p->window == 0)

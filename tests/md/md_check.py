@@ -391,6 +391,28 @@ def io_checks(a, f):
     rows = [l.split() for l in xyz[2:] if l]
     check(len(rows) == 864 and all(r[2:8] == atoms[r[1]] for r in rows),
           "xyz rows equal the data file's", len(rows))
+    # XYZ read back: the same configuration as the data file
+    run(a, a.np, "--read-xyz", f("a1.xyz"), "--steps", "1", "--progress", "0",
+        "--write-data-start", f("x0.data"))
+    check(open(f("x0.data")).read() == open(f("a1.data")).read(),
+          "xyz read back: the data file of the same state")
+    xyz_text = open(f("a1.xyz")).read()
+    bad_xyz = [(xyz_text.replace('Lattice="', 'Lattice="1 ', 1).replace(' 0 0 0 ', ' 0 1 0 ', 1),
+                ":2: Lattice is not a diagonal box"),
+               (xyz_text.replace("velo:R:3", "force:R:3"), ":2: ballast-md reads the extended XYZ"),
+               (xyz_text.replace("864\n", "865\n", 1), "end of file in the XYZ section: 864 of 865"),
+               (xyz_text.replace("\nAr 1 ", "\nAr x ", 1), ":3: field 2 'x' is not an integer")]
+    for k, (text, msg) in enumerate(bad_xyz):
+        path = f("bad%d.xyz" % k)
+        with open(path, "w") as out:
+            out.write(text)
+        p = run(a, a.np, "--read-xyz", path, "--steps", "1", expect_ok=False)
+        check(p.returncode == 2 and (path + msg in p.stderr if msg.startswith(":")
+                                     else msg in p.stderr), "bad xyz %d" % k, msg,
+              p.returncode, p.stderr.strip()[:300])
+    p = run(a, 1, "--read-xyz", f("a1.xyz"), "--read-data", f("a1.data"), expect_ok=False)
+    check(p.returncode == 2 and "give one starting configuration" in p.stderr,
+          "--read-xyz with --read-data refused", p.returncode)
     # the droplet: sparse ids survive the round trip
     dd = run(a, a.np, "--scenario", "droplet", "--particles", "32000", "--steps", "1",
              "--progress", "0", "--write-data-start", f("d0.data"))
