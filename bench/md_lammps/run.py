@@ -25,7 +25,8 @@ balance  the droplet (22,489 atoms) and the moving cluster (14,533 atoms) on
          (max/avg over ranks of the force time: LAMMPS's Pair row, ballast-md's
          imbalance), and the first window's time per step (balancing included).
 
-Figures are printed as a table and written as JSON lines to DIR/runs.jsonl.
+Figures are printed as tables and written as JSON lines to DIR/runs_PART.jsonl
+(DIR: build/bench_md_lammps by default).
 """
 import json
 import os
@@ -212,9 +213,14 @@ def lmp_balance(lmp_bin, out, data, variant, steps, w):
     # into equal halves: that is the "static-auto" variant
     if variant != "lammps-static-auto":
         pre += "processors * 1 1\n"
-    script = pre + LMP_HEAD.format(data=data, dt=0.005, thermo=steps) + \
-        bal.replace("comm_style tiled\n", "") + \
-        f"run {w}\nrun {steps - 2 * w} pre no\nrun {w} pre no\n"
+    fix = bal.replace("comm_style tiled\n", "")
+    # the fix is defined anew before each run: LAMMPS (2022-01) resets its
+    # timers at a run but not the time weight's last reading, which then
+    # goes negative ("Balance weight <= 0.0"); a new fix starts from 0 (its
+    # first call in the run has no time yet and balances by atom count)
+    again = f"unfix bal\n{fix}" if fix else ""
+    script = pre + LMP_HEAD.format(data=data, dt=0.005, thermo=steps) + fix + \
+        f"run {w}\n{again}run {steps - 2 * w} pre no\n{again}run {w} pre no\n"
     runs = lmp(2, lmp_bin, script, os.path.join(out, f"{variant}.in"))
     loop = sum(r["loop"] for r in runs)
     first, last = runs[0], runs[-1]
@@ -290,7 +296,7 @@ def main():
                        check=True)
     if not os.path.exists(bin_md):
         sys.exit(f"{bin_md} not found: build ballast-md first (cmake --build build)")
-    jsonl = open(os.path.join(out, "runs.jsonl"), "w")
+    jsonl = open(os.path.join(out, f"runs_{part}.jsonl"), "w")
 
     def log(r):
         jsonl.write(json.dumps(r) + "\n")
