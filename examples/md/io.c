@@ -28,14 +28,6 @@
 #define REC 7 /* id, x, y, z, vx, vy, vz */
 #define MAXTOK 16
 
-static int fail(char *err, size_t len, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, len, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
 static int cmp_rec(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -130,26 +122,26 @@ static int write_config(const md_sim_t *s, const char *path, int xyz, char *err,
   double *a = NULL;
   long n = 0;
   int rc = gather_sorted(s, &a, &n), bad = 0;
-  if (rc) return fail(err, len, "%s: gathering the particles failed: %s", path,
+  if (rc) return md_errf(err, len, "%s: gathering the particles failed: %s", path,
                       ballast_strerror(rc));
   if (s->rank == 0) {
     FILE *f = fopen(path, "w");
     if (!f) {
       bad = 1;
-      fail(err, len, "%s: cannot open for writing: %s", path, strerror(errno));
+      md_errf(err, len, "%s: cannot open for writing: %s", path, strerror(errno));
     } else {
       if (xyz) put_xyz(f, s, a, n);
       else put_data(f, s, a, n);
       int werr = ferror(f);
       if (fclose(f) || werr) {
         bad = 1;
-        fail(err, len, "%s: write error: %s", path, strerror(errno));
+        md_errf(err, len, "%s: write error: %s", path, strerror(errno));
       }
     }
   }
   free(a);
   MPI_Bcast(&bad, 1, MPI_INT, 0, s->comm);
-  if (bad && s->rank != 0) fail(err, len, "%s: rank 0 could not write the file", path);
+  if (bad && s->rank != 0) md_errf(err, len, "%s: rank 0 could not write the file", path);
   return bad ? -1 : 0;
 }
 
@@ -435,6 +427,28 @@ static int read_sections(rd_t *r, md_config_t *c, const header_t *h, idx_t *ix) 
   return 0;
 }
 
+static int reader_open(rd_t *r, md_config_t *c, header_t *h, const char *path,
+                       int periodic, char *err, size_t len) {
+  memset(c, 0, sizeof *c);
+  memset(h, 0, sizeof *h);
+  memset(r, 0, sizeof *r);
+  c->periodic = periodic;
+  r->path = path;
+  r->err = err;
+  r->len = len;
+  r->f = fopen(path, "r");
+  if (!r->f) return md_errf(err, len, "%s: cannot open: %s", path, strerror(errno));
+  return 0;
+}
+
+/* Closes the file; on failure (rc) leaves c empty. Returns rc. */
+static int reader_close(rd_t *r, md_config_t *c, idx_t *ix, int rc) {
+  fclose(r->f);
+  free(ix);
+  if (rc) md_config_free(c);
+  return rc;
+}
+
 static int alloc_config(md_config_t *c, long n, idx_t **ix, const char *path, char *err,
                         size_t len) {
   c->n = n;
@@ -442,19 +456,15 @@ static int alloc_config(md_config_t *c, long n, idx_t **ix, const char *path, ch
   c->r = calloc((size_t)n * 6, sizeof(double));
   *ix = malloc(sizeof(idx_t) * (size_t)n);
   if (!c->id || !c->r || !*ix)
-    return fail(err, len, "%s: out of memory for %ld atoms", path, n);
+    return md_errf(err, len, "%s: out of memory for %ld atoms", path, n);
   return 0;
 }
 
 int md_read_data(const char *path, int periodic, md_config_t *c, char *err, size_t len) {
-  memset(c, 0, sizeof *c);
-  c->periodic = periodic;
-  rd_t r = {.path = path, .err = err, .len = len};
-  r.f = fopen(path, "r");
-  if (!r.f) return fail(err, len, "%s: cannot open: %s", path, strerror(errno));
+  rd_t r;
   header_t h;
-  memset(&h, 0, sizeof h);
   idx_t *ix = NULL;
+  if (reader_open(&r, c, &h, path, periodic, err, len)) return -1;
   int rc = read_header(&r, &h);
   if (!rc) {
     if (h.natoms < 1) rc = rfail(&r, "the header gives no 'N atoms' line");
@@ -468,10 +478,7 @@ int md_read_data(const char *path, int periodic, md_config_t *c, char *err, size
     rc = alloc_config(c, (long)h.natoms, &ix, path, err, len);
   }
   if (!rc) rc = read_sections(&r, c, &h, ix);
-  fclose(r.f);
-  free(ix);
-  if (rc) md_config_free(c);
-  return rc;
+  return reader_close(&r, c, ix, rc);
 }
 
 /* The XYZ comment line: the diagonal of Lattice="..." and our Properties. */
@@ -512,14 +519,10 @@ static int row_xyz(rd_t *r, md_config_t *c, const header_t *h, long i, idx_t *ix
 }
 
 int md_read_xyz(const char *path, int periodic, md_config_t *c, char *err, size_t len) {
-  memset(c, 0, sizeof *c);
-  c->periodic = periodic;
-  rd_t r = {.path = path, .err = err, .len = len};
-  r.f = fopen(path, "r");
-  if (!r.f) return fail(err, len, "%s: cannot open: %s", path, strerror(errno));
+  rd_t r;
   header_t h;
-  memset(&h, 0, sizeof h);
   idx_t *ix = NULL;
+  if (reader_open(&r, c, &h, path, periodic, err, len)) return -1;
   long long n = 0;
   int rc = next_line(&r, 0);
   if (rc == 0) {
@@ -541,10 +544,7 @@ int md_read_xyz(const char *path, int periodic, md_config_t *c, char *err, size_
   }
   if (!rc) rc = section(&r, c, &h, c->n, ix, "XYZ", row_xyz);
   if (!rc) rc = sort_unique(&r, c, ix);
-  fclose(r.f);
-  free(ix);
-  if (rc) md_config_free(c);
-  return rc;
+  return reader_close(&r, c, ix, rc);
 }
 
 void md_config_free(md_config_t *c) {
@@ -562,7 +562,7 @@ int md_config_place(md_sim_t *s, const md_config_t *c, char *err, size_t len) {
     if (s->owner[b] != s->rank) continue;
     double r9[9] = {q[0], q[1], q[2], q[3], q[4], q[5], 0, 0, 0};
     if (md_block_push(&s->blocks[b], r9, c->id[i]))
-      return fail(err, len, "out of memory placing the particles");
+      return md_errf(err, len, "out of memory placing the particles");
   }
   s->natoms = c->n;
   return 0;

@@ -72,7 +72,7 @@ static int sim_init(md_sim_t *s, char *err, size_t errlen) {
 
 /* Collective: writes the configuration to path with write(); a failure is
  * reported (rank 0) and makes the exit status non-zero, the run goes on. */
-static void write_config(md_sim_t *s, const char *path,
+static void write_file(md_sim_t *s, const char *path,
                          int (*write)(const md_sim_t *, const char *, char *, size_t),
                          int *status) {
   char err[512];
@@ -213,7 +213,7 @@ int main(int argc, char **argv) {
   res.t0 = md_temperature(g[0], g[5]);
   memcpy(res.mom0, &g[2], sizeof res.mom0);
   int status = 0;
-  write_config(s, p->write_start, md_write_data, &status);
+  write_file(s, p->write_start, md_write_data, &status);
   if (s->rank == 0 && !p->json_only)
     printf("ballast-md: %s, %ld particles, box %.2f, %d ranks, %d blocks (%dx%dx%d), "
            "strategy %s%s, %s, dt %g, %d steps\n",
@@ -322,8 +322,8 @@ int main(int argc, char **argv) {
     s->lb_seconds = s->lbst.seconds_mapping + s->lbst.seconds_migrating + s->lb_deciding_min;
   }
   md_report(s, &ser, &res);
-  write_config(s, p->write_data, md_write_data, &status);
-  write_config(s, p->write_xyz, md_write_xyz, &status);
+  write_file(s, p->write_data, md_write_data, &status);
+  write_file(s, p->write_xyz, md_write_xyz, &status);
   ser.lbev = lbev;
   if (p->trace && s->rank == 0) md_write_trace(s, &ser, p->trace);
   if (p->pia) md_pia_listing(s);

@@ -164,6 +164,9 @@ typedef struct {
 /* options.c */
 int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t errlen);
 void md_usage(FILE *out);
+/* Formats an error message into err (at most len bytes); returns -1. */
+int md_errf(char *err, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 const char *md_scenario_name(md_scenario_t s);
 const char *md_strategy_name(md_strategy_t s);
 
