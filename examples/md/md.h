@@ -289,9 +289,10 @@ double md_median(const double *v, int n);
 /* Collective: THE imbalance of ballast-md (summary and progress lines): max
  * over ranks / mean over ranks of each rank's force time summed over steps
  * [from, to) (tforce: this rank's force seconds per step). Summing before
- * the ratio makes it robust to a rank losing its core for a moment; it is
- * the measure ballast's policy judges (each block's force time is its task
- * time). 1 when no time was measured. */
+ * the ratio makes it robust to a rank losing its core for a moment. Built
+ * from the times ballast's policy judges (each block's force time is its
+ * task time; the policy takes per-rank medians where this takes sums).
+ * 1 when no time was measured. */
 double md_imbalance(const md_sim_t *s, const double *tforce, int from, int to);
 /* Collective: sum, xor and hash-sum of all particle ids (out[3]). */
 int md_id_checksum(const md_sim_t *s, uint64_t out[3]);
