@@ -31,6 +31,7 @@ Figures are printed as tables and written as JSON lines to DIR/runs_PART.jsonl
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -294,6 +295,9 @@ def main():
     if "--no-setup" not in sys.argv:
         subprocess.run(["bash", os.path.join(ROOT, "scripts", "setup.sh"), "lammps"],
                        check=True)
+    if not shutil.which(lmp_bin):
+        sys.exit(f"{lmp_bin} not found: install the extra (bash scripts/setup.sh lammps) "
+                 "or give --lmp")
     if not os.path.exists(bin_md):
         sys.exit(f"{bin_md} not found: build ballast-md first (cmake --build build)")
     jsonl = open(os.path.join(out, f"runs_{part}.jsonl"), "w")
