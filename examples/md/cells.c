@@ -37,17 +37,21 @@ int md_geometry_init(md_sim_t *s, char *err, size_t errlen) {
   if (m < 1) m = 1;
   double lat = cbrt(4.0 / p->rho);  /* FCC lattice constant of the liquid */
   s->periodic = !p->walls;
+  double lmin = 0;
+  for (int d = 0; d < MD_DIM; d++) {
+    s->L[d] = p->box[d] > 0 ? p->box[d] : (double)m * lat; /* box: --read-data */
+    lmin = d == 0 || s->L[d] < lmin ? s->L[d] : lmin;
+  }
   if (p->skin < 0) {
     /* The default skin, or as much of it as 3 cells per side allow: a box
      * of 3 cells of rc (the smallest one ever accepted) still runs, with
      * lists rebuilt more often. */
-    double fit = (double)m * lat / 3.0 / (1.0 + 1e-9) - MD_RC;
+    double fit = lmin / 3.0 / (1.0 + 1e-9) - MD_RC;
     s->p.skin = fit < MD_SKIN ? (fit > 0 ? fit : 0.0) : MD_SKIN;
   }
   /* cells hold every pair of the Verlet list: edge >= rc + skin */
   s->rlist = MD_RC + p->skin;
   for (int d = 0; d < MD_DIM; d++) {
-    s->L[d] = (double)m * lat;
     /* an edge of at least rlist with a margin against rounding: the ghost
      * layer of one cell holds every list partner */
     s->nc[d] = (int)floor(s->L[d] / (s->rlist * (1.0 + 1e-12)));

@@ -38,7 +38,7 @@ static void global_sums(md_sim_t *s, double g[8]) {
   MPI_Allreduce(&l[7], &g[7], 1, MPI_DOUBLE, MPI_MAX, s->comm);
 }
 
-static int sim_init(md_sim_t *s, char *err, size_t errlen) {
+static int sim_setup(md_sim_t *s, char *err, size_t errlen) {
   if (md_geometry_init(s, err, errlen)) return -1;
   s->owner = malloc(sizeof(int) * (size_t)s->nblocks);
   s->mine = malloc(sizeof(int) * (size_t)s->nblocks);
@@ -53,8 +53,39 @@ static int sim_init(md_sim_t *s, char *err, size_t errlen) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
-  return md_scenario_create(s, err, errlen);
+  return 0;
 }
+
+static int sim_init(md_sim_t *s, char *err, size_t errlen) {
+  /* --read-data, --read-xyz: the file gives the box; every rank reads it whole */
+  md_config_t cfg = {0};
+  const char *from = s->p.read_data ? s->p.read_data : s->p.read_xyz;
+  if (from) {
+    if (s->p.read_data ? md_read_data(from, !s->p.walls, &cfg, err, errlen)
+                       : md_read_xyz(from, !s->p.walls, &cfg, err, errlen))
+      return -1;
+    memcpy(s->p.box, cfg.L, sizeof s->p.box);
+  }
+  int rc = sim_setup(s, err, errlen);
+  if (!rc) rc = from ? md_config_place(s, &cfg, err, errlen)
+                               : md_scenario_create(s, err, errlen);
+  md_config_free(&cfg);
+  return rc;
+}
+
+/* Collective: writes the configuration to path with write(); a failure is
+ * reported (rank 0) and makes the exit status non-zero, the run goes on. */
+static void write_file(md_sim_t *s, const char *path,
+                         int (*write)(const md_sim_t *, const char *, char *, size_t),
+                         int *status) {
+  char err[512];
+  if (!path) return;
+  if (write(s, path, err, sizeof err)) {
+    if (s->rank == 0) fprintf(stderr, "ballast-md: %s\n", err);
+    *status = 5;
+  }
+}
+
 
 static void phase(rta_task_t *t, int begin) {
   /* Monitoring never changes what the simulation does: a failing clock
@@ -65,8 +96,8 @@ static void phase(rta_task_t *t, int begin) {
 
 /* One velocity Verlet step, phases clocked as rta tasks nested in "step"
  * (mon regions "step", "step/integrate", ...). Returns this rank's compute
- * time (forces + integration). */
-static double time_step(md_sim_t *s) {
+ * time (forces + integration); *tforce the force time alone. */
+static double time_step(md_sim_t *s, double *tforce) {
   const double h = 0.5 * s->p.dt;
   double tc = 0, t;
   int rc;
@@ -99,7 +130,8 @@ static double time_step(md_sim_t *s) {
   phase(s->ph_forces, 1);
   t = MPI_Wtime();
   if ((rc = md_forces(s))) die(s, rc, "forces");
-  tc += MPI_Wtime() - t;
+  *tforce = MPI_Wtime() - t;
+  tc += *tforce;
   phase(s->ph_forces, 0);
   phase(s->ph_integrate, 1);
   t = MPI_Wtime();
@@ -110,9 +142,11 @@ static double time_step(md_sim_t *s) {
   return tc;
 }
 
+/* CPU seconds of this process (all its threads), for the loop's CPU time:
+ * the wall time of a rank that waits by yielding the core is not work. */
 static double cpu_now(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)) return 0.0;
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -157,9 +191,10 @@ static void equilibrate(md_sim_t *s) {
     /* only the kinetic energy is used here; the last step's potential
      * energy starts the measured run's energy */
     s->skip_epot = k + 1 < s->p.equilibrate;
-    (void)time_step(s);
+    double tf;
+    (void)time_step(s, &tf);
     global_sums(s, g);
-    double t_now = 2.0 * g[0] / (3.0 * (g[5] - 1.0));
+    double t_now = md_temperature(g[0], g[5]);
     double f = t_now > 0 ? sqrt(s->p.temperature / t_now) : 1.0;
     for (int m = 0; m < s->nmine; m++) {
       md_block_t *b = &s->blocks[s->mine[m]];
@@ -217,7 +252,10 @@ int main(int argc, char **argv) {
   md_result_t res;
   memset(&res, 0, sizeof res);
   res.e0 = g[0] + g[1];
+  res.t0 = md_temperature(g[0], g[5]);
   memcpy(res.mom0, &g[2], sizeof res.mom0);
+  int status = 0;
+  write_file(s, p->write_start, md_write_data, &status);
   if (s->rank == 0 && !p->json_only)
     printf("ballast-md: %s, %ld particles, box %.2f, %d ranks, %d blocks (%dx%dx%d), "
            "strategy %s%s, %s, dt %g, %d steps, Verlet skin %.3g\n",
@@ -230,10 +268,11 @@ int main(int argc, char **argv) {
   double *decide = calloc((size_t)p->steps, sizeof(double)); /* ballast: deciding s per step */
   int *lbev = calloc((size_t)p->steps, sizeof(int));          /* ballast: remap at the step */
   double *comp = calloc((size_t)p->steps, sizeof(double));
+  double *force = calloc((size_t)p->steps, sizeof(double)); /* force seconds per step */
   md_series_t ser = {calloc((size_t)p->steps, sizeof(double)),
                      calloc((size_t)p->steps, sizeof(double)),
                      calloc((size_t)p->steps, sizeof(double)), NULL};
-  if (!wall || !decide || !lbev || !comp || !ser.wall || !ser.cmax || !ser.cavg) die(s, BALLAST_ENOMEM, "setup");
+  if (!wall || !decide || !lbev || !comp || !force || !ser.wall || !ser.cmax || !ser.cavg) die(s, BALLAST_ENOMEM, "setup");
   int every = p->progress > 0 ? (p->steps + p->progress - 1) / p->progress : 0;
   int *newmap = malloc(sizeof(int) * (size_t)s->nblocks);
   if (!newmap) die(s, BALLAST_ENOMEM, "setup");
@@ -250,7 +289,7 @@ int main(int argc, char **argv) {
     /* the potential energy costs a sixth of the pair kernel: computed
      * only at the steps whose energy is sampled */
     s->skip_epot = !(every && (step + 1) % every == 0) && step + 1 != p->steps;
-    comp[step] = time_step(s);
+    comp[step] = time_step(s, &force[step]);
     /* ballast: one load-balancing call per step (a no-op under BALLAST_LB=off),
      * counted in the step's time */
     int remapped = 0;
@@ -276,16 +315,15 @@ int main(int argc, char **argv) {
       if (dr > res.drift_max) res.drift_max = dr;
       /* interval figures for the progress line */
       int n = step + 1 - last_report;
-      double lw = 0, lc = 0, mw, mc, sc;
-      for (int k = last_report; k <= step; k++) { lw += wall[k]; lc += comp[k]; }
+      double lw = 0, mw;
+      for (int k = last_report; k <= step; k++) lw += wall[k];
       MPI_Reduce(&lw, &mw, 1, MPI_DOUBLE, MPI_MAX, 0, s->comm);
-      MPI_Reduce(&lc, &mc, 1, MPI_DOUBLE, MPI_MAX, 0, s->comm);
-      MPI_Reduce(&lc, &sc, 1, MPI_DOUBLE, MPI_SUM, 0, s->comm);
+      double imb = md_imbalance(s, force, last_report, step + 1);
       last_report = step + 1;
       if (s->rank == 0 && !p->json_only) {
         printf("step %6d/%d  E/N %.6f  drift %.2e  T %.4f  %.3f ms/step  imbalance %.3f"
-               "  remaps %d\n", step + 1, p->steps, e / g[5], dr, 2.0 * g[0] / (3.0 * g[5]),
-               1e3 * mw / n, sc > 0 ? mc / (sc / s->size) : 1.0, s->remaps);
+               "  remaps %d\n", step + 1, p->steps, e / g[5], dr, md_temperature(g[0], g[5]),
+               1e3 * mw / n, imb, s->remaps);
         fflush(stdout);
       }
     }
@@ -293,15 +331,20 @@ int main(int argc, char **argv) {
   res.wall_total = MPI_Wtime() - tloop;
   double cpu_loop = cpu_now() - cpu0;
   md_kstats_t k1 = s->kst;
+  MPI_Allreduce(&cpu_loop, &res.cpu_total, 1, MPI_DOUBLE, MPI_SUM, s->comm);
   MPI_Reduce(wall, ser.wall, p->steps, MPI_DOUBLE, MPI_MAX, 0, s->comm);
   MPI_Reduce(comp, ser.cmax, p->steps, MPI_DOUBLE, MPI_MAX, 0, s->comm);
   MPI_Reduce(comp, ser.cavg, p->steps, MPI_DOUBLE, MPI_SUM, 0, s->comm);
   for (int k = 0; k < p->steps; k++) ser.cavg[k] /= s->size;
+  res.imb_first = md_imbalance(s, force, 0, p->window);
+  res.imb_last = md_imbalance(s, force, p->steps - p->window, p->steps);
+  res.imb_run = md_imbalance(s, force, 0, p->steps);
 
   global_sums(s, g);
   res.e1 = g[0] + g[1];
   res.ke1 = g[0];
   res.pe1 = g[1];
+  res.t1 = md_temperature(g[0], g[5]);
   res.drift = fabs(res.e1 - res.e0) / fabs(res.e0);
   if (res.drift > res.drift_max) res.drift_max = res.drift;
   memcpy(res.mom1, &g[2], sizeof res.mom1);
@@ -328,6 +371,8 @@ int main(int argc, char **argv) {
   }
   md_report(s, &ser, &res);
   kernel_report(s, &k0, &k1, cpu_loop, res.wall_total);
+  write_file(s, p->write_data, md_write_data, &status);
+  write_file(s, p->write_xyz, md_write_xyz, &status);
   ser.lbev = lbev;
   if (p->trace && s->rank == 0) md_write_trace(s, &ser, p->trace);
   if (p->pia) md_pia_listing(s);
@@ -338,10 +383,11 @@ int main(int argc, char **argv) {
   free(decide);
   free(lbev);
   free(comp);
+  free(force);
   free(ser.wall);
   free(ser.cmax);
   free(ser.cavg);
   md_sim_free(s);
   MPI_Finalize();
-  return res.particles_end == s->natoms ? 0 : 4;
+  return res.particles_end != s->natoms ? 4 : status;
 }

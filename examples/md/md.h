@@ -68,6 +68,12 @@ typedef struct {
   int lb_random;       /* ballast: map with RTA_MAP_RANDOM instead of two-phase */
   double skin;         /* Verlet-list skin: lists hold pairs within rc + skin;
                           < 0 until md_geometry_init resolves the default */
+  const char *read_data;   /* LAMMPS data file to start from, or NULL (io.c) */
+  const char *read_xyz;    /* extended XYZ frame to start from, or NULL */
+  const char *write_data;  /* data file written at the end of the run, or NULL */
+  const char *write_start; /* data file of the state the measured run starts from */
+  const char *write_xyz;   /* extended XYZ frame written at the end, or NULL */
+  double box[MD_DIM];  /* box lengths from --read-data; 0: from --particles and --rho */
 } md_params_t;
 
 /* Verlet neighbour lists of one block (nlist.c), CSR over its owned
@@ -231,6 +237,9 @@ typedef struct {
 /* options.c */
 int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t errlen);
 void md_usage(FILE *out);
+/* Formats an error message into err (at most len bytes); returns -1. */
+int md_errf(char *err, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 const char *md_scenario_name(md_scenario_t s);
 const char *md_strategy_name(md_strategy_t s);
 
@@ -313,6 +322,39 @@ void md_kick(md_sim_t *s, double h);
 void md_drift(md_sim_t *s, double dt);
 void md_local_sums(const md_sim_t *s, double out[8]);
 
+/* Temperature of n particles of total kinetic energy ke (mass 1, k_B = 1):
+ * T = 2 ke / (3 (n - 1)), the total momentum taking 3 degrees of freedom
+ * (LAMMPS's compute temp does the same). The only definition in ballast-md:
+ * the initial velocities, the warm-up's rescaling and every printed T. */
+static inline double md_temperature(double ke, double n) {
+  return n > 1 ? 2.0 * ke / (3.0 * (n - 1.0)) : 0.0;
+}
+
+/* io.c: configuration files. A configuration read from a file, positions
+ * in [0, L) (periodic) or [0, L] (walls) relative to the box origin. */
+typedef struct {
+  long n;
+  int periodic;
+  double L[MD_DIM];
+  int64_t *id;       /* ballast-md ids (file id - 1) */
+  double *r;         /* [6 n]: x, y, z, vx, vy, vz */
+} md_config_t;
+/* Collective: rank 0 writes every particle, sorted by id, as a LAMMPS data
+ * file (atom_style atomic, %.17g). Returns 0, or -1 on every rank with err
+ * naming the file and the problem. */
+int md_write_data(const md_sim_t *s, const char *path, char *err, size_t errlen);
+/* Collective: the same as an extended XYZ frame (species, id, pos, velo). */
+int md_write_xyz(const md_sim_t *s, const char *path, char *err, size_t errlen);
+/* Reads a LAMMPS data file (atom_style atomic, mass 1, orthogonal box) into
+ * c. Returns 0, or -1 with err "path:line: problem" and c empty. */
+int md_read_data(const char *path, int periodic, md_config_t *c, char *err, size_t errlen);
+/* Reads an extended XYZ frame as md_write_xyz writes it (diagonal Lattice,
+ * Properties=species:S:1:id:I:1:pos:R:3:velo:R:3); errors as md_read_data. */
+int md_read_xyz(const char *path, int periodic, md_config_t *c, char *err, size_t errlen);
+void md_config_free(md_config_t *c);
+/* Pushes c's particles that fall in my blocks; sets s->natoms. */
+int md_config_place(md_sim_t *s, const md_config_t *c, char *err, size_t errlen);
+
 /* scenario.c */
 int md_scenario_create(md_sim_t *s, char *err, size_t errlen);
 
@@ -343,14 +385,25 @@ typedef struct {
 /* End-of-run figures gathered on every rank (md_report prints on rank 0). */
 typedef struct {
   double e0, e1, ke1, pe1;   /* total energy at start and end, end split */
+  double t0, t1;             /* temperature at start and end (md_temperature) */
   double drift, drift_max;   /* |E - E0| / |E0| at the end, max over samples */
   double mom0[3], mom1[3];   /* total momentum at start and end */
   double pos_min, pos_max;   /* extreme coordinates over all particles */
   double wall_total;         /* seconds of the time-step loop */
+  double cpu_total;          /* CPU seconds of the loop, summed over ranks */
+  double imb_first, imb_last, imb_run; /* md_imbalance of the first, last window, run */
   long particles_end;
   uint64_t id_sum, id_xor, id_hash;
 } md_result_t;
 double md_median(const double *v, int n);
+/* Collective: THE imbalance of ballast-md (summary and progress lines): max
+ * over ranks / mean over ranks of each rank's force time summed over steps
+ * [from, to) (tforce: this rank's force seconds per step). Summing before
+ * the ratio makes it robust to a rank losing its core for a moment. Built
+ * from the times ballast's policy judges (each block's force time is its
+ * task time; the policy takes per-rank medians where this takes sums).
+ * 1 when no time was measured. */
+double md_imbalance(const md_sim_t *s, const double *tforce, int from, int to);
 /* Collective: sum, xor and hash-sum of all particle ids (out[3]). */
 int md_id_checksum(const md_sim_t *s, uint64_t out[3]);
 /* Rank 0 prints the human summary (unless --json-only) and the JSON line. */

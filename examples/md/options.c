@@ -64,11 +64,22 @@ void md_usage(FILE *out) {
     "  --equilibrate N   warm-up steps before the run, velocities rescaled to\n"
     "                    the temperature each step (not measured)    (default 0)\n"
     "  --progress N      progress lines over the run, 0 = none        (default 10)\n"
+    "  --read-data FILE  start from a LAMMPS data file (atom_style atomic, mass 1,\n"
+    "                    orthogonal box) instead of the scenario: box, positions,\n"
+    "                    velocities and ids from FILE (--particles, --rho and\n"
+    "                    --temperature unused; --scenario only labels the run)\n"
+    "  --write-data FILE write the final configuration as a LAMMPS data file\n"
+    "                    (restart with --read-data, or read_data in LAMMPS)\n"
+    "  --write-data-start FILE  the same for the state the measured run starts\n"
+    "                    from (after --equilibrate)\n"
+    "  --read-xyz FILE   start from an extended XYZ frame as --write-xyz writes it\n"
+    "  --write-xyz FILE  write the final configuration as an extended XYZ frame\n"
+    "                    (species, id, pos, velo; for OVITO, VMD, ASE)\n"
     "  --json-only       print only the {\"md_summary\": ...} line\n"
     "  --help            this text\n");
 }
 
-static int fail(char *err, size_t len, const char *fmt, ...) {
+int md_errf(char *err, size_t len, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err, len, fmt, ap);
@@ -76,15 +87,16 @@ static int fail(char *err, size_t len, const char *fmt, ...) {
   return -1;
 }
 
+
 static int parse_long(const char *opt, const char *s, long lo, long hi, long *out,
                       char *err, size_t len) {
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
   if (errno || end == s || *end != '\0')
-    return fail(err, len, "%s: '%s' is not an integer", opt, s);
+    return md_errf(err, len, "%s: '%s' is not an integer", opt, s);
   if (v < lo || v > hi)
-    return fail(err, len, "%s: %ld is out of range [%ld, %ld]", opt, v, lo, hi);
+    return md_errf(err, len, "%s: %ld is out of range [%ld, %ld]", opt, v, lo, hi);
   *out = v;
   return 0;
 }
@@ -95,9 +107,9 @@ static int parse_double(const char *opt, const char *s, double lo, double hi,
   errno = 0;
   double v = strtod(s, &end);
   if (errno || end == s || *end != '\0' || !isfinite(v))
-    return fail(err, len, "%s: '%s' is not a number", opt, s);
+    return md_errf(err, len, "%s: '%s' is not a number", opt, s);
   if (v < lo || v > hi)
-    return fail(err, len, "%s: %g is out of range [%g, %g]", opt, v, lo, hi);
+    return md_errf(err, len, "%s: %g is out of range [%g, %g]", opt, v, lo, hi);
   *out = v;
   return 0;
 }
@@ -109,14 +121,14 @@ static int parse_blocks(const char *s, int nb[MD_DIM], char *err, size_t len) {
     errno = 0;
     long v = strtol(q, &end, 10);
     if (errno || end == q || v < 1 || v > 1024)
-      return fail(err, len, "--blocks: '%s' is not X,Y,Z with 1 <= X,Y,Z <= 1024", s);
+      return md_errf(err, len, "--blocks: '%s' is not X,Y,Z with 1 <= X,Y,Z <= 1024", s);
     nb[d] = (int)v;
     if (d < MD_DIM - 1) {
       if (*end != ',')
-        return fail(err, len, "--blocks: '%s' is not X,Y,Z (three comma-separated counts)", s);
+        return md_errf(err, len, "--blocks: '%s' is not X,Y,Z (three comma-separated counts)", s);
       q = end + 1;
     } else if (*end != '\0') {
-      return fail(err, len, "--blocks: trailing characters in '%s'", s);
+      return md_errf(err, len, "--blocks: trailing characters in '%s'", s);
     }
   }
   return 0;
@@ -145,9 +157,9 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
     if (!strcmp(a, "--pia")) { p->pia = 1; continue; }
     if (!strcmp(a, "--lb-random")) { p->lb_random = 1; continue; }
     if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-      return fail(err, len, "help");
+      return md_errf(err, len, "help");
     if (strncmp(a, "--", 2) != 0)
-      return fail(err, len, "unexpected argument '%s'", a);
+      return md_errf(err, len, "unexpected argument '%s'", a);
     const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
     int known = !strcmp(a, "--scenario") || !strcmp(a, "--particles") ||
                 !strcmp(a, "--steps") || !strcmp(a, "--dt") || !strcmp(a, "--blocks") ||
@@ -156,23 +168,26 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
                 !strcmp(a, "--rho") || !strcmp(a, "--temperature") ||
                 !strcmp(a, "--drift") || !strcmp(a, "--progress") ||
                 !strcmp(a, "--equilibrate") || !strcmp(a, "--trace") ||
-                !strcmp(a, "--skin");
+                !strcmp(a, "--skin") ||
+                !strcmp(a, "--read-data") || !strcmp(a, "--write-data") ||
+                !strcmp(a, "--write-data-start") || !strcmp(a, "--write-xyz") ||
+                !strcmp(a, "--read-xyz");
     if (!known)
-      return fail(err, len, "unknown option '%s' (see --help)", a);
+      return md_errf(err, len, "unknown option '%s' (see --help)", a);
     if (!v)
-      return fail(err, len, "%s needs a value", a);
+      return md_errf(err, len, "%s needs a value", a);
     i++;
     if (!strcmp(a, "--scenario")) {
       if (!strcmp(v, "uniform")) p->scenario = MD_UNIFORM;
       else if (!strcmp(v, "droplet")) p->scenario = MD_DROPLET;
       else if (!strcmp(v, "cluster")) p->scenario = MD_CLUSTER;
-      else return fail(err, len, "--scenario: unknown scenario '%s' (uniform, droplet, cluster)", v);
+      else return md_errf(err, len, "--scenario: unknown scenario '%s' (uniform, droplet, cluster)", v);
     } else if (!strcmp(a, "--strategy")) {
       if (!strcmp(v, "block")) p->strategy = MD_BLOCK;
       else if (!strcmp(v, "random")) p->strategy = MD_RANDOM;
       else if (!strcmp(v, "roundrobin")) p->strategy = MD_ROUNDROBIN;
       else if (!strcmp(v, "ballast")) p->strategy = MD_BALLAST;
-      else return fail(err, len, "--strategy: unknown strategy '%s' "
+      else return md_errf(err, len, "--strategy: unknown strategy '%s' "
                                  "(block, random, roundrobin, ballast)", v);
     } else if (!strcmp(a, "--particles")) {
       if (parse_long(a, v, 32, 50000000L, &lv, err, len)) return -1;
@@ -206,21 +221,33 @@ int md_parse_args(int argc, char **argv, md_params_t *p, char *err, size_t len) 
       if (parse_double(a, v, 0.0, 1.5, &p->skin, err, len)) return -1;
     } else if (!strcmp(a, "--trace")) {
       p->trace = v;
+    } else if (!strcmp(a, "--read-data")) {
+      p->read_data = v;
+    } else if (!strcmp(a, "--write-data")) {
+      p->write_data = v;
+    } else if (!strcmp(a, "--write-data-start")) {
+      p->write_start = v;
+    } else if (!strcmp(a, "--read-xyz")) {
+      p->read_xyz = v;
+    } else if (!strcmp(a, "--write-xyz")) {
+      p->write_xyz = v;
     } else if (!strcmp(a, "--progress")) {
       if (parse_long(a, v, 0, 1000, &lv, err, len)) return -1;
       p->progress = (int)lv;
     }
   }
   if (p->remap_every > 0 && p->strategy == MD_BALLAST)
-    return fail(err, len, "--remap-every: with --strategy ballast, ballast decides when to "
+    return md_errf(err, len, "--remap-every: with --strategy ballast, ballast decides when to "
                           "remap (BALLAST_LB=explicit remaps at every step)");
   if (p->lb_random && p->strategy != MD_BALLAST)
-    return fail(err, len, "--lb-random needs --strategy ballast");
+    return md_errf(err, len, "--lb-random needs --strategy ballast");
   if (p->remap_every > 0 && p->strategy == MD_BLOCK)
-    return fail(err, len, "--remap-every: the block strategy never changes its map; "
+    return md_errf(err, len, "--remap-every: the block strategy never changes its map; "
                           "use --strategy random or roundrobin");
+  if (p->read_data && p->read_xyz)
+    return md_errf(err, len, "--read-data and --read-xyz: give one starting configuration");
   if (p->window > p->steps)
-    return fail(err, len, "--window %d is longer than the run (--steps %d)", p->window, p->steps);
+    return md_errf(err, len, "--window %d is longer than the run (--steps %d)", p->window, p->steps);
   if (p->window == 0)
     p->window = p->steps >= 10 ? p->steps / 10 : 1;
   return 0;

@@ -81,8 +81,8 @@ int md_scenario_create(md_sim_t *s, char *err, size_t errlen) {
       }
       for (int d = 0; d < MD_DIM; d++) vcm[d] = sum_v[d] / kept;
       double ke2 = sum_v2 - kept * (vcm[0] * vcm[0] + vcm[1] * vcm[1] + vcm[2] * vcm[2]);
-      /* T = sum m v^2 / (3 (N - 1)): momentum removal takes 3 degrees */
-      double t_now = ke2 / (3.0 * (kept - 1));
+      /* momentum removal takes 3 degrees of freedom (md_temperature) */
+      double t_now = md_temperature(0.5 * ke2, (double)kept);
       scale = t_now > 0 ? sqrt(p->temperature / t_now) : 0.0;
       s->natoms = kept;
     }
