@@ -13,7 +13,7 @@
 #include "mon/mon_hooks.h"
 
 #define MIGRATE_TAG 0x6d67 /* "mg" */
-#define AGG_MAX ((size_t)64 << 10) /* smaller states share one message per peer */
+#define AGG_MAX ((size_t)64 << 10) /* smaller tails share one message per peer */
 #define BATCH_MAX ((size_t)1 << 20)  /* smaller parts: datatype messages per peer */
 /* Parts per batch message. Open MPI's datatype engine walks a message's
  * description from its start at every fragment of its pipeline, so one
@@ -39,7 +39,7 @@ typedef struct {
   size_t hcap, tcap; /* bytes the pool block behind hbuf / tbuf holds */
   const void *hsend; /* outgoing large: the head, sent from the caller's memory */
   int staged;        /* incoming: unpack succeeded */
-  size_t off;        /* small states: offset in the peer's aggregate */
+  size_t off;        /* small tails: offset in the peer's aggregate */
 } item_t;
 
 /* What a migration holds for one peer during one round: its aggregates
@@ -575,12 +575,12 @@ static void unpack_round(mig_t *m, int r, int oi, int oend) {
 /* 4. Rounds: allocate and pack, agree, transfer, unpack. The agreement
  * before any byte moves means a failed allocation or pack stops every rank
  * at the same round, with no message left in flight.
- * Per peer and round there is at most one aggregate (small states whole,
- * head and tail side by side, and the small tails of larger states), one
- * batch (heads and tails of 64 KiB to 1 MiB, an hindexed datatype over
- * their own memory), and a message for each part of 1 MiB or more. So a
- * remap of thousands of small tasks costs a few messages, not thousands of
- * requests, and no head is copied unless its state is small. Both sides
+ * Per peer and round there is at most one aggregate (tails below 64 KiB),
+ * a batch (heads below 1 MiB and tails of 64 KiB to 1 MiB, hindexed
+ * datatypes over their own memory, BATCH_PARTS parts a message), and a
+ * message for each part of 1 MiB or more. So a remap of thousands of small
+ * tasks costs a few messages, not thousands of requests, and ballast
+ * copies no head. Both sides
  * post a peer's messages of one kind in header order, which MPI's ordering
  * of matching messages preserves. Nonzero when the rounds stopped on an
  * agreed failure. */

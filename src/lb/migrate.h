@@ -17,13 +17,15 @@
  * Protocol (collective over comm):
  *  1. every rank asks the head and tail sizes of each outgoing state;
  *  2. headers (task, head, tail, round) are exchanged with MPI_Alltoall(v),
- *     counts first; rounds bound the bytes in flight per rank;
+ *     counts first (with every rank's number of rounds); rounds bound the
+ *     bytes in flight per rank;
  *  3. per round: all receives and sends are posted nonblocking, then waited;
- *     per peer, states of less than 64 KiB (and the small tails of larger
- *     ones) share one packed aggregate message, parts of 64 KiB to 1 MiB one
- *     message described by an hindexed datatype over their own memory, and
- *     parts of 1 MiB and more travel alone; received states are handed to
- *     unpack, which stages them (not yet live);
+ *     per peer, tails of less than 64 KiB share one packed aggregate
+ *     message, heads of less than 1 MiB and larger tails of less than 1 MiB
+ *     travel in messages described by hindexed datatypes over their own
+ *     memory (at most 256 parts each), and parts of 1 MiB and more travel
+ *     alone; received states are handed to unpack, which stages them (not
+ *     yet live);
  *  4. one MPI_Allreduce agrees on success (and on the first failing rank);
  *  5. success: finish(COMMIT) on both sides (the source frees its state, the
  *     destination makes the staged state live); failure: finish(ROLLBACK)
