@@ -36,26 +36,25 @@ typedef struct {
   int32_t *adj;
   double *w, *work, *mig, *st; /* st: state bytes */
   int32_t *prev, *slot, *cnt;  /* cnt: task vertices */
-  int32_t *cmap; /* n: vertex of the next level (NULL on the coarsest) */
+  int32_t *cmap; /* n: vertex of the next level (unused on the coarsest) */
   void *blk;     /* one block holding the arrays allocated for the level
                   * (few allocations: remaps are swept for failures) */
 } lvl_t;
 
 static void lvl_free(lvl_t *l) {
   free(l->blk);
-  free(l->cmap);
   memset(l, 0, sizeof *l);
 }
 
 /* One zeroed block for the level's arrays: nd doubles of n, n + 1 int64
- * (xadj) when \a coarse, narc doubles and int32 (w, adj), three int32 of
- * n; the doubles from \a d[], in order. */
+ * (xadj) when \a coarse, narc doubles and int32 (w, adj), four int32 of
+ * n (cnt, prev, slot, cmap); the doubles from \a d[], in order. */
 static int lvl_block(lvl_t *l, int64_t n, int64_t narc, int coarse,
                      double **d[], int nd) {
   size_t nn = (size_t)(n ? n : 1), na = coarse ? (size_t)(narc ? narc : 1) : 0;
   size_t bytes = nd * nn * sizeof(double) +
                  (coarse ? (nn + 1) * sizeof(int64_t) : 0) +
-                 na * (sizeof(double) + sizeof(int32_t)) + 3 * nn * sizeof(int32_t);
+                 na * (sizeof(double) + sizeof(int32_t)) + 4 * nn * sizeof(int32_t);
   char *p = l->blk = ballast__calloc(1, bytes);
   if (!p)
     return BALLAST_ENOMEM;
@@ -72,6 +71,7 @@ static int lvl_block(lvl_t *l, int64_t n, int64_t narc, int coarse,
   l->cnt = (int32_t *)(void *)p;
   l->prev = l->cnt + nn;
   l->slot = l->prev + nn;
+  l->cmap = l->slot + nn;
   return 0;
 }
 
@@ -481,46 +481,47 @@ typedef struct {
   rta__dist_t dt;
   int32_t *mate;
   int64_t *pos;
+  void *blk; /* holds f's scratch, mate and pos */
 } ml_t;
 
 static void ml_free(ml_t *m) {
   for (int k = 0; k < m->nlev; k++)
     lvl_free(&m->lev[k]);
-  free(m->f.load);
-  free(m->f.stamp);
-  free(m->f.locked);
-  free(m->f.mark);
-  free(m->f.cand);
+  free(m->blk);
   free(m->f.heap);
-  free(m->f.mv_v);
-  free(m->f.mv_from);
-  free(m->f.xs);
-  free(m->f.vs);
   free(m->dt.t);
-  free(m->mate);
-  free(m->pos);
 }
 
+/* Carves \a cnt elements of \a size bytes out of *p. */
+static void *carve(char **p, size_t cnt, size_t size) {
+  void *r = *p;
+  *p += cnt * size;
+  return r;
+}
+
+/* The scratch of every level, in one block (8-byte elements first), and
+ * the heap, sized for a pass's entries in most cases (it can grow). */
 static int ml_alloc(ml_t *m, const rta_graph_t *g, const rta_hw_t *hw) {
   size_t n = (size_t)(g->nvert ? g->nvert : 1), ns = (size_t)hw->nslots;
-  m->f.load = ballast__calloc(ns, sizeof *m->f.load);
-  m->f.stamp = ballast__calloc(n, sizeof *m->f.stamp);
-  m->f.locked = ballast__malloc(n);
-  m->f.mark = ballast__calloc(ns, sizeof *m->f.mark);
-  m->f.cand = ballast__malloc(ns * sizeof *m->f.cand);
-  m->f.mv_v = ballast__malloc(n * sizeof *m->f.mv_v);
-  m->f.mv_from = ballast__malloc(n * sizeof *m->f.mv_from);
-  m->f.xs = ballast__malloc((ns + 1) * sizeof *m->f.xs);
-  m->f.vs = ballast__malloc(n * sizeof *m->f.vs);
-  m->mate = ballast__malloc(2 * n * sizeof *m->mate); /* also mem */
-  m->pos = ballast__malloc(n * sizeof *m->pos);
-  /* room for a pass's entries in most cases: no reallocation */
+  size_t bytes = ns * sizeof(double) + (ns + 1) * sizeof(int64_t) +
+                 n * sizeof(int64_t) + 2 * ns * sizeof(int) +
+                 6 * n * sizeof(int32_t) + n;
+  char *p = m->blk = ballast__calloc(1, bytes);
   m->f.capheap = 4 * (int64_t)n + 1024;
   m->f.heap = ballast__malloc((size_t)m->f.capheap * sizeof *m->f.heap);
-  if (!m->f.load || !m->f.stamp || !m->f.locked || !m->f.mark ||
-      !m->f.cand || !m->f.mv_v || !m->f.mv_from || !m->f.xs || !m->f.vs ||
-      !m->mate || !m->pos || !m->f.heap)
+  if (!p || !m->f.heap)
     return BALLAST_ENOMEM;
+  m->f.load = carve(&p, ns, sizeof(double));
+  m->f.xs = carve(&p, ns + 1, sizeof(int64_t));
+  m->pos = carve(&p, n, sizeof(int64_t));
+  m->f.mark = carve(&p, ns, sizeof(int));
+  m->f.cand = carve(&p, ns, sizeof(int));
+  m->f.stamp = carve(&p, n, sizeof(uint32_t));
+  m->f.mv_v = carve(&p, n, sizeof(int32_t));
+  m->f.mv_from = carve(&p, n, sizeof(int32_t));
+  m->f.vs = carve(&p, n, sizeof(int32_t));
+  m->mate = carve(&p, 2 * n, sizeof(int32_t)); /* also coarsen's mem */
+  m->f.locked = carve(&p, n, 1);
   for (size_t v = 0; v < n; v++)
     m->pos[v] = -1;
   return rta__dist_init(&m->dt, hw);
@@ -530,15 +531,9 @@ static int ml_alloc(ml_t *m, const rta_graph_t *g, const rta_hw_t *hw) {
 static int ml_coarsen(ml_t *m, double maxw) {
   while (m->nlev < ML_MAX_LEVELS) {
     lvl_t *f = &m->lev[m->nlev - 1];
-    f->cmap = ballast__malloc((size_t)(f->n ? f->n : 1) * sizeof *f->cmap);
-    if (!f->cmap)
-      return BALLAST_ENOMEM;
     int64_t nc = match(f, maxw, m->mate);
-    if (nc > (1 - COARSEN_MIN_GAIN) * f->n) {
-      free(f->cmap);
-      f->cmap = NULL;
+    if (nc > (1 - COARSEN_MIN_GAIN) * f->n)
       return 0;
-    }
     int rc = coarsen(f, nc, &m->lev[m->nlev++], m->mate, m->pos);
     if (rc)
       return rc;

@@ -102,12 +102,18 @@ static void relabel_undoes_renaming(void) {
   rta_hw_destroy(hw);
 }
 
+/* 4 nodes x 2 sockets x 4 cores = 32 slots and a 16^3 27-point stencil
+ * of 4 KiB states; returns the stencil's side. */
+static int fixture(rta_hw_t **hw, rta_graph_t **g) {
+  CHECK_EQ(rta_hw_create_sim(4, "pack:2 core:4", NULL, NULL, hw), 0);
+  CHECK_EQ(rta_graph_stencil3d(16, 16, 16, 27, 4.0, 4096.0, g), 0);
+  return 16;
+}
+
 static void refine_and_diffuse(void) {
-  rta_hw_t *hw = NULL; /* 4 nodes x 2 sockets x 4 cores = 32 slots */
-  CHECK_EQ(rta_hw_create_sim(4, "pack:2 core:4", NULL, NULL, &hw), 0);
-  int nx = 16;
+  rta_hw_t *hw = NULL;
   rta_graph_t *g = NULL;
-  CHECK_EQ(rta_graph_stencil3d(nx, nx, nx, 27, 4.0, 4096.0, &g), 0);
+  int nx = fixture(&hw, &g);
   int64_t n = rta_graph_nvert(g);
   int64_t *prev = malloc(n * sizeof *prev), *slot = malloc(n * sizeof *slot);
   int64_t *fresh = malloc(n * sizeof *fresh);
@@ -158,11 +164,9 @@ static double overload(const rta_graph_t *g, const rta_hw_t *hw,
 }
 
 static void refine_multilevel(void) {
-  rta_hw_t *hw = NULL; /* 4 nodes x 2 sockets x 4 cores = 32 slots */
-  CHECK_EQ(rta_hw_create_sim(4, "pack:2 core:4", NULL, NULL, &hw), 0);
-  int nx = 16;
+  rta_hw_t *hw = NULL;
   rta_graph_t *g = NULL;
-  CHECK_EQ(rta_graph_stencil3d(nx, nx, nx, 27, 4.0, 4096.0, &g), 0);
+  int nx = fixture(&hw, &g);
   int64_t n = rta_graph_nvert(g);
   int64_t *prev = malloc(n * sizeof *prev), *a = malloc(n * sizeof *a);
   int64_t *b = malloc(n * sizeof *b);
@@ -236,10 +240,8 @@ static void refine_multilevel(void) {
 
 static void remap_through_api(void) {
   rta_hw_t *hw = NULL;
-  CHECK_EQ(rta_hw_create_sim(4, "pack:2 core:4", NULL, NULL, &hw), 0);
-  int nx = 16;
   rta_graph_t *g = NULL;
-  CHECK_EQ(rta_graph_stencil3d(nx, nx, nx, 27, 4.0, 4096.0, &g), 0);
+  int nx = fixture(&hw, &g);
   int64_t n = rta_graph_nvert(g);
   int64_t *prev = malloc(n * sizeof *prev), *a = malloc(n * sizeof *a);
   int64_t *b = malloc(n * sizeof *b), *s = malloc(n * sizeof *s);
