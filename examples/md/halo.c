@@ -220,7 +220,7 @@ static int group_sends(md_sim_t *s) {
   if (!rc) {
     memcpy(cur, h->sendp_off, sizeof(int) * (size_t)nn);
     for (int e = 0; e < h->nsend; e++) sorted[cur[h->sendp[e].tb]++] = h->sendp[e];
-    memcpy(h->sendp, sorted, sizeof *sorted * (size_t)h->nsend);
+    if (h->nsend) memcpy(h->sendp, sorted, sizeof *sorted * (size_t)h->nsend);
   }
   free(cur);
   free(sorted);
