@@ -140,8 +140,29 @@ static void out_graph(struct lb__recw *w, int k, long long step,
 
 /* ---- gathering the ranks' buffers ------------------------------------------ */
 
+/* Rank 0: the keys of one rank's buffer into the table (their K lines come
+ * before the W lines that use them). */
+static void register_keys(struct lb__recw *w, const unsigned char *p, size_t n) {
+  ballast__rbuf_t rd = {p, p + n, 0};
+  while (rd.p < rd.end && !rd.bad && w->f) {
+    int tag = ballast__get_i32(&rd);
+    (void)ballast__get_i64(&rd);
+    if (tag == TAG_COST) {
+      (void)key_id(w, ballast__get_str(&rd));
+      (void)ballast__get_f64(&rd);
+      continue;
+    }
+    int np = ballast__get_i32(&rd);
+    for (int i = 0; i < np; i++) {
+      (void)ballast__get_i32(&rd);
+      (void)ballast__get_f64(&rd);
+    }
+  }
+}
+
 /* Rank 0: one rank's buffer as W and B lines. */
 static void out_buffer(struct lb__recw *w, int rank, const unsigned char *p, size_t n) {
+  register_keys(w, p, n);
   ballast__rbuf_t rd = {p, p + n, 0};
   long long cur = -1;
   while (rd.p < rd.end && !rd.bad && w->f) {
@@ -326,10 +347,14 @@ int rta__lb_record_start(rta_lb_context_t *ctx, const char *path, rta_graph_t *g
                  "on without a record", path, strerror(errno));
     err = BALLAST_EIO;
   }
+  int who = -1, code = 0;
   ballast__lib_begin();
-  int rc = ballast__agree(ctx->base, err, NULL, NULL);
+  int rc = ballast__agree(ctx->base, err, &who, &code);
   ballast__lib_end();
   if (rc) {
+    /* every rank returns rank 0's reason (an unwritable path is everyone's) */
+    if (who >= 0 && code)
+      rc = code;
     recw_free(w);
     return rc;
   }

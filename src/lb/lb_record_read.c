@@ -43,33 +43,31 @@ static int bad(reader_t *x, const char *what) {
   return BALLAST_EPARSE;
 }
 
-/* A key with %XX escapes decoded, malloc'ed; NULL and bad on a bad escape. */
-static char *unescape(const char *w, size_t n) {
+/* A key with %XX escapes decoded into *out (malloc'ed): 0, BALLAST_EPARSE
+ * for a bad escape, BALLAST_ENOMEM. */
+static int unescape(reader_t *x, const char *w, size_t n, char **out) {
   char *s = ballast__malloc(n + 1);
   if (!s)
-    return NULL;
+    return BALLAST_ENOMEM;
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     if (w[i] != '%') {
       s[k++] = w[i];
       continue;
     }
-    if (i + 2 >= n) {
-      free(s);
-      return NULL;
-    }
-    char hex[3] = {w[i + 1], w[i + 2], 0};
+    char hex[3] = {i + 1 < n ? w[i + 1] : 0, i + 2 < n ? w[i + 2] : 0, 0};
     char *e;
     unsigned v = (unsigned)strtoul(hex, &e, 16);
     if (*e || !hex[0] || !hex[1] || v == 0) {
       free(s);
-      return NULL;
+      return bad(x, "a key has a bad %XX escape");
     }
     s[k++] = (char)v;
     i += 2;
   }
   s[k] = '\0';
-  return s;
+  *out = s;
+  return 0;
 }
 
 static int add_event(reader_t *x, lb__rec_event_kind_t kind, int64_t index) {
@@ -99,8 +97,9 @@ static int line_C(reader_t *x, ballast__tok_t *t) {
   lb__record_t *r = x->r;
   size_t n;
   const char *w = ballast__tok_word(t, &n);
-  if (w && !(r->root = unescape(w, n)))
-    return bad(x, "the root key has a bad %XX escape");
+  int rc = w ? unescape(x, w, n, &r->root) : 0;
+  if (rc)
+    return rc;
   r->ranks = (int)ballast__tok_int(t, 1, 1 << 28);
   r->placement = (int)ballast__tok_int(t, 0, 1);
   w = ballast__tok_word(t, &n);
@@ -148,8 +147,9 @@ static int line_K(reader_t *x, ballast__tok_t *t) {
     return bad(x, "key ids must count up from 0");
   if (grow((void **)&r->keys, &x->cap_keys, r->nkeys + 1, sizeof *r->keys))
     return BALLAST_ENOMEM;
-  if (!(r->keys[r->nkeys] = unescape(w, n)))
-    return bad(x, "a key has a bad %XX escape");
+  int rc = unescape(x, w, n, &r->keys[r->nkeys]);
+  if (rc)
+    return rc;
   r->nkeys++;
   return 0;
 }

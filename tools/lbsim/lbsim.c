@@ -145,10 +145,10 @@ static void row(const lbsim_result_t *x, const char *tag) {
 }
 
 static void json_result(const lbsim_result_t *x, int last) {
-  printf("    {\"name\": \"%s\", \"steps\": %lld, \"time_per_step_s\": %.9g, "
-         "\"compute_per_step_s\": %.9g, \"comm_per_step_s\": %.9g, \"background_s\": %.9g, "
-         "\"imbalance\": %.6g, \"imbalance_last_window\": %.6g, \"remaps\": %d, "
-         "\"tasks_moved\": %.0f, \"bytes_moved\": %.0f, \"remap_seconds\": %.9g}%s\n",
+  printf("    {\"name\": \"%s\", \"steps\": %lld, \"time_per_step_s\": %.17g, "
+         "\"compute_per_step_s\": %.17g, \"comm_per_step_s\": %.17g, \"background_s\": %.17g, "
+         "\"imbalance\": %.17g, \"imbalance_last_window\": %.17g, \"remaps\": %d, "
+         "\"tasks_moved\": %.0f, \"bytes_moved\": %.0f, \"remap_seconds\": %.17g}%s\n",
          x->name, x->steps, x->time_per_step, x->compute_per_step, x->comm_per_step,
          x->background, x->imbalance, x->imbalance_last, x->remaps, x->tasks_moved,
          x->bytes_moved, x->remap_seconds, last ? "" : ",");
@@ -187,9 +187,10 @@ static void output(const opts_t *o, const lb__record_t *r, long long size,
     snprintf(tag, sizeof tag, "predicted %s", pred[i].name);
     row(&pred[i], tag);
   }
-  if (meas->time_per_step > 0)
-    printf("predicted/measured time per step (%s): %.3f\n", pred[0].name,
-           pred[0].time_per_step / meas->time_per_step);
+  if (meas->time_per_step > 0 && meas->compute_per_step > 0)
+    printf("predicted/measured (%s): time per step %.3f, slowest rank's task time "
+           "per step %.3f\n", pred[0].name, pred[0].time_per_step / meas->time_per_step,
+           pred[0].compute_per_step / meas->compute_per_step);
 }
 
 int main(int argc, char **argv) {

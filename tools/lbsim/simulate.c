@@ -10,13 +10,18 @@
  *    links between nodes, else the settings' intra- and inter-node figures);
  *  - the step takes the slowest rank's task + communication time plus the
  *    background: the time no task accounts for (work outside tasks, the
- *    application's own waits), taken from the record as the median over its
- *    steps of rank 0's wall time minus that model of the recorded mapping;
+ *    application's own waits), taken from the record as the mean over its
+ *    steps of rank 0's wall time minus that model of the recorded mapping,
+ *    and carried unchanged to other settings. With the recorded settings the
+ *    prediction therefore differs from the measured time by what the model
+ *    gets wrong in the tasks' part (costs, decisions, mappings, the
+ *    communication model); compute_per_step compares that part alone;
  *  - the policy (the settings') is fed the ranks' task times (or the step
  *    time when the record's step time is wall) and decides; a remap maps the
  *    task graph in force, its vertices weighted by each task's mean cost over
- *    the cost model's window (10 steps), with the settings' strategy from the
- *    current slots, and costs the record's mean mapping time plus the bytes
+ *    the cost model's window (10 steps; at a step where the record remapped
+ *    too, the weights the run's cost model gave), with the settings'
+ *    strategy from the current slots, and costs the record's mean mapping time plus the bytes
  *    it moves at the record's migration rate (both measured by the record's
  *    remaps; without any, the mapping time lbsim measures and the intra-node
  *    bandwidth).
@@ -215,9 +220,13 @@ static int sim_remap(sim_t *m, int k, long long step, lbsim_result_t *res, doubl
   int64_t *slots = malloc((size_t)G->n * sizeof *slots);
   int *target = malloc((size_t)G->n * sizeof *target);
   int rc = prev && slots && target ? rta_graph_create(G->n, &eg) : BALLAST_ENOMEM;
+  /* a remap at a step the record remapped too maps with the weights the
+   * run's cost model gave then */
+  int recorded = G->step == step;
   for (int64_t v = 0; !rc && v < G->n; v++) {
     prev[v] = m->slot[G->v[v].key];
-    rc = rta_graph_set_vertex(eg, v, mean_cost(m, G->v[v].key), G->v[v].state);
+    double wk = recorded ? G->v[v].work : mean_cost(m, G->v[v].key);
+    rc = rta_graph_set_vertex(eg, v, wk, G->v[v].state);
   }
   for (int64_t u = 0; !rc && u < G->n; u++)
     for (int64_t e = G->xadj[u]; !rc && e < G->xadj[u + 1]; e++)
@@ -256,35 +265,20 @@ static int sim_remap(sim_t *m, int k, long long step, lbsim_result_t *res, doubl
   return rc;
 }
 
-static double median(double *v, int64_t n) {
-  if (n == 0)
-    return 0;
-  for (int64_t i = 1; i < n; i++) /* insertion sort: a record's steps */
-    for (int64_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-      double t = v[j];
-      v[j] = v[j - 1];
-      v[j - 1] = t;
-    }
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* The background per step: rank 0's wall time minus the slowest rank's
  * recorded task time plus the modelled communication of the recorded
- * mapping (graph in force, targets of the committed remaps), median. */
+ * mapping (graph in force, targets of the committed remaps), mean. */
 static double background(const lb__record_t *r, const lbsim_settings_t *s) {
   lbsim_settings_t rs = *s;
   rs.hw = r->hw;
   rs.placement_free = 0;
   sim_t m;
-  double *gap = r->nsteps ? malloc((size_t)r->nsteps * sizeof *gap) : NULL;
+  double gap = 0;
   int64_t n = 0;
-  if (!gap || !r->hw || rta_hw_nslots(r->hw) != r->ranks) {
-    free(gap);
+  if (!r->hw || rta_hw_nslots(r->hw) != r->ranks)
     return 0;
-  }
   if (sim_init(&m, r, &rs)) {
     sim_free(&m);
-    free(gap);
     return 0;
   }
   for (int64_t i = 0; i < r->nevents; i++) {
@@ -294,7 +288,8 @@ static double background(const lb__record_t *r, const lbsim_settings_t *s) {
       double mx = 0;
       for (int q = 0; q < r->ranks; q++)
         mx = fmax(mx, st->times[q] + m.comm[q]);
-      gap[n++] = st->wall - mx;
+      gap += st->wall - mx;
+      n++;
     } else if (e->kind == LB__EV_REMAP && r->remaps[e->index].committed) {
       const lb__rec_graph_t *G = &r->graphs[r->remaps[e->index].k];
       for (int64_t v = 0; G->target && v < G->n; v++)
@@ -304,8 +299,7 @@ static double background(const lb__record_t *r, const lbsim_settings_t *s) {
     }
   }
   sim_free(&m);
-  double b = median(gap, n);
-  free(gap);
+  double b = n ? gap / (double)n : 0;
   return b > 0 ? b : 0;
 }
 
