@@ -41,6 +41,8 @@ static void usage(FILE *f) {
           "          --placement free (tasks start in blocks, not where recorded)\n"
           "network:  --intra-lat S --intra-bw B/s --inter-lat S --inter-bw B/s\n"
           "          (defaults 1e-6 s, 4e9 B/s; 2e-6 s, 1e9 B/s; measured links win)\n"
+          "step:     --background fit|add|scale (the time besides the tasks: fitted\n"
+          "          as scale x slowest rank + const, additive, or proportional)\n"
           "output:   --json  --no-replay  --verbose\n"
           "exit: 0 replay identical, 1 a replay difference, 2 bad usage or record\n");
 }
@@ -92,6 +94,14 @@ static int parse_opt(opts_t *o, const char *a, const char *v) {
     o->strategy_set = 1;
     return 1;
   }
+  if (!strcmp(a, "--background")) {
+    static const char *const forms[] = {"fit", "add", "scale"};
+    for (int i = 0; v && i < 3; i++)
+      if (!strcmp(v, forms[i]))
+        return o->s.background = i, 1;
+    fprintf(stderr, "ballast-lbsim: --background takes fit, add or scale\n");
+    return -1;
+  }
   if (!strcmp(a, "--node")) {
     if (!v) return -1;
     o->node_topo = v;
@@ -138,19 +148,19 @@ static int machine(opts_t *o, const lb__record_t *r, rta_hw_t **own) {
 }
 
 static void row(const lbsim_result_t *x, const char *tag) {
-  printf("%-22s %10.4f %10.4f %10.4f %10.4f %9.3f %9.3f %6d %8.0f %12.0f %9.4f\n",
+  printf("%-22s %10.4f %10.4f %10.4f %6.3f %10.4f %9.3f %9.3f %6d %8.0f %12.0f %9.4f\n",
          tag, 1e3 * x->time_per_step, 1e3 * x->compute_per_step, 1e3 * x->comm_per_step,
-         1e3 * x->background, x->imbalance, x->imbalance_last, x->remaps, x->tasks_moved,
+         x->scale, 1e3 * x->background, x->imbalance, x->imbalance_last, x->remaps, x->tasks_moved,
          x->bytes_moved, x->remap_seconds);
 }
 
 static void json_result(const lbsim_result_t *x, int last) {
   printf("    {\"name\": \"%s\", \"steps\": %lld, \"time_per_step_s\": %.17g, "
-         "\"compute_per_step_s\": %.17g, \"comm_per_step_s\": %.17g, \"background_s\": %.17g, "
+         "\"compute_per_step_s\": %.17g, \"comm_per_step_s\": %.17g, \"scale\": %.17g, \"background_s\": %.17g, "
          "\"imbalance\": %.17g, \"imbalance_last_window\": %.17g, \"remaps\": %d, "
          "\"tasks_moved\": %.0f, \"bytes_moved\": %.0f, \"remap_seconds\": %.17g}%s\n",
          x->name, x->steps, x->time_per_step, x->compute_per_step, x->comm_per_step,
-         x->background, x->imbalance, x->imbalance_last, x->remaps, x->tasks_moved,
+         x->scale, x->background, x->imbalance, x->imbalance_last, x->remaps, x->tasks_moved,
          x->bytes_moved, x->remap_seconds, last ? "" : ",");
 }
 
@@ -178,8 +188,8 @@ static void output(const opts_t *o, const lb__record_t *r, long long size,
   printf("record %s: context \"%s\", %d ranks, %lld steps, %lld tasks, %lld bytes "
          "(%.0f bytes per step)%s\n", o->record, r->root, r->ranks, (long long)r->nsteps,
          (long long)nt, size, per, r->closed ? "" : ", not closed (cut short?)");
-  printf("%-22s %10s %10s %10s %10s %9s %9s %6s %8s %12s %9s\n", "", "ms/step",
-         "compute", "comm", "background", "imbalance", "last-win", "remaps", "tasks",
+  printf("%-22s %10s %10s %10s %6s %10s %9s %9s %6s %8s %12s %9s\n", "", "ms/step",
+         "compute", "comm", "scale", "const-ms", "imbalance", "last-win", "remaps", "tasks",
          "bytes-moved", "remap-s");
   row(meas, "measured");
   for (int i = 0; i < npred; i++) {

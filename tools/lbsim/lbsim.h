@@ -21,17 +21,22 @@ typedef struct {
   int placement_free;           /* 1: tasks may start anywhere (--placement) */
   double intra_lat, intra_bw;   /* communication model inside a node */
   double inter_lat, inter_bw;   /* between nodes when links were not measured */
+  int background;               /* LBSIM_BG_*: the step model (simulate.c) */
 } lbsim_settings_t;
+
+enum { LBSIM_BG_FIT = 0, LBSIM_BG_ADD = 1, LBSIM_BG_SCALE = 2 };
 
 /* What a simulation predicts. */
 typedef struct {
   const char *name;
   long long steps;
-  double time_per_step;   /* seconds: max over ranks of tasks + communication,
-                             plus the background, plus remaps spread over the steps */
+  double time_per_step;   /* seconds: scale x max over ranks of tasks +
+                             communication + background, plus remaps spread
+                             over the steps */
   double compute_per_step;/* mean over steps of the slowest rank's task time */
   double comm_per_step;   /* mean of the slowest rank's modelled communication */
-  double background;      /* per step: time no task accounts for (from the record) */
+  double scale;           /* the step model fitted on the record (simulate.c) */
+  double background;      /* its constant, seconds per step */
   double imbalance;       /* mean over steps of max/avg of the ranks' task times */
   double imbalance_last;  /* the same over the last window of steps */
   int remaps;

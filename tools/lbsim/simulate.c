@@ -8,14 +8,18 @@
  *    time, for every edge of the task graph in force that leaves the rank,
  *    latency + bytes / bandwidth of the link (the hardware model's measured
  *    links between nodes, else the settings' intra- and inter-node figures);
- *  - the step takes the slowest rank's task + communication time plus the
- *    background: the time no task accounts for (work outside tasks, the
- *    application's own waits), taken from the record as the mean over its
- *    steps of rank 0's wall time minus that model of the recorded mapping,
- *    and carried unchanged to other settings. With the recorded settings the
- *    prediction therefore differs from the measured time by what the model
- *    gets wrong in the tasks' part (costs, decisions, mappings, the
- *    communication model); compute_per_step compares that part alone;
+ *  - the step takes scale x (the slowest rank's task + communication time)
+ *    + const: what the application does besides the tasks (work outside
+ *    them, its own waits) fitted on the record by least squares of rank 0's
+ *    wall time against that model of the recorded mapping, step by step. When
+ *    the slowest rank's time varies too little over the record to tell a
+ *    scale from a constant (relative spread below 5%), or the fit gives a
+ *    scale below 1, the scale is 1 and the constant the mean difference (an
+ *    additive background). --background add|scale forces one form (scale:
+ *    proportional, no constant). With the recorded settings the prediction
+ *    therefore differs from the measured time by what the model gets wrong
+ *    in the tasks' part (costs, decisions, mappings, communication);
+ *    compute_per_step compares that part alone;
  *  - the policy (the settings') is fed the ranks' task times (or the step
  *    time when the record's step time is wall) and decides; a remap maps the
  *    task graph in force, its vertices weighted by each task's mean cost over
@@ -265,30 +269,33 @@ static int sim_remap(sim_t *m, int k, long long step, lbsim_result_t *res, doubl
   return rc;
 }
 
-/* The background per step: rank 0's wall time minus the slowest rank's
- * recorded task time plus the modelled communication of the recorded
- * mapping (graph in force, targets of the committed remaps), mean. */
-static double background(const lb__record_t *r, const lbsim_settings_t *s) {
+/* The step model (scale, const) fitted on the record; see the top. */
+static void fit_steps(const lb__record_t *r, const lbsim_settings_t *s, double *k,
+                      double *c) {
+  *k = 1;
+  *c = 0;
   lbsim_settings_t rs = *s;
   rs.hw = r->hw;
   rs.placement_free = 0;
   sim_t m;
-  double gap = 0;
-  int64_t n = 0;
   if (!r->hw || rta_hw_nslots(r->hw) != r->ranks)
-    return 0;
+    return;
   if (sim_init(&m, r, &rs)) {
     sim_free(&m);
-    return 0;
+    return;
   }
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
   for (int64_t i = 0; i < r->nevents; i++) {
     const lb__rec_event_t *e = &r->events[i];
     if (e->kind == LB__EV_STEP) {
       const lb__rec_step_t *st = &r->steps[e->index];
-      double mx = 0;
+      double x = 0;
       for (int q = 0; q < r->ranks; q++)
-        mx = fmax(mx, st->times[q] + m.comm[q]);
-      gap += st->wall - mx;
+        x = fmax(x, st->times[q] + m.comm[q]);
+      sx += x;
+      sy += st->wall;
+      sxx += x * x;
+      sxy += x * st->wall;
       n++;
     } else if (e->kind == LB__EV_REMAP && r->remaps[e->index].committed) {
       const lb__rec_graph_t *G = &r->graphs[r->remaps[e->index].k];
@@ -299,13 +306,28 @@ static double background(const lb__record_t *r, const lbsim_settings_t *s) {
     }
   }
   sim_free(&m);
-  double b = n ? gap / (double)n : 0;
-  return b > 0 ? b : 0;
+  if (n == 0)
+    return;
+  double mx = sx / n, my = sy / n, var = sxx / n - mx * mx;
+  double spread = mx > 0 && var > 0 ? sqrt(var) / mx : 0;
+  if (s->background == LBSIM_BG_SCALE && mx > 0) {
+    *k = my / mx;
+    return;
+  }
+  if (s->background == LBSIM_BG_FIT && spread >= 0.05) {
+    double b = (sxy / n - mx * my) / var;
+    if (b >= 1) {
+      *k = b;
+      *c = my - b * mx;
+      return;
+    }
+  }
+  *c = my - mx; /* additive: the mean time besides the tasks */
 }
 
 /* One step of the simulation: task times, the step's time, the policy. */
 static int sim_step(sim_t *m, rta_policy_t *p, long long step, lbsim_result_t *res,
-                    double *imb_sum, double bg) {
+                    double *imb_sum) {
   memset(m->task, 0, (size_t)m->ns * sizeof *m->task);
   for (int64_t k = 0; k < m->nk; k++)
     if (m->slot[k] >= 0 && m->slot[k] < m->ns)
@@ -322,10 +344,11 @@ static int sim_step(sim_t *m, rta_policy_t *p, long long step, lbsim_result_t *r
   *imb_sum += sum > 0 ? mx / (sum / m->ns) : 1.0;
   res->compute_per_step += mx;
   res->comm_per_step += wc;
-  res->time_per_step += worst + bg;
+  double t = res->scale * worst + res->background;
+  res->time_per_step += t;
   if (m->r->step_time == 1)
     for (int q = 0; q < m->ns; q++)
-      m->task[q] = worst + bg;
+      m->task[q] = t;
   int rc = rta_policy_observe(p, m->task, m->ns);
   rta_decision_t d;
   if (!rc)
@@ -347,8 +370,8 @@ int lbsim_simulate(const lb__record_t *r, const lbsim_settings_t *s, lbsim_resul
   rta_policy_t *p = NULL;
   if (!rc)
     rc = rta_policy_create(&s->policy, m.ns, &p);
-  double bg = rc ? 0 : background(r, s);
-  res->background = bg;
+  if (!rc)
+    fit_steps(r, s, &res->scale, &res->background);
   double imb = 0, imb_last = 0;
   int64_t next = 0, last_from = r->nsteps - s->policy.window;
   for (int64_t j = 0; !rc && j < r->nsteps; j++) {
@@ -360,7 +383,7 @@ int lbsim_simulate(const lb__record_t *r, const lbsim_settings_t *s, lbsim_resul
       model_comm(&m);
     }
     double before = imb;
-    rc = sim_step(&m, p, step, res, &imb, bg);
+    rc = sim_step(&m, p, step, res, &imb);
     if (j >= last_from)
       imb_last += imb - before;
     res->steps++;
