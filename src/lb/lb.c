@@ -11,6 +11,7 @@
 
 #include "assert/assert_hooks.h"
 #include "common/common_internal.h"
+#include "map/map_internal.h"
 #include "mon/mon_hooks.h"
 #include "task/task_internal.h"
 #include "tool/tool_internal.h"
@@ -347,12 +348,8 @@ static int *target_slots(rta_lb_context_t *ctx, const rta_mapping_t *m,
                          const rta__gang_t *gangs, int ngangs) {
   int64_t n = rta_mapping_ntasks(m);
   int *slot = ballast__malloc((size_t)(n ? n : 1) * sizeof *slot);
-  int *used = ballast__calloc((size_t)ctx->size, sizeof *used);
-  if (!slot || !used) {
-    free(slot);
-    free(used);
+  if (!slot)
     return NULL;
-  }
   for (int64_t v = 0; v < n; v++) {
     slot[v] = rta_mapping_slot(m, v);
     if (rta_mapping_nprocs(m, v) > 1)
@@ -360,35 +357,11 @@ static int *target_slots(rta_lb_context_t *ctx, const rta_mapping_t *m,
         if (!strcmp(gangs[g].key, rta_mapping_key(m, v)))
           slot[v] = gangs[g].ranks[0];
   }
-  if (ctx->placement && rta_mapping_placement(m) && n == ctx->size) {
-    int64_t *pending = ballast__malloc((size_t)n * sizeof *pending);
-    int np = 0;
-    if (!pending) {
-      free(slot);
-      free(used);
-      return NULL;
-    }
-    for (int64_t v = 0; v < n; v++) {
-      if (slot[v] >= 0 && slot[v] < ctx->size && !used[slot[v]])
-        used[slot[v]] = 1;
-      else
-        pending[np++] = v;
-    }
-    for (int i = 0; i < np; i++) {
-      int want = slot[pending[i]], pick = -1;
-      int node = (want >= 0 && want < ctx->size) ? rta_hw_slot_node(ctx->hw, want) : -1;
-      for (int s = 0; s < ctx->size && pick < 0; s++)
-        if (!used[s] && rta_hw_slot_node(ctx->hw, s) == node)
-          pick = s;
-      for (int s = 0; s < ctx->size && pick < 0; s++)
-        if (!used[s])
-          pick = s;
-      used[pick] = 1;
-      slot[pending[i]] = pick;
-    }
-    free(pending);
+  if (ctx->placement && rta_mapping_placement(m) && n == ctx->size &&
+      rta__map_repair_by_node(ctx->hw, n, slot)) {
+    free(slot);
+    return NULL;
   }
-  free(used);
   return slot;
 }
 

@@ -294,6 +294,12 @@ void rta__map_block(const rta_graph_t *g, const rta_hw_t *hw, int64_t *slot);
 int rta__quality(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *slot,
                  const int64_t *prev, rta_map_quality_t *q);
 
+/** Load balancing's placement rule (map_perm.c): makes \a slot (n <= nslots
+ *  vertices) use each slot at most once; the first vertex of a slot keeps
+ *  it, each later one takes a free slot of the same node, else the lowest
+ *  free slot. Deterministic. 0 or BALLAST_ENOMEM. */
+int rta__map_repair_by_node(const rta_hw_t *hw, int64_t n, int *slot);
+
 /* ---- text form of a model (hw_text.c) ------------------------------------ */
 
 /** Writes \a hw as one "H ..." line (format in hw_text.c). 0; BALLAST_EINVAL

@@ -49,8 +49,7 @@ int lbsim_map(const lb__record_t *r, int k, const rta_hw_t *hw, rta_strategy_t s
               unsigned seed, const int64_t *prev, int64_t *slots, int *target,
               rta_map_quality_t *q);
 /* lb.c's target slots: the engine's slots, in placement mode made a
- * permutation (a slot taken twice sends the later task to a free slot of the
- * same node, else to the lowest free one). */
+ * permutation by rta__map_repair_by_node (the rule lb.c applies). */
 void lbsim_targets(int placement, const rta_hw_t *hw, int64_t n,
                    const int64_t *slots, int *target);
 /* The bit-for-bit check: number of differences (printed to \a out), or a

@@ -8,6 +8,8 @@
 
 #include <ballast/common.h>
 
+#include "map/map_internal.h"
+
 /* The recorded graph \a k as an engine graph. */
 static int build_graph(const lb__rec_graph_t *G, rta_graph_t **out) {
   rta_graph_t *g = NULL;
@@ -25,38 +27,13 @@ static int build_graph(const lb__rec_graph_t *G, rta_graph_t **out) {
   return 0;
 }
 
-/* lb.c's target slots: in placement mode a permutation (a slot taken twice
- * sends the later task to a free slot of the same node, else the lowest). */
 void lbsim_targets(int placement, const rta_hw_t *hw, int64_t n,
                    const int64_t *slots, int *target) {
-  int ns = rta_hw_nslots(hw);
   for (int64_t v = 0; v < n; v++)
     target[v] = (int)slots[v];
-  if (!placement || n != ns)
-    return;
-  char *used = calloc((size_t)ns, 1);
-  int64_t *pending = malloc((size_t)n * sizeof *pending);
-  int np = 0;
-  for (int64_t v = 0; used && pending && v < n; v++) {
-    if (target[v] >= 0 && target[v] < ns && !used[target[v]])
-      used[target[v]] = 1;
-    else
-      pending[np++] = v;
-  }
-  for (int i = 0; i < np; i++) {
-    int want = target[pending[i]], pick = -1;
-    int node = (want >= 0 && want < ns) ? rta_hw_slot_node(hw, want) : -1;
-    for (int s = 0; s < ns && pick < 0; s++)
-      if (!used[s] && rta_hw_slot_node(hw, s) == node)
-        pick = s;
-    for (int s = 0; s < ns && pick < 0; s++)
-      if (!used[s])
-        pick = s;
-    used[pick] = 1;
-    target[pending[i]] = pick;
-  }
-  free(used);
-  free(pending);
+  /* lb.c's rule, from the engine (without memory the slots stay as mapped) */
+  if (placement && n == rta_hw_nslots(hw))
+    (void)rta__map_repair_by_node(hw, n, target);
 }
 
 int lbsim_map(const lb__record_t *r, int k, const rta_hw_t *hw, rta_strategy_t s,
