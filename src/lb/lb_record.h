@@ -47,7 +47,9 @@
  *                             the previous call and every rank's time fed
  *                             to the policy (%a)
  *   W step key cost key cost ...   measured task costs of that step (the
- *                             tasks clocked in it; sampled, below)
+ *                             tasks clocked in it; one W line per rank and
+ *                             step, written when gathered, so after later T
+ *                             lines; sampled, below)
  *   B step r p bytes ...      bytes per step rank r sent rank p (%.6g), as
  *                             the cost model measured them since the last
  *                             mapping; one line per rank that sent anything,
@@ -74,6 +76,14 @@
  * every further 512). Past BALLAST_LB_RECORD_MAX bytes (default 256 MiB)
  * nothing more is written but the Z line: the replay then stops where the
  * record stops.
+ *
+ * Replay: remap k maps graph k with the C line's strategy, seed + k - 1 and
+ * balrat, the engine's defaults otherwise, from the owners of its V lines,
+ * on the H model; the policy is created from the P line and fed, in file
+ * order, T (observe), D (decide; "forced" sets remap) and X (remapped).
+ * A record started by rta_lb_record() after the definition has no graph 0:
+ * its decisions cannot be replayed (the policy's state before it is not
+ * recorded), its mappings can.
  *
  * Writing: every rank buffers its own tasks' costs; rank 0 of the context
  * writes the file. Costs are gathered at the remaps, every 64 steps and at
