@@ -207,7 +207,8 @@ static void out_buffer(struct lb__recw *w, int rank, const unsigned char *p, siz
 }
 
 /* Collective: every rank's buffer to rank 0, written there. A failure of
- * the gather loses these costs only. */
+ * the gather (rank 0 without memory, MPI) loses these costs only: rank 0's
+ * verdict goes to everyone before each step that depends on it. */
 static void gather(rta_lb_context_t *ctx) {
   struct lb__recw *w = ctx->rec;
   int mine = w->buf.oom || w->buf.n > (size_t)INT32_MAX ? 0 : (int)w->buf.n;
@@ -220,7 +221,8 @@ static void gather(rta_lb_context_t *ctx) {
     ok = counts && displs;
   }
   ballast__lib_begin();
-  if (MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, ctx->base) != MPI_SUCCESS)
+  MPI_Bcast(&ok, 1, MPI_INT, 0, ctx->base);
+  if (ok && MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, ctx->base) != MPI_SUCCESS)
     ok = 0;
   long long total = 0;
   for (int r = 0; ctx->rank == 0 && ok && r < ctx->size; r++) {
@@ -229,7 +231,6 @@ static void gather(rta_lb_context_t *ctx) {
   }
   if (ctx->rank == 0 && ok && (total > INT32_MAX || !(all = ballast__malloc((size_t)total + 1))))
     ok = 0;
-  /* rank 0's verdict decides whether the others send */
   MPI_Bcast(&ok, 1, MPI_INT, 0, ctx->base);
   if (ok && MPI_Gatherv(w->buf.p, mine, MPI_BYTE, all, counts, displs, MPI_BYTE, 0,
                         ctx->base) != MPI_SUCCESS)

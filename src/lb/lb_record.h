@@ -179,6 +179,7 @@ typedef struct lb__record {
   rta_hw_t *hw;           /* NULL when the record has no H line */
   int64_t nkeys;
   char **keys;
+  int64_t *key_order;     /* key ids sorted by key (lookups) */
   int ngraphs;
   lb__rec_graph_t *graphs;   /* graphs[g], g as in the G line (gaps: n 0) */
   int64_t nsteps, ndecisions, nremaps, ncosts_given, ncostrows;
@@ -223,7 +224,8 @@ typedef struct {
   long long ncosts;   /* W samples behind mean_cost */
 } lb__rec_task_t;
 
-/* 0 and *t; BALLAST_ENOTFOUND when no graph of the record has \a key. */
+/* 0 and *t; BALLAST_ENOTFOUND when no graph of the record has \a key.
+ * O(log keys + vertices of the graphs searched + W costs after them). */
 int lb__record_task(const lb__record_t *r, const char *key, lb__rec_task_t *t);
 /* The last graph (highest g with vertices), or -1. */
 int lb__record_last_graph(const lb__record_t *r);

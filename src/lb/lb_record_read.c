@@ -38,6 +38,8 @@ typedef struct {
   int64_t cap_keys, cap_steps, cap_dec, cap_rem, cap_x, cap_cost, cap_ev;
 } reader_t;
 
+static int sort_keys(lb__record_t *r);
+
 static int bad(reader_t *x, const char *what) {
   snprintf(x->why, sizeof x->why, "%s", what);
   return BALLAST_EPARSE;
@@ -465,6 +467,8 @@ static int read_all(reader_t *x, FILE *f) {
     rc = close_graph(x);
   if (!rc && (!x->r->root || x->r->ranks < 1))
     rc = bad(x, "no context (C) line");
+  if (!rc)
+    rc = sort_keys(x->r);
   free(line);
   return rc;
 }
@@ -508,6 +512,7 @@ void lb__record_close(lb__record_t *r) {
   for (int64_t i = 0; i < r->nkeys; i++)
     free(r->keys[i]);
   free(r->keys);
+  free(r->key_order);
   for (int g = 0; g < r->ngraphs; g++) {
     lb__rec_graph_t *G = &r->graphs[g];
     free(G->v);
@@ -567,12 +572,59 @@ int lb__record_last_graph(const lb__record_t *r) {
   return -1;
 }
 
-/* Index of \a key in the key table, or -1. */
+static int cmp_keyref(const void *a, const void *b, const lb__record_t *r) {
+  return strcmp(r->keys[*(const int64_t *)a], r->keys[*(const int64_t *)b]);
+}
+
+/* Index of \a key in the key table, or -1: a binary search in the key ids
+ * sorted by key (built by lb__record_open). */
 static int64_t key_id(const lb__record_t *r, const char *key) {
-  for (int64_t i = 0; i < r->nkeys; i++)
-    if (!strcmp(r->keys[i], key))
-      return i;
+  int64_t lo = 0, hi = r->nkeys - 1;
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(r->keys[r->key_order[mid]], key);
+    if (!c)
+      return r->key_order[mid];
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
   return -1;
+}
+
+/* The key ids sorted by key (insertion into runs, then merges: no qsort
+ * context argument in C11). */
+static int sort_keys(lb__record_t *r) {
+  int64_t n = r->nkeys;
+  int64_t *a = ballast__malloc((size_t)(n ? n : 1) * sizeof *a);
+  int64_t *b = ballast__malloc((size_t)(n ? n : 1) * sizeof *b);
+  if (!a || !b) {
+    free(a);
+    free(b);
+    return BALLAST_ENOMEM;
+  }
+  for (int64_t i = 0; i < n; i++)
+    a[i] = i;
+  for (int64_t width = 1; width < n; width *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * width) {
+      int64_t mid = lo + width < n ? lo + width : n;
+      int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        b[k++] = cmp_keyref(&a[j], &a[i], r) < 0 ? a[j++] : a[i++];
+      while (i < mid)
+        b[k++] = a[i++];
+      while (j < hi)
+        b[k++] = a[j++];
+    }
+    int64_t *t = a;
+    a = b;
+    b = t;
+  }
+  free(b);
+  r->key_order = a;
+  return 0;
 }
 
 int lb__record_task(const lb__record_t *r, const char *key, lb__rec_task_t *t) {

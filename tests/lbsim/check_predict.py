@@ -9,22 +9,24 @@ inside a node, 2e-6 s + bytes / 1e9 between nodes; each end sends half the
 edge's bytes. Background = 5 ms - (4 ms + 1e-6 + 1000 / 4e9).
 """
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 lbsim, rec = sys.argv[1], sys.argv[2]
 
 
-def run(*args, code=0):
-    p = subprocess.run([lbsim, rec, *args], capture_output=True, text=True)
+def run(*args, code=0, record=None):
+    p = subprocess.run([lbsim, record or rec, *args], capture_output=True, text=True)
     if p.returncode != code:
         sys.exit(f"lbsim {' '.join(args)}: exit {p.returncode}, expected {code}\n"
                  f"{p.stdout}{p.stderr}")
     return p
 
 
-def predict(*args):
-    return json.loads(run("--no-replay", "--json", *args).stdout)
+def predict(*args, record=None):
+    return json.loads(run("--no-replay", "--json", *args, record=record).stdout)
 
 
 def near(what, got, want, tol):
@@ -70,4 +72,30 @@ out = run(code=1).stdout
 assert "DIFFERENT" in out, out
 run("--threshold", "0.5", code=2)
 run("--strategy", "nosuch", code=2)
-print("PASS lbsim_predict: known answers for off, auto, another machine, --compare")
+# the step model: t0 costs 3 or 5 ms in turn, rank 0's wall time is
+# 2 x its task time + 1 ms; the fit finds scale 2 and the constant (the
+# communication model's 1.25e-6 s per step counted in the slowest rank)
+lines = []
+for line in open(rec):
+    t = line.split()
+    if t and t[0] in "TW" and len(t) > 1:
+        s = int(t[1])
+        c0 = 0.003 if s % 2 else 0.005
+        if t[0] == "T":
+            line = f"T {s} {2 * (c0 + 0.001) + 0.001!r} {c0 + 0.001!r} 0.002\n"
+        elif t[2] == "0":
+            line = f"W {s} 0 {c0!r} 1 0.001\n"
+    lines.append(line)
+fd, varied = tempfile.mkstemp(suffix=".rec")
+with os.fdopen(fd, "w") as f:
+    f.writelines(lines)
+try:
+    p = predict("--policy", "off", record=varied)["predicted"][0]
+    near("fit: scale", p["scale"], 2.0, 1e-9)
+    near("fit: constant", p["background_s"], 0.001 - 2 * (1e-6 + 1000 / 4e9), 1e-12)
+    near("fit: time per step", p["time_per_step_s"], 2 * 0.005 + 0.001, 1e-12)
+    p = predict("--policy", "off", "--background", "add", record=varied)["predicted"][0]
+    near("add: scale", p["scale"], 1.0, 0)
+finally:
+    os.remove(varied)
+print("PASS lbsim_predict: known answers for off, auto, another machine, --compare, the step fit")
