@@ -36,6 +36,7 @@ typedef struct {
   int64_t vread;        /* its V lines so far */
   int64_t ecap, lastu;  /* its edge arrays' room, last E vertex */
   int64_t cap_keys, cap_steps, cap_dec, cap_rem, cap_x, cap_cost, cap_ev;
+  int64_t left;         /* bytes of the file after the current line */
 } reader_t;
 
 static int sort_keys(lb__record_t *r);
@@ -168,6 +169,11 @@ static int line_G(reader_t *x, ballast__tok_t *t) {
     return 0;
   if (g < r->ngraphs && r->graphs[g].n > 0)
     return bad(x, "a graph number appears twice");
+  /* graph k comes before remap k's R line: the numbers cannot run ahead */
+  if (g > r->nremaps + 1)
+    return bad(x, "a graph number beyond the remaps recorded so far");
+  if (n > x->left)
+    return bad(x, "a graph of more vertices than the rest of the file can hold");
   if (g >= r->ngraphs) {
     lb__rec_graph_t *q = ballast__realloc(r->graphs, (size_t)(g + 1) * sizeof *q);
     if (!q)
@@ -269,6 +275,8 @@ static int line_T(reader_t *x, ballast__tok_t *t) {
     return bad(x, "a T line before the C line");
   if (grow((void **)&r->steps, &x->cap_steps, r->nsteps + 1, sizeof *r->steps))
     return BALLAST_ENOMEM;
+  if (strlen(t->p) < 2 * (size_t)r->ranks)
+    return bad(x, "a T line with fewer times than ranks");
   lb__rec_step_t *s = &r->steps[r->nsteps];
   s->step = ballast__tok_int(t, 0, INT64_MAX);
   s->wall = ballast__tok_f64(t);
@@ -445,6 +453,13 @@ static int read_all(reader_t *x, FILE *f) {
   size_t cap = 0;
   ssize_t n;
   int rc = 0;
+  /* a V line takes at least 10 bytes: the file's size bounds a graph */
+  x->left = INT64_MAX;
+  if (fseek(f, 0, SEEK_END) == 0) {
+    long sz = ftell(f);
+    x->left = sz >= 0 ? sz / 5 : INT64_MAX;
+    rewind(f);
+  }
   while (!rc && (n = getline(&line, &cap, f)) >= 0) {
     x->line++;
     if (n == 0 || line[n - 1] != '\n') {

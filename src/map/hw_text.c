@@ -138,6 +138,10 @@ int rta__hw_from_text(const char *line, rta_hw_t **out, char *why, size_t nwhy) 
     t.bad = 1;
   hw->ntopo = (int)ballast__tok_int(&t, 1, nnodes);
   int rc = 0;
+  /* every node and slot takes at least 4 bytes of the line: refuse counts
+   * the line cannot hold before allocating for them */
+  if (!t.bad && strlen(t.p) / 4 < (size_t)nslots + (size_t)nnodes)
+    t.bad = 1;
   if (t.bad || hw->internode_cost <= 0) {
     snprintf(why, nwhy, "the header (nodes, slots, bound, cost, network, trees) "
              "is malformed");

@@ -154,6 +154,17 @@ static void row(const lbsim_result_t *x, const char *tag) {
          x->bytes_moved, x->remap_seconds);
 }
 
+/* \a s as a JSON string's contents. */
+static void json_str(const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    if (*p == '"' || *p == '\\')
+      printf("\\%c", *p);
+    else if (*p < 0x20)
+      printf("\\u%04x", *p);
+    else
+      putchar(*p);
+}
+
 static void json_result(const lbsim_result_t *x, int last) {
   printf("    {\"name\": \"%s\", \"steps\": %lld, \"time_per_step_s\": %.17g, "
          "\"compute_per_step_s\": %.17g, \"comm_per_step_s\": %.17g, \"scale\": %.17g, \"background_s\": %.17g, "
@@ -170,9 +181,13 @@ static void output(const opts_t *o, const lb__record_t *r, long long size,
   int64_t nt = r->ngraphs ? r->graphs[lb__record_last_graph(r)].n : 0;
   double per = r->nsteps ? (double)size / (double)r->nsteps : 0;
   if (o->json) {
-    printf("{\n  \"record\": {\"path\": \"%s\", \"root\": \"%s\", \"ranks\": %d, "
+    printf("{\n  \"record\": {\"path\": \"");
+    json_str(o->record);
+    printf("\", \"root\": \"");
+    json_str(r->root);
+    printf("\", \"ranks\": %d, "
            "\"steps\": %lld, \"tasks\": %lld, \"bytes\": %lld, \"bytes_per_step\": %.1f, "
-           "\"complete\": %s},\n", o->record, r->root, r->ranks, (long long)r->nsteps,
+           "\"complete\": %s},\n", r->ranks, (long long)r->nsteps,
            (long long)nt, size, per, r->closed && !r->dropped ? "true" : "false");
     printf("  \"replay\": {\"checked\": %s, \"differences\": %lld},\n",
            o->no_replay ? "false" : "true", diff);
