@@ -381,6 +381,32 @@ BALLAST_API int rta_lb_stats(const rta_lb_context_t *ctx,
 BALLAST_API int rta_lb_last_error(const rta_lb_context_t *ctx, int *rank,
                                   int *code);
 
+/**
+ * \brief Records the context's load balancing into the file \a path (the
+ * load-balancing record that ballast-lbsim replays; BALLAST_LB_RECORD=path
+ * does the same from the context's definition on): the context, the policy's
+ * settings, the hardware model, every judged step (each rank's time, rank
+ * 0's wall time, the decision and its figures), the measured cost of every
+ * task (sampled on long runs), bytes between ranks, every remap (the task
+ * graph mapped, slots before and after, tasks and bytes moved, mapping and
+ * migration seconds, committed or rolled back) and the seeds. The format is
+ * documented in the README ("Load-balancing record"). Rank 0 writes it;
+ * costs are gathered at remaps and every 64 steps, the file is written
+ * through a buffer and completed by rta_lb_destroy() or a further call.
+ * Started with this call (rather than the variable) the record holds no
+ * task graph of the definition, only those of the remaps.
+ * Collective over the context's processes.
+ * \param ctx the context.
+ * \param path the file (created or truncated), or NULL to end a running
+ *        record.
+ * \return 0; BALLAST_EINVAL for a NULL context; BALLAST_EIO on every rank when
+ * rank 0 cannot open the file (a warning names it; nothing is recorded, the
+ * context works on); BALLAST_EREMOTE, BALLAST_ENOMEM; BALLAST_ESTATE outside
+ * MPI_Init..MPI_Finalize. A write that fails later is a warning and ends
+ * the record; the run goes on.
+ */
+BALLAST_API int rta_lb_record(rta_lb_context_t *ctx, const char *path);
+
 /** \brief The policy's configuration after code and environment (read-only), or NULL. */
 BALLAST_API const rta_policy_config_t *rta_lb_policy(const rta_lb_context_t *ctx);
 

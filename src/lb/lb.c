@@ -11,6 +11,7 @@
 
 #include "assert/assert_hooks.h"
 #include "common/common_internal.h"
+#include "map/map_internal.h"
 #include "mon/mon_hooks.h"
 #include "task/task_internal.h"
 #include "tool/tool_internal.h"
@@ -169,6 +170,9 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
   if (rc0)
     return rc0;
   double t_define = MPI_Wtime();
+  char recbuf[4096];
+  const char *recpath = rta__lb_record_env_path(recbuf, sizeof recbuf);
+  rta_graph_t *g0 = NULL; /* the first graph, for the record */
   int inter = 0;
   if (comm == MPI_COMM_NULL || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
       inter) {
@@ -233,7 +237,8 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     rta_map_tasks_options_init(&mo);
     mo.strategy = RTA_MAP_ROUNDROBIN;
     mo.fresh = 1;
-    rc = rta_map_tasks(base, root, ctx->hw, &mo, &ctx->mapping);
+    rc = rta__map_tasks_keep(base, root, ctx->hw, &mo, &ctx->mapping,
+                             recpath ? &g0 : NULL);
   }
   if (!rc)
     rc = ballast__agree(base, adopt_first_mapping(ctx, root), NULL, NULL);
@@ -245,6 +250,9 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
                                              ctx->where, ctx->index, &ctx->app),
                         NULL, NULL);
   ballast__lib_end();
+  if (!rc && recpath) /* a record that cannot be written is only a warning */
+    (void)rta__lb_record_start(ctx, recpath, g0);
+  rta_graph_destroy(g0);
   if (rc) {
     if (ctx)
       context_free(ctx);
@@ -279,6 +287,7 @@ int rta_lb_destroy(rta_lb_context_t *ctx) {
     }
   rta__lb_report_remove(ctx);
   rta__lb_series_close(ctx);
+  rta__lb_record_stop(ctx);
   context_free(ctx);
   return 0;
 }
@@ -339,12 +348,8 @@ static int *target_slots(rta_lb_context_t *ctx, const rta_mapping_t *m,
                          const rta__gang_t *gangs, int ngangs) {
   int64_t n = rta_mapping_ntasks(m);
   int *slot = ballast__malloc((size_t)(n ? n : 1) * sizeof *slot);
-  int *used = ballast__calloc((size_t)ctx->size, sizeof *used);
-  if (!slot || !used) {
-    free(slot);
-    free(used);
+  if (!slot)
     return NULL;
-  }
   for (int64_t v = 0; v < n; v++) {
     slot[v] = rta_mapping_slot(m, v);
     if (rta_mapping_nprocs(m, v) > 1)
@@ -352,35 +357,11 @@ static int *target_slots(rta_lb_context_t *ctx, const rta_mapping_t *m,
         if (!strcmp(gangs[g].key, rta_mapping_key(m, v)))
           slot[v] = gangs[g].ranks[0];
   }
-  if (ctx->placement && rta_mapping_placement(m) && n == ctx->size) {
-    int64_t *pending = ballast__malloc((size_t)n * sizeof *pending);
-    int np = 0;
-    if (!pending) {
-      free(slot);
-      free(used);
-      return NULL;
-    }
-    for (int64_t v = 0; v < n; v++) {
-      if (slot[v] >= 0 && slot[v] < ctx->size && !used[slot[v]])
-        used[slot[v]] = 1;
-      else
-        pending[np++] = v;
-    }
-    for (int i = 0; i < np; i++) {
-      int want = slot[pending[i]], pick = -1;
-      int node = (want >= 0 && want < ctx->size) ? rta_hw_slot_node(ctx->hw, want) : -1;
-      for (int s = 0; s < ctx->size && pick < 0; s++)
-        if (!used[s] && rta_hw_slot_node(ctx->hw, s) == node)
-          pick = s;
-      for (int s = 0; s < ctx->size && pick < 0; s++)
-        if (!used[s])
-          pick = s;
-      used[pick] = 1;
-      slot[pending[i]] = pick;
-    }
-    free(pending);
+  if (ctx->placement && rta_mapping_placement(m) && n == ctx->size &&
+      rta__map_repair_by_node(ctx->hw, n, slot)) {
+    free(slot);
+    return NULL;
   }
-  free(used);
   return slot;
 }
 
@@ -405,6 +386,7 @@ typedef struct {
   MPI_Comm app;           /* the new application communicator, or NULL */
   rta__lb_move_result_t mv;
   int who, code;          /* the failing rank and its code, -1 when none */
+  rta_graph_t *graph;     /* the graph mapped, when recording */
 } remap_t;
 
 /* The new mapping and its gangs. Collective over base. */
@@ -421,7 +403,8 @@ static int remap_map(rta_lb_context_t *ctx, remap_t *s) {
   int rc = rta_task_find(ctx->root_key, &root);
   rc = ballast__agree(ctx->base, rc, NULL, NULL);
   if (!rc)
-    rc = rta_map_tasks(ctx->base, root, ctx->hw, &mo, &s->m);
+    rc = rta__map_tasks_keep(ctx->base, root, ctx->hw, &mo, &s->m,
+                             ctx->rec ? &s->graph : NULL);
   if (!rc)
     rc = ballast__agree(ctx->base,
                         rta__lb_place_gangs(ctx, s->m, 0, &s->gangs, &s->ngangs),
@@ -475,6 +458,7 @@ static void remap_free(remap_t *s) {
   if (!fin && s->app != MPI_COMM_NULL)
     MPI_Comm_free(&s->app);
   rta_mapping_destroy(s->m);
+  rta_graph_destroy(s->graph);
   rta__lb_gangs_free(s->gangs, s->ngangs);
   free(s->slot);
   free(s->where);
@@ -582,6 +566,7 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
                  "rank keeps its tasks and the previous mapping",
                  s.who, ballast_err_name(s.code), ballast_strerror(s.code));
   }
+  rta__lb_record_mapped(ctx, &s.graph, rc ? s.m : ctx->mapping, s.slot);
   remap_free(&s);
   remap_account(ctx, &s, rc, t1 - t0, MPI_Wtime() - t1, cost);
   return rc;
@@ -653,6 +638,8 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     closed = src == 0;
   }
   double mine = err ? 0 : step_time(ctx, wall, closed, before);
+  if (closed)
+    rta__lb_record_costs(ctx, before);
   free(before);
   /* One collective per step: every rank's time and error code together,
    * into buffers allocated with the context (nothing allocated per step). */
@@ -692,8 +679,9 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   rta_policy_decide(ctx->policy, &d);
   /* A failed assertion marked remap asks for one (agreed over the context;
    * no communication unless such an assertion exists). */
+  int forced = 0;
   if (assert__remap_agree(ctx->base) > 0 && !d.remap) {
-    d.remap = 1;
+    d.remap = forced = 1;
     BALLAST_INFO("rta: step %lld: remap requested by a failed performance assertion", d.step);
   }
   ctx->last = d;
@@ -701,6 +689,7 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_LB_DECISION))
     decision_event(ctx, &d);
   note_decision(ctx, &d);
+  rta__lb_record_step(ctx, wall, times, &d, forced);
   ctx->stats.seconds_deciding += MPI_Wtime() - t_in;
   if (d.remap) {
     double cost = 0;
@@ -713,8 +702,10 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
       ballast__tool_emit_remap_begin(&ev);
     }
     ballast__lib_begin();
+    rta__lb_record_remap_begin(ctx);
     rc = remap(ctx, &cost);
     ballast__lib_end();
+    rta__lb_record_remap_end(ctx, rc, cost);
     rta__lb_series_remap(ctx, &d, rc);
     /* A failed remap also restarts the warm-up, so a persistent failure is
      * retried after warmup + window steps, not at every step. */

@@ -48,6 +48,39 @@ static int repair(const rta_hw_t *hw, int64_t n, int64_t *slot) {
   return 0;
 }
 
+int rta__map_repair_by_node(const rta_hw_t *hw, int64_t n, int *slot) {
+  int ns = rta_hw_nslots(hw);
+  unsigned char *used = ballast__calloc((size_t)(ns > 0 ? ns : 1), 1);
+  int64_t *pending = ballast__malloc((size_t)(n ? n : 1) * sizeof *pending);
+  int64_t np = 0;
+  if (!used || !pending) {
+    free(used);
+    free(pending);
+    return BALLAST_ENOMEM;
+  }
+  for (int64_t v = 0; v < n; v++) {
+    if (slot[v] >= 0 && slot[v] < ns && !used[slot[v]])
+      used[slot[v]] = 1;
+    else
+      pending[np++] = v;
+  }
+  for (int64_t i = 0; i < np; i++) {
+    int want = slot[pending[i]], pick = -1;
+    int node = (want >= 0 && want < ns) ? rta_hw_slot_node(hw, want) : -1;
+    for (int s = 0; s < ns && pick < 0; s++)
+      if (!used[s] && rta_hw_slot_node(hw, s) == node)
+        pick = s;
+    for (int s = 0; s < ns && pick < 0; s++)
+      if (!used[s])
+        pick = s;
+    used[pick] = 1;
+    slot[pending[i]] = pick;
+  }
+  free(used);
+  free(pending);
+  return 0;
+}
+
 int rta_map_permutation(const rta_graph_t *g, const rta_hw_t *hw,
                         const rta_map_options_t *opt, MPI_Comm comm,
                         int64_t *slot_of_vertex, rta_map_quality_t *q) {
