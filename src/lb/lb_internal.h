@@ -45,6 +45,7 @@ struct rta_lb_context {
   rta_decision_t last;
   rta_lb_stats_t stats;
   double last_exit;       /* MPI_Wtime at the end of the previous call */
+  long long steps_seen;   /* rta_steps() then: a step closed since is the application's */
   double *stepbuf;        /* 4 x size doubles: the per-step and per-remap allgathers */
   int pending_after;      /* a remap happened: record the next judged imbalance */
   struct rta__mig_pool *pool; /* touched memory kept for migrations (lb_move.c) */
