@@ -50,6 +50,7 @@ struct rta_lb_context {
   int pending_after;      /* a remap happened: record the next judged imbalance */
   struct rta__mig_pool *pool; /* touched memory kept for migrations (lb_move.c) */
   struct series *series;  /* load balancing over time, for the profile (lb_series.c) */
+  struct lb__recw *rec;   /* the load-balancing record being written, or NULL (lb_record.c) */
   struct rta_lb_context *next; /* the registry */
 };
 
@@ -119,5 +120,45 @@ void rta__lb_series_step(rta_lb_context_t *ctx, const double *times,
                          const rta_decision_t *d);
 void rta__lb_series_remap(rta_lb_context_t *ctx, const rta_decision_t *d, int rc);
 void rta__lb_series_close(rta_lb_context_t *ctx);
+
+/* ---- lb_record.c --------------------------------------------------------- */
+
+/* The load-balancing record (format in lb_record.h). Every hook does
+ * nothing when ctx->rec is NULL. Those marked collective are called by every
+ * rank of the context at the same point; the others are local (rank 0
+ * writes). A failure to write is one warning, after which the record stops
+ * and the run goes on. */
+
+/* The path BALLAST_LB_RECORD asks for this process's next context (the first
+ * context gets the path itself, the k-th path.k), in \a buf; NULL when
+ * the variable is not set. */
+const char *rta__lb_record_env_path(char *buf, size_t n);
+/* Starts a record of \a ctx at \a path (collective): context, policy,
+ * hardware model and, when not NULL, the graph \a g0 of the definition.
+ * 0; BALLAST_EIO on every rank when rank 0 cannot open the path (warned);
+ * BALLAST_ENOMEM. */
+int rta__lb_record_start(rta_lb_context_t *ctx, const char *path,
+                         rta_graph_t *g0);
+/* This rank's measured task costs of the step just closed: the local tasks
+ * whose step count passed \a before[i] (local). */
+void rta__lb_record_costs(rta_lb_context_t *ctx, const long long *before);
+/* A judged step: rank 0's \a wall seconds, the times fed to the policy and
+ * the decision (\a forced: a performance assertion asked for the remap).
+ * Collective: every 64 steps the buffered costs are gathered. */
+void rta__lb_record_step(rta_lb_context_t *ctx, double wall, const double *times,
+                         const rta_decision_t *d, int forced);
+/* Before a remap (collective): gathers costs and partner bytes, notes the
+ * statistics the remap's figures are taken from. */
+void rta__lb_record_remap_begin(rta_lb_context_t *ctx);
+/* Inside the remap, once the new mapping exists or failed (local): the
+ * graph the engine mapped (taken over and freed, *g set to NULL), the new
+ * mapping \a m and the target slots (either may be NULL on failure). */
+void rta__lb_record_mapped(rta_lb_context_t *ctx, rta_graph_t **g,
+                           const rta_mapping_t *m, const int *target);
+/* After the remap (local): its outcome from the statistics, and the cost
+ * given to the policy. */
+void rta__lb_record_remap_end(rta_lb_context_t *ctx, int rc, double cost);
+/* Ends the record (collective): last costs, the Z line, close. */
+void rta__lb_record_stop(rta_lb_context_t *ctx);
 
 #endif /* BALLAST_RTA_LB_INTERNAL_H */

@@ -183,6 +183,15 @@ long long rta__cost_sample_step(const rta_task_t *t);
 /** Resets the partner-volume baseline to now (after a mapping). */
 int rta__cost_partner_rebase(MPI_Comm comm);
 
+/* ---- the tree map (tree_map.c) --------------------------------------------- */
+
+/** rta_map_tasks(); when \a graph is not NULL it also receives, on success,
+ *  the task graph the engine mapped (vertex i = mapping entry i; the caller
+ *  destroys it), for the load-balancing record. */
+int rta__map_tasks_keep(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
+                        const rta_map_tasks_options_t *opts, rta_mapping_t **out,
+                        rta_graph_t **graph);
+
 
 /* ---- the array allocator (array_alloc.c) ---------------------------------
  * Buffers of 1 MiB and more are 2 MiB aligned and offered transparent huge
