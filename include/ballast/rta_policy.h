@@ -88,7 +88,8 @@ typedef enum {
   RTA_REASON_NOT_WORTH,      /**< imbalanced, but the predicted gain does not pay the cost */
   RTA_REASON_IMBALANCED,     /**< imbalanced and worth it: remap */
   RTA_REASON_NOTHING_MOVES,  /**< the candidate mapping moves no task: not carried out */
-  RTA_REASON_BACKOFF         /**< waiting after candidates that were not carried out */
+  RTA_REASON_BACKOFF,        /**< waiting after candidates that were not carried out */
+  RTA_REASON_WARM_START      /**< adopting the map of an earlier run (rta_lb_warm_start()) */
 } rta_reason_t;
 
 /** One decision and the figures behind it. */

@@ -31,6 +31,7 @@ static const ballast__env_t table[] = {
     {"BALLAST_LB_WARMUP", BALLAST__ENV_INT, 0, 1000000, 0, NULL, "lb"},
     {"BALLAST_LB_HORIZON", BALLAST__ENV_INT, 1, 1000000000, 0, NULL, "lb"},
     {"BALLAST_LB_OUTLIER", BALLAST__ENV_DOUBLE, 1, 1e6, 1, NULL, "lb"},
+    {"BALLAST_LB_WARMSTART", BALLAST__ENV_STRING, 0, 0, 0, NULL, "lb"},
     {"BALLAST_HW_LAYOUT", BALLAST__ENV_STRING, 0, 0, 0, NULL, "map"},
     {"BALLAST_REORDER", BALLAST__ENV_BOOL, 0, 0, 0, NULL, "mon (topology reordering)"},
     {"BALLAST_SKIP_SANITIZE", BALLAST__ENV_STRING, 0, 0, 0, NULL, "scripts/test.sh"},

@@ -12,6 +12,7 @@
 
 #include "assert/assert_hooks.h"
 #include "common/common_internal.h"
+#include "common/env.h"
 #include "mon/mon_hooks.h"
 #include "task/task_internal.h"
 #include "tool/tool_internal.h"
@@ -150,6 +151,7 @@ static void context_free(rta_lb_context_t *ctx) {
   rta_mapping_destroy(ctx->mapping);
   rta_hw_destroy(ctx->hw);
   rta_policy_destroy(ctx->policy);
+  rta__lb_warm_free(ctx->warm);
   rta__mig_pool_destroy(ctx->pool);
   free(ctx->root_key);
   free(ctx->index);
@@ -259,6 +261,9 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
   contexts = ctx;
   rta__lb_report_add(ctx);
   rta__lb_series_open(ctx, MPI_Wtime() - t_define);
+  const char *warm = ctx->cfg.use_env ? ballast__env_string("BALLAST_LB_WARMSTART") : NULL;
+  if (warm && *warm) /* a refusal is a warning: the context balances unseeded */
+    (void)rta_lb_warm_start(ctx, warm);
   *out = ctx;
   if (out_comm)
     *out_comm = ctx->app;
@@ -461,6 +466,8 @@ static int remap_lists(rta_lb_context_t *ctx, remap_t *s) {
   s->slot = target_slots(ctx, s->m, s->gangs, s->ngangs);
   if (!s->slot || alloc_lists(n, &s->where, &s->local))
     return BALLAST_ENOMEM;
+  if (ctx->warm) /* a refused warm map leaves the engine's slots: not an error */
+    (void)rta__lb_warm_slots(ctx, s->m, s->slot);
   locate(s->m, s->slot, s->gangs, s->ngangs, s->where);
   if (!ctx->placement)
     return 0;
@@ -703,6 +710,8 @@ static void note_decision(rta_lb_context_t *ctx, const rta_decision_t *d) {
   if (d->remap && d->reason == RTA_REASON_EXPLICIT)
     BALLAST_INFO("rta: step %lld: remap (explicit: requested by the application, "
                  "no imbalance measured)", d->step);
+  else if (d->remap && d->reason == RTA_REASON_WARM_START)
+    BALLAST_INFO("rta: step %lld: remap (warm start: the earlier run's map)", d->step);
   else if (d->remap)
     BALLAST_INFO("rta: step %lld: remap (%s): imbalance %.3f > threshold %.3f, "
                  "predicted gain %.3g s, remap cost %.3g s, %d outlier(s) ignored",
@@ -782,6 +791,10 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     d.remap = 1;
     BALLAST_INFO("rta: step %lld: remap requested by a failed performance assertion", d.step);
   }
+  if (ctx->warm && !d.remap) {
+    d.remap = 1;
+    d.reason = RTA_REASON_WARM_START;
+  }
   ctx->last = d;
   rta__lb_series_step(ctx, times, &d);
   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_LB_DECISION))
@@ -800,6 +813,8 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     ballast__lib_begin();
     rc = remap(ctx, &d, &cost, &dropped);
     ballast__lib_end();
+    rta__lb_warm_free(ctx->warm); /* one try: a failed warm remap is not repeated */
+    ctx->warm = NULL;
     ctx->last = d;
     if (dropped) {
       candidate_dropped(ctx, &d);

@@ -25,6 +25,8 @@ typedef struct {
   MPI_Comm comm;  /* the gang's communicator on members, else MPI_COMM_NULL */
 } rta__gang_t;
 
+typedef struct rta__warm rta__warm_t; /* a warm start's table (lb_warm.c) */
+
 struct rta_lb_context {
   MPI_Comm base;          /* dup of the application's comm; rank order fixed */
   MPI_Comm app;           /* what the application uses (owned) */
@@ -45,6 +47,7 @@ struct rta_lb_context {
   rta_decision_t last;
   rta_lb_stats_t stats;
   double last_exit;       /* MPI_Wtime at the end of the previous call */
+  rta__warm_t *warm;      /* a warm start the next call adopts, or NULL */
   long long steps_seen;   /* rta_steps() then: a step closed since is the application's */
   double *stepbuf;        /* 4 x size doubles: the per-step and per-remap allgathers */
   int pending_after;      /* a remap happened: record the next judged imbalance */
@@ -107,6 +110,15 @@ void rta__lb_gangs_free(rta__gang_t *g, int n);
 /* Registers the context for the end-of-run report and the profile. */
 void rta__lb_report_add(rta_lb_context_t *ctx);
 void rta__lb_report_remove(rta_lb_context_t *ctx);
+
+/* ---- lb_warm.c ---------------------------------------------------------- */
+
+/* Sets \a slot (the target of every vertex of \a m) from the warm start's
+ * map: known single-processor tasks to their earlier slot, unknown ones stay
+ * with their owner. Placement mode: only when that is a permutation (else
+ * \a slot is left and BALLAST_EMISMATCH). Local, deterministic. */
+int rta__lb_warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int *slot);
+void rta__lb_warm_free(rta__warm_t *w);
 
 /* ---- lb_series.c -------------------------------------------------------- */
 

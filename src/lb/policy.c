@@ -81,6 +81,7 @@ const char *rta_reason_name(rta_reason_t reason) {
   case RTA_REASON_IMBALANCED: return "imbalanced";
   case RTA_REASON_NOTHING_MOVES: return "nothing-moves";
   case RTA_REASON_BACKOFF: return "backoff";
+  case RTA_REASON_WARM_START: return "warm-start";
   }
   return "unknown";
 }
