@@ -529,14 +529,15 @@ int rta_lb_warm_start(rta_lb_context_t *ctx, const char *path) {
   int arc = ballast__agree(ctx->base, rc, &who, &code);
   ballast__lib_end();
   if (arc) {
-    /* The rank that failed names the reason; rank 0 says the run goes on. */
-    if (rc)
-      BALLAST_WARN("rta: warm start of context \"%s\" from %s refused: %s (%s)",
-                   ctx->root_key, path, why, ballast_err_name(rc));
-    if (ctx->rank == 0)
-      BALLAST_WARN("rta: context \"%s\" starts without a warm start (rank %d: %s); "
-                   "it balances from its own measurements", ctx->root_key, who,
-                   ballast_err_name(code));
+    /* The (first) rank that failed names the reason, rank 0 that one did. */
+    if (ctx->rank == who)
+      BALLAST_WARN("rta: warm start of context \"%s\" from %s refused: %s (%s); the "
+                   "context balances from its own measurements", ctx->root_key, path,
+                   why, ballast_err_name(rc));
+    else if (ctx->rank == 0)
+      BALLAST_WARN("rta: warm start of context \"%s\" from %s refused on rank %d (%s); "
+                   "the context balances from its own measurements", ctx->root_key,
+                   path, who, ballast_err_name(code));
     rta__lb_warm_free(w);
     return arc;
   }

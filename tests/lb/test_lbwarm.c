@@ -1,7 +1,7 @@
 /* Warm start (rta_lb_warm_start(), BALLAST_LB_WARMSTART), 2 ranks.
  * A first run of a tree whose heavy tasks all start on rank 0 balances and
  * writes its profile. The same tree defined again and warm-started from that
- * profile: its tasks' costs are measured at once (seeded), the first
+ * profile (and from a load-balancing record written by hand): its tasks' costs are measured at once (seeded), the first
  * load-balancing call remaps to the first run's final map (every task where
  * it ended) and no later remap is needed; a new task stays where it was.
  * Refusals: another root, a tree with renamed tasks, a missing file, a file
@@ -21,7 +21,7 @@
 
 #define NT 12
 static int me, np;
-static char profile[256], garbage[256];
+static char profile[256], garbage[256], record[256];
 static int final_owner[NT];
 
 static double work_of(int id) { return id < NT / 2 ? 4.0 : 1.0; }
@@ -163,6 +163,62 @@ static void warm_run(void) {
   TEST_PASS("lbwarm: the warm start seeds costs and the first mapping");
 }
 
+static void refused_once(const char *rootname, const char *path);
+
+/* A load-balancing record (lb_record.h, version 1) written here by hand:
+ * graph 0 at definition, graph 1 remapped after step 10 to t_i -> rank
+ * i % np, then measured costs of 1 ms x work per task. */
+static void write_record(void) {
+  FILE *f = fopen(record, "w");
+  CHECK(f != NULL);
+  fprintf(f, "ballast-lbrecord 1\nC wm %d 0 twophase tasks 0 %a\n", np, 0.0);
+  fprintf(f, "P auto 2 4 %a %a 100 %a\n", 1.3, 2.0, 0.0);
+  for (int id = 0; id < NT; id++)
+    fprintf(f, "K %d wm/t%02d\n", id, id);
+  for (int g = 0; g < 2; g++) {
+    fprintf(f, "G %d %d %d\n", g, g ? 10 : 0, NT);
+    for (int id = 0; id < NT; id++)
+      fprintf(f, "V %d 1 %d %a %a\n", id, id < NT / 2 ? 0 : 1 + id % (np - 1), 1.0, 0.0);
+  }
+  fprintf(f, "M 1 target");
+  for (int id = 0; id < NT; id++)
+    fprintf(f, " %d", id % np);
+  fprintf(f, "\nR 10 1 1 0 %a %a %a %a %a\nW 11", 6.0, 0.0, 0.01, 0.001, 0.011);
+  for (int id = 0; id < NT; id++)
+    fprintf(f, " %d %a", id, 0.001 * work_of(id));
+  fprintf(f, "\nZ 12 1 0\n");
+  CHECK_EQ(fclose(f), 0);
+}
+
+/* The warm start from a record: its costs and its last committed map. */
+static void record_run(void) {
+  if (me == 0)
+    write_record();
+  MPI_Barrier(MPI_COMM_WORLD);
+  rta_task_t *root = setup("wm", "t", 0);
+  rta_lb_context_t *ctx = context(root, RTA_POLICY_AUTO, 0);
+  CHECK_EQ(rta_lb_warm_start(ctx, record), 0);
+  for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
+    rta_task_cost_t c;
+    rta_task_t *t = rta_lb_local_task(ctx, i);
+    CHECK_EQ(rta_task_cost(t, &c), 0);
+    CHECK_EQ(c.measured, 1);
+    CHECK_NEAR(c.avg_time, 0.001 * work_of(atoi(rta_task_name(t) + 1)), 1e-12);
+  }
+  rta_decision_t d = step(ctx);
+  CHECK_EQ((int)d.reason, (int)RTA_REASON_WARM_START);
+  for (int id = 0; id < NT; id++) {
+    char nm[8];
+    snprintf(nm, sizeof nm, "t%02d", id);
+    CHECK_EQ(owner_of(ctx, "wm", nm), id % np);
+  }
+  CHECK_EQ(rta_lb_destroy(ctx), 0);
+  CHECK_EQ(rta_task_remove(root), 0);
+  /* The same record refused by another tree. */
+  refused_once("other", record);
+  TEST_PASS("lbwarm: a load-balancing record seeds costs and the first mapping");
+}
+
 /* Each refused warm start: the same code on every rank, and the context
  * goes on unseeded: no warm remap, every task where it was. */
 static void refused(const char *rootname, const char *prefix, const char *path,
@@ -181,6 +237,10 @@ static void refused(const char *rootname, const char *prefix, const char *path,
   CHECK_EQ(rta_lb_nlocal(ctx), before);
   CHECK_EQ(rta_lb_destroy(ctx), 0);
   CHECK_EQ(rta_task_remove(root), 0);
+}
+
+static void refused_once(const char *rootname, const char *path) {
+  refused(rootname, "t", path, RTA_POLICY_AUTO, BALLAST_EMISMATCH);
 }
 
 static void test_refusals(void) {
@@ -222,6 +282,7 @@ int main(int argc, char **argv) {
   MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
   snprintf(profile, sizeof profile, "/tmp/ballast_lbwarm_%d.json", pid);
   snprintf(garbage, sizeof garbage, "/tmp/ballast_lbwarm_%d.txt", pid);
+  snprintf(record, sizeof record, "/tmp/ballast_lbwarm_%d.rec", pid);
   if (me == 0) {
     FILE *f = fopen(garbage, "w");
     CHECK(f != NULL);
@@ -232,11 +293,13 @@ int main(int argc, char **argv) {
   cold_run();
   warm_run();
   test_refusals();
+  record_run();
   test_env();
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) {
     remove(profile);
     remove(garbage);
+    remove(record);
   }
   MPI_Finalize();
   return 0;
