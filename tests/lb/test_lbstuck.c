@@ -14,24 +14,11 @@
 
 #include <ballast/rta.h>
 
+#include "cpu_spin.h"
 #include "test_util.h"
 
 static int me, np;
 
-/* Busy loop on this thread's CPU clock: the cost model caps task time by
- * CPU time, so on a shared machine a loop on the wall clock would give a
- * task whatever CPU time preemption left it. */
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void spin(double seconds) {
-  double end = cpu_now() + seconds;
-  while (cpu_now() < end) {
-  }
-}
 
 static void nap(double seconds) {
   struct timespec ts = {0, (long)(seconds * 1e9)};
@@ -80,7 +67,7 @@ static double run_balanced(const char *name, int app_steps) {
     for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
       rta_task_t *t = rta_lb_local_task(ctx, i);
       CHECK_EQ(rta_task_begin(t), 0);
-      spin(0.002);
+      cpu_spin(0.002);
       CHECK_EQ(rta_task_end(t), 0);
     }
     if (me == 1)
@@ -129,7 +116,7 @@ static void test_placement_nothing_moves(void) {
   for (int step = 0; step < 60; step++) {
     rta_task_t *t = rta_lb_local_task(ctx, 0);
     CHECK_EQ(rta_task_begin(t), 0);
-    spin(me == 0 ? 0.003 : 0.001);
+    cpu_spin(me == 0 ? 0.003 : 0.001);
     CHECK_EQ(rta_task_end(t), 0);
     CHECK_EQ(rta_perform_load_balancing(&comm), 0);
     rta_decision_t d;

@@ -17,6 +17,7 @@
 #include <ballast/mon.h>
 #include <ballast/rta.h>
 
+#include "cpu_spin.h"
 #include "test_util.h"
 
 #define NT 12
@@ -26,18 +27,6 @@ static int final_owner[NT];
 
 static double work_of(int id) { return id < NT / 2 ? 4.0 : 1.0; }
 
-/* Busy loop on this thread's CPU clock (see test_lbstuck.c). */
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void spin(double seconds) {
-  double end = cpu_now() + seconds;
-  while (cpu_now() < end) {
-  }
-}
 
 /* Root \a rootname, NT tasks "t00".. (heavy ones on rank 0) plus \a extra
  * new tasks "n0".. on rank 1; \a prefix renames every task. */
@@ -82,7 +71,7 @@ static rta_decision_t step(rta_lb_context_t *ctx) {
     rta_task_t *t = rta_lb_local_task(ctx, i);
     const char *nm = rta_task_name(t);
     CHECK_EQ(rta_task_begin(t), 0);
-    spin(0.001 * (nm[0] == 'n' ? 1.0 : work_of(atoi(nm + 1))));
+    cpu_spin(0.001 * (nm[0] == 'n' ? 1.0 : work_of(atoi(nm + 1))));
     CHECK_EQ(rta_task_end(t), 0);
   }
   MPI_Comm comm = rta_lb_comm(ctx);
@@ -98,6 +87,20 @@ static int owner_of(rta_lb_context_t *ctx, const char *root, const char *name) {
   int r = -1;
   CHECK_EQ(rta_lb_task_owner(ctx, key, &r), 0);
   return r;
+}
+
+/* Known tasks ("t..") count as measured, at 1 ms x their work within
+ * \a tol; new ones ("n..") are not seeded. */
+static void check_seeded(rta_lb_context_t *ctx, double tol) {
+  for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
+    rta_task_cost_t c;
+    rta_task_t *t = rta_lb_local_task(ctx, i);
+    CHECK_EQ(rta_task_cost(t, &c), 0);
+    const char *nm = rta_task_name(t);
+    CHECK_EQ(c.measured, nm[0] == 't');
+    if (nm[0] == 't')
+      CHECK_NEAR(c.avg_time, 0.001 * work_of(atoi(nm + 1)), tol);
+  }
 }
 
 /* The cold run: balances by itself, then writes the profile. */
@@ -131,15 +134,7 @@ static void warm_run(void) {
   rta_task_t *root = setup("wm", "t", 1);
   rta_lb_context_t *ctx = context(root, RTA_POLICY_AUTO, 0);
   CHECK_EQ(rta_lb_warm_start(ctx, profile), 0);
-  for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
-    rta_task_cost_t c;
-    rta_task_t *t = rta_lb_local_task(ctx, i);
-    CHECK_EQ(rta_task_cost(t, &c), 0);
-    const char *nm = rta_task_name(t);
-    CHECK_EQ(c.measured, nm[0] == 't'); /* known tasks seeded, the new one not */
-    if (nm[0] == 't') /* the earlier run's time per step: 4 ms or 1 ms of work */
-      CHECK_NEAR(c.avg_time, 0.001 * work_of(atoi(nm + 1)), 0.0012);
-  }
+  check_seeded(ctx, 0.0012); /* the earlier run measured 4 ms or 1 ms of work */
   rta_decision_t d = step(ctx);
   CHECK_EQ(d.remap, 1);
   CHECK_EQ((int)d.reason, (int)RTA_REASON_WARM_START);
@@ -198,13 +193,7 @@ static void record_run(void) {
   rta_task_t *root = setup("wm", "t", 0);
   rta_lb_context_t *ctx = context(root, RTA_POLICY_AUTO, 0);
   CHECK_EQ(rta_lb_warm_start(ctx, record), 0);
-  for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
-    rta_task_cost_t c;
-    rta_task_t *t = rta_lb_local_task(ctx, i);
-    CHECK_EQ(rta_task_cost(t, &c), 0);
-    CHECK_EQ(c.measured, 1);
-    CHECK_NEAR(c.avg_time, 0.001 * work_of(atoi(rta_task_name(t) + 1)), 1e-12);
-  }
+  check_seeded(ctx, 1e-12); /* the record's costs exactly */
   rta_decision_t d = step(ctx);
   CHECK_EQ((int)d.reason, (int)RTA_REASON_WARM_START);
   for (int id = 0; id < NT; id++) {
