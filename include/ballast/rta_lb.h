@@ -224,7 +224,8 @@ typedef struct {
   long long failed_remaps;    /**< remaps rolled back */
   long long tasks_moved;      /**< tasks moved by committed remaps, all ranks */
   double bytes_moved;         /**< state bytes moved by committed remaps, all ranks */
-  double seconds_mapping;     /**< time in rta_map_tasks (max over ranks, summed over remaps) */
+  double seconds_mapping;     /**< time in rta_map_tasks (max over ranks, summed over remaps
+                                   and over candidates the policy dropped) */
   double seconds_migrating;   /**< time moving state and rebuilding communicators (max over ranks) */
   double seconds_deciding;    /**< time closing steps and deciding (this rank) */
   double last_cost;           /**< cost in seconds of the last remap (mapping + migration) */

@@ -642,6 +642,8 @@ static int candidate_wanted(rta_lb_context_t *ctx, const remap_t *s, double t_ma
       MPI_SUCCESS)
     return 1; /* no agreed figure: carry the remap out as decided */
   rta_policy_confirm(ctx->policy, &c, d);
+  if (!d->remap) /* the mapping was paid for all the same */
+    ctx->stats.seconds_mapping += c.mapping_seconds;
   return d->remap;
 }
 
