@@ -2,8 +2,9 @@
 # Warm start on ballast-md (2 ranks): a cold run writes its profile
 # (BALLAST_PROFILE), then runs alternate cold and warm
 # (BALLAST_LB_WARMSTART=that profile); each prints its first and last
-# window's time per step (md's summary: medians over --window steps) and
-# the ratio first/last. Scenario and size as scripts/demo.sh unless given.
+# window's time per step (md's summary: medians over --window steps), the
+# ratio first/last, and the first and last window's compute imbalance
+# (max/avg over ranks), which machine load disturbs less. Scenario and size as scripts/demo.sh unless given.
 # Usage: bench/lb_policy/md_warm.sh BUILD_DIR [pairs 2] [ballast-md options...]
 set -euo pipefail
 build=${1:?build directory}
@@ -26,8 +27,10 @@ for l in sys.stdin:
     if "md_summary" in l:
         d = json.loads(l)["md_summary"]
         f, z = d["time_per_step_first_window"], d["time_per_step_last_window"]
-        print("%-5s first window %.3f ms/step, last %.3f ms/step, first/last %.3f, remaps %d"
-              % (sys.argv[1], 1e3 * f, 1e3 * z, f / z, d["remaps"]))' "$label"
+        print("%-5s first window %.3f ms/step, last %.3f ms/step, first/last %.3f; "
+              "imbalance first %.3f, last %.3f; remaps %d"
+              % (sys.argv[1], 1e3 * f, 1e3 * z, f / z, d["imbalance_first_window"],
+                 d["imbalance_last_window"], d["remaps"]))' "$label"
 }
 run seed BALLAST_PROFILE="$prof"
 for ((p = 0; p < pairs; p++)); do

@@ -17,6 +17,7 @@
 #include "lb/lb_record.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,6 +235,11 @@ static double jnum(const jv_t *o, const char *key, double dflt) {
   return v && v->type == 'n' ? v->num : dflt;
 }
 
+/* A number as a rank or count: -1 unless a whole number in 0..INT_MAX. */
+static int jint(double x) {
+  return x >= 0 && x <= (double)INT_MAX && x == floor(x) ? (int)x : -1;
+}
+
 /* ---- the table ------------------------------------------------------------- */
 
 void rta__lb_warm_free(rta__warm_t *w) {
@@ -320,11 +326,11 @@ static const jv_t *profile_context(const jv_t *prof, const rta_lb_context_t *ctx
     const jv_t *c = &cs->items[i], *root = jget(c, "root");
     if (!root || root->type != 's')
       continue;
-    if (!strcmp(root->str, ctx->root_key) && (int)jnum(c, "ranks", -1) == ctx->size)
+    if (!strcmp(root->str, ctx->root_key) && jint(jnum(c, "ranks", -1)) == ctx->size)
       found = c;
     if (used < nwhy)
       used += (size_t)snprintf(why + used, nwhy - used, " \"%s\" on %d ranks", root->str,
-                               (int)jnum(c, "ranks", -1));
+                               jint(jnum(c, "ranks", -1)));
   }
   if (used < nwhy)
     snprintf(why + used, nwhy - used, "%s)", cs && cs->n ? "" : " none");
@@ -355,7 +361,7 @@ static int profile_map(const jv_t *c, rta__warm_t **out, char *why, size_t nwhy)
   int rc = w ? 0 : BALLAST_ENOMEM;
   for (int i = 0; !rc && i < keys->n; i++)
     if (keys->items[i].type == 's' && owner->items[i].type == 'n')
-      rc = warm_add(w, keys->items[i].str, (int)owner->items[i].num, 0);
+      rc = warm_add(w, keys->items[i].str, jint(owner->items[i].num), 0);
   if (rc) {
     rta__lb_warm_free(w);
     return rc;
@@ -383,7 +389,8 @@ static void profile_costs(const jv_t *prof, rta__warm_t *w) {
       if (cpu > 0 && cpu < t)
         t = cpu;
       sum[row - w->rows] += t > 0 ? t : 0;
-      row->count += (long long)jnum(g, "count", 0);
+      double cnt = jnum(g, "count", 0);
+      row->count += cnt > 0 && cnt < 1e18 ? (long long)cnt : 0;
     }
   }
   for (int64_t i = 0; i < w->n; i++)
