@@ -22,7 +22,7 @@
 
 #define NT 12
 static int me, np;
-static char profile[256], garbage[256], record[256];
+static char profile[256], garbage[256], record[256], notprof[256];
 static int final_owner[NT];
 
 static double work_of(int id) { return id < NT / 2 ? 4.0 : 1.0; }
@@ -237,6 +237,7 @@ static void test_refusals(void) {
   refused("wm", "x", profile, RTA_POLICY_AUTO, BALLAST_EMISMATCH);     /* renamed tasks */
   refused("wm", "t", "/nonexistent/ballast.json", RTA_POLICY_AUTO, BALLAST_EIO);
   refused("wm", "t", garbage, RTA_POLICY_AUTO, BALLAST_EPARSE);
+  refused("wm", "t", notprof, RTA_POLICY_AUTO, BALLAST_EPARSE); /* JSON, not a profile */
   refused("wm", "t", profile, RTA_POLICY_OFF, BALLAST_EDISABLED);
   CHECK_EQ(rta_lb_warm_start(NULL, profile), BALLAST_EINVAL);
   TEST_PASS("lbwarm: another tree, a missing or malformed file, policy off: refused, "
@@ -272,10 +273,14 @@ int main(int argc, char **argv) {
   snprintf(profile, sizeof profile, "/tmp/ballast_lbwarm_%d.json", pid);
   snprintf(garbage, sizeof garbage, "/tmp/ballast_lbwarm_%d.txt", pid);
   snprintf(record, sizeof record, "/tmp/ballast_lbwarm_%d.rec", pid);
+  snprintf(notprof, sizeof notprof, "/tmp/ballast_lbwarm_%d_other.json", pid);
   if (me == 0) {
     FILE *f = fopen(garbage, "w");
     CHECK(f != NULL);
     fputs("{\"ballast_profile\": [1, 2,", f);
+    fclose(f);
+    CHECK((f = fopen(notprof, "w")) != NULL);
+    fputs("{\"lb_series\": {\"contexts\": []}, \"n\": -1.5e3, \"s\": \"a\\u0041\\n\"}", f);
     fclose(f);
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -289,6 +294,7 @@ int main(int argc, char **argv) {
     remove(profile);
     remove(garbage);
     remove(record);
+    remove(notprof);
   }
   MPI_Finalize();
   return 0;
