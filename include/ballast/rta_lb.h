@@ -339,7 +339,8 @@ BALLAST_API int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm);
  *   the end; tasks new or renamed since stay where they are, with their
  *   estimates. In placement mode the map is used only when it is a
  *   permutation of the ranks. The remap moves state as any other (all or
- *   nothing) and is tried once.
+ *   nothing) and is tried once; a warm map that moves no task (every task
+ *   already where it ended) is not carried out.
  * A profile keeps per-task maps only up to 4,096 tasks; larger trees need a
  * record. BALLAST_LB_WARMSTART=path calls this from rta_define_lb_context()
  * (when cfg->use_env) and, on failure, warns and goes on.

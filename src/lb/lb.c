@@ -638,6 +638,12 @@ static int candidate_wanted(rta_lb_context_t *ctx, const remap_t *s, double t_ma
       c.tasks++;
       c.bytes += rta_mapping_state_bytes(s->m, v);
     }
+  /* A warm map that is where the tasks already are: nothing to carry out
+   * (the same on every rank, so no rank enters the reduction below). */
+  if (d->reason == RTA_REASON_WARM_START && c.tasks == 0) {
+    d->remap = 0;
+    return 0;
+  }
   if (MPI_Allreduce(&t_map, &c.mapping_seconds, 1, MPI_DOUBLE, MPI_MAX, ctx->base) !=
       MPI_SUCCESS)
     return 1; /* no agreed figure: carry the remap out as decided */
