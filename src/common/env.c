@@ -33,6 +33,7 @@ static const ballast__env_t table[] = {
     {"BALLAST_LB_OUTLIER", BALLAST__ENV_DOUBLE, 1, 1e6, 1, NULL, "lb"},
     {"BALLAST_LB_RECORD", BALLAST__ENV_STRING, 0, 0, 0, NULL, "lb (record)"},
     {"BALLAST_LB_RECORD_MAX", BALLAST__ENV_INT, 1, 1048576, 0, NULL, "lb (record)"},
+    {"BALLAST_LB_WARMSTART", BALLAST__ENV_STRING, 0, 0, 0, NULL, "lb"},
     {"BALLAST_HW_LAYOUT", BALLAST__ENV_STRING, 0, 0, 0, NULL, "map"},
     {"BALLAST_REORDER", BALLAST__ENV_BOOL, 0, 0, 0, NULL, "mon (topology reordering)"},
     {"BALLAST_SKIP_SANITIZE", BALLAST__ENV_STRING, 0, 0, 0, NULL, "scripts/test.sh"},

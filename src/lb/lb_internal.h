@@ -25,6 +25,8 @@ typedef struct {
   MPI_Comm comm;  /* the gang's communicator on members, else MPI_COMM_NULL */
 } rta__gang_t;
 
+typedef struct rta__warm rta__warm_t; /* a warm start's table (lb_warm.c) */
+
 struct rta_lb_context {
   MPI_Comm base;          /* dup of the application's comm; rank order fixed */
   MPI_Comm app;           /* what the application uses (owned) */
@@ -45,6 +47,8 @@ struct rta_lb_context {
   rta_decision_t last;
   rta_lb_stats_t stats;
   double last_exit;       /* MPI_Wtime at the end of the previous call */
+  rta__warm_t *warm;      /* a warm start the next call adopts, or NULL */
+  long long steps_seen;   /* rta_steps() then: a step closed since is the application's */
   double *stepbuf;        /* 4 x size doubles: the per-step and per-remap allgathers */
   int pending_after;      /* a remap happened: record the next judged imbalance */
   struct rta__mig_pool *pool; /* touched memory kept for migrations (lb_move.c) */
@@ -107,6 +111,15 @@ void rta__lb_gangs_free(rta__gang_t *g, int n);
 void rta__lb_report_add(rta_lb_context_t *ctx);
 void rta__lb_report_remove(rta_lb_context_t *ctx);
 
+/* ---- lb_warm.c ---------------------------------------------------------- */
+
+/* Sets \a slot (the target of every vertex of \a m) from the warm start's
+ * map: known single-processor tasks to their earlier slot, unknown ones stay
+ * with their owner. Placement mode: only when that is a permutation (else
+ * \a slot is left and BALLAST_EMISMATCH). Local, deterministic. */
+int rta__lb_warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int *slot);
+void rta__lb_warm_free(rta__warm_t *w);
+
 /* ---- lb_series.c -------------------------------------------------------- */
 
 /* The context's series for the profile ("lb_series"): opened when the context
@@ -139,14 +152,17 @@ const char *rta__lb_record_env_path(char *buf, size_t n);
 int rta__lb_record_start(rta_lb_context_t *ctx, const char *path,
                          rta_graph_t *g0);
 /* This rank's measured task costs of the step just closed: the local tasks
- * whose step count passed \a before[i] (local). */
-void rta__lb_record_costs(rta_lb_context_t *ctx, const long long *before);
+ * the cost model sampled in it (rta__cost_sample_step, as step_time takes
+ * them) (local). */
+void rta__lb_record_costs(rta_lb_context_t *ctx);
 /* A judged step: rank 0's \a wall seconds, the times fed to the policy and
- * the decision (\a forced: a performance assertion asked for the remap).
+ * the decision (\a forced: 1 a performance assertion asked for the remap,
+ * 2 a pending warm start did).
  * Collective: every 64 steps the buffered costs are gathered. */
 void rta__lb_record_step(rta_lb_context_t *ctx, double wall, const double *times,
                          const rta_decision_t *d, int forced);
-/* Before a remap (collective): gathers costs and partner bytes, notes the
+/* Before a remap attempt (collective): gathers costs and partner bytes,
+ * numbers the attempt, notes its seed, whether a warm map is pending and the
  * statistics the remap's figures are taken from. */
 void rta__lb_record_remap_begin(rta_lb_context_t *ctx);
 /* Inside the remap, once the new mapping exists or failed (local): the
@@ -154,9 +170,16 @@ void rta__lb_record_remap_begin(rta_lb_context_t *ctx);
  * mapping \a m and the target slots (either may be NULL on failure). */
 void rta__lb_record_mapped(rta_lb_context_t *ctx, rta_graph_t **g,
                            const rta_mapping_t *m, const int *target);
-/* After the remap (local): its outcome from the statistics, and the cost
- * given to the policy. */
-void rta__lb_record_remap_end(rta_lb_context_t *ctx, int rc, double cost);
+/* The candidate mapping's figures \a c and the decision \a d after the
+ * policy judged it (\a judged 1: rta_policy_confirm() was called; 0: a warm
+ * map that moves nothing, dropped without it) (local). */
+void rta__lb_record_candidate(rta_lb_context_t *ctx, const rta_remap_candidate_t *c,
+                              int judged, const rta_decision_t *d);
+/* After the remap attempt (local): its outcome from the statistics (\a
+ * dropped: the candidate was not carried out) and, unless dropped, what
+ * rta_policy_remap_measured() was given. */
+void rta__lb_record_remap_end(rta_lb_context_t *ctx, int rc, int dropped,
+                              const rta_remap_measure_t *m);
 /* Ends the record (collective): last costs, the Z line, close. */
 void rta__lb_record_stop(rta_lb_context_t *ctx);
 

@@ -39,6 +39,9 @@ struct lb__recw {
   ballast__wbuf_t buf;   /* this rank's costs and bytes since the last gather */
   size_t pending;        /* buf.n before the current step's costs */
   long long sampled, stride, costlines;
+  int k;                 /* remap attempts so far (graph number of the last) */
+  unsigned seed;         /* the engine's seed of the current attempt */
+  int warm;              /* a warm map was pending at the current attempt */
   rta_lb_stats_t before; /* statistics before the current remap */
 };
 
@@ -365,7 +368,7 @@ int rta__lb_record_start(rta_lb_context_t *ctx, const char *path, rta_graph_t *g
   return 0;
 }
 
-void rta__lb_record_costs(rta_lb_context_t *ctx, const long long *before) {
+void rta__lb_record_costs(rta_lb_context_t *ctx) {
   struct lb__recw *w = ctx->rec;
   if (!w)
     return;
@@ -373,9 +376,11 @@ void rta__lb_record_costs(rta_lb_context_t *ctx, const long long *before) {
   long long step = ctx->stats.steps + 1;
   if ((step - 1) % w->stride != 0)
     return;
+  long long now = rta_steps();
   for (int i = 0; i < ctx->nlocal; i++) {
     rta_task_cost_t c;
-    if (rta_task_cost(ctx->local[i], &c) == 0 && c.total_steps > before[i]) {
+    if (rta__cost_sample_step(ctx->local[i]) == now &&
+        rta_task_cost(ctx->local[i], &c) == 0) {
       ballast__put_i32(&w->buf, TAG_COST);
       ballast__put_i64(&w->buf, step);
       ballast__put_str(&w->buf, rta_task_key(ctx->local[i]));
@@ -412,13 +417,18 @@ void rta__lb_record_remap_begin(rta_lb_context_t *ctx) {
   buffer_bytes(ctx);
   gather(ctx);
   w->before = ctx->stats;
+  w->k++;
+  /* remap_map in lb.c: remap k of the context maps with seed + k - 1, k
+   * counting committed and rolled-back remaps (not dropped candidates) */
+  w->seed = ctx->cfg.seed + (unsigned)(ctx->stats.remaps + ctx->stats.failed_remaps);
+  w->warm = ctx->warm != NULL;
 }
 
 void rta__lb_record_mapped(rta_lb_context_t *ctx, rta_graph_t **g,
                            const rta_mapping_t *m, const int *target) {
   struct lb__recw *w = ctx->rec;
   if (w && ctx->rank == 0 && m && g && *g) {
-    int k = (int)(w->before.remaps + w->before.failed_remaps + 1);
+    int k = w->k;
     int64_t n = rta_mapping_ntasks(m);
     out_graph(w, k, ctx->stats.steps, m, *g);
     if (room(w)) {
@@ -445,16 +455,30 @@ void rta__lb_record_mapped(rta_lb_context_t *ctx, rta_graph_t **g,
   }
 }
 
-void rta__lb_record_remap_end(rta_lb_context_t *ctx, int rc, double cost) {
+void rta__lb_record_candidate(rta_lb_context_t *ctx, const rta_remap_candidate_t *c,
+                              int judged, const rta_decision_t *d) {
+  struct lb__recw *w = ctx->rec;
+  if (!w || ctx->rank != 0 || !room(w))
+    return;
+  out(w, "J %lld %d %d %a %a %lld %a %a %d %s %a %a %a %lld\n", d->step, w->k, judged,
+      c->imbalance_now, c->imbalance_after, c->tasks, c->bytes, c->mapping_seconds,
+      d->remap, rta_reason_name(d->reason), d->predicted_gain, d->remap_cost,
+      d->predicted_imbalance, d->tasks_to_move);
+}
+
+void rta__lb_record_remap_end(rta_lb_context_t *ctx, int rc, int dropped,
+                              const rta_remap_measure_t *m) {
   struct lb__recw *w = ctx->rec;
   if (!w || ctx->rank != 0 || !room(w))
     return;
   const rta_lb_stats_t *a = &w->before, *b = &ctx->stats;
-  int k = (int)(a->remaps + a->failed_remaps + 1);
-  out(w, "R %lld %d %d %d %a %a %a %a %a\nX %a\n", b->steps, k, rc == 0, rc > 0 ? 0 : rc,
-      (double)(b->tasks_moved - a->tasks_moved), b->bytes_moved - a->bytes_moved,
-      b->seconds_mapping - a->seconds_mapping,
-      b->seconds_migrating - a->seconds_migrating, cost, cost);
+  int committed = !dropped && rc == 0;
+  out(w, "R %lld %d %d %d %a %a %a %a %u %d\n", b->steps, w->k, committed,
+      rc > 0 ? 0 : rc, (double)(b->tasks_moved - a->tasks_moved),
+      b->bytes_moved - a->bytes_moved, b->seconds_mapping - a->seconds_mapping,
+      b->seconds_migrating - a->seconds_migrating, w->seed, w->warm);
+  if (!dropped)
+    out(w, "X %a %a %a %d\n", m->mapping, m->migration, m->bytes, m->committed);
 }
 
 void rta__lb_record_stop(rta_lb_context_t *ctx) {

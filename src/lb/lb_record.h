@@ -4,7 +4,7 @@
  * reads. The writer is lb_record.c (hooks called from lb.c), the reader
  * lb_record_read.c (no MPI: ballast-lbsim links it with the map engine).
  *
- * ---- Format, version 1 -----------------------------------------------------
+ * ---- Format, version 2 -----------------------------------------------------
  * Line-oriented text, one record per line, tokens separated by one space,
  * the first token the line's type. Why text: a record is written a few lines
  * at a time while the run goes on (append, no index to patch at the end), a
@@ -17,9 +17,12 @@
  * to by number; bytes <= 0x20, '%' and >= 0x7f in a key are written %XX.
  * A line may not exceed 16 MiB (adjacency lines of huge graphs are cut in
  * several E lines of the same vertex). Unknown line types are an error in
- * version 1 (a new kind of line bumps the version).
+ * this version (a new kind of line bumps the version). Version 2 (this one)
+ * added the candidate judgement (J), the remap's seed and warm flag (R), the
+ * measured remap given to the policy as four figures (X) and the warm-start
+ * decisions (D); a reader refuses every other version by name.
  *
- *   ballast-lbrecord 1                      first line: magic and version
+ *   ballast-lbrecord 2                      first line: magic and version
  *   C root ranks placement strategy step_time seed balrat
  *       the context: root key (escaped), number of ranks, 1 in placement
  *       mode, strategy name (rta_strategy_name), "tasks"|"wall", the seed
@@ -30,7 +33,8 @@
  *   H ...   the hardware model, one line (rta__hw_to_text, src/map/hw_text.c)
  *   K id key                  key table entry (ids 0, 1, ... in order)
  *   G g step nvert            task graph g begins (0: at definition; k: the
- *                             graph of remap k), built after \a step steps
+ *                             graph of remap attempt k, a candidate that
+ *                             was dropped included), built after \a step steps
  *   V key nprocs owner work state     nvert lines: vertex v of graph g, in
  *                             the mapping's order (sorted keys): its key id,
  *                             processors, owner rank when mapped, work and
@@ -58,14 +62,28 @@
  *                             a decision (rta_decision_t: reason as
  *                             rta_reason_name, doubles %a; forced 1 when a
  *                             failed performance assertion turned it into
- *                             a remap)
- *   R step k committed rc tasks bytes t_map t_move cost
- *                             remap k after that step: committed 1|0, its
- *                             code, tasks and bytes moved (all ranks), max
- *                             over ranks of mapping and migration seconds,
- *                             the cost given to the policy (%a); graph k
- *                             and its M/Q lines precede it
- *   X cost                    rta_policy_remapped(cost) was called (%a)
+ *                             a remap, 2 when a pending warm start did:
+ *                             reason warm-start)
+ *   J step k judged now after tasks bytes map_s remap reason gain cost pimb ptasks
+ *                             the candidate of attempt k judged: judged 1
+ *                             when rta_policy_confirm() was called with the
+ *                             rta_remap_candidate_t (now, after, tasks,
+ *                             bytes, map_s), 0 for a warm map that moves
+ *                             nothing (dropped without it); then the
+ *                             decision after it (remap, reason, gain, cost,
+ *                             predicted imbalance, tasks to move); doubles %a
+ *   R step k committed rc tasks bytes t_map t_move seed warm
+ *                             remap attempt k after that step: committed
+ *                             1|0 (0 also for a dropped candidate, with rc
+ *                             0), its code, tasks and bytes moved (all
+ *                             ranks), max over ranks of mapping and
+ *                             migration seconds (%a), the engine's seed,
+ *                             warm 1 when a warm map set the targets; graph
+ *                             k with its M/Q lines and J line precede it
+ *   X mapping migration bytes committed
+ *                             rta_policy_remap_measured() was called with
+ *                             this rta_remap_measure_t (doubles %a); not
+ *                             for a dropped candidate
  *   Z steps costrows dropped   last line of a closed record: steps judged,
  *                             W lines written, lines dropped by the size
  *                             bound (0: complete)
@@ -77,10 +95,14 @@
  * nothing more is written but the Z line: the replay then stops where the
  * record stops.
  *
- * Replay: remap k maps graph k with the C line's strategy, seed + k - 1 and
- * balrat, the engine's defaults otherwise, from the owners of its V lines,
- * on the H model; the policy is created from the P line and fed, in file
- * order, T (observe), D (decide; "forced" sets remap) and X (remapped).
+ * Replay: attempt k maps graph k with the C line's strategy, the R line's
+ * seed and balrat, the engine's defaults otherwise, from the owners of its V
+ * lines, on the H model (a warm map's targets are an input: taken from the
+ * M target line); the candidate's figures are computed again from the
+ * targets and the V lines' owners, work and state; the policy is created
+ * from the P line and fed, in file order, T (observe), D (decide; "forced"
+ * sets remap, 2 with reason warm-start), J (rta_policy_confirm, when
+ * judged) and X (rta_policy_remap_measured).
  * A record started by rta_lb_record() after the definition has no graph 0:
  * its decisions cannot be replayed (the policy's state before it is not
  * recorded), its mappings can.
@@ -102,7 +124,7 @@
 #include <ballast/rta_policy.h>
 
 #define LB__RECORD_MAGIC "ballast-lbrecord"
-#define LB__RECORD_VERSION 1
+#define LB__RECORD_VERSION 2
 
 /* ---- reading (lb_record_read.c) --------------------------------------------- */
 
@@ -133,7 +155,8 @@ typedef enum {
   LB__EV_STEP = 0,  /* T: step times; index into steps[] */
   LB__EV_DECIDE,    /* D: index into decisions[] */
   LB__EV_REMAP,     /* R: index into remaps[] */
-  LB__EV_REMAPPED   /* X: index into costs_given[] */
+  LB__EV_REMAPPED,  /* X: index into measures[] */
+  LB__EV_CANDIDATE  /* J: index into candidates[] */
 } lb__rec_event_kind_t;
 
 typedef struct {
@@ -149,14 +172,26 @@ typedef struct {
 
 typedef struct {
   rta_decision_t d;
-  int forced;
+  int forced;         /* 1 assertion, 2 warm start */
 } lb__rec_decision_t;
 
 typedef struct {
   long long step;
-  int k;              /* remap number (graph index) */
+  int k;              /* attempt number (graph index) */
+  int judged;         /* rta_policy_confirm() was called */
+  rta_remap_candidate_t c;
+  rta_decision_t d;   /* remap, reason, predicted_gain, remap_cost,
+                         predicted_imbalance, tasks_to_move after it */
+} lb__rec_candidate_t;
+
+typedef struct {
+  long long step;
+  int k;              /* attempt number (graph index) */
   int committed, rc;
-  double tasks, bytes, t_map, t_move, cost;
+  double tasks, bytes, t_map, t_move;
+  unsigned seed;      /* the engine's seed */
+  int warm;           /* a warm map set the targets */
+  int64_t cand;       /* its J line in candidates[], or -1 */
 } lb__rec_remap_t;
 
 typedef struct {
@@ -182,14 +217,15 @@ typedef struct lb__record {
   int64_t *key_order;     /* key ids sorted by key (lookups) */
   int ngraphs;
   lb__rec_graph_t *graphs;   /* graphs[g], g as in the G line (gaps: n 0) */
-  int64_t nsteps, ndecisions, nremaps, ncosts_given, ncostrows;
+  int64_t nsteps, ndecisions, nremaps, nmeasures, ncandidates, ncostrows;
   lb__rec_step_t *steps;
   lb__rec_decision_t *decisions;
   lb__rec_remap_t *remaps;
-  double *costs_given;
+  rta_remap_measure_t *measures;
+  lb__rec_candidate_t *candidates;
   lb__rec_costs_t *costrows;
   int64_t nevents;
-  lb__rec_event_t *events;   /* T, D, R and X lines in file order */
+  lb__rec_event_t *events;   /* T, D, J, R and X lines in file order */
   double *bytes;          /* ranks x ranks: the last B lines (per step), or NULL */
   int closed;             /* the Z line was read */
   long long dropped;      /* Z's dropped lines */

@@ -35,7 +35,7 @@ typedef struct {
   int cur;              /* graph being read, -1 none */
   int64_t vread;        /* its V lines so far */
   int64_t ecap, lastu;  /* its edge arrays' room, last E vertex */
-  int64_t cap_keys, cap_steps, cap_dec, cap_rem, cap_x, cap_cost, cap_ev;
+  int64_t cap_keys, cap_steps, cap_dec, cap_rem, cap_x, cap_j, cap_cost, cap_ev;
   int64_t left;         /* bytes of the file after the current line */
 } reader_t;
 
@@ -324,6 +324,19 @@ static int line_B(reader_t *x, ballast__tok_t *t) {
   return 0;
 }
 
+/* A reason by its rta_reason_name. */
+static int reason_of(reader_t *x, ballast__tok_t *t, rta_reason_t *reason) {
+  size_t n;
+  const char *w = ballast__tok_word(t, &n);
+  for (int k = RTA_REASON_OFF; w && k <= RTA_REASON_WARM_START; k++)
+    if (strlen(rta_reason_name((rta_reason_t)k)) == n &&
+        !strncmp(w, rta_reason_name((rta_reason_t)k), n)) {
+      *reason = (rta_reason_t)k;
+      return 0;
+    }
+  return w ? bad(x, "unknown decision reason") : 0;
+}
+
 static int line_D(reader_t *x, ballast__tok_t *t) {
   lb__record_t *r = x->r;
   if (grow((void **)&r->decisions, &x->cap_dec, r->ndecisions + 1, sizeof *r->decisions))
@@ -332,24 +345,16 @@ static int line_D(reader_t *x, ballast__tok_t *t) {
   memset(e, 0, sizeof *e);
   e->d.step = ballast__tok_int(t, 0, INT64_MAX);
   e->d.remap = (int)ballast__tok_int(t, 0, 1);
-  size_t n;
-  const char *w = ballast__tok_word(t, &n);
-  int found = 0;
-  for (int k = RTA_REASON_OFF; w && k <= RTA_REASON_IMBALANCED && !found; k++)
-    if (strlen(rta_reason_name((rta_reason_t)k)) == n &&
-        !strncmp(w, rta_reason_name((rta_reason_t)k), n)) {
-      e->d.reason = (rta_reason_t)k;
-      found = 1;
-    }
-  if (w && !found)
-    return bad(x, "unknown decision reason");
+  int rc = reason_of(x, t, &e->d.reason);
+  if (rc)
+    return rc;
   e->d.imbalance = ballast__tok_f64(t);
   e->d.max_time = ballast__tok_f64(t);
   e->d.avg_time = ballast__tok_f64(t);
   e->d.predicted_gain = ballast__tok_f64(t);
   e->d.remap_cost = ballast__tok_f64(t);
   e->d.ignored_outliers = (int)ballast__tok_int(t, 0, INT32_MAX);
-  e->forced = (int)ballast__tok_int(t, 0, 1);
+  e->forced = (int)ballast__tok_int(t, 0, 2);
   r->ndecisions++;
   return add_event(x, LB__EV_DECIDE, r->ndecisions - 1);
 }
@@ -367,18 +372,53 @@ static int line_R(reader_t *x, ballast__tok_t *t) {
   e->bytes = ballast__tok_f64(t);
   e->t_map = ballast__tok_f64(t);
   e->t_move = ballast__tok_f64(t);
-  e->cost = ballast__tok_f64(t);
+  e->seed = (unsigned)ballast__tok_int(t, 0, UINT32_MAX);
+  e->warm = (int)ballast__tok_int(t, 0, 1);
+  /* the attempt's candidate, judged just before it */
+  e->cand = -1;
+  if (r->ncandidates > 0 && r->candidates[r->ncandidates - 1].k == e->k)
+    e->cand = r->ncandidates - 1;
   r->nremaps++;
   return add_event(x, LB__EV_REMAP, r->nremaps - 1);
 }
 
 static int line_X(reader_t *x, ballast__tok_t *t) {
   lb__record_t *r = x->r;
-  if (grow((void **)&r->costs_given, &x->cap_x, r->ncosts_given + 1,
-           sizeof *r->costs_given))
+  if (grow((void **)&r->measures, &x->cap_x, r->nmeasures + 1, sizeof *r->measures))
     return BALLAST_ENOMEM;
-  r->costs_given[r->ncosts_given++] = ballast__tok_f64(t);
-  return add_event(x, LB__EV_REMAPPED, r->ncosts_given - 1);
+  rta_remap_measure_t *m = &r->measures[r->nmeasures++];
+  m->mapping = ballast__tok_f64(t);
+  m->migration = ballast__tok_f64(t);
+  m->bytes = ballast__tok_f64(t);
+  m->committed = (int)ballast__tok_int(t, 0, 1);
+  return add_event(x, LB__EV_REMAPPED, r->nmeasures - 1);
+}
+
+static int line_J(reader_t *x, ballast__tok_t *t) {
+  lb__record_t *r = x->r;
+  if (grow((void **)&r->candidates, &x->cap_j, r->ncandidates + 1, sizeof *r->candidates))
+    return BALLAST_ENOMEM;
+  lb__rec_candidate_t *e = &r->candidates[r->ncandidates];
+  memset(e, 0, sizeof *e);
+  e->step = ballast__tok_int(t, 0, INT64_MAX);
+  e->k = (int)ballast__tok_int(t, 1, INT32_MAX);
+  e->judged = (int)ballast__tok_int(t, 0, 1);
+  e->c.imbalance_now = ballast__tok_f64(t);
+  e->c.imbalance_after = ballast__tok_f64(t);
+  e->c.tasks = ballast__tok_int(t, 0, INT64_MAX);
+  e->c.bytes = ballast__tok_f64(t);
+  e->c.mapping_seconds = ballast__tok_f64(t);
+  e->d.step = e->step;
+  e->d.remap = (int)ballast__tok_int(t, 0, 1);
+  int rc = reason_of(x, t, &e->d.reason);
+  if (rc)
+    return rc;
+  e->d.predicted_gain = ballast__tok_f64(t);
+  e->d.remap_cost = ballast__tok_f64(t);
+  e->d.predicted_imbalance = ballast__tok_f64(t);
+  e->d.tasks_to_move = ballast__tok_int(t, 0, INT64_MAX);
+  r->ncandidates++;
+  return add_event(x, LB__EV_CANDIDATE, r->ncandidates - 1);
 }
 
 static int line_Z(reader_t *x, ballast__tok_t *t) {
@@ -411,7 +451,7 @@ static int parse_line(reader_t *x, const char *line) {
   } kinds[] = {{'C', line_C}, {'P', line_P}, {'K', line_K}, {'G', line_G},
                {'V', line_V}, {'E', line_E}, {'M', line_M}, {'Q', line_Q},
                {'T', line_T}, {'W', line_W}, {'B', line_B}, {'D', line_D},
-               {'R', line_R}, {'X', line_X}, {'Z', line_Z}};
+               {'J', line_J}, {'R', line_R}, {'X', line_X}, {'Z', line_Z}};
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
     if (kinds[k].type == type) {
       if (type != 'V' && type != 'E' && type != 'G') {
@@ -543,7 +583,8 @@ void lb__record_close(lb__record_t *r) {
   free(r->steps);
   free(r->decisions);
   free(r->remaps);
-  free(r->costs_given);
+  free(r->measures);
+  free(r->candidates);
   for (int64_t i = 0; i < r->ncostrows; i++) {
     free(r->costrows[i].key);
     free(r->costrows[i].cost);

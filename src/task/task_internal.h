@@ -82,6 +82,7 @@ typedef struct {
   int head;           /* next write position */
   long long total;    /* samples ever pushed */
   double last;        /* last sample */
+  long long last_step; /* rta_steps() when the last sample was pushed */
   int *regions;       /* mon/PIA region ids this task was clocked under */
   int nregions, capregions;
 } rta__cost_t;
@@ -174,6 +175,11 @@ int rta__cost_reset_config(void);
  * measured (placement and scaling). \a out has comm-size entries.
  * Returns 0 and *steps (steps since the baseline, 0 when nothing measured). */
 int rta__cost_partner_bytes(MPI_Comm comm, double *out, long long *steps);
+/** 1 when rta_step() closed a step under monitoring and no task began since
+ * (a second rta_step() now would close an empty step), else 0. */
+int rta__cost_step_closed(void);
+/** rta_steps() at the task's last measured step; -1 when none. */
+long long rta__cost_sample_step(const rta_task_t *t);
 /** Resets the partner-volume baseline to now (after a mapping). */
 int rta__cost_partner_rebase(MPI_Comm comm);
 

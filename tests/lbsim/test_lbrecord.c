@@ -100,8 +100,16 @@ static void check_record(const char *path, const rta_lb_stats_t *s, const int *o
   CHECK(r->hw != NULL);
   CHECK_EQ(r->nsteps, NSTEPS);
   CHECK_EQ(r->ndecisions, NSTEPS);
-  CHECK_EQ(r->nremaps, s->remaps + s->failed_remaps);
-  CHECK_EQ(r->ncosts_given, r->nremaps);
+  /* every attempt has an R line; a dropped candidate (committed 0, rc 0)
+   * tells the policy nothing measured (no X line) */
+  long long committed = 0, dropped = 0;
+  for (int64_t i = 0; i < r->nremaps; i++) {
+    committed += r->remaps[i].committed;
+    dropped += !r->remaps[i].committed && r->remaps[i].rc == 0;
+  }
+  CHECK_EQ(committed, s->remaps);
+  CHECK_EQ(r->nremaps - dropped, s->remaps + s->failed_remaps);
+  CHECK_EQ(r->nmeasures, r->nremaps - dropped);
   CHECK_EQ(r->closed, 1);
   CHECK_EQ(r->dropped, 0);
   CHECK_GT(r->ncostrows, 0);
@@ -137,9 +145,15 @@ static void check_record(const char *path, const rta_lb_stats_t *s, const int *o
     const lb__rec_graph_t *G = &r->graphs[r->remaps[i].k];
     CHECK_EQ(G->n, ntasks());
     CHECK(G->slot != NULL);
-    CHECK_EQ(r->remaps[i].committed, 1);
+    /* the automatic policy judged each candidate (J before its R line) */
+    CHECK(r->remaps[i].cand >= 0);
+    const lb__rec_candidate_t *c = &r->candidates[r->remaps[i].cand];
+    CHECK_EQ(c->k, r->remaps[i].k);
+    CHECK_EQ(c->judged, 1);
+    CHECK_EQ(c->d.remap, r->remaps[i].committed);
   }
-  if (placement && r->nremaps > 0) /* measured bytes became edges */
+  CHECK_GT(r->nremaps, 0);
+  if (placement) /* measured bytes became edges */
     CHECK_GT(r->graphs[r->remaps[0].k].xadj[ntasks()], 0);
   lb__record_close(r);
 }
@@ -205,7 +219,11 @@ int main(int argc, char **argv) {
   rta_decision_t last;
   CHECK_EQ(rta_lb_stats(ctx, &s), 0);
   CHECK_EQ(rta_lb_last_decision(ctx, &last), 0);
-  CHECK_GE(s.remaps, 1);
+  /* Placement on 2 ranks with work 3:1: no permutation helps, so the
+   * policy drops every candidate as moving nothing (the record still holds
+   * each attempt, checked below); over-decomposition remaps. */
+  if (!placement || np > 2)
+    CHECK_GE(s.remaps, 1);
   int owner[NT];
   for (int id = 0; id < ntasks(); id++) {
     char key[32];

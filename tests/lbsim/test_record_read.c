@@ -96,7 +96,7 @@ static void test_good(const char *path) {
 static void test_bad(void) {
   CHECK_EQ(read_text("", 0), BALLAST_EPARSE);
   CHECK_EQ(read_text("not a record\n", 13), BALLAST_EPARSE);
-  CHECK_EQ(read_with_line(0, "ballast-lbrecord 2"), BALLAST_EPARSE);  /* foreign version */
+  CHECK_EQ(read_with_line(0, "ballast-lbrecord 1"), BALLAST_EPARSE);  /* an older version */
   CHECK_EQ(read_with_line(0, "ballast-lbrecord x"), BALLAST_EPARSE);
   CHECK_EQ(read_with_line(1, "C s 0 0 block tasks 0 0"), BALLAST_EPARSE); /* 0 ranks */
   CHECK_EQ(read_with_line(1, "C s 2 0 nosuch tasks 0 0"), BALLAST_EPARSE);

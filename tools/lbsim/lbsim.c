@@ -148,10 +148,10 @@ static int machine(opts_t *o, const lb__record_t *r, rta_hw_t **own) {
 }
 
 static void row(const lbsim_result_t *x, const char *tag) {
-  printf("%-22s %10.4f %10.4f %10.4f %6.3f %10.4f %9.3f %9.3f %6d %8.0f %12.0f %9.4f\n",
+  printf("%-22s %10.4f %10.4f %10.4f %6.3f %10.4f %9.3f %9.3f %6d %7d %8.0f %12.0f %9.4f\n",
          tag, 1e3 * x->time_per_step, 1e3 * x->compute_per_step, 1e3 * x->comm_per_step,
-         x->scale, 1e3 * x->background, x->imbalance, x->imbalance_last, x->remaps, x->tasks_moved,
-         x->bytes_moved, x->remap_seconds);
+         x->scale, 1e3 * x->background, x->imbalance, x->imbalance_last, x->remaps, x->dropped,
+         x->tasks_moved, x->bytes_moved, x->remap_seconds);
 }
 
 /* \a s as a JSON string's contents. */
@@ -168,10 +168,10 @@ static void json_str(const char *s) {
 static void json_result(const lbsim_result_t *x, int last) {
   printf("    {\"name\": \"%s\", \"steps\": %lld, \"time_per_step_s\": %.17g, "
          "\"compute_per_step_s\": %.17g, \"comm_per_step_s\": %.17g, \"scale\": %.17g, \"background_s\": %.17g, "
-         "\"imbalance\": %.17g, \"imbalance_last_window\": %.17g, \"remaps\": %d, "
+         "\"imbalance\": %.17g, \"imbalance_last_window\": %.17g, \"remaps\": %d, \"dropped\": %d, "
          "\"tasks_moved\": %.0f, \"bytes_moved\": %.0f, \"remap_seconds\": %.17g}%s\n",
          x->name, x->steps, x->time_per_step, x->compute_per_step, x->comm_per_step,
-         x->scale, x->background, x->imbalance, x->imbalance_last, x->remaps, x->tasks_moved,
+         x->scale, x->background, x->imbalance, x->imbalance_last, x->remaps, x->dropped, x->tasks_moved,
          x->bytes_moved, x->remap_seconds, last ? "" : ",");
 }
 
@@ -203,9 +203,9 @@ static void output(const opts_t *o, const lb__record_t *r, long long size,
   printf("record %s: context \"%s\", %d ranks, %lld steps, %lld tasks, %lld bytes "
          "(%.0f bytes per step)%s\n", o->record, r->root, r->ranks, (long long)r->nsteps,
          (long long)nt, size, per, r->closed ? "" : ", not closed (cut short?)");
-  printf("%-22s %10s %10s %10s %6s %10s %9s %9s %6s %8s %12s %9s\n", "", "ms/step",
-         "compute", "comm", "scale", "const-ms", "imbalance", "last-win", "remaps", "tasks",
-         "bytes-moved", "remap-s");
+  printf("%-22s %10s %10s %10s %6s %10s %9s %9s %6s %7s %8s %12s %9s\n", "", "ms/step",
+         "compute", "comm", "scale", "const-ms", "imbalance", "last-win", "remaps", "dropped",
+         "tasks", "bytes-moved", "remap-s");
   row(meas, "measured");
   for (int i = 0; i < npred; i++) {
     char tag[40];

@@ -40,6 +40,7 @@ typedef struct {
   double imbalance;       /* mean over steps of max/avg of the ranks' task times */
   double imbalance_last;  /* the same over the last window of steps */
   int remaps;
+  int dropped;            /* candidates the policy did not carry out */
   double tasks_moved, bytes_moved, remap_seconds;
 } lbsim_result_t;
 
@@ -52,6 +53,12 @@ int lbsim_map(const lb__record_t *r, int k, const rta_hw_t *hw, rta_strategy_t s
  * permutation by rta__map_repair_by_node (the rule lb.c applies). */
 void lbsim_targets(int placement, const rta_hw_t *hw, int64_t n,
                    const int64_t *slots, int *target);
+/* The figures lb.c hands rta_policy_confirm() for a candidate: the
+ * imbalance of the single-processor tasks' work (\a work[i], NULL: the V
+ * lines') on \a ranks ranks placed at \a prev and at \a target, the tasks
+ * and state bytes that change ranks (mapping_seconds left 0). */
+void lbsim_candidate(int ranks, int64_t n, const lb__rec_vertex_t *v, const double *work,
+                     const int64_t *prev, const int *target, rta_remap_candidate_t *c);
 /* The bit-for-bit check: number of differences (printed to \a out), or a
  * negative BALLAST_E* code. */
 long long lbsim_replay(const lb__record_t *r, FILE *out, int verbose);

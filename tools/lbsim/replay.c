@@ -78,7 +78,54 @@ static int cmp_decision(const rta_decision_t *a, const rta_decision_t *b, FILE *
   return diff;
 }
 
-/* Remap k mapped again; differences in slots and targets. */
+void lbsim_candidate(int ranks, int64_t n, const lb__rec_vertex_t *v, const double *work,
+                     const int64_t *prev, const int *target, rta_remap_candidate_t *c) {
+  double *load = calloc((size_t)(ranks > 0 ? ranks : 1), sizeof *load);
+  memset(c, 0, sizeof *c);
+  for (int pass = 0; load && pass < 2; pass++) {
+    /* lb.c's load_imbalance: single-processor tasks, in vertex order */
+    double sum = 0, mx = 0;
+    memset(load, 0, (size_t)ranks * sizeof *load);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t q = pass ? target[i] : prev[i];
+      double wk = work ? work[i] : v[i].work;
+      if (v[i].nprocs == 1 && q >= 0 && q < ranks) {
+        load[q] += wk;
+        sum += wk;
+      }
+    }
+    for (int q = 0; q < ranks; q++)
+      mx = load[q] > mx ? load[q] : mx;
+    *(pass ? &c->imbalance_after : &c->imbalance_now) = sum > 0 ? mx / (sum / ranks) : 1.0;
+  }
+  free(load);
+  for (int64_t i = 0; i < n; i++)
+    if (v[i].nprocs == 1 && target[i] != prev[i]) {
+      c->tasks++;
+      c->bytes += v[i].state;
+    }
+}
+
+/* The candidate's figures from the replayed targets against the J line's. */
+static int cmp_candidate(const lb__record_t *r, const lb__rec_remap_t *rm,
+                         const int64_t *prev, const int *target, FILE *out, int show) {
+  const lb__rec_graph_t *G = &r->graphs[rm->k];
+  const rta_remap_candidate_t *a = &r->candidates[rm->cand].c;
+  rta_remap_candidate_t c;
+  lbsim_candidate(r->ranks, G->n, G->v, NULL, prev, target, &c);
+  int diff = !same(c.imbalance_now, a->imbalance_now) ||
+             !same(c.imbalance_after, a->imbalance_after) || c.tasks != a->tasks ||
+             !same(c.bytes, a->bytes);
+  if (diff && show)
+    fprintf(out, "  remap %d: candidate replayed imbalance %a -> %a, %lld tasks, %a "
+            "bytes; recorded %a -> %a, %lld tasks, %a bytes\n", rm->k, c.imbalance_now,
+            c.imbalance_after, c.tasks, c.bytes, a->imbalance_now, a->imbalance_after,
+            a->tasks, a->bytes);
+  return diff;
+}
+
+/* Remap attempt k mapped again; differences in slots, targets (a warm
+ * map's are the record's) and the candidate's figures. */
 static long long cmp_mapping(const lb__record_t *r, const lb__rec_remap_t *rm, FILE *out,
                              int show) {
   const lb__rec_graph_t *G = rm->k < r->ngraphs ? &r->graphs[rm->k] : NULL;
@@ -92,8 +139,9 @@ static long long cmp_mapping(const lb__record_t *r, const lb__rec_remap_t *rm, F
   for (int64_t v = 0; !rc && v < G->n; v++)
     prev[v] = G->v[v].owner;
   if (!rc)
-    rc = lbsim_map(r, rm->k, r->hw, r->strategy, r->seed + (unsigned)(rm->k - 1), prev,
-                   slots, target, NULL);
+    rc = lbsim_map(r, rm->k, r->hw, r->strategy, rm->seed, prev, slots, target, NULL);
+  for (int64_t v = 0; !rc && rm->warm && G->target && v < G->n; v++)
+    target[v] = G->target[v];
   for (int64_t v = 0; !rc && v < G->n; v++) {
     int d = slots[v] != G->slot[v] || (G->target && target[v] != G->target[v]);
     if (d && show && diff < 5)
@@ -102,12 +150,31 @@ static long long cmp_mapping(const lb__record_t *r, const lb__rec_remap_t *rm, F
               G->target ? G->target[v] : -1);
     diff += d;
   }
+  if (!rc && rm->cand >= 0)
+    diff += cmp_candidate(r, rm, prev, target, out, show);
   free(prev);
   free(slots);
   free(target);
   if (rc && show)
     fprintf(out, "  remap %d: the engine failed: %s\n", rm->k, ballast_strerror(rc));
   return rc ? 1 : diff;
+}
+
+/* The policy's verdict on a candidate against the J line's. */
+static int cmp_verdict(const rta_decision_t *a, const rta_decision_t *b, FILE *out,
+                       int show) {
+  int diff = a->remap != b->remap || a->reason != b->reason ||
+             !same(a->predicted_gain, b->predicted_gain) ||
+             !same(a->remap_cost, b->remap_cost) ||
+             !same(a->predicted_imbalance, b->predicted_imbalance) ||
+             a->tasks_to_move != b->tasks_to_move;
+  if (diff && show)
+    fprintf(out, "  candidate at step %lld judged differently: replayed %s %s gain %a "
+            "cost %a, recorded %s %s gain %a cost %a\n", b->step,
+            a->remap ? "remap" : "drop", rta_reason_name(a->reason), a->predicted_gain,
+            a->remap_cost, b->remap ? "remap" : "drop", rta_reason_name(b->reason),
+            b->predicted_gain, b->remap_cost);
+  return diff;
 }
 
 long long lbsim_replay(const lb__record_t *r, FILE *out, int verbose) {
@@ -120,24 +187,36 @@ long long lbsim_replay(const lb__record_t *r, FILE *out, int verbose) {
   int rc = rta_policy_create(&r->policy, r->ranks, &p);
   if (rc)
     return rc;
-  long long diff = 0, ndec = 0, nmap = 0;
+  long long diff = 0, ndec = 0, nmap = 0, ncand = 0;
+  rta_decision_t d; /* the last decision, as lb.c hands it on */
+  memset(&d, 0, sizeof d);
   for (int64_t i = 0; i < r->nevents && !rc; i++) {
     const lb__rec_event_t *e = &r->events[i];
     if (e->kind == LB__EV_STEP && decisions)
       rc = rta_policy_observe(p, r->steps[e->index].times, r->ranks);
     else if (e->kind == LB__EV_DECIDE && decisions) {
-      rta_decision_t d;
       const lb__rec_decision_t *rd = &r->decisions[e->index];
       rc = rta_policy_decide(p, &d);
+      /* lb.c's order: a failed assertion first, then a pending warm start */
       if (rd->forced && !d.remap)
         d.remap = 1;
+      if (rd->forced == 2)
+        d.reason = RTA_REASON_WARM_START;
       diff += cmp_decision(&d, &rd->d, out, verbose || diff < 5);
       ndec++;
+    } else if (e->kind == LB__EV_CANDIDATE && decisions) {
+      const lb__rec_candidate_t *c = &r->candidates[e->index];
+      if (c->judged)
+        rc = rta_policy_confirm(p, &c->c, &d);
+      else /* lb.c: a warm map that moves nothing is dropped unjudged */
+        d.remap = 0;
+      diff += cmp_verdict(&d, &c->d, out, verbose || diff < 5);
+      ncand++;
     } else if (e->kind == LB__EV_REMAP) {
       diff += cmp_mapping(r, &r->remaps[e->index], out, verbose || diff < 5);
       nmap++;
     } else if (e->kind == LB__EV_REMAPPED && decisions)
-      rc = rta_policy_remapped(p, r->costs_given[e->index]);
+      rc = rta_policy_remap_measured(p, &r->measures[e->index]);
   }
   rta_policy_destroy(p);
   if (rc)
@@ -145,7 +224,8 @@ long long lbsim_replay(const lb__record_t *r, FILE *out, int verbose) {
   if (!decisions)
     fprintf(out, "replay: the record began after the definition (rta_lb_record): "
             "decisions not replayed\n");
-  fprintf(out, "replay: %lld decisions and %lld mappings replayed: %s (%lld differences)\n",
-          ndec, nmap, diff ? "DIFFERENT" : "bit-identical", diff);
+  fprintf(out, "replay: %lld decisions, %lld candidate judgements and %lld mappings "
+          "replayed: %s (%lld differences)\n", ndec, ncand, nmap,
+          diff ? "DIFFERENT" : "bit-identical", diff);
   return diff;
 }

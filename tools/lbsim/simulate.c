@@ -28,7 +28,10 @@
  *    strategy from the current slots, and costs the record's mean mapping time plus the bytes
  *    it moves at the record's migration rate (both measured by the record's
  *    remaps; without any, the mapping time lbsim measures and the intra-node
- *    bandwidth).
+ *    bandwidth); the candidate is judged first, as lb.c judges it
+ *    (rta_policy_confirm on the imbalance of its own mapping's loads and the
+ *    tasks it moves): a dropped candidate costs its mapping time only and
+ *    starts the policy's back-off.
  */
 #include "lbsim.h"
 
@@ -214,8 +217,12 @@ static int sim_init(sim_t *m, const lb__record_t *r, const lbsim_settings_t *s) 
 }
 
 /* A simulated remap after \a step: the graph in force weighted by the
- * tasks' mean costs, mapped from the current slots. */
-static int sim_remap(sim_t *m, int k, long long step, lbsim_result_t *res, double *cost) {
+ * tasks' mean costs, mapped from the current slots, then judged as lb.c
+ * judges a candidate (rta_policy_confirm on its own predicted moves and
+ * imbalance): a dropped one changes no slot, its mapping time is paid. The
+ * policy is told what a remap carried out cost. */
+static int sim_remap(sim_t *m, int k, long long step, lbsim_result_t *res,
+                     rta_policy_t *p, rta_decision_t *d) {
   const lb__record_t *r = m->r;
   int g = graph_at(r, step);
   const lb__rec_graph_t *G = &r->graphs[g];
@@ -223,14 +230,15 @@ static int sim_remap(sim_t *m, int k, long long step, lbsim_result_t *res, doubl
   int64_t *prev = malloc((size_t)G->n * sizeof *prev);
   int64_t *slots = malloc((size_t)G->n * sizeof *slots);
   int *target = malloc((size_t)G->n * sizeof *target);
-  int rc = prev && slots && target ? rta_graph_create(G->n, &eg) : BALLAST_ENOMEM;
+  double *work = malloc((size_t)G->n * sizeof *work);
+  int rc = prev && slots && target && work ? rta_graph_create(G->n, &eg) : BALLAST_ENOMEM;
   /* a remap at a step the record remapped too maps with the weights the
    * run's cost model gave then */
   int recorded = G->step == step;
   for (int64_t v = 0; !rc && v < G->n; v++) {
     prev[v] = m->slot[G->v[v].key];
-    double wk = recorded ? G->v[v].work : mean_cost(m, G->v[v].key);
-    rc = rta_graph_set_vertex(eg, v, wk, G->v[v].state);
+    work[v] = recorded ? G->v[v].work : mean_cost(m, G->v[v].key);
+    rc = rta_graph_set_vertex(eg, v, work[v], G->v[v].state);
   }
   for (int64_t u = 0; !rc && u < G->n; u++)
     for (int64_t e = G->xadj[u]; !rc && e < G->xadj[u + 1]; e++)
@@ -244,25 +252,30 @@ static int sim_remap(sim_t *m, int k, long long step, lbsim_result_t *res, doubl
   if (!rc)
     rc = rta_map_graph_ex(eg, m->s->hw, m->s->strategy, prev, &o, slots, NULL);
   double t_map = now() - t0;
+  rta_remap_candidate_t c;
   if (!rc) {
     lbsim_targets(r->placement, m->s->hw, G->n, slots, target);
-    double moved = 0, bytes = 0;
-    for (int64_t v = 0; v < G->n; v++) {
-      if (target[v] != prev[v]) {
-        moved++;
-        bytes += G->v[v].state;
-      }
+    lbsim_candidate(m->ns, G->n, G->v, work, prev, target, &c);
+    c.mapping_seconds = m->t_map >= 0 ? m->t_map : t_map;
+    rc = rta_policy_confirm(p, &c, d);
+  }
+  if (!rc && !d->remap) {
+    res->dropped++;
+    res->remap_seconds += c.mapping_seconds;
+  } else if (!rc) {
+    for (int64_t v = 0; v < G->n; v++)
       m->slot[G->v[v].key] = target[v];
-    }
-    *cost = (m->t_map >= 0 ? m->t_map : t_map) + bytes * m->move_rate;
+    rta_remap_measure_t cost = {c.mapping_seconds, c.bytes * m->move_rate, c.bytes, 1};
     res->remaps++;
-    res->tasks_moved += moved;
-    res->bytes_moved += bytes;
-    res->remap_seconds += *cost;
+    res->tasks_moved += (double)c.tasks;
+    res->bytes_moved += c.bytes;
+    res->remap_seconds += cost.mapping + cost.migration;
     m->g = g;
     model_comm(m);
+    rc = rta_policy_remap_measured(p, &cost);
   }
   rta_graph_destroy(eg);
+  free(work);
   free(prev);
   free(slots);
   free(target);
@@ -353,12 +366,8 @@ static int sim_step(sim_t *m, rta_policy_t *p, long long step, lbsim_result_t *r
   rta_decision_t d;
   if (!rc)
     rc = rta_policy_decide(p, &d);
-  if (!rc && d.remap) {
-    double cost = 0;
-    rc = sim_remap(m, res->remaps + 1, step, res, &cost);
-    if (!rc)
-      rc = rta_policy_remapped(p, cost);
-  }
+  if (!rc && d.remap)
+    rc = sim_remap(m, res->remaps + 1, step, res, p, &d);
   return rc;
 }
 
@@ -424,6 +433,7 @@ void lbsim_measured(const lb__record_t *r, lbsim_result_t *res) {
   for (int64_t i = 0; i < r->nremaps; i++) {
     const lb__rec_remap_t *x = &r->remaps[i];
     res->remap_seconds += x->t_map + x->t_move;
+    res->dropped += !x->committed && x->rc == 0;
     if (x->committed) {
       res->remaps++;
       res->tasks_moved += x->tasks;
