@@ -98,4 +98,31 @@ try:
     near("add: scale", p["scale"], 1.0, 0)
 finally:
     os.remove(varied)
-print("PASS lbsim_predict: known answers for off, auto, another machine, --compare, the step fit")
+
+# the policy that cannot get stuck, through the simulator: t0 costs 5 ms.
+# The first candidate (block) moves t1 to rank 1 (5:3, imbalance 1.25 stays
+# above the threshold 1.1); every later one moves nothing, is dropped
+# (rta_policy_confirm) and backs off instead of remapping again and again.
+lines = []
+for line in open(rec):
+    t = line.split()
+    if t and t[0] == "W" and len(t) > 1 and t[2] == "0":
+        line = f"W {t[1]} 0 0.005 1 0.001\n"
+    elif t and t[0] == "V" and t[1] == "0":
+        line = "V 0 1 0 0.005 1000\n"
+    lines.append(line)
+fd, stuck = tempfile.mkstemp(suffix=".rec")
+with os.fdopen(fd, "w") as f:
+    f.writelines(lines)
+try:
+    p = predict("--strategy", "block", record=stuck)["predicted"][0]
+    # back-off: after the remap at step 3 (warm-up 0, window 3) candidates
+    # are judged at step 6, then 3, 6 and 12 steps later (9, 15, 27; the
+    # next would be 51): 4 drops in 37 steps, where without the back-off a
+    # candidate would be mapped and dropped at every step from 6 on
+    assert p["remaps"] == 1 and p["tasks_moved"] == 1 and p["dropped"] == 4, p
+    near("stuck: last window's imbalance", p["imbalance_last_window"], 1.25, 1e-12)
+finally:
+    os.remove(stuck)
+print("PASS lbsim_predict: known answers for off, auto, another machine, --compare, the step "
+      "fit, a candidate that moves nothing")

@@ -31,7 +31,9 @@
  *    bandwidth); the candidate is judged first, as lb.c judges it
  *    (rta_policy_confirm on the imbalance of its own mapping's loads and the
  *    tasks it moves): a dropped candidate costs its mapping time only and
- *    starts the policy's back-off.
+ *    starts the policy's back-off;
+ *  - a warm start the record carried out (R ... warm 1) is adopted at the
+ *    same step with the recorded targets and cost (sim_warm).
  */
 #include "lbsim.h"
 
@@ -58,6 +60,7 @@ typedef struct {
   int64_t *row_of;      /* per step index: first cost row (sorted), -1 none */
   int64_t *order;       /* cost rows sorted by step */
   double t_map, move_rate; /* the record's mean mapping seconds, seconds per byte */
+  const lb__rec_remap_t *warm; /* the record's committed warm-start remap, or NULL */
 } sim_t;
 
 static double now(void) {
@@ -211,6 +214,9 @@ static int sim_init(sim_t *m, const lb__record_t *r, const lbsim_settings_t *s) 
       n++;
     }
   m->t_map = n ? tm / n : -1;
+  for (int64_t i = 0; i < r->nremaps && !m->warm; i++)
+    if (r->remaps[i].warm && r->remaps[i].committed)
+      m->warm = &r->remaps[i];
   m->move_rate = b > 0 ? tv / b : 1.0 / s->intra_bw;
   model_comm(m);
   return 0;
@@ -338,6 +344,28 @@ static void fit_steps(const lb__record_t *r, const lbsim_settings_t *s, double *
   *c = my - mx; /* additive: the mean time besides the tasks */
 }
 
+/* The warm start: an input of the run, not a choice of its policy. At the
+ * step the record adopted the earlier run's map, when the policy does not
+ * remap itself (lb.c's order), the simulation adopts it too (on the
+ * record's machine and placement; elsewhere the slots stay) at the
+ * recorded cost, and tells the policy what the record told it. */
+static int sim_warm(sim_t *m, rta_policy_t *p, lbsim_result_t *res) {
+  const lb__rec_remap_t *w = m->warm;
+  const lb__rec_graph_t *G = &m->r->graphs[w->k];
+  if (G->target && m->r->ranks == m->ns && !m->s->placement_free) {
+    for (int64_t v = 0; v < G->n; v++)
+      m->slot[G->v[v].key] = G->target[v];
+    m->g = w->k;
+    model_comm(m);
+  }
+  rta_remap_measure_t cost = {w->t_map, w->t_move, w->bytes, 1};
+  res->remaps++;
+  res->tasks_moved += w->tasks;
+  res->bytes_moved += w->bytes;
+  res->remap_seconds += w->t_map + w->t_move;
+  return rta_policy_remap_measured(p, &cost);
+}
+
 /* One step of the simulation: task times, the step's time, the policy. */
 static int sim_step(sim_t *m, rta_policy_t *p, long long step, lbsim_result_t *res,
                     double *imb_sum) {
@@ -368,6 +396,8 @@ static int sim_step(sim_t *m, rta_policy_t *p, long long step, lbsim_result_t *r
     rc = rta_policy_decide(p, &d);
   if (!rc && d.remap)
     rc = sim_remap(m, res->remaps + 1, step, res, p, &d);
+  else if (!rc && m->warm && m->warm->step == step)
+    rc = sim_warm(m, p, res);
   return rc;
 }
 
