@@ -29,6 +29,18 @@ def predict(*args, record=None):
     return json.loads(run("--no-replay", "--json", *args, record=record).stdout)
 
 
+def rewritten(change):
+    """A copy of the synthetic record with each line passed through change
+    (split line -> new line or None to keep it), as a temporary file."""
+    lines = []
+    for line in open(rec):
+        lines.append(change(line.split()) or line)
+    fd, path = tempfile.mkstemp(suffix=".rec")
+    with os.fdopen(fd, "w") as f:
+        f.writelines(lines)
+    return path
+
+
 def near(what, got, want, tol):
     if abs(got - want) > tol:
         sys.exit(f"{what}: {got!r}, expected {want!r} (+-{tol})")
@@ -75,20 +87,18 @@ run("--strategy", "nosuch", code=2)
 # the step model: t0 costs 3 or 5 ms in turn, rank 0's wall time is
 # 2 x its task time + 1 ms; the fit finds scale 2 and the constant (the
 # communication model's 1.25e-6 s per step counted in the slowest rank)
-lines = []
-for line in open(rec):
-    t = line.split()
+def varied_costs(t):
     if t and t[0] in "TW" and len(t) > 1:
         s = int(t[1])
         c0 = 0.003 if s % 2 else 0.005
         if t[0] == "T":
-            line = f"T {s} {2 * (c0 + 0.001) + 0.001!r} {c0 + 0.001!r} 0.002\n"
-        elif t[2] == "0":
-            line = f"W {s} 0 {c0!r} 1 0.001\n"
-    lines.append(line)
-fd, varied = tempfile.mkstemp(suffix=".rec")
-with os.fdopen(fd, "w") as f:
-    f.writelines(lines)
+            return f"T {s} {2 * (c0 + 0.001) + 0.001!r} {c0 + 0.001!r} 0.002\n"
+        if t[2] == "0":
+            return f"W {s} 0 {c0!r} 1 0.001\n"
+    return None
+
+
+varied = rewritten(varied_costs)
 try:
     p = predict("--policy", "off", record=varied)["predicted"][0]
     near("fit: scale", p["scale"], 2.0, 1e-9)
@@ -103,17 +113,15 @@ finally:
 # The first candidate (block) moves t1 to rank 1 (5:3, imbalance 1.25 stays
 # above the threshold 1.1); every later one moves nothing, is dropped
 # (rta_policy_confirm) and backs off instead of remapping again and again.
-lines = []
-for line in open(rec):
-    t = line.split()
+def t0_five_ms(t):
     if t and t[0] == "W" and len(t) > 1 and t[2] == "0":
-        line = f"W {t[1]} 0 0.005 1 0.001\n"
-    elif t and t[0] == "V" and t[1] == "0":
-        line = "V 0 1 0 0.005 1000\n"
-    lines.append(line)
-fd, stuck = tempfile.mkstemp(suffix=".rec")
-with os.fdopen(fd, "w") as f:
-    f.writelines(lines)
+        return f"W {t[1]} 0 0.005 1 0.001\n"
+    if t and t[0] == "V" and t[1] == "0":
+        return "V 0 1 0 0.005 1000\n"
+    return None
+
+
+stuck = rewritten(t0_five_ms)
 try:
     p = predict("--strategy", "block", record=stuck)["predicted"][0]
     # back-off: after the remap at step 3 (warm-up 0, window 3) candidates

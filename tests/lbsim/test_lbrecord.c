@@ -8,10 +8,10 @@
  * the environment's; the bit-for-bit replay of it is lbsim_replay's test. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <ballast/rta.h>
 
+#include "../lb/cpu_spin.h"
 #include "lb/lb_record.h"
 #include "test_util.h"
 
@@ -21,17 +21,6 @@
 
 static int me, np, placement;
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void spin(double s) {
-  double end = now() + s;
-  while (now() < end) {
-  }
-}
 
 /* Task id's work: the first half heavy. Placement: task i is rank i's. */
 static double work_of(int id) { return placement ? (id == 0 ? 3.0 : 1.0) : id < NT / 2 ? 4.0 : 1.0; }
@@ -63,7 +52,7 @@ static void step(rta_lb_context_t *ctx, MPI_Comm comm) {
   for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
     rta_task_t *t = rta_lb_local_task(ctx, i);
     CHECK_EQ(rta_task_begin(t), 0);
-    spin(UNIT * work_of(atoi(rta_task_name(t) + 1)));
+    cpu_spin(UNIT * work_of(atoi(rta_task_name(t) + 1)));
     CHECK_EQ(rta_task_end(t), 0);
   }
   if (placement) {
