@@ -428,9 +428,11 @@ BALLAST_API int rta_lb_last_error(const rta_lb_context_t *ctx, int *rank,
  * does the same from the context's definition on): the context, the policy's
  * settings, the hardware model, every judged step (each rank's time, rank
  * 0's wall time, the decision and its figures), the measured cost of every
- * task (sampled on long runs), bytes between ranks, every remap (the task
- * graph mapped, slots before and after, tasks and bytes moved, mapping and
- * migration seconds, committed or rolled back) and the seeds. The format is
+ * task (sampled on long runs), bytes between ranks, every remap attempt
+ * (the task graph mapped, slots before and after, the candidate's figures
+ * and the policy's judgement of it, dropped candidates included, tasks and
+ * bytes moved, mapping and migration seconds as given to the policy,
+ * committed or rolled back, a warm start's map) and the seeds. The format is
  * documented in the README ("Load-balancing record"). Rank 0 writes it;
  * costs are gathered at remaps and every 64 steps, the file is written
  * through a buffer and completed by rta_lb_destroy() or a further call.
