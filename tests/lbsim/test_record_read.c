@@ -114,6 +114,22 @@ static void test_bad(void) {
   CHECK_EQ(read_with_line(14, "T 1 0.005 0.004 nan"), BALLAST_EPARSE);
   CHECK_EQ(read_with_line(15, "D 1 0 sideways 0 0 0 0 0 0 0"), BALLAST_EPARSE);
   CHECK_EQ(read_with_line(15, "Y 1 2 3"), BALLAST_EPARSE);    /* unknown line type */
+  /* version 2's lines: a warm-start decision, a candidate, a measured remap */
+  CHECK_EQ(read_with_line(15, "D 1 1 warm-start 0 0 0 0 0 0 2"), 0);
+  CHECK_EQ(read_with_line(15, "D 1 1 warm-start 0 0 0 0 0 0 3"), BALLAST_EPARSE);
+  CHECK_EQ(read_with_line(15, "J 1 1 1 0x1.8p+0 0x1p+0 2 0x1p+11 0x1p-10 1 imbalanced "
+                              "0x1p-4 0x1p-8 0x1p+0 2"), 0);
+  CHECK_EQ(read_with_line(15, "J 1 1 1 1.5 1 2 2048 0.001 0 sideways 0 0 1 2"),
+           BALLAST_EPARSE);
+  CHECK_EQ(read_with_line(15, "J 1 1 2 1.5 1 2 2048 0.001 0 nothing-moves 0 0 1 2"),
+           BALLAST_EPARSE); /* judged is 0 or 1 */
+  CHECK_EQ(read_with_line(15, "J 1 1 1 1.5 1 -2 2048 0.001 0 backoff 0 0 1 2"),
+           BALLAST_EPARSE); /* negative tasks */
+  CHECK_EQ(read_with_line(15, "R 1 1 0 0 0 0 0x1p-10 0 7 0"), 0);
+  CHECK_EQ(read_with_line(15, "R 10 1 1 0 6 0 0.01 0.001 0.011"), BALLAST_EPARSE); /* v1 */
+  CHECK_EQ(read_with_line(15, "X 0.01 0.001 2048 1"), 0);
+  CHECK_EQ(read_with_line(15, "X 0.011"), BALLAST_EPARSE); /* version 1's X */
+  CHECK_EQ(read_with_line(15, "X 0.01 0.001 2048 2"), BALLAST_EPARSE);
   CHECK_EQ(read_with_line(15, "T1 0.005 0.004 0.002"), BALLAST_EPARSE);
   CHECK_EQ(read_with_line(15, "T 1 0.005 0.004 0.002 7"), BALLAST_EPARSE); /* extra */
   lb__record_t *r = (lb__record_t *)1;
