@@ -162,6 +162,27 @@ static void context_free(rta_lb_context_t *ctx) {
   free(ctx);
 }
 
+/* A context just defined (collectively, without error) joins the registry,
+ * the report and the profile's series, and adopts a warm start named by the
+ * environment (collective: rta_lb_warm_start). */
+static void context_open(rta_lb_context_t *ctx, double t_define) {
+  ctx->last_exit = MPI_Wtime();
+  ctx->steps_seen = rta_steps();
+  ctx->next = contexts;
+  contexts = ctx;
+  rta__lb_report_add(ctx);
+  rta__lb_series_open(ctx, t_define);
+  const char *warm = ctx->cfg.use_env ? ballast__env_string("BALLAST_LB_WARMSTART") : NULL;
+  if (warm && *warm) /* a refusal is a warning: the context balances unseeded */
+    (void)rta_lb_warm_start(ctx, warm);
+  BALLAST_INFO("rta: load-balancing context over %d ranks, root \"%s\", %lld "
+               "tasks, %s mode, policy %s", ctx->size, ctx->root_key,
+               (long long)rta_mapping_ntasks(ctx->mapping),
+               ctx->placement ? "placement" : "over-decomposition",
+               ctx->cfg.policy.mode == RTA_POLICY_OFF ? "off"
+               : ctx->cfg.policy.mode == RTA_POLICY_EXPLICIT ? "explicit" : "auto");
+}
+
 int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
                           const rta_lb_config_t *cfg, rta_lb_context_t **out,
                           MPI_Comm *out_comm) {
@@ -263,24 +284,10 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
       MPI_Comm_free(&base);
     return rc;
   }
-  ctx->last_exit = MPI_Wtime();
-  ctx->steps_seen = rta_steps();
-  ctx->next = contexts;
-  contexts = ctx;
-  rta__lb_report_add(ctx);
-  rta__lb_series_open(ctx, MPI_Wtime() - t_define);
-  const char *warm = ctx->cfg.use_env ? ballast__env_string("BALLAST_LB_WARMSTART") : NULL;
-  if (warm && *warm) /* a refusal is a warning: the context balances unseeded */
-    (void)rta_lb_warm_start(ctx, warm);
+  context_open(ctx, MPI_Wtime() - t_define);
   *out = ctx;
   if (out_comm)
     *out_comm = ctx->app;
-  BALLAST_INFO("rta: load-balancing context over %d ranks, root \"%s\", %lld "
-               "tasks, %s mode, policy %s", size, ctx->root_key,
-               (long long)rta_mapping_ntasks(ctx->mapping),
-               ctx->placement ? "placement" : "over-decomposition",
-               ctx->cfg.policy.mode == RTA_POLICY_OFF ? "off"
-               : ctx->cfg.policy.mode == RTA_POLICY_EXPLICIT ? "explicit" : "auto");
   return 0;
 }
 
