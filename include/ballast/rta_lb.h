@@ -224,7 +224,8 @@ typedef struct {
   long long failed_remaps;    /**< remaps rolled back */
   long long tasks_moved;      /**< tasks moved by committed remaps, all ranks */
   double bytes_moved;         /**< state bytes moved by committed remaps, all ranks */
-  double seconds_mapping;     /**< time in rta_map_tasks (max over ranks, summed over remaps) */
+  double seconds_mapping;     /**< time in rta_map_tasks (max over ranks, summed over remaps
+                                   and over candidates the policy dropped) */
   double seconds_migrating;   /**< time moving state and rebuilding communicators (max over ranks) */
   double seconds_deciding;    /**< time closing steps and deciding (this rank) */
   double last_cost;           /**< cost in seconds of the last remap (mapping + migration) */
@@ -297,12 +298,18 @@ BALLAST_API int rta_perform_load_balancing(MPI_Comm *comm);
  *
  * Policy off: counts the call and returns 0 at once (no step is closed,
  * nothing is exchanged, the communicator is unchanged).
- * Otherwise: closes a step of the cost model (rta_step()), allgathers each
+ * Otherwise: closes a step of the cost model (rta_step(); not again when
+ * the application has just closed it, see rta_step()), allgathers each
  * rank's time per step (rta_lb_config_t::step_time), feeds the policy and
- * asks it (explicit: always remap). On a remap: rta_map_tasks() from the
- * current owners (migration cost included), gang placement, migration (all
- * or nothing), rebuilt communicators; the remap's cost (max over ranks of
- * mapping + migration seconds) is given to the policy.
+ * asks it (explicit: always remap; the first call after
+ * rta_lb_warm_start(): remap to the warm map). On a remap: rta_map_tasks()
+ * from the current owners (migration cost included), gang placement; under
+ * the automatic policy the candidate is then judged (rta_policy_confirm():
+ * one MPI_Allreduce) and dropped, unmoved, when it moves nothing or gains
+ * less than its migration costs; otherwise migration (all or nothing),
+ * rebuilt communicators, and the remap's mapping and migration seconds (max
+ * over ranks, in the policy's unit: wall time capped by CPU time for task
+ * step times) are given to the policy (rta_policy_remap_measured()).
  * \param ctx the context.
  * \param comm NULL, or receives the application communicator (a new one
  *        after a placement remap; the old one is then freed).
@@ -314,6 +321,40 @@ BALLAST_API int rta_perform_load_balancing(MPI_Comm *comm);
  * rta_map_tasks() codes; BALLAST_EMPI.
  */
 BALLAST_API int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm);
+
+/**
+ * \brief Warm start: seeds \a ctx from an earlier run of the same task tree,
+ * read from \a path: a load-balancing record (BALLAST_LB_RECORD) or a job
+ * profile (BALLAST_PROFILE; its "lb_series" member, see above).
+ *
+ * Collective over the context's processes; every process reads \a path
+ * itself (it must be readable everywhere). The file must hold a context over
+ * the same root key and number of ranks whose task map holds at least half
+ * of this context's single-processor tasks; then
+ * - the cost model of this process's tasks that have measured nothing yet is
+ *   seeded with the earlier run's time per step (wall minus MPI time, capped
+ *   by CPU time), so they count as measured at once;
+ * - the next rta_lb_perform() remaps (reason RTA_REASON_WARM_START) to the
+ *   earlier run's last map: every task found goes to the rank it ran on at
+ *   the end; tasks new or renamed since stay where they are, with their
+ *   estimates. In placement mode the map is used only when it is a
+ *   permutation of the ranks. The remap moves state as any other (all or
+ *   nothing) and is tried once; a warm map that moves no task (every task
+ *   already where it ended) is not carried out.
+ * A profile keeps per-task maps only up to 4,096 tasks; larger trees need a
+ * record. BALLAST_LB_WARMSTART=path calls this from rta_define_lb_context()
+ * (when cfg->use_env) and, on failure, warns and goes on.
+ * \return 0; BALLAST_EINVAL for NULL; BALLAST_EDISABLED when the policy is
+ * off (nothing done); BALLAST_EIO when the file cannot be read;
+ * BALLAST_EPARSE when it is neither a record nor a profile, or malformed;
+ * BALLAST_EMISMATCH when it holds another task tree (another root, number of
+ * ranks, or fewer than half of the tasks; the warning names which);
+ * BALLAST_ENOTSUP for a profile whose map is binned; BALLAST_EREMOTE when
+ * another rank failed; BALLAST_ENOMEM. On error nothing is seeded or moved
+ * on any rank: the context balances from its own measurements, and no task
+ * or state is touched.
+ */
+BALLAST_API int rta_lb_warm_start(rta_lb_context_t *ctx, const char *path);
 
 /** \brief The context whose application communicator is \a comm.
  * \return 0; BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND. */
@@ -380,6 +421,34 @@ BALLAST_API int rta_lb_stats(const rta_lb_context_t *ctx,
  */
 BALLAST_API int rta_lb_last_error(const rta_lb_context_t *ctx, int *rank,
                                   int *code);
+
+/**
+ * \brief Records the context's load balancing into the file \a path (the
+ * load-balancing record that ballast-lbsim replays; BALLAST_LB_RECORD=path
+ * does the same from the context's definition on): the context, the policy's
+ * settings, the hardware model, every judged step (each rank's time, rank
+ * 0's wall time, the decision and its figures), the measured cost of every
+ * task (sampled on long runs), bytes between ranks, every remap attempt
+ * (the task graph mapped, slots before and after, the candidate's figures
+ * and the policy's judgement of it, dropped candidates included, tasks and
+ * bytes moved, mapping and migration seconds as given to the policy,
+ * committed or rolled back, a warm start's map) and the seeds. The format is
+ * documented in the README ("Load-balancing record"). Rank 0 writes it;
+ * costs are gathered at remaps and every 64 steps, the file is written
+ * through a buffer and completed by rta_lb_destroy() or a further call.
+ * Started with this call (rather than the variable) the record holds no
+ * task graph of the definition, only those of the remaps.
+ * Collective over the context's processes.
+ * \param ctx the context.
+ * \param path the file (created or truncated), or NULL to end a running
+ *        record.
+ * \return 0; BALLAST_EINVAL for a NULL context; BALLAST_EIO on every rank when
+ * rank 0 cannot open the file (a warning names it; nothing is recorded, the
+ * context works on); BALLAST_EREMOTE, BALLAST_ENOMEM; BALLAST_ESTATE outside
+ * MPI_Init..MPI_Finalize. A write that fails later is a warning and ends
+ * the record; the run goes on.
+ */
+BALLAST_API int rta_lb_record(rta_lb_context_t *ctx, const char *path);
 
 /** \brief The policy's configuration after code and environment (read-only), or NULL. */
 BALLAST_API const rta_policy_config_t *rta_lb_policy(const rta_lb_context_t *ctx);

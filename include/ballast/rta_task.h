@@ -393,7 +393,10 @@ BALLAST_API int rta_cost_set_window(int steps);
  *
  * Call it once per application step on every process, outside any task, at
  * the same point of the step each time (rta's load balancing calls it too
- * when it runs). For every task defined on this process that ran during the
+ * when it runs, unless the application called it since the previous
+ * load-balancing call and no task began since: then that step is the one
+ * judged, so calling both rta_step() and rta_perform_load_balancing() judges
+ * as one call does). For every task defined on this process that ran during the
  * step, the time spent in it since the previous rta_step() (wall time minus
  * time inside MPI: the task's own work, not waiting for slower partners;
  * capped by the thread's CPU time in the task when mon records it, so a

@@ -8,9 +8,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "assert/assert_hooks.h"
 #include "common/common_internal.h"
+#include "common/env.h"
+#include "map/map_internal.h"
 #include "mon/mon_hooks.h"
 #include "task/task_internal.h"
 #include "tool/tool_internal.h"
@@ -149,6 +152,7 @@ static void context_free(rta_lb_context_t *ctx) {
   rta_mapping_destroy(ctx->mapping);
   rta_hw_destroy(ctx->hw);
   rta_policy_destroy(ctx->policy);
+  rta__lb_warm_free(ctx->warm);
   rta__mig_pool_destroy(ctx->pool);
   free(ctx->root_key);
   free(ctx->index);
@@ -156,6 +160,27 @@ static void context_free(rta_lb_context_t *ctx) {
   free(ctx->local);
   free(ctx->stepbuf);
   free(ctx);
+}
+
+/* A context just defined (collectively, without error) joins the registry,
+ * the report and the profile's series, and adopts a warm start named by the
+ * environment (collective: rta_lb_warm_start). */
+static void context_open(rta_lb_context_t *ctx, double t_define) {
+  ctx->last_exit = MPI_Wtime();
+  ctx->steps_seen = rta_steps();
+  ctx->next = contexts;
+  contexts = ctx;
+  rta__lb_report_add(ctx);
+  rta__lb_series_open(ctx, t_define);
+  const char *warm = ctx->cfg.use_env ? ballast__env_string("BALLAST_LB_WARMSTART") : NULL;
+  if (warm && *warm) /* a refusal is a warning: the context balances unseeded */
+    (void)rta_lb_warm_start(ctx, warm);
+  BALLAST_INFO("rta: load-balancing context over %d ranks, root \"%s\", %lld "
+               "tasks, %s mode, policy %s", ctx->size, ctx->root_key,
+               (long long)rta_mapping_ntasks(ctx->mapping),
+               ctx->placement ? "placement" : "over-decomposition",
+               ctx->cfg.policy.mode == RTA_POLICY_OFF ? "off"
+               : ctx->cfg.policy.mode == RTA_POLICY_EXPLICIT ? "explicit" : "auto");
 }
 
 int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
@@ -169,6 +194,9 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
   if (rc0)
     return rc0;
   double t_define = MPI_Wtime();
+  char recbuf[4096];
+  const char *recpath = rta__lb_record_env_path(recbuf, sizeof recbuf);
+  rta_graph_t *g0 = NULL; /* the first graph, for the record */
   int inter = 0;
   if (comm == MPI_COMM_NULL || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
       inter) {
@@ -233,7 +261,8 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     rta_map_tasks_options_init(&mo);
     mo.strategy = RTA_MAP_ROUNDROBIN;
     mo.fresh = 1;
-    rc = rta_map_tasks(base, root, ctx->hw, &mo, &ctx->mapping);
+    rc = rta__map_tasks_keep(base, root, ctx->hw, &mo, &ctx->mapping,
+                             recpath ? &g0 : NULL);
   }
   if (!rc)
     rc = ballast__agree(base, adopt_first_mapping(ctx, root), NULL, NULL);
@@ -245,6 +274,9 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
                                              ctx->where, ctx->index, &ctx->app),
                         NULL, NULL);
   ballast__lib_end();
+  if (!rc && recpath) /* a record that cannot be written is only a warning */
+    (void)rta__lb_record_start(ctx, recpath, g0);
+  rta_graph_destroy(g0);
   if (rc) {
     if (ctx)
       context_free(ctx);
@@ -252,20 +284,10 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
       MPI_Comm_free(&base);
     return rc;
   }
-  ctx->last_exit = MPI_Wtime();
-  ctx->next = contexts;
-  contexts = ctx;
-  rta__lb_report_add(ctx);
-  rta__lb_series_open(ctx, MPI_Wtime() - t_define);
+  context_open(ctx, MPI_Wtime() - t_define);
   *out = ctx;
   if (out_comm)
     *out_comm = ctx->app;
-  BALLAST_INFO("rta: load-balancing context over %d ranks, root \"%s\", %lld "
-               "tasks, %s mode, policy %s", size, ctx->root_key,
-               (long long)rta_mapping_ntasks(ctx->mapping),
-               ctx->placement ? "placement" : "over-decomposition",
-               ctx->cfg.policy.mode == RTA_POLICY_OFF ? "off"
-               : ctx->cfg.policy.mode == RTA_POLICY_EXPLICIT ? "explicit" : "auto");
   return 0;
 }
 
@@ -279,6 +301,7 @@ int rta_lb_destroy(rta_lb_context_t *ctx) {
     }
   rta__lb_report_remove(ctx);
   rta__lb_series_close(ctx);
+  rta__lb_record_stop(ctx);
   context_free(ctx);
   return 0;
 }
@@ -312,15 +335,17 @@ int rta_perform_load_balancing(MPI_Comm *comm) {
   return rta_lb_perform(ctx, comm);
 }
 
-/* This rank's time for the step that just closed. */
-static double step_time(rta_lb_context_t *ctx, double wall, int closed,
-                        const long long *before) {
+/* This rank's time for the step that just closed: its tasks measured in
+ * that step (whoever closed it), else the wall time. */
+static double step_time(rta_lb_context_t *ctx, double wall, int closed) {
   if (ctx->cfg.step_time == RTA_LB_TIME_TASKS && closed) {
     double sum = 0;
     int any = 0;
+    long long now = rta_steps();
     for (int i = 0; i < ctx->nlocal; i++) {
       rta_task_cost_t c;
-      if (rta_task_cost(ctx->local[i], &c) == 0 && c.total_steps > before[i]) {
+      if (rta__cost_sample_step(ctx->local[i]) == now &&
+          rta_task_cost(ctx->local[i], &c) == 0) {
         sum += c.last_time;
         any = 1;
       }
@@ -331,6 +356,26 @@ static double step_time(rta_lb_context_t *ctx, double wall, int closed,
   return wall;
 }
 
+/* Closes the step unless the application just did (it called rta_step()
+ * after the previous load-balancing call and no task began since): a
+ * second rta_step() would close an empty step, and the judgement would see
+ * no task time. 0, or BALLAST_ESTATE with a task open; *closed says whether
+ * the closed step was measured. */
+static int close_step(rta_lb_context_t *ctx, int *closed) {
+  *closed = 0;
+  if (rta_steps() > ctx->steps_seen && rta__cost_step_closed()) {
+    *closed = 1;
+    return 0;
+  }
+  int src = rta_step();
+  if (src == BALLAST_ESTATE) {
+    BALLAST_WARN("rta: load balancing called while a task is open");
+    return BALLAST_ESTATE;
+  }
+  *closed = src == 0;
+  return 0;
+}
+
 /* Where every vertex goes: the mapping's slot; a gang's first member; in
  * placement mode a permutation (a strategy such as RANDOM may put two tasks
  * on one slot: the later ones go to the free slots, nearest first: same node,
@@ -339,12 +384,8 @@ static int *target_slots(rta_lb_context_t *ctx, const rta_mapping_t *m,
                          const rta__gang_t *gangs, int ngangs) {
   int64_t n = rta_mapping_ntasks(m);
   int *slot = ballast__malloc((size_t)(n ? n : 1) * sizeof *slot);
-  int *used = ballast__calloc((size_t)ctx->size, sizeof *used);
-  if (!slot || !used) {
-    free(slot);
-    free(used);
+  if (!slot)
     return NULL;
-  }
   for (int64_t v = 0; v < n; v++) {
     slot[v] = rta_mapping_slot(m, v);
     if (rta_mapping_nprocs(m, v) > 1)
@@ -352,35 +393,11 @@ static int *target_slots(rta_lb_context_t *ctx, const rta_mapping_t *m,
         if (!strcmp(gangs[g].key, rta_mapping_key(m, v)))
           slot[v] = gangs[g].ranks[0];
   }
-  if (ctx->placement && rta_mapping_placement(m) && n == ctx->size) {
-    int64_t *pending = ballast__malloc((size_t)n * sizeof *pending);
-    int np = 0;
-    if (!pending) {
-      free(slot);
-      free(used);
-      return NULL;
-    }
-    for (int64_t v = 0; v < n; v++) {
-      if (slot[v] >= 0 && slot[v] < ctx->size && !used[slot[v]])
-        used[slot[v]] = 1;
-      else
-        pending[np++] = v;
-    }
-    for (int i = 0; i < np; i++) {
-      int want = slot[pending[i]], pick = -1;
-      int node = (want >= 0 && want < ctx->size) ? rta_hw_slot_node(ctx->hw, want) : -1;
-      for (int s = 0; s < ctx->size && pick < 0; s++)
-        if (!used[s] && rta_hw_slot_node(ctx->hw, s) == node)
-          pick = s;
-      for (int s = 0; s < ctx->size && pick < 0; s++)
-        if (!used[s])
-          pick = s;
-      used[pick] = 1;
-      slot[pending[i]] = pick;
-    }
-    free(pending);
+  if (ctx->placement && rta_mapping_placement(m) && n == ctx->size &&
+      rta__map_repair_by_node(ctx->hw, n, slot)) {
+    free(slot);
+    return NULL;
   }
-  free(used);
   return slot;
 }
 
@@ -405,6 +422,7 @@ typedef struct {
   MPI_Comm app;           /* the new application communicator, or NULL */
   rta__lb_move_result_t mv;
   int who, code;          /* the failing rank and its code, -1 when none */
+  rta_graph_t *graph;     /* the graph mapped, when recording */
 } remap_t;
 
 /* The new mapping and its gangs. Collective over base. */
@@ -421,7 +439,8 @@ static int remap_map(rta_lb_context_t *ctx, remap_t *s) {
   int rc = rta_task_find(ctx->root_key, &root);
   rc = ballast__agree(ctx->base, rc, NULL, NULL);
   if (!rc)
-    rc = rta_map_tasks(ctx->base, root, ctx->hw, &mo, &s->m);
+    rc = rta__map_tasks_keep(ctx->base, root, ctx->hw, &mo, &s->m,
+                             ctx->rec ? &s->graph : NULL);
   if (!rc)
     rc = ballast__agree(ctx->base,
                         rta__lb_place_gangs(ctx, s->m, 0, &s->gangs, &s->ngangs),
@@ -437,6 +456,8 @@ static int remap_lists(rta_lb_context_t *ctx, remap_t *s) {
   s->slot = target_slots(ctx, s->m, s->gangs, s->ngangs);
   if (!s->slot || alloc_lists(n, &s->where, &s->local))
     return BALLAST_ENOMEM;
+  if (ctx->warm) /* a refused warm map leaves the engine's slots: not an error */
+    (void)rta__lb_warm_slots(ctx, s->m, s->slot);
   locate(s->m, s->slot, s->gangs, s->ngangs, s->where);
   if (!ctx->placement)
     return 0;
@@ -475,6 +496,7 @@ static void remap_free(remap_t *s) {
   if (!fin && s->app != MPI_COMM_NULL)
     MPI_Comm_free(&s->app);
   rta_mapping_destroy(s->m);
+  rta_graph_destroy(s->graph);
   rta__lb_gangs_free(s->gangs, s->ngangs);
   free(s->slot);
   free(s->where);
@@ -520,7 +542,7 @@ static void remap_commit(rta_lb_context_t *ctx, remap_t *s) {
 /* Max of the times and sum of the moves over ranks, in one collective, into
  * the statistics. A failure of that collective loses only these figures. */
 static void remap_account(rta_lb_context_t *ctx, const remap_t *s, int rc,
-                          double t_map, double t_move, double *cost) {
+                          double t_map, double t_move, rta_remap_measure_t *cost) {
   double local[4] = {t_map, t_move, (double)s->mv.tasks, (double)s->mv.bytes};
   double mx[2] = {0, 0}, tot[2] = {0, 0};
   double *all = ctx->stepbuf; /* the step's times were consumed by the policy */
@@ -533,7 +555,7 @@ static void remap_account(rta_lb_context_t *ctx, const remap_t *s, int rc,
     }
   ctx->stats.seconds_mapping += mx[0];
   ctx->stats.seconds_migrating += mx[1];
-  *cost = mx[0] + mx[1];
+  *cost = (rta_remap_measure_t){mx[0], mx[1], rc ? 0 : tot[1], rc == 0};
   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REMAP_END)) {
     ballast_tool_remap_end_t ev = {
         .t_ns = ballast__tool_now(), .context = ctx->root_key, .step = (long)ctx->last.step,
@@ -547,7 +569,7 @@ static void remap_account(rta_lb_context_t *ctx, const remap_t *s, int rc,
   ctx->stats.remaps++;
   ctx->stats.tasks_moved += (long long)tot[0];
   ctx->stats.bytes_moved += tot[1];
-  ctx->stats.last_cost = *cost;
+  ctx->stats.last_cost = mx[0] + mx[1];
   const rta_map_quality_t *q = rta_mapping_quality(ctx->mapping);
   ctx->stats.imbalance_predicted = q ? q->max_avg_load_core : 0;
   ctx->stats.imbalance_after = 0;
@@ -558,15 +580,93 @@ static void remap_account(rta_lb_context_t *ctx, const remap_t *s, int rc,
                ctx->stats.imbalance_predicted);
 }
 
-/* Map, prepare, move (the commit point), adopt. Collective over base. */
-static int remap(rta_lb_context_t *ctx, double *cost) {
+/* This thread's CPU seconds (-1 when the clock is missing). */
+static double thread_cpu(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+    return -1;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Seconds since \a w0 (wall) and \a c0 (this thread's CPU time) in the
+ * policy's unit (rta_policy.h): wall capped by CPU time when the step times
+ * are task times, so gain and cost are seconds of one clock. */
+static double elapsed(const rta_lb_context_t *ctx, double w0, double c0) {
+  double w = MPI_Wtime() - w0, c = thread_cpu() - c0;
+  return (ctx->cfg.step_time == RTA_LB_TIME_TASKS && c >= 0 && c < w) ? c : w;
+}
+
+/* Max/avg over ranks of the model's load of the single-processor leaves of
+ * \a m placed by \a at (a base rank per vertex; NULL: the current owners). */
+static double load_imbalance(const rta_lb_context_t *ctx, const rta_mapping_t *m,
+                             const int *at, double *load) {
+  memset(load, 0, (size_t)ctx->size * sizeof *load);
+  double sum = 0, mx = 0;
+  for (int64_t v = 0; v < rta_mapping_ntasks(m); v++) {
+    int r = at ? at[v] : rta_mapping_owner(m, v);
+    if (rta_mapping_nprocs(m, v) == 1 && r >= 0 && r < ctx->size) {
+      load[r] += rta_mapping_work(m, v);
+      sum += rta_mapping_work(m, v);
+    }
+  }
+  for (int r = 0; r < ctx->size; r++)
+    mx = load[r] > mx ? load[r] : mx;
+  return sum > 0 ? mx / (sum / ctx->size) : 1.0;
+}
+
+/* Whether the automatic policy still wants the candidate \a s (computed in
+ * \a t_map seconds on this rank): what it would move and gain, judged by
+ * rta_policy_confirm(). Collective over base (the mapping seconds are agreed,
+ * so every rank's policy stays the same); the same answer on every rank. */
+static int candidate_wanted(rta_lb_context_t *ctx, const remap_t *s, double t_map,
+                            rta_decision_t *d) {
+  rta_remap_candidate_t c = {0, 0, 0, 0, 0};
+  double *load = ctx->stepbuf; /* the step's times were consumed by the policy */
+  c.imbalance_now = load_imbalance(ctx, s->m, NULL, load);
+  c.imbalance_after = load_imbalance(ctx, s->m, s->slot, load);
+  for (int64_t v = 0; v < rta_mapping_ntasks(s->m); v++)
+    if (rta_mapping_nprocs(s->m, v) == 1 && s->slot[v] != rta_mapping_owner(s->m, v)) {
+      c.tasks++;
+      c.bytes += rta_mapping_state_bytes(s->m, v);
+    }
+  /* A warm map that is where the tasks already are: nothing to carry out
+   * (the same on every rank, so no rank enters the reduction below). */
+  if (d->reason == RTA_REASON_WARM_START && c.tasks == 0) {
+    d->remap = 0;
+    rta__lb_record_candidate(ctx, &c, 0, d);
+    return 0;
+  }
+  if (MPI_Allreduce(&t_map, &c.mapping_seconds, 1, MPI_DOUBLE, MPI_MAX, ctx->base) !=
+      MPI_SUCCESS)
+    return 1; /* no agreed figure: carry the remap out as decided */
+  rta_policy_confirm(ctx->policy, &c, d);
+  rta__lb_record_candidate(ctx, &c, 1, d);
+  if (!d->remap) /* the mapping was paid for all the same */
+    ctx->stats.seconds_mapping += c.mapping_seconds;
+  return d->remap;
+}
+
+/* Map, prepare, move (the commit point), adopt. Collective over base. A
+ * candidate the policy drops (candidate_wanted) is freed unmoved: \a *dropped
+ * is set and nothing is measured or counted. */
+static int remap(rta_lb_context_t *ctx, rta_decision_t *d, rta_remap_measure_t *cost,
+                 int *dropped) {
   remap_t s = {.app = MPI_COMM_NULL, .mv = {0, 0, -1, 0}, .who = -1};
-  double t0 = MPI_Wtime();
+  double t0 = MPI_Wtime(), c0 = thread_cpu();
   int rc = remap_map(ctx, &s);
   int prepared = 0;
   if (!rc)
     prepared = !(rc = remap_prepare(ctx, &s));
-  double t1 = MPI_Wtime();
+  double t_map = elapsed(ctx, t0, c0);
+  double t1 = MPI_Wtime(), c1 = thread_cpu();
+  /* the record keeps a candidate's graph and slots whether or not it is
+   * carried out: the replay maps it again and judges it again */
+  rta__lb_record_mapped(ctx, &s.graph, s.m, s.slot);
+  if (prepared && !candidate_wanted(ctx, &s, t_map, d)) {
+    *dropped = 1;
+    remap_free(&s);
+    return 0;
+  }
   if (prepared) {
     rc = rta__lb_move(ctx, s.m, s.slot, &s.mv);
     s.who = s.mv.failed_rank;
@@ -585,7 +685,7 @@ static int remap(rta_lb_context_t *ctx, double *cost) {
                  s.who, ballast_err_name(s.code), ballast_strerror(s.code));
   }
   remap_free(&s);
-  remap_account(ctx, &s, rc, t1 - t0, MPI_Wtime() - t1, cost);
+  remap_account(ctx, &s, rc, t_map, elapsed(ctx, t1, c1), cost);
   return rc;
 }
 
@@ -616,12 +716,25 @@ static void note_decision(rta_lb_context_t *ctx, const rta_decision_t *d) {
   if (d->remap && d->reason == RTA_REASON_EXPLICIT)
     BALLAST_INFO("rta: step %lld: remap (explicit: requested by the application, "
                  "no imbalance measured)", d->step);
+  else if (d->remap && d->reason == RTA_REASON_WARM_START)
+    BALLAST_INFO("rta: step %lld: remap (warm start: the earlier run's map)", d->step);
   else if (d->remap)
     BALLAST_INFO("rta: step %lld: remap (%s): imbalance %.3f > threshold %.3f, "
                  "predicted gain %.3g s, remap cost %.3g s, %d outlier(s) ignored",
                  d->step, rta_reason_name(d->reason), d->imbalance,
                  ctx->cfg.policy.threshold, d->predicted_gain, d->remap_cost,
                  d->ignored_outliers);
+}
+
+/* A candidate the policy dropped: tools see the remap they were told began
+ * end uncommitted, having moved nothing. */
+static void candidate_dropped(const rta_lb_context_t *ctx, const rta_decision_t *d) {
+  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REMAP_END)) {
+    ballast_tool_remap_end_t ev = {
+        .t_ns = ballast__tool_now(), .context = ctx->root_key, .step = (long)d->step,
+        .strategy = rta_strategy_name(ctx->cfg.strategy), .committed = 0};
+    ballast__tool_emit_remap_end(&ev);
+  }
 }
 
 int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
@@ -638,24 +751,11 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   }
   double t_in = MPI_Wtime();
   double wall = t_in - ctx->last_exit;
-  /* Close the step; note which local tasks were measured in it. */
-  long long *before = ballast__malloc((size_t)(ctx->nlocal ? ctx->nlocal : 1) * sizeof *before);
-  int err = before ? 0 : BALLAST_ENOMEM;
-  for (int i = 0; !err && i < ctx->nlocal; i++) {
-    rta_task_cost_t c;
-    before[i] = rta_task_cost(ctx->local[i], &c) == 0 ? c.total_steps : 0;
-  }
   int closed = 0;
-  if (!err) {
-    int src = rta_step();
-    if (src == BALLAST_ESTATE) {
-      BALLAST_WARN("rta: load balancing called while a task is open");
-      err = BALLAST_ESTATE;
-    }
-    closed = src == 0;
-  }
-  double mine = err ? 0 : step_time(ctx, wall, closed, before);
-  free(before);
+  int err = close_step(ctx, &closed);
+  double mine = err ? 0 : step_time(ctx, wall, closed);
+  if (closed)
+    rta__lb_record_costs(ctx);
   /* One collective per step: every rank's time and error code together,
    * into buffers allocated with the context (nothing allocated per step). */
   double *all = ctx->stepbuf, *times = ctx->stepbuf + 2 * ctx->size;
@@ -685,6 +785,7 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   }
   ballast__lib_end();
   if (rc) {
+    ctx->steps_seen = rta_steps();
     ctx->last_exit = MPI_Wtime();
     return rc;
   }
@@ -694,20 +795,26 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   rta_policy_decide(ctx->policy, &d);
   /* A failed assertion marked remap asks for one (agreed over the context;
    * no communication unless such an assertion exists). */
+  int forced = 0;
   if (assert__remap_agree(ctx->base) > 0 && !d.remap) {
-    d.remap = 1;
+    d.remap = forced = 1;
     BALLAST_INFO("rta: step %lld: remap requested by a failed performance assertion", d.step);
+  }
+  if (ctx->warm && !d.remap) {
+    d.remap = 1;
+    d.reason = RTA_REASON_WARM_START;
+    forced = 2;
   }
   ctx->last = d;
   rta__lb_series_step(ctx, times, &d);
   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_LB_DECISION))
     decision_event(ctx, &d);
   note_decision(ctx, &d);
+  rta__lb_record_step(ctx, wall, times, &d, forced);
   ctx->stats.seconds_deciding += MPI_Wtime() - t_in;
   if (d.remap) {
-    double cost = 0;
-    if (d.imbalance > 0)
-      ctx->stats.imbalance_before = d.imbalance;
+    rta_remap_measure_t cost = {0, 0, 0, 0};
+    int dropped = 0;
     if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REMAP_BEGIN)) {
       ballast_tool_remap_begin_t ev = {.t_ns = ballast__tool_now(), .context = ctx->root_key,
                                        .step = (long)d.step,
@@ -715,15 +822,27 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
       ballast__tool_emit_remap_begin(&ev);
     }
     ballast__lib_begin();
-    rc = remap(ctx, &cost);
+    rta__lb_record_remap_begin(ctx);
+    rc = remap(ctx, &d, &cost, &dropped);
     ballast__lib_end();
-    rta__lb_series_remap(ctx, &d, rc);
-    /* A failed remap also restarts the warm-up, so a persistent failure is
-     * retried after warmup + window steps, not at every step. */
-    rta_policy_remapped(ctx->policy, cost);
+    rta__lb_record_remap_end(ctx, rc, dropped, &cost);
+    rta__lb_warm_free(ctx->warm); /* one try: a failed warm remap is not repeated */
+    ctx->warm = NULL;
+    ctx->last = d;
+    if (dropped) {
+      candidate_dropped(ctx, &d);
+    } else {
+      if (d.imbalance > 0)
+        ctx->stats.imbalance_before = d.imbalance;
+      rta__lb_series_remap(ctx, &d, rc);
+      /* A failed remap also restarts the warm-up, so a persistent failure is
+       * retried after warmup + window steps, not at every step. */
+      rta_policy_remap_measured(ctx->policy, &cost);
+    }
   }
   if (comm)
     *comm = ctx->app;
+  ctx->steps_seen = rta_steps();
   ctx->last_exit = MPI_Wtime();
   return rc;
 }

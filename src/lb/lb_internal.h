@@ -34,6 +34,8 @@ enum { RTA__LB_PH_DESCRIBE, RTA__LB_PH_DESCRIPTORS, RTA__LB_PH_PLAN,
        RTA__LB_PH_PACK, RTA__LB_PH_XFER, RTA__LB_PH_UNPACK, RTA__LB_PH_COMMIT,
        RTA__LB_PH_TREE, RTA__LB_NPHASES };
 
+typedef struct rta__warm rta__warm_t; /* a warm start's table (lb_warm.c) */
+
 struct rta_lb_context {
   MPI_Comm base;          /* dup of the application's comm; rank order fixed */
   MPI_Comm app;           /* what the application uses (owned) */
@@ -54,11 +56,14 @@ struct rta_lb_context {
   rta_decision_t last;
   rta_lb_stats_t stats;
   double last_exit;       /* MPI_Wtime at the end of the previous call */
+  rta__warm_t *warm;      /* a warm start the next call adopts, or NULL */
+  long long steps_seen;   /* rta_steps() then: a step closed since is the application's */
   double *stepbuf;        /* 4 x size doubles: the per-step and per-remap allgathers */
   int pending_after;      /* a remap happened: record the next judged imbalance */
   struct rta__mig_pool *pool; /* touched memory kept for migrations (lb_move.c) */
   double move_phase[RTA__LB_NPHASES];   /* seconds of the remaps' moves by phase, RTA__LB_PH_* */
   struct series *series;  /* load balancing over time, for the profile (lb_series.c) */
+  struct lb__recw *rec;   /* the load-balancing record being written, or NULL (lb_record.c) */
   struct rta_lb_context *next; /* the registry */
 };
 
@@ -117,6 +122,15 @@ void rta__lb_gangs_free(rta__gang_t *g, int n);
 void rta__lb_report_add(rta_lb_context_t *ctx);
 void rta__lb_report_remove(rta_lb_context_t *ctx);
 
+/* ---- lb_warm.c ---------------------------------------------------------- */
+
+/* Sets \a slot (the target of every vertex of \a m) from the warm start's
+ * map: known single-processor tasks to their earlier slot, unknown ones stay
+ * with their owner. Placement mode: only when that is a permutation (else
+ * \a slot is left and BALLAST_EMISMATCH). Local, deterministic. */
+int rta__lb_warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int *slot);
+void rta__lb_warm_free(rta__warm_t *w);
+
 /* ---- lb_series.c -------------------------------------------------------- */
 
 /* The context's series for the profile ("lb_series"): opened when the context
@@ -129,5 +143,55 @@ void rta__lb_series_step(rta_lb_context_t *ctx, const double *times,
                          const rta_decision_t *d);
 void rta__lb_series_remap(rta_lb_context_t *ctx, const rta_decision_t *d, int rc);
 void rta__lb_series_close(rta_lb_context_t *ctx);
+
+/* ---- lb_record.c --------------------------------------------------------- */
+
+/* The load-balancing record (format in lb_record.h). Every hook does
+ * nothing when ctx->rec is NULL. Those marked collective are called by every
+ * rank of the context at the same point; the others are local (rank 0
+ * writes). A failure to write is one warning, after which the record stops
+ * and the run goes on. */
+
+/* The path BALLAST_LB_RECORD asks for this process's next context (the first
+ * context gets the path itself, the k-th path.k), in \a buf; NULL when
+ * the variable is not set. */
+const char *rta__lb_record_env_path(char *buf, size_t n);
+/* Starts a record of \a ctx at \a path (collective): context, policy,
+ * hardware model and, when not NULL, the graph \a g0 of the definition.
+ * 0; BALLAST_EIO on every rank when rank 0 cannot open the path (warned);
+ * BALLAST_ENOMEM. */
+int rta__lb_record_start(rta_lb_context_t *ctx, const char *path,
+                         rta_graph_t *g0);
+/* This rank's measured task costs of the step just closed: the local tasks
+ * the cost model sampled in it (rta__cost_sample_step, as step_time takes
+ * them) (local). */
+void rta__lb_record_costs(rta_lb_context_t *ctx);
+/* A judged step: rank 0's \a wall seconds, the times fed to the policy and
+ * the decision (\a forced: 1 a performance assertion asked for the remap,
+ * 2 a pending warm start did).
+ * Collective: every 64 steps the buffered costs are gathered. */
+void rta__lb_record_step(rta_lb_context_t *ctx, double wall, const double *times,
+                         const rta_decision_t *d, int forced);
+/* Before a remap attempt (collective): gathers costs and partner bytes,
+ * numbers the attempt, notes its seed, whether a warm map is pending and the
+ * statistics the remap's figures are taken from. */
+void rta__lb_record_remap_begin(rta_lb_context_t *ctx);
+/* Inside the remap, once the new mapping exists or failed (local): the
+ * graph the engine mapped (taken over and freed, *g set to NULL), the new
+ * mapping \a m and the target slots (either may be NULL on failure). */
+void rta__lb_record_mapped(rta_lb_context_t *ctx, rta_graph_t **g,
+                           const rta_mapping_t *m, const int *target);
+/* The candidate mapping's figures \a c and the decision \a d after the
+ * policy judged it (\a judged 1: rta_policy_confirm() was called; 0: a warm
+ * map that moves nothing, dropped without it) (local). */
+void rta__lb_record_candidate(rta_lb_context_t *ctx, const rta_remap_candidate_t *c,
+                              int judged, const rta_decision_t *d);
+/* After the remap attempt (local): its outcome from the statistics (\a
+ * dropped: the candidate was not carried out) and, unless dropped, what
+ * rta_policy_remap_measured() was given. */
+void rta__lb_record_remap_end(rta_lb_context_t *ctx, int rc, int dropped,
+                              const rta_remap_measure_t *m);
+/* Ends the record (collective): last costs, the Z line, close. */
+void rta__lb_record_stop(rta_lb_context_t *ctx);
 
 #endif /* BALLAST_RTA_LB_INTERNAL_H */

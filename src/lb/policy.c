@@ -8,6 +8,17 @@
 #include "common/common_internal.h"
 #include "common/env.h"
 
+/* Back-off after dropped candidates: 1, 2, 4, 8, 16 windows, no longer. */
+#define MAX_BACKOFF_SHIFT 4
+
+/* An estimate of seconds with decaying trust: \c value as of step \c at,
+ * moving towards \c floor by half its distance every horizon steps. */
+typedef struct {
+  double value, floor;
+  long long at;
+  int measured;
+} est_t;
+
 struct rta_policy {
   rta_policy_config_t cfg;
   int nranks;
@@ -16,7 +27,10 @@ struct rta_policy {
   int head;           /* next row to write */
   int warm_left;      /* steps still to skip */
   long long steps;    /* steps observed */
-  double last_cost;   /* measured cost of the last remap, or initial_cost */
+  est_t map, move;    /* estimated seconds of mapping and of migration */
+  double move_bytes;  /* bytes of the migration behind move (0: unknown) */
+  int skips;          /* candidates dropped in a row (back-off exponent) */
+  int hold_left;      /* back-off: steps still to wait before judging */
   double *scratch;    /* window doubles, for medians */
   double *medians;    /* nranks doubles */
 };
@@ -65,6 +79,9 @@ const char *rta_reason_name(rta_reason_t reason) {
   case RTA_REASON_BALANCED: return "balanced";
   case RTA_REASON_NOT_WORTH: return "not-worth";
   case RTA_REASON_IMBALANCED: return "imbalanced";
+  case RTA_REASON_NOTHING_MOVES: return "nothing-moves";
+  case RTA_REASON_BACKOFF: return "backoff";
+  case RTA_REASON_WARM_START: return "warm-start";
   }
   return "unknown";
 }
@@ -106,7 +123,8 @@ int rta_policy_create(const rta_policy_config_t *cfg, int nranks,
     return BALLAST_ENOMEM;
   }
   p->warm_left = c.warmup;
-  p->last_cost = c.initial_cost;
+  p->map = (est_t){c.initial_cost, c.initial_cost, 0, 0};
+  p->move = (est_t){0, 0, 0, 0};
   *out = p;
   return 0;
 }
@@ -131,6 +149,8 @@ int rta_policy_observe(rta_policy_t *p, const double *times, int nranks) {
     if (!isfinite(times[r]) || times[r] < 0)
       return BALLAST_EINVAL;
   p->steps++;
+  if (p->hold_left > 0)
+    p->hold_left--;
   if (p->warm_left > 0) {
     p->warm_left--;
     return 0;
@@ -167,12 +187,34 @@ static double rank_median(rta_policy_t *p, int r, int *ignored) {
   return keep == n ? med : median_sorted(p->scratch, keep);
 }
 
+/* The estimate at step \a now: trust in the last measurements halves every
+ * horizon steps, towards the floor. */
+static double est_at(const rta_policy_t *p, const est_t *e, long long now) {
+  double age = (double)(now - e->at);
+  return e->floor + (e->value - e->floor) * exp2(-age / p->cfg.horizon);
+}
+
+/* A new measurement \a m at the current step: a cheaper one replaces the
+ * estimate, a dearer one counts half. */
+static void est_feed(rta_policy_t *p, est_t *e, double m) {
+  double cur = est_at(p, e, p->steps);
+  e->value = (!e->measured || m <= cur) ? m : cur + 0.5 * (m - cur);
+  e->floor = p->cfg.initial_cost < e->value ? p->cfg.initial_cost : e->value;
+  e->at = p->steps;
+  e->measured = 1;
+}
+
+/* The cost a remap is expected to have now: mapping + migration. */
+static double cost_now(const rta_policy_t *p) {
+  return est_at(p, &p->map, p->steps) + est_at(p, &p->move, p->steps);
+}
+
 int rta_policy_decide(rta_policy_t *p, rta_decision_t *d) {
   if (!p || !d)
     return BALLAST_EINVAL;
   memset(d, 0, sizeof *d);
   d->step = p->steps;
-  d->remap_cost = p->last_cost;
+  d->remap_cost = cost_now(p);
   switch (p->cfg.mode) {
   case RTA_POLICY_OFF:
     d->reason = RTA_REASON_OFF;
@@ -190,6 +232,10 @@ int rta_policy_decide(rta_policy_t *p, rta_decision_t *d) {
   }
   if (p->filled < p->cfg.window) {
     d->reason = RTA_REASON_FILLING;
+    return 0;
+  }
+  if (p->hold_left > 0) {
+    d->reason = RTA_REASON_BACKOFF;
     return 0;
   }
   double mx = 0, sum = 0;
@@ -221,14 +267,63 @@ int rta_policy_decide(rta_policy_t *p, rta_decision_t *d) {
   return 0;
 }
 
-int rta_policy_remapped(rta_policy_t *p, double cost_seconds) {
-  if (!p || !isfinite(cost_seconds) || cost_seconds < 0)
+static int finite_nonneg(double x) { return isfinite(x) && x >= 0; }
+
+int rta_policy_confirm(rta_policy_t *p, const rta_remap_candidate_t *c,
+                       rta_decision_t *d) {
+  if (!p || !c || !d || !finite_nonneg(c->imbalance_now) ||
+      !finite_nonneg(c->imbalance_after) || c->tasks < 0 || !finite_nonneg(c->bytes) ||
+      !finite_nonneg(c->mapping_seconds))
     return BALLAST_EINVAL;
-  p->last_cost = cost_seconds;
+  if (p->cfg.mode != RTA_POLICY_AUTO || !d->remap || d->reason != RTA_REASON_IMBALANCED)
+    return 0;
+  /* The mapping is paid for: only its migration is still to weigh. */
+  double move = est_at(p, &p->move, p->steps);
+  if (p->move_bytes > 0)
+    move *= c->bytes / p->move_bytes;
+  double gain = p->cfg.horizon * d->avg_time * (c->imbalance_now - c->imbalance_after);
+  d->predicted_gain = gain;
+  d->remap_cost = move;
+  d->predicted_imbalance = c->imbalance_after;
+  d->tasks_to_move = c->tasks;
+  if (c->tasks > 0 && gain > move)
+    return 0;
+  d->remap = 0;
+  d->reason = c->tasks == 0 ? RTA_REASON_NOTHING_MOVES : RTA_REASON_NOT_WORTH;
+  est_feed(p, &p->map, c->mapping_seconds);
+  p->hold_left = p->cfg.window << p->skips;
+  if (p->skips < MAX_BACKOFF_SHIFT)
+    p->skips++;
+  BALLAST_INFO("lb candidate at step %lld dropped: %s (%lld tasks, predicted "
+               "imbalance %.3f from %.3f, gain %.3g s, migration %.3g s); next "
+               "judgement in %d steps", d->step, rta_reason_name(d->reason),
+               c->tasks, c->imbalance_after, c->imbalance_now, gain, move,
+               p->hold_left);
+  return 0;
+}
+
+int rta_policy_remap_measured(rta_policy_t *p, const rta_remap_measure_t *m) {
+  if (!p || !m || !finite_nonneg(m->mapping) || !finite_nonneg(m->migration) ||
+      !finite_nonneg(m->bytes))
+    return BALLAST_EINVAL;
+  est_feed(p, &p->map, m->mapping);
+  /* A migration of nothing says nothing about the cost per byte. */
+  if (m->bytes > 0 || !p->move.measured) {
+    est_feed(p, &p->move, m->migration);
+    p->move_bytes = m->bytes;
+  }
+  if (m->committed)
+    p->skips = 0;
+  p->hold_left = 0;
   p->filled = 0;
   p->head = 0;
   p->warm_left = p->cfg.warmup;
   return 0;
+}
+
+int rta_policy_remapped(rta_policy_t *p, double cost_seconds) {
+  rta_remap_measure_t m = {cost_seconds, 0, 0, 1};
+  return rta_policy_remap_measured(p, &m);
 }
 
 void rta_policy_config_init(rta_policy_config_t *cfg) {

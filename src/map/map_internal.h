@@ -14,7 +14,9 @@
 #ifndef BALLAST_RTA_MAP_INTERNAL_H
 #define BALLAST_RTA_MAP_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <scotch.h>
 
@@ -291,6 +293,21 @@ void rta__map_block(const rta_graph_t *g, const rta_hw_t *hw, int64_t *slot);
 /** Fills the load, cut, hop-bytes and migration fields of \a q. */
 int rta__quality(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *slot,
                  const int64_t *prev, rta_map_quality_t *q);
+
+/** Load balancing's placement rule (map_perm.c): makes \a slot (n <= nslots
+ *  vertices) use each slot at most once; the first vertex of a slot keeps
+ *  it, each later one takes a free slot of the same node, else the lowest
+ *  free slot. Deterministic. 0 or BALLAST_ENOMEM. */
+int rta__map_repair_by_node(const rta_hw_t *hw, int64_t n, int *slot);
+
+/* ---- text form of a model (hw_text.c) ------------------------------------ */
+
+/** Writes \a hw as one "H ..." line (format in hw_text.c). 0; BALLAST_EINVAL
+ *  (NULL, or an architecture-file network); BALLAST_EIO. */
+int rta__hw_to_text(const rta_hw_t *hw, FILE *f);
+/** Rebuilds a model from its line. 0 and *out; BALLAST_EPARSE with \a why
+ *  naming what is wrong; BALLAST_ENOMEM. */
+int rta__hw_from_text(const char *line, rta_hw_t **out, char *why, size_t nwhy);
 
 /** Monotonic seconds. */
 double rta__now(void);

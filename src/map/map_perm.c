@@ -10,12 +10,43 @@
 #include "common/util.h"
 #include "map/map_internal.h"
 
-/* Makes \a slot (n vertices onto n slots) a permutation: the first vertex of
- * each slot stays, each later one takes the free slot nearest to its slot
- * (lowest number among equals). Deterministic. */
-static int repair(const rta_hw_t *hw, int64_t n, int64_t *slot) {
-  unsigned char *used = ballast__calloc((size_t)n, 1);
-  int64_t *pending = ballast__malloc((size_t)n * sizeof *pending);
+/* The free slot for a vertex that wanted \a want. Nearest: the free slot
+ * nearest to it (rta_hw_slot_distance(), lowest number among equals). By
+ * node (load balancing's rule): a free slot of its node, else the lowest. */
+static int64_t pick_free(const rta_hw_t *hw, int64_t ns, const unsigned char *used,
+                         int64_t want, int by_node) {
+  int64_t pick = -1;
+  int in = want >= 0 && want < ns;
+  if (by_node) {
+    int node = in ? rta_hw_slot_node(hw, (int)want) : -1;
+    for (int64_t s = 0; s < ns && pick < 0; s++)
+      if (!used[s] && rta_hw_slot_node(hw, (int)s) == node)
+        pick = s;
+    for (int64_t s = 0; s < ns && pick < 0; s++)
+      if (!used[s])
+        pick = s;
+    return pick;
+  }
+  double best = 0;
+  for (int64_t s = 0; s < ns; s++) {
+    if (used[s])
+      continue;
+    double d = in ? rta_hw_slot_distance(hw, (int)want, (int)s) : 0;
+    if (pick < 0 || d < best) {
+      pick = s;
+      best = d;
+    }
+  }
+  return pick;
+}
+
+/* Makes \a slot (n <= nslots vertices) use each slot at most once: the first
+ * vertex of each slot stays, each later one takes pick_free()'s slot.
+ * Deterministic. */
+static int repair(const rta_hw_t *hw, int64_t n, int64_t *slot, int by_node) {
+  int64_t ns = rta_hw_nslots(hw);
+  unsigned char *used = ballast__calloc((size_t)(ns > 0 ? ns : 1), 1);
+  int64_t *pending = ballast__malloc((size_t)(n ? n : 1) * sizeof *pending);
   int64_t np = 0;
   if (!used || !pending) {
     free(used);
@@ -23,29 +54,32 @@ static int repair(const rta_hw_t *hw, int64_t n, int64_t *slot) {
     return BALLAST_ENOMEM;
   }
   for (int64_t v = 0; v < n; v++) {
-    if (slot[v] >= 0 && slot[v] < n && !used[slot[v]])
+    if (slot[v] >= 0 && slot[v] < ns && !used[slot[v]])
       used[slot[v]] = 1;
     else
       pending[np++] = v;
   }
   for (int64_t i = 0; i < np; i++) {
-    int64_t want = slot[pending[i]], pick = -1;
-    double best = 0;
-    for (int64_t s = 0; s < n; s++) {
-      if (used[s])
-        continue;
-      double d = (want >= 0 && want < n) ? rta_hw_slot_distance(hw, (int)want, (int)s) : 0;
-      if (pick < 0 || d < best) {
-        pick = s;
-        best = d;
-      }
-    }
+    int64_t pick = pick_free(hw, ns, used, slot[pending[i]], by_node);
     used[pick] = 1;
     slot[pending[i]] = pick;
   }
   free(used);
   free(pending);
   return 0;
+}
+
+int rta__map_repair_by_node(const rta_hw_t *hw, int64_t n, int *slot) {
+  int64_t *s = ballast__malloc((size_t)(n ? n : 1) * sizeof *s);
+  if (!s)
+    return BALLAST_ENOMEM;
+  for (int64_t v = 0; v < n; v++)
+    s[v] = slot[v];
+  int rc = repair(hw, n, s, 1);
+  for (int64_t v = 0; !rc && v < n; v++)
+    slot[v] = (int)s[v];
+  free(s);
+  return rc;
 }
 
 int rta_map_permutation(const rta_graph_t *g, const rta_hw_t *hw,
@@ -66,7 +100,7 @@ int rta_map_permutation(const rta_graph_t *g, const rta_hw_t *hw,
                : rta_map_graph_ex(g, hw, RTA_MAP_TWOPHASE, NULL, opt,
                                   slot_of_vertex, NULL);
   if (!rc)
-    rc = repair(hw, n, slot_of_vertex);
+    rc = repair(hw, n, slot_of_vertex, 0);
   if (comm != MPI_COMM_NULL)
     rc = ballast__agree(comm, rc, NULL, NULL);
   if (!rc && q) {

@@ -25,6 +25,8 @@ static long long steps;         /* rta_step() calls */
 static double *base_bytes;      /* partner volume (world ranks) at the baseline */
 static int base_n;              /* entries of base_bytes */
 static long long base_step = -1; /* steps at the baseline; -1: none taken */
+static long long begins;        /* tasks entered under monitoring */
+static long long begins_at_step = -1; /* begins when rta_step() last closed a step */
 
 /* ---- per-task window ---------------------------------------------------- */
 
@@ -55,9 +57,11 @@ static void push_sample(rta__cost_t *c, double v) {
     c->n++;
   c->total++;
   c->last = v;
+  c->last_step = steps;
 }
 
 void rta__cost_on_begin(rta_task_t *t) {
+  begins++;
   int id = pia_current_region();
   if (id <= PIA_REGION_MAIN)
     return; /* a task's region is never the whole program: monitoring is off */
@@ -116,6 +120,8 @@ int rta__cost_reset_config(void) {
   config.window = DEFAULT_WINDOW;
   config.min_steps = DEFAULT_MIN_STEPS;
   steps = 0;
+  begins = 0;
+  begins_at_step = -1;
   free(base_bytes);
   base_bytes = NULL;
   base_n = 0;
@@ -139,6 +145,7 @@ int rta_step(void) {
   steps++;
   if (!mon__active())
     return BALLAST_EDISABLED; /* monitoring off: estimates serve */
+  begins_at_step = begins;
   if (!interval)
     return 0; /* no task has run under monitoring yet */
   for (rta_task_t *t = rta__task_first(); t; t = rta__task_next(t)) {
@@ -164,6 +171,12 @@ int rta_step(void) {
       push_sample(c, work > 0 ? work : 0);
   }
   return pia_interval_mark(interval);
+}
+
+int rta__cost_step_closed(void) { return begins_at_step == begins; }
+
+long long rta__cost_sample_step(const rta_task_t *t) {
+  return t->cost.total ? t->cost.last_step : -1;
 }
 
 int rta_task_cost(const rta_task_t *t, rta_task_cost_t *out) {

@@ -82,6 +82,7 @@ typedef struct {
   int head;           /* next write position */
   long long total;    /* samples ever pushed */
   double last;        /* last sample */
+  long long last_step; /* rta_steps() when the last sample was pushed */
   int *regions;       /* mon/PIA region ids this task was clocked under */
   int nregions, capregions;
 } rta__cost_t;
@@ -183,8 +184,22 @@ int rta__cost_reset_config(void);
  * measured (placement and scaling). \a out has comm-size entries.
  * Returns 0 and *steps (steps since the baseline, 0 when nothing measured). */
 int rta__cost_partner_bytes(MPI_Comm comm, double *out, long long *steps);
+/** 1 when rta_step() closed a step under monitoring and no task began since
+ * (a second rta_step() now would close an empty step), else 0. */
+int rta__cost_step_closed(void);
+/** rta_steps() at the task's last measured step; -1 when none. */
+long long rta__cost_sample_step(const rta_task_t *t);
 /** Resets the partner-volume baseline to now (after a mapping). */
 int rta__cost_partner_rebase(MPI_Comm comm);
+
+/* ---- the tree map (tree_map.c) --------------------------------------------- */
+
+/** rta_map_tasks(); when \a graph is not NULL it also receives, on success,
+ *  the task graph the engine mapped (vertex i = mapping entry i; the caller
+ *  destroys it), for the load-balancing record. */
+int rta__map_tasks_keep(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
+                        const rta_map_tasks_options_t *opts, rta_mapping_t **out,
+                        rta_graph_t **graph);
 
 
 /* ---- the array allocator (array_alloc.c) ---------------------------------

@@ -496,7 +496,7 @@ static int mapping_keys(rta_mapping_t *m, const world_t *w, const leaves_t *L) {
 static int map_gathered(MPI_Comm comm, int parse_rc, const world_t *w,
                         const char *root_key,
                         const rta_hw_t *hw, const rta_map_tasks_options_t *o,
-                        rta_mapping_t **out) {
+                        rta_mapping_t **out, rta_graph_t **keep) {
   leaves_t L = {0};
   rta_graph_t *g = NULL;
   rta_mapping_t *m = NULL;
@@ -566,6 +566,10 @@ static int map_gathered(MPI_Comm comm, int parse_rc, const world_t *w,
       m->slot[v] = (int)slots[v];
   free(slots);
   free(prev);
+  if (!rc && keep) {
+    *keep = g; /* the graph the engine mapped, for the load-balancing record */
+    g = NULL;
+  }
   rta_graph_destroy(g);
   free(L.first);
   free(L.ndef);
@@ -580,8 +584,16 @@ static int map_gathered(MPI_Comm comm, int parse_rc, const world_t *w,
 
 int rta_map_tasks(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
                   const rta_map_tasks_options_t *opts, rta_mapping_t **out) {
+  return rta__map_tasks_keep(comm, root, hw, opts, out, NULL);
+}
+
+int rta__map_tasks_keep(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
+                        const rta_map_tasks_options_t *opts, rta_mapping_t **out,
+                        rta_graph_t **graph) {
   if (out)
     *out = NULL;
+  if (graph)
+    *graph = NULL;
   int rc0 = ballast__need_mpi("rta_map_tasks");
   if (rc0)
     return rc0;
@@ -636,7 +648,7 @@ int rta_map_tasks(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
   if (!rc)
     rc = allgather_records(comm, &w, &b, &all, &parse_rc);
   if (!rc)
-    rc = map_gathered(comm, parse_rc, &w, root->key, hw, &o, out);
+    rc = map_gathered(comm, parse_rc, &w, root->key, hw, &o, out, graph);
   if (!rc)
     rta__cost_partner_rebase(comm);
 done:

@@ -10,6 +10,7 @@
 
 #include <ballast/rta.h>
 
+#include "cpu_spin.h"
 #include "test_util.h"
 
 #define NT 12
@@ -20,19 +21,6 @@ static long long total_remaps, total_moved; /* over every context: the profile's
 
 static double work_of(int id) { return id < NT / 2 ? 4.0 : 1.0; }
 
-/* Busy loop on the C clock: MPI_Wtime is an MPI call, and the cost model
- * counts time inside MPI as waiting, not work. */
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void spin(double seconds) {
-  double end = now() + seconds;
-  while (now() < end) {
-  }
-}
 
 /* max/avg over ranks of the work this rank's tasks carry (deterministic). */
 static double work_imbalance(rta_lb_context_t *ctx) {
@@ -68,7 +56,7 @@ static void run_steps(rta_lb_context_t *ctx) {
   for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
     rta_task_t *t = rta_lb_local_task(ctx, i);
     CHECK_EQ(rta_task_begin(t), 0);
-    spin(UNIT * work_of(atoi(rta_task_name(t) + 1)));
+    cpu_spin(UNIT * work_of(atoi(rta_task_name(t) + 1)));
     CHECK_EQ(rta_task_end(t), 0);
   }
 }

@@ -1,10 +1,14 @@
 /* The automatic remap policy against synthetic step-time sequences: noise,
  * warm-up, a single outlier, a real drift, a remap whose cost exceeds its
  * gain, the new warm-up after a remap, the off and explicit modes, the
- * environment overrides and bad input. Each case checks the exact step at
+ * environment overrides and bad input; and the ways the policy used to get
+ * stuck: one slow measured remap blocking every later remap (its trust now
+ * decays), a candidate mapping that moves nothing or gains less than its
+ * migration (dropped, with a back-off), gain and cost of a candidate. Each case checks the exact step at
  * which the policy fires (or that it never does). */
 #include <ballast/rta_policy.h>
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "test_util.h"
@@ -150,7 +154,8 @@ static void test_cost_exceeds_gain(void) {
   CHECK_EQ(d.reason, RTA_REASON_NOT_WORTH);
   CHECK_NEAR(d.imbalance, 1.2, 1e-9);
   CHECK_NEAR(d.predicted_gain, 0.025, 1e-9);
-  CHECK_NEAR(d.remap_cost, 1.0, 0);
+  /* Trust in the one measurement halves every horizon (100) steps: 50 steps on. */
+  CHECK_NEAR(d.remap_cost, exp2(-0.5), 1e-12);
   CHECK_EQ(rta_policy_remapped(p, 0.010), 0);
   int fired = -1;
   for (int s = 0; s < 50 && fired < 0; s++) {
@@ -275,6 +280,173 @@ static void test_bad_input(void) {
   rta_policy_destroy(NULL);
 }
 
+/* One remap measured at 0.031 s on a loaded machine, imbalance 1.84 on small
+ * steps whose gain over the horizon (8.4 ms) never paid that: the policy used
+ * to say "not worth it" for the rest of the run. Trust in the measurement
+ * decays (half per horizon), so it fires at the first judged step where the
+ * decayed cost falls under the gain, computed here independently. */
+static void test_slow_measurement_decays(void) {
+  const int W = 5, warm = 5, H = 100;
+  rta_policy_t *p = make(2, warm, W, 1.10, H, 0.0);
+  rta_decision_t d;
+  CHECK_EQ(rta_policy_remapped(p, 0.031), 0);
+  double t[2] = {0.000184, 0.000016}; /* max 1.84 x avg */
+  double gain = (0.000184 - 0.0001) * H;
+  int fired = -1, expected = -1;
+  for (int s = 0; s < 600 && fired < 0; s++) {
+    if (step(p, t, 2, &d))
+      fired = s;
+    else if (s >= warm + W - 1)
+      CHECK_EQ(d.reason, RTA_REASON_NOT_WORTH);
+    double cost = 0.031 * exp2(-(double)(s + 1) / H); /* age: steps since */
+    if (expected < 0 && s >= warm + W - 1 && gain > cost)
+      expected = s;
+  }
+  CHECK_LT(expected, 275); /* within the user's run, which stayed stuck */
+  CHECK_EQ(fired, expected);
+  CHECK_NEAR(d.imbalance, 1.84, 1e-9);
+  CHECK_DLT(d.remap_cost, gain);
+  rta_policy_destroy(p);
+}
+
+/* A cheaper measurement replaces the estimate, a dearer one counts half;
+ * mapping and migration add up before a remap. */
+static void test_cost_estimate(void) {
+  rta_policy_t *p = make(2, 0, 3, 1.10, 1000000, 0.0);
+  rta_decision_t d;
+  rta_remap_measure_t m = {0.010, 0.020, 1000.0, 1};
+  CHECK_EQ(rta_policy_remap_measured(p, &m), 0);
+  CHECK_EQ(rta_policy_decide(p, &d), 0);
+  CHECK_NEAR(d.remap_cost, 0.030, 1e-12);
+  m = (rta_remap_measure_t){0.030, 0.010, 1000.0, 1};
+  CHECK_EQ(rta_policy_remap_measured(p, &m), 0);
+  CHECK_EQ(rta_policy_decide(p, &d), 0);
+  CHECK_NEAR(d.remap_cost, 0.020 + 0.010, 1e-12); /* mapping 0.01 + half of 0.02 */
+  /* A rolled-back remap's seconds count too; moving nothing leaves the
+   * migration estimate alone. */
+  m = (rta_remap_measure_t){0.020, 0.500, 0.0, 0};
+  CHECK_EQ(rta_policy_remap_measured(p, &m), 0);
+  CHECK_EQ(rta_policy_decide(p, &d), 0);
+  CHECK_NEAR(d.remap_cost, 0.020 + 0.010, 1e-12);
+  rta_policy_destroy(p);
+}
+
+/* Feeds imbalanced steps until the policy fires; the step or -1. */
+static int run_until_fire(rta_policy_t *p, int max, rta_decision_t *d) {
+  for (int s = 0; s < max; s++) {
+    double t[2] = {0.003, 0.001};
+    if (step(p, t, 2, d))
+      return s;
+  }
+  return -1;
+}
+
+/* Placement mode with no permutation that helps: every candidate moves
+ * nothing. The policy used to remap every warmup + window steps, paying the
+ * mapping each time; now the candidate is dropped and the next judgement
+ * waits 1, 2, 4, 8, 16, 16, ... windows. */
+static void test_nothing_moves_backs_off(void) {
+  const int W = 4;
+  rta_policy_t *p = make(2, 2, W, 1.10, 100, 0.0);
+  rta_decision_t d;
+  rta_remap_candidate_t c = {1.5, 1.5, 0, 0.0, 0.008};
+  int expect_wait[] = {2 + W - 1, W - 1, 2 * W - 1, 4 * W - 1, 8 * W - 1, 16 * W - 1,
+                       16 * W - 1};
+  for (int k = 0; k < 7; k++) {
+    int s = run_until_fire(p, 1000, &d);
+    CHECK_EQ(s, expect_wait[k]);
+    CHECK_EQ(d.reason, RTA_REASON_IMBALANCED);
+    CHECK_EQ(rta_policy_confirm(p, &c, &d), 0);
+    CHECK_EQ(d.remap, 0);
+    CHECK_EQ(d.reason, RTA_REASON_NOTHING_MOVES);
+    CHECK_EQ(d.tasks_to_move, 0);
+    /* The mapping paid for the candidate is what a remap costs now (the
+     * first time exactly; then 8 ms again against its decayed self). */
+    CHECK_EQ(rta_policy_decide(p, &d), 0);
+    CHECK_EQ(d.reason, RTA_REASON_BACKOFF);
+    if (k == 0)
+      CHECK_NEAR(d.remap_cost, 0.008, 1e-12);
+    CHECK_DLE(d.remap_cost, 0.008);
+    CHECK_DGT(d.remap_cost, 0.004); /* a dearer one counts at least half */
+  }
+  /* A committed remap ends the back-off: warm-up + window again. */
+  rta_remap_measure_t m = {0.008, 0.001, 100.0, 1};
+  CHECK_EQ(rta_policy_remap_measured(p, &m), 0);
+  CHECK_EQ(run_until_fire(p, 1000, &d), 2 + W - 1);
+  rta_policy_destroy(p);
+}
+
+/* A candidate that moves tasks is judged on its own prediction: gain =
+ * horizon x avg x (imbalance now - after) against its migration, scaled
+ * from the measured one by bytes. */
+static void test_candidate_gain_and_cost(void) {
+  rta_policy_t *p = make(2, 0, 3, 1.10, 100, 0.0);
+  rta_decision_t d;
+  rta_remap_measure_t m = {0.001, 0.010, 1e6, 1}; /* 10 ms per MB */
+  CHECK_EQ(rta_policy_remap_measured(p, &m), 0);
+  CHECK_GE(run_until_fire(p, 100, &d), 0); /* avg 2 ms, imbalance 1.5 */
+  /* A swap of equal loads: no gain, some migration: dropped. */
+  rta_remap_candidate_t c = {1.5, 1.5, 2, 2e6, 0.001};
+  rta_decision_t d2 = d;
+  CHECK_EQ(rta_policy_confirm(p, &c, &d2), 0);
+  CHECK_EQ(d2.remap, 0);
+  CHECK_EQ(d2.reason, RTA_REASON_NOT_WORTH);
+  CHECK_NEAR(d2.predicted_gain, 0.0, 1e-15);
+  /* The same step judged with a candidate that balances: 100 x 2 ms x 0.5 =
+   * 0.1 s against 2 MB ~ 0.02 s (decayed a little): carried out. */
+  rta_policy_t *q = make(2, 0, 3, 1.10, 100, 0.0);
+  CHECK_EQ(rta_policy_remap_measured(q, &m), 0);
+  CHECK_GE(run_until_fire(q, 100, &d), 0);
+  long long at = d.step;
+  c.imbalance_after = 1.0;
+  CHECK_EQ(rta_policy_confirm(q, &c, &d), 0);
+  CHECK_EQ(d.remap, 1);
+  CHECK_EQ(d.reason, RTA_REASON_IMBALANCED);
+  CHECK_NEAR(d.predicted_gain, 0.1, 1e-12);
+  CHECK_NEAR(d.remap_cost, 0.020 * exp2(-(double)at / 100), 1e-12);
+  CHECK_NEAR(d.predicted_imbalance, 1.0, 0);
+  CHECK_EQ(d.tasks_to_move, 2);
+  /* Too much to move for that gain: dropped. */
+  c.bytes = 2e7;
+  d2 = d;
+  d2.remap = 1;
+  CHECK_EQ(rta_policy_confirm(q, &c, &d2), 0);
+  CHECK_EQ(d2.reason, RTA_REASON_NOT_WORTH);
+  rta_policy_destroy(p);
+  rta_policy_destroy(q);
+}
+
+/* Explicit remaps and requests the policy did not make are left alone;
+ * bad figures are refused. */
+static void test_confirm_scope_and_bad_input(void) {
+  rta_policy_config_t cf;
+  rta_policy_config_init(&cf);
+  cf.mode = RTA_POLICY_EXPLICIT;
+  rta_policy_t *p;
+  CHECK_EQ(rta_policy_create(&cf, 2, &p), 0);
+  rta_decision_t d;
+  double t[2] = {1.0, 1.0};
+  CHECK_EQ(step(p, t, 2, &d), 1);
+  rta_remap_candidate_t c = {1.0, 1.0, 0, 0, 0.1};
+  CHECK_EQ(rta_policy_confirm(p, &c, &d), 0);
+  CHECK_EQ(d.remap, 1);
+  CHECK_EQ(d.reason, RTA_REASON_EXPLICIT);
+  CHECK_EQ(rta_policy_confirm(NULL, &c, &d), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_confirm(p, NULL, &d), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_confirm(p, &c, NULL), BALLAST_EINVAL);
+  c.bytes = NAN;
+  CHECK_EQ(rta_policy_confirm(p, &c, &d), BALLAST_EINVAL);
+  c.bytes = 0;
+  c.tasks = -1;
+  CHECK_EQ(rta_policy_confirm(p, &c, &d), BALLAST_EINVAL);
+  rta_remap_measure_t m = {0.1, -0.1, 0, 1};
+  CHECK_EQ(rta_policy_remap_measured(p, &m), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_remap_measured(p, NULL), BALLAST_EINVAL);
+  CHECK_STREQ(rta_reason_name(RTA_REASON_NOTHING_MOVES), "nothing-moves");
+  CHECK_STREQ(rta_reason_name(RTA_REASON_BACKOFF), "backoff");
+  rta_policy_destroy(p);
+}
+
 int main(void) {
   test_noise_never_fires();
   test_warmup_is_skipped();
@@ -285,6 +457,11 @@ int main(void) {
   test_off_and_explicit();
   test_env_overrides();
   test_bad_input();
+  test_slow_measurement_decays();
+  test_cost_estimate();
+  test_nothing_moves_backs_off();
+  test_candidate_gain_and_cost();
+  test_confirm_scope_and_bad_input();
   TEST_PASS("lb_policy");
   return 0;
 }
