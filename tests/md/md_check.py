@@ -157,9 +157,20 @@ def check_strategies(a):
               d["energy_final"], b["energy_final"])
         check(rel(d["kinetic_final"], b["kinetic_final"]) < 1e-8, "KE_end", st,
               d["kinetic_final"], b["kinetic_final"])
-    # the droplet is off-centre: a static slab decomposition is unbalanced
-    check(b["imbalance_first_window"] > 1.2, "droplet imbalance under block",
-          b["imbalance_first_window"])
+    # the droplet is off-centre: a static slab decomposition is unbalanced.
+    # The imbalance is measured in force time, tens of microseconds a step
+    # for these 366 particles: a preemption of the lighter rank on a loaded
+    # machine (the sanitizer suite runs two tests at once) can hide it, so
+    # up to two more runs are allowed, as in check_ballast_uniform.
+    imb = b["imbalance_first_window"]
+    for attempt in range(2):
+        if imb > 1.2:
+            break
+        print("strategies: block's first-window imbalance %.3f (attempt %d); "
+              "running again" % (imb, attempt + 1), file=sys.stderr)
+        imb = run(a, a.np, "--scenario", "droplet", "--particles", "4000", "--steps",
+                  "150", "--strategy", "block", "--seed", "7")["imbalance_first_window"]
+    check(imb > 1.2, "droplet imbalance under block", imb)
     # a different seed draws a different gas
     o = run(a, a.np, "--scenario", "droplet", "--particles", "4000", "--steps", "5",
             "--seed", "8")
