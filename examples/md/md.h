@@ -1,9 +1,9 @@
 /*
  * ballast-md: a 3D Lennard-Jones molecular dynamics code (reduced units,
- * linked cells, velocity Verlet) decomposed into blocks of cells, each block
- * a unit of work owned by one rank through an owner map that may change
- * between steps. This header is the example's internal contract; it is not
- * part of ballast's API.
+ * Verlet neighbour lists built over linked cells, velocity Verlet)
+ * decomposed into blocks of cells, each block a unit of work owned by one
+ * rank through an owner map that may change between steps. This header is
+ * the example's internal contract; it is not part of ballast's API.
  *
  * Units: sigma = epsilon = mass = k_B = 1. Potential: LJ truncated at
  * rc = 2.5 and shifted so that U(rc) = 0 (the force is the plain LJ force
