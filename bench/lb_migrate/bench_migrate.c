@@ -13,7 +13,7 @@
  * R repetitions. Output: one line per (T, S) with both medians, both
  * throughputs (bytes moved per second per rank) and the ratio a/b.
  *
- * Usage: mpiexec -n 2 bench_lb_migrate [reps] [max_state_bytes]
+ * Usage: mpiexec -n 2 bench_lb_migrate [reps] [max_state_bytes] [min_state_bytes]
  */
 #include <ballast/common.h>
 #include <mpi.h>
@@ -88,13 +88,14 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int reps = argc > 1 ? atoi(argv[1]) : 9;
   size_t max_state = argc > 2 ? (size_t)atoll(argv[2]) : ((size_t)8 << 20);
+  size_t min_state = argc > 3 ? (size_t)atoll(argv[3]) : 4096;
   if (me == 0)
     printf("%8s %10s %12s %12s %10s %10s %7s\n", "tasks/rk", "state_B", "migrate_s",
            "alltoallv_s", "mig_MB/s", "a2av_MB/s", "ratio");
   /* 4,096 tasks per rank up to 64 KiB (the small-state targets), then
    * 256 MiB moved per rank. */
   const size_t per_rank_bytes = (size_t)256 << 20;
-  for (size_t S = 4096; S <= max_state; S *= 4) {
+  for (size_t S = min_state ? min_state : 4096; S <= max_state; S *= 4) {
     int T = (int)(per_rank_bytes / S);
     if (T > 4096) T = 4096;
     if (T < 2) T = 2;

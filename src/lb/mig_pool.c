@@ -38,17 +38,21 @@ static size_t block_cost(const void *mem, size_t n) {
 
 /* A cached block. Large blocks (RTA__POOL_MIN and more) serve any request
  * of half their size or more, best fit; small ones (RTA__POOL_SMALL to
- * RTA__POOL_MIN) serve requests of exactly their size, found in O(1) through
- * a bin per size, since a remap of many small tasks takes and gives
- * thousands. Both classes are lists in the order blocks came in; the oldest
- * block of either goes first when the bound is reached. */
+ * RTA__POOL_MIN) serve requests of exactly their size. Every block sits in
+ * a bin per size (uthash), so a take finds an exact fit in O(1) and a
+ * large take's best fit in one pass over the distinct sizes, not over the
+ * blocks: a remap of 4,096 states of 64 KiB caches thousands of large
+ * blocks, and a scan of all of them per take cost 12 us per state moved
+ * (bench_lb_migrate, 4,096 x 64 KiB, the pack phase). Both classes are
+ * also lists in the order blocks came in; the oldest block of either goes
+ * first when the bound is reached. */
 typedef struct block {
   void *mem;
   size_t len;                  /* serves requests of len / 2 to len (large) */
   size_t cost;                 /* counted against the bound (block_cost) */
   unsigned long long seq;      /* arrival order */
   struct block *prev, *next;   /* its class's list, oldest first */
-  struct block *bprev, *bnext; /* small: its bin's stack */
+  struct block *bprev, *bnext; /* its bin's stack */
 } block_t;
 
 typedef struct {
@@ -63,7 +67,7 @@ struct rta__mig_pool {
   size_t cap, bytes;
   block_t *old[2], *young[2]; /* per class */
   int n;
-  bin_t *bins;                /* small blocks by size (uthash) */
+  bin_t *bins;                /* blocks by size (uthash) */
   unsigned long long seq;
   long long hits, misses;
 };
@@ -92,19 +96,17 @@ static void pool_unlink(rta__mig_pool_t *p, block_t *b) {
     b->next->prev = b->prev;
   else
     p->young[k] = b->prev;
-  if (k == SMALL) {
-    bin_t *bin = NULL;
-    HASH_FIND(hh, p->bins, &b->len, sizeof b->len, bin);
-    if (b->bprev)
-      b->bprev->bnext = b->bnext;
-    else if (bin)
-      bin->top = b->bnext;
-    if (b->bnext)
-      b->bnext->bprev = b->bprev;
-    if (bin && !bin->top) { /* no empty bins: their number stays bounded */
-      HASH_DEL(p->bins, bin);
-      free(bin);
-    }
+  bin_t *bin = NULL;
+  HASH_FIND(hh, p->bins, &b->len, sizeof b->len, bin);
+  if (b->bprev)
+    b->bprev->bnext = b->bnext;
+  else if (bin)
+    bin->top = b->bnext;
+  if (b->bnext)
+    b->bnext->bprev = b->bprev;
+  if (bin && !bin->top) { /* no empty bins: their number stays bounded */
+    HASH_DEL(p->bins, bin);
+    free(bin);
   }
   p->bytes -= b->cost;
   held_total -= b->cost;
@@ -135,6 +137,17 @@ static int hits_count;
 
 void rta__mig_pool_count_hits(int on) { hits_count = on; }
 
+/* The bin of the smallest large blocks that can serve n (n to 2n bytes),
+ * NULL when none. */
+static bin_t *best_fit(rta__mig_pool_t *p, size_t n) {
+  bin_t *best = NULL;
+  for (bin_t *bin = p->bins; bin; bin = bin->hh.next)
+    if (bin->len >= n && bin->len / 2 <= n && class_of(bin->len) == LARGE &&
+        (!best || bin->len < best->len))
+      best = bin;
+  return best;
+}
+
 void *rta__mig_pool_take(rta__mig_pool_t *p, size_t n) {
   return rta__mig_pool_take_len(p, n, NULL);
 }
@@ -143,16 +156,11 @@ void *rta__mig_pool_take_len(rta__mig_pool_t *p, size_t n, size_t *len) {
   if (len)
     *len = n;
   if (p && n >= RTA__POOL_SMALL) {
-    block_t *best = NULL;
-    if (class_of(n) == LARGE) {
-      for (block_t *b = p->old[LARGE]; b; b = b->next)
-        if (b->len >= n && b->len / 2 <= n && (!best || b->len < best->len))
-          best = b;
-    } else {
-      bin_t *bin = NULL;
-      HASH_FIND(hh, p->bins, &n, sizeof n, bin);
-      best = bin ? bin->top : NULL;
-    }
+    bin_t *bin = NULL;
+    HASH_FIND(hh, p->bins, &n, sizeof n, bin);
+    if (!bin && class_of(n) == LARGE)
+      bin = best_fit(p, n);
+    block_t *best = bin ? bin->top : NULL;
     if (best && hits_count && ballast__alloc_tick())
       return NULL; /* an injected failure: the block stays cached */
     if (best) {
@@ -190,14 +198,14 @@ void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
   block_t *b = ballast__calloc(1, sizeof *b);
   bin_t *bin = NULL;
   int k = class_of(n);
-  if (b && k == SMALL) {
+  if (b) {
     HASH_FIND(hh, p->bins, &n, sizeof n, bin);
     if (!bin && (bin = ballast__calloc(1, sizeof *bin))) {
       bin->len = n;
       HASH_ADD(hh, p->bins, len, sizeof bin->len, bin);
     }
   }
-  if (!b || (k == SMALL && !bin)) {
+  if (!b || !bin) {
     free(b);
     free(mem);
     return;
@@ -212,12 +220,10 @@ void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
   else
     p->old[k] = b;
   p->young[k] = b;
-  if (bin) {
-    b->bnext = bin->top;
-    if (bin->top)
-      bin->top->bprev = b;
-    bin->top = b;
-  }
+  b->bnext = bin->top;
+  if (bin->top)
+    bin->top->bprev = b;
+  bin->top = b;
   p->n++;
   p->bytes += cost;
   held_total += cost;

@@ -14,7 +14,7 @@
 
 #define MIGRATE_TAG 0x6d67 /* "mg" */
 #define AGG_MAX ((size_t)64 << 10) /* smaller tails share one message per peer */
-#define BATCH_MAX ((size_t)1 << 20)  /* smaller parts: datatype messages per peer */
+#define BATCH_MAX ((size_t)128 << 10) /* smaller parts: datatype messages per peer */
 /* Parts per batch message. Open MPI's datatype engine walks a message's
  * description from its start at every fragment of its pipeline, so one
  * message over thousands of parts costs time quadratic in them: on the
@@ -100,9 +100,14 @@ typedef struct {
  * shared-memory fragments and out again, the only copies. On the 2-core VM,
  * 128 parts of 64 KiB went over Open MPI's shared memory in 1.0 ms that
  * way, against 2.3 ms as 128 messages and 1.3-1.7 ms as one contiguous
- * message. From 1 MiB, separate messages are
- * as fast or faster (single copy, no pipeline), so those parts keep their
- * own. */
+ * message. From 128 KiB, separate messages are as fast or much faster:
+ * Open MPI sends a contiguous message by single copy (the receiver reads
+ * the sender's pages, CMA), needs no pipeline of fragments that both ranks
+ * must serve at once, and is not slowed by parts in memory of their own
+ * mapping (glibc's malloc maps blocks of 128 KiB and more apart), where the
+ * datatype pipeline lost 3-4x (bench_mig_parts, bench/README.md lb_migrate:
+ * 128 KiB and 256 KiB parts 0.2-0.36 of Alltoallv batched, 0.6-0.8 alone;
+ * 64 KiB parts 0.73-0.99 batched, 0.4-0.6 alone). */
 static int tail_in_agg(const item_t *x) { return x->tail > 0 && x->tail < AGG_MAX; }
 static int head_in_batch(const item_t *x) {
   return x->head > 0 && x->head < BATCH_MAX;
@@ -110,7 +115,7 @@ static int head_in_batch(const item_t *x) {
 static int tail_in_batch(const item_t *x) {
   return x->tail >= AGG_MAX && x->tail < BATCH_MAX;
 }
-/* A part of 1 MiB or more: a message of its own. */
+/* A part of 128 KiB or more: a message of its own. */
 static int head_alone(const item_t *x) { return x->head >= BATCH_MAX; }
 static int tail_alone(const item_t *x) { return x->tail >= BATCH_MAX; }
 
@@ -439,11 +444,11 @@ static void pack_sends(mig_t *m, int oi, int oend) {
     m->err = pack_one(m, &m->out[i]);
 }
 
-/* 4c. Receives first (aggregates, batches, then single parts). rslot[k]
- * says what request k receives: -1-p for peer p's aggregate, -1-nprocs-b
- * for batch message b, 2i for the head of incoming item i, 2i+1 for its tail.
- * Returns the number of requests posted. */
-static int post_receives(mig_t *m, int r) {
+/* 4c. Receives first (aggregates, batches). rslot[k] says what request k
+ * receives: -1-p for peer p's aggregate, -1-nprocs-b for batch message b,
+ * 2i for the head of incoming item i, 2i+1 for its tail. Returns the
+ * number of requests posted. */
+static int post_receives(mig_t *m) {
   int nreq = 0;
   for (int p = 0; p < m->nprocs; p++) {
     const peer_t *q = &m->peer[p];
@@ -459,26 +464,12 @@ static int post_receives(mig_t *m, int r) {
       MPI_Irecv(MPI_BOTTOM, 1, m->bat[b].type, m->bat[b].peer, MIGRATE_TAG + 3,
                 m->comm, &m->reqs[nreq++]);
     }
-  for (int i = 0; i < m->nin; i++) {
-    const item_t *x = &m->in[i];
-    if (x->round != r)
-      continue;
-    if (head_alone(x)) {
-      m->rslot[nreq] = 2 * i;
-      MPI_Irecv(x->hbuf, (int)x->head, MPI_BYTE, x->peer, MIGRATE_TAG, m->comm,
-                &m->reqs[nreq++]);
-    }
-    if (tail_alone(x)) {
-      m->rslot[nreq] = 2 * i + 1;
-      MPI_Irecv(x->tbuf, (int)x->tail, MPI_BYTE, x->peer, MIGRATE_TAG + 2,
-                m->comm, &m->reqs[nreq++]);
-    }
-  }
   return nreq;
 }
 
-/* 4d. Then the sends of out[oi, oend), after the nreq requests posted. */
-static int post_sends(mig_t *m, int oi, int oend, int nreq) {
+/* 4d. Then the sends of aggregates and batches, after the nreq requests
+ * posted. */
+static int post_sends(mig_t *m, int nreq) {
   for (int p = 0; p < m->nprocs; p++) {
     const peer_t *q = &m->peer[p];
     if (q->slen > 0)
@@ -489,24 +480,15 @@ static int post_sends(mig_t *m, int oi, int oend, int nreq) {
     if (m->bat[b].send)
       MPI_Isend(MPI_BOTTOM, 1, m->bat[b].type, m->bat[b].peer, MIGRATE_TAG + 3,
                 m->comm, &m->reqs[nreq++]);
-  for (int i = oi; i < oend; i++) {
-    const item_t *x = &m->out[i];
-    if (head_alone(x))
-      MPI_Isend(x->hsend, (int)x->head, MPI_BYTE, x->peer, MIGRATE_TAG, m->comm,
-                &m->reqs[nreq++]);
-    if (tail_alone(x))
-      MPI_Isend(x->tbuf, (int)x->tail, MPI_BYTE, x->peer, MIGRATE_TAG + 2,
-                m->comm, &m->reqs[nreq++]);
-  }
   return nreq;
 }
 
-/* 4e. Waits for every request, then checks that each of the nrecv receives
- * brought the bytes its header announced. */
-static void wait_all(mig_t *m, int nreq, int nrecv) {
-  if (MPI_Waitall(nreq, m->reqs, m->sts) != MPI_SUCCESS)
+/* 4e. Waits for requests [lo, hi), then checks that the receives among
+ * them, [lo, rhi), brought the bytes their headers announced. */
+static void wait_range(mig_t *m, int lo, int rhi, int hi) {
+  if (hi > lo && MPI_Waitall(hi - lo, m->reqs + lo, m->sts + lo) != MPI_SUCCESS)
     m->err = BALLAST_EMPI;
-  for (int k = 0; k < nrecv && !m->err; k++) {
+  for (int k = lo; k < rhi && !m->err; k++) {
     int s = m->rslot[k], got = -1;
     if (s < -m->nprocs) {
       /* A batch is counted in its own datatype (MPI_UNDEFINED when short). */
@@ -528,6 +510,44 @@ static void wait_all(mig_t *m, int nreq, int nrecv) {
       m->err = BALLAST_ESIZE;
     }
   }
+}
+
+/* 4f. The parts that travel alone, of items v[lo, hi) in round r:
+ * received (send = 0) into their buffers or sent, after the nreq requests
+ * posted, each peer's in item order (head before tail). Returns the number
+ * of requests posted. All at once, not in windows of a few parts per peer:
+ * a window is a wait for the peer, and on a loaded machine each wait costs
+ * a scheduling round (bench/README.md, lb_migrate). */
+static int post_alone(mig_t *m, const item_t *v, int lo, int hi, int r,
+                      int send, int nreq) {
+  for (int i = lo; i < hi; i++) {
+    const item_t *x = &v[i];
+    if (x->round != r)
+      continue;
+    for (int part = 0; part < 2; part++) {
+      if (!(part ? tail_alone(x) : head_alone(x)))
+        continue;
+      int tag = MIGRATE_TAG + 2 * part;
+      size_t len = part ? x->tail : x->head;
+      if (send) {
+        MPI_Isend(part ? x->tbuf : x->hsend, (int)len, MPI_BYTE, x->peer, tag,
+                  m->comm, &m->reqs[nreq++]);
+      } else {
+        m->rslot[nreq] = 2 * i + part;
+        MPI_Irecv(part ? x->tbuf : x->hbuf, (int)len, MPI_BYTE, x->peer, tag,
+                  m->comm, &m->reqs[nreq++]);
+      }
+    }
+  }
+  return nreq;
+}
+
+/* 4g. The round's messages: every receive (aggregates, batches, parts
+ * alone), then every send, then one wait. */
+static void exchange_round(mig_t *m, int r, int oi, int oend) {
+  int nrecv = post_alone(m, m->in, 0, m->nin, r, 0, post_receives(m));
+  int nreq = post_alone(m, m->out, oi, oend, r, 1, post_sends(m, nrecv));
+  wait_range(m, 0, nrecv, nreq);
 }
 
 /* Hands one received state to unpack, which stages it. */
@@ -576,9 +596,9 @@ static void unpack_round(mig_t *m, int r, int oi, int oend) {
  * before any byte moves means a failed allocation or pack stops every rank
  * at the same round, with no message left in flight.
  * Per peer and round there is at most one aggregate (tails below 64 KiB),
- * a batch (heads below 1 MiB and tails of 64 KiB to 1 MiB, hindexed
+ * a batch (heads below 128 KiB and tails of 64 to 128 KiB, hindexed
  * datatypes over their own memory, BATCH_PARTS parts a message), and a
- * message for each part of 1 MiB or more. So a remap of thousands of small
+ * message for each part of 128 KiB or more. So a remap of thousands of small
  * tasks costs a few messages, not thousands of requests, and ballast
  * copies no head. Both sides
  * post a peer's messages of one kind in header order, which MPI's ordering
@@ -603,9 +623,7 @@ static int run_rounds(mig_t *m) {
     lap(m, RTA__MIG_PACK);
     if (agree(m))
       return 1;
-    int nrecv = post_receives(m, r);
-    int nreq = post_sends(m, oi, oend, nrecv);
-    wait_all(m, nreq, nrecv);
+    exchange_round(m, r, oi, oend);
     lap(m, RTA__MIG_XFER);
     unpack_round(m, r, oi, oend);
     lap(m, RTA__MIG_UNPACK);

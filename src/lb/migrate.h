@@ -21,10 +21,9 @@
  *     bytes in flight per rank;
  *  3. per round: all receives and sends are posted nonblocking, then waited;
  *     per peer, tails of less than 64 KiB share one packed aggregate
- *     message, heads of less than 1 MiB and larger tails of less than 1 MiB
- *     travel in messages described by hindexed datatypes over their own
- *     memory (at most 256 parts each), and parts of 1 MiB and more travel
- *     alone; received states are handed to unpack, which stages them (not
+ *     message, heads and larger tails of less than 128 KiB travel in
+ *     messages described by hindexed datatypes over their own memory (at
+ *     most 256 parts each), and parts of 128 KiB and more travel alone; received states are handed to unpack, which stages them (not
  *     yet live);
  *  4. one MPI_Allreduce agrees on success (and on the first failing rank);
  *  5. success: finish(COMMIT) on both sides (the source frees its state, the

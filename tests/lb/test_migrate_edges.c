@@ -1,6 +1,6 @@
 /* The migration engine at the edges of its three transports: states whose
- * head and tail sit exactly on the 64 KiB (aggregate / batch) and 1 MiB
- * (batch / own message) boundaries, empty parts, heads in a peer's batch
+ * head and tail sit exactly on the 64 KiB (aggregate / batch) and 128 KiB
+ * (batch / own message) boundaries, and at 1 MiB (huge-page blocks), empty parts, heads in a peer's batch
  * with tails of their own message or in the aggregate (and the reverse),
  * many parts of equal size to one peer (a batch whose blocks are swapped
  * would pass a size check), moves given in shuffled order, one task per
@@ -23,7 +23,7 @@
 
 #define KB ((size_t)1 << 10)
 #define MB ((size_t)1 << 20)
-#define NFIXED 24
+#define NFIXED 30
 #define NTASKS 40
 
 typedef struct {
@@ -47,30 +47,36 @@ static const spec_t fixed[NFIXED] = {
     {0, 64 * KB},          /* tail in the batch */
     {32 * KB, 32 * KB},    /* head in the batch, tail in the aggregate */
     {64 * KB - 8, 8},      /* the same, 8-byte tail */
-    {MB - 1, 0},           /* largest head of a batch */
-    {0, MB - 1},           /* largest tail of a batch */
-    {MB, 0},               /* smallest head of its own message */
-    {0, MB},               /* smallest tail of its own message */
+    {MB - 1, 0},           /* own message, below a huge page's block */
+    {0, MB - 1},           /* own message, below a huge page's block */
+    {MB, 0},               /* own message from a huge page's block */
+    {0, MB},               /* own message from a huge page's block */
     {MB + 1, 100},         /* own head, tail in the aggregate */
     {100 * KB, MB + 5},    /* head in the batch, tail its own message */
     {MB + 3, 100 * KB},    /* own head, tail in the batch */
-    {MB - 1, MB - 1},      /* both in the batch */
+    {MB - 1, MB - 1},      /* both own messages */
     {100, 70 * KB},        /* a 100-byte head in the batch, tail too */
     {60 * KB, 10 * KB},    /* head in the batch, tail in the aggregate */
     {3, 64 * KB},          /* a 3-byte head in the batch, tail too */
     {MB, MB},              /* both own messages */
     {2 * MB + 1, 0},       /* own head over 2 MiB */
+    {128 * KB - 1, 0},     /* largest head of a batch */
+    {0, 128 * KB - 1},     /* largest tail of a batch */
+    {128 * KB, 0},         /* smallest head of its own message */
+    {0, 128 * KB},         /* smallest tail of its own message */
+    {128 * KB - 1, 128 * KB}, /* head in the batch, tail its own message */
+    {128 * KB, 128 * KB - 1}, /* own head, tail in the batch */
 };
 
 /* Section 5 draws new sizes per epoch (0: the table above): mostly a few
- * bytes either side of 0, 8, 64 KiB, 1 MiB and 2 MiB, sometimes anything
- * below 3 MiB. */
+ * bytes either side of 0, 8, 64 KiB, 128 KiB, 1 MiB and 2 MiB, sometimes
+ * anything below 3 MiB. */
 static int epoch;
 static size_t pick(unsigned long long h) {
-  static const size_t edges[] = {0, 1, 8, 64 * KB, MB, 2 * MB};
+  static const size_t edges[] = {0, 1, 8, 64 * KB, 128 * KB, MB, 2 * MB};
   if ((h >> 16) % 4 == 0)
     return (size_t)((h >> 20) % (3 * MB));
-  long long v = (long long)edges[h % 6] + (long long)((h >> 8) % 17) - 8;
+  long long v = (long long)edges[h % 7] + (long long)((h >> 8) % 17) - 8;
   return v < 0 ? 0 : (size_t)v;
 }
 static unsigned long long mix(unsigned long long h) {
@@ -417,7 +423,7 @@ int main(int argc, char **argv) {
   /* 2. Callback failures after the round's batch datatypes exist (unpack)
    * and in a later round (pack), in tight rounds: everyone rolls back. */
   const int bad = np - 1;
-  const int64_t victims[3] = {16, 18, 21}; /* head in a batch: own / batch / batch tail */
+  const int64_t victims[3] = {16, 19, 21}; /* head in a batch: own / batch / batch tail */
   for (int k = 0; k < 3; k++) {
     for (int which = 0; which < 2; which++) {
       unsigned long long save = rng;
