@@ -62,9 +62,13 @@
  * travels the same way, and the rest is packed once and unpacked once.
  * Memory stays bounded: at most \c mem_limit bytes are packed and received
  * per round on each rank (rta_lb_config_t). Between remaps a context keeps
- * up to \c mem_limit bytes per rank of memory that departed arrays occupied
- * (blocks of 4 KiB and more) to receive the next arrivals into, since fresh
- * memory is slow to touch; rta_lb_destroy() frees it.
+ * memory that departed arrays occupied (blocks of 4 KiB and more) to
+ * receive the next arrivals into, since fresh memory is slow to touch: up
+ * to \c mem_limit bytes per rank when it is set, and by default (0) as
+ * much as arrived at the last remap (at least 64 MiB), so that a remap
+ * moving more than 64 MiB per rank is not received into fresh memory (the
+ * rank held that much during the remap, departures and arrivals both
+ * alive); rta_lb_destroy() frees it.
  * Arrivals of 1 MiB and more are received into memory aligned to 2 MiB and
  * offered transparent huge pages (Linux; one 2 MiB page holds an arrival of
  * 1-2 MiB and counts 2 MiB against \c mem_limit), and of departed arrays of

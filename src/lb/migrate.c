@@ -11,6 +11,7 @@
 
 #include "common/common_internal.h"
 #include "mon/mon_hooks.h"
+#include "task/task_internal.h" /* rta__large_len */
 
 #define MIGRATE_TAG 0x6d67 /* "mg" */
 #define AGG_MAX ((size_t)64 << 10) /* smaller tails share one message per peer */
@@ -83,6 +84,7 @@ typedef struct {
   int *blen;
   batch_t *bat;     /* this round's batch messages, at most one per part */
   int nbat;
+  size_t arrived;   /* bytes of the blocks received into (rta__mig_pool_follow) */
   int err, who, code; /* local error; the agreed failing rank and its code */
   rta__migrate_stats_t st;
   double mark;        /* MPI_Wtime at the end of the last timed phase (lap) */
@@ -382,6 +384,7 @@ static void alloc_receives(mig_t *m, int r) {
     if (!m->err && x->tail > 0 && !tail_in_agg(x) &&
         !(x->tbuf = rta__mig_pool_take_len(m->pool, x->tail, &x->tcap)))
       m->err = BALLAST_ENOMEM;
+    m->arrived += rta__large_len(x->head) + (tail_in_agg(x) ? 0 : rta__large_len(x->tail));
     if (m->err)
       BALLAST_WARN("migration: cannot allocate %zu bytes for task %lld from rank %d",
                    x->head + x->tail, (long long)x->task, x->peer);
@@ -636,6 +639,8 @@ static int run_rounds(mig_t *m) {
 static void finish(mig_t *m) {
   int outcome = (m->who < 0) ? RTA__COMMIT : RTA__ROLLBACK;
   const rta__migrate_ops_t *ops = m->ops;
+  if (outcome == RTA__COMMIT) /* before the departed states reach the pool */
+    rta__mig_pool_follow(m->pool, m->arrived);
   if (ops && ops->finish) {
     for (int i = 0; i < m->nmoves && m->out; i++)
       ops->finish(m->ctx, m->out[i].task, 1, outcome);

@@ -9,8 +9,9 @@
  * accounting intact), then random sizes around those boundaries with new
  * draws at each epoch. Every byte of every part is checked at each unpack;
  * arrivals of 1 MiB and more must be 2 MiB aligned (rta_lb.h), tails 8-byte
- * aligned (migrate.h). Also rta_alloc_array at its 1 MiB boundary, and the
- * pool keeping such memory while refusing plain malloc'ed blocks. */
+ * aligned (migrate.h). Also rta_alloc_array at its 1 MiB boundary, the
+ * pool keeping such memory while refusing plain malloc'ed blocks, its best
+ * fit, and its bound following the migrations when none was given. */
 #include <malloc.h>
 #include <stdint.h>
 
@@ -360,6 +361,55 @@ static void test_alloc_and_pool(void) {
   rta__mig_pool_destroy(p);
 }
 
+/* The pool's best fit among large blocks (the smallest of n to 2n bytes,
+ * found through its bins per size), and a bound that follows the
+ * migrations when the pool was created without one (rta__mig_pool_follow),
+ * while an explicit bound stays. */
+static void test_pool_fit_and_follow(void) {
+  rta__mig_pool_t *p = rta__mig_pool_create(8 * MB);
+  CHECK(p != NULL);
+  void *b80 = malloc(80 * KB), *b96 = malloc(96 * KB), *b200 = malloc(200 * KB);
+  CHECK(b80 && b96 && b200);
+  rta__mig_pool_give(p, b200, 200 * KB);
+  rta__mig_pool_give(p, b80, 80 * KB);
+  rta__mig_pool_give(p, b96, 96 * KB);
+  CHECK(rta__mig_pool_take(p, 90 * KB) == b96);
+  CHECK(rta__mig_pool_take(p, 70 * KB) == b80);
+  void *miss = rta__mig_pool_take(p, 64 * KB); /* 200 KiB is over twice that */
+  CHECK(miss != b200);
+  CHECK(rta__mig_pool_take(p, 120 * KB) == b200);
+  free(miss);
+  free(b80);
+  free(b96);
+  free(b200);
+  rta__mig_pool_destroy(p);
+
+  /* Blocks of 8 MiB, 2 MiB aligned, never touched (no pages behind them). */
+  enum { NB = 12 };
+  size_t held = 0;
+  int nb = 0;
+  for (int follows = 0; follows < 2; follows++) {
+    p = rta__mig_pool_create(follows ? 0 : RTA__MIG_MEM_DEFAULT);
+    CHECK(p != NULL);
+    rta__mig_pool_follow(p, (size_t)NB * 8 * MB);
+    for (int i = 0; i < NB; i++) {
+      void *b = rta_alloc_array(8 * MB);
+      CHECK(b != NULL);
+      rta__mig_pool_give(p, b, 8 * MB);
+    }
+    rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+    CHECK_EQ(held, follows ? (size_t)NB * 8 * MB : RTA__MIG_MEM_DEFAULT);
+    /* A smaller migration: down to the default bound, oldest first. */
+    rta__mig_pool_follow(p, MB);
+    rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+    CHECK_EQ(held, RTA__MIG_MEM_DEFAULT);
+    CHECK_EQ(nb, (int)(RTA__MIG_MEM_DEFAULT / (8 * MB)));
+    CHECK_EQ(rta__mig_pool_held(), held);
+    rta__mig_pool_destroy(p);
+  }
+  CHECK_EQ(rta__mig_pool_held(), 0);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -367,6 +417,7 @@ int main(int argc, char **argv) {
   CHECK_GE(np, 2);
   local_rng = 1000003ULL * (unsigned long long)(me + 1);
   test_alloc_and_pool();
+  test_pool_fit_and_follow();
   for (int t = 0; t < NTASKS; t++)
     for (int part = 0; part < 2; part++) {
       size_t n = part ? spec(t).tail : spec(t).head;
