@@ -10,7 +10,6 @@
 #include "common/common_internal.h"
 #include "tool/tool_internal.h"
 
-static rta_task_t *tasks;        /* uthash head, keyed by full key */
 static rta_task_t **open_stack;  /* begun, not yet ended; innermost last */
 static int nopen, capopen;
 
@@ -147,8 +146,7 @@ static void free_task_record(rta_task_t *t) {
   rta__cost_clear(&t->cost);
   mon_region_handle_destroy(t->region);
   free(t->children);
-  free(t->key);
-  free(t);
+  free(t); /* and its key */
 }
 
 /* ---- definition ------------------------------------------------------------- */
@@ -166,10 +164,8 @@ static int add_child(rta_task_t *parent, rta_task_t *c) {
   return 0;
 }
 
-/* Puts a task make_task built in the table of keys. */
-static void link_task(rta_task_t *t) {
-  HASH_ADD_KEYPTR_BYHASHVALUE(hh, tasks, t->key, strlen(t->key), t->keyhash, t);
-}
+/* Puts a task make_task built in the index of keys (room reserved). */
+static void link_task(rta_task_t *t) { rta__index_add(t); }
 
 /* Builds (unlinked) the child called name under parent. */
 static int make_task(rta_task_t *parent, const char *name,
@@ -185,14 +181,12 @@ static int make_task(rta_task_t *parent, const char *name,
   if (plen + nlen > RTA_KEY_MAX)
     return key_error("define_task: key longer than RTA_KEY_MAX", name,
                      BALLAST_ENAMETOOLONG);
-  rta_task_t *t = ballast__calloc(1, sizeof *t);
+  /* The key lives in the record's allocation: one allocation a task, and
+   * a key comparison reads memory next to the record. */
+  rta_task_t *t = ballast__calloc(1, sizeof *t + plen + nlen + 1);
   if (!t)
     return BALLAST_ENOMEM;
-  t->key = ballast__malloc(plen + nlen + 1);
-  if (!t->key) {
-    free(t);
-    return BALLAST_ENOMEM;
-  }
+  t->key = (char *)(t + 1);
   if (parent) {
     memcpy(t->key, parent->key, plen - 1);
     t->key[plen - 1] = '/';
@@ -202,10 +196,8 @@ static int make_task(rta_task_t *parent, const char *name,
   t->parent = parent;
   t->stage = parent ? parent->nstages : -1;
   /* The key's hash once, for this check and for linking (link_task). */
-  HASH_VALUE(t->key, plen + nlen, t->keyhash);
-  rta_task_t *dup = NULL;
-  HASH_FIND_BYHASHVALUE(hh, tasks, t->key, plen + nlen, t->keyhash, dup);
-  if (dup) {
+  t->keyhash = rta__key_hash(t->key, plen + nlen);
+  if (rta__index_find(t->key, t->keyhash)) {
     key_error("define_task: duplicate key", t->key, BALLAST_EEXIST);
     free_task_record(t);
     return BALLAST_EEXIST;
@@ -254,6 +246,8 @@ int rta_define_task(rta_task_t *parent, int n, const char *const *names,
       free(sorted);
     }
   }
+  if (!rc)
+    rc = rta__index_reserve((size_t)n);
   if (!rc && parent && parent->capchildren < parent->nchildren + n) {
     rta_task_t **ch = ballast__realloc(parent->children,
                               (size_t)(parent->nchildren + n) * sizeof *ch);
@@ -292,7 +286,7 @@ int rta__task_adopt(rta_task_t *parent, const char *name,
   int rc = make_task(parent, name, params, &t);
   if (rc)
     return rc;
-  if (parent && add_child(parent, t)) {
+  if (rta__index_reserve(1) || (parent && add_child(parent, t))) {
     free_task_record(t);
     return BALLAST_ENOMEM;
   }
@@ -308,8 +302,7 @@ int rta_task_find(const char *key, rta_task_t **out) {
   int rc = rta__check_key(key);
   if (rc || !out)
     return rc ? rc : BALLAST_EINVAL;
-  rta_task_t *t = NULL;
-  HASH_FIND_STR(tasks, key, t);
+  rta_task_t *t = rta__index_find(key, rta__key_hash(key, strlen(key)));
   if (!t)
     return BALLAST_ENOTFOUND;
   *out = t;
@@ -330,7 +323,7 @@ static int subtree_open(const rta_task_t *t) {
 static void remove_subtree(rta_task_t *t) {
   for (int i = 0; i < t->nchildren; i++)
     remove_subtree(t->children[i]);
-  HASH_DEL(tasks, t);
+  rta__index_del(t);
   free_task_record(t);
 }
 
@@ -429,7 +422,6 @@ int rta__remove_tasks(rta_task_t **v, int n) {
 }
 
 int rta_reset(void) {
-  rta_task_t *t, *tmp;
   /* Close what is open so mon's region stack stays balanced. */
   while (nopen > 0) {
     rta_task_t *o = open_stack[--nopen];
@@ -438,10 +430,7 @@ int rta_reset(void) {
     o->open = 0;
     o->in_region = 0;
   }
-  HASH_ITER(hh, tasks, t, tmp) {
-    HASH_DEL(tasks, t);
-    free_task_record(t);
-  }
+  rta__index_drain(free_task_record);
   free(open_stack);
   open_stack = NULL;
   capopen = 0;
@@ -486,11 +475,6 @@ int rta_task_serial(const rta_task_t *t, rta_serial_t *ops, void **user) {
   return BALLAST_ENOTFOUND;
 }
 
-rta_task_t *rta__task_first(void) { return tasks; }
-rta_task_t *rta__task_next(const rta_task_t *t) {
-  return t ? (rta_task_t *)t->hh.next : NULL;
-}
-int64_t rta__task_count(void) { return (int64_t)HASH_COUNT(tasks); }
 int rta__open_depth(void) { return nopen; }
 
 /* ---- begin / end ---------------------------------------------------------------- */
@@ -572,7 +556,7 @@ static int lookup(const char *what, const char *key, rta_task_t **t) {
   int rc = rta__check_key(key);
   if (rc)
     return key_error(what, key, rc);
-  HASH_FIND_STR(tasks, key, *t);
+  *t = rta__index_find(key, rta__key_hash(key, strlen(key)));
   if (!*t)
     return key_error(what, key, BALLAST_ENOTFOUND);
   return 0;

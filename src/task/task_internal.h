@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <uthash.h>
+#include <uthash.h> /* the task index no longer uses it; lb's files do */
 
 #include <ballast/mon.h>
 #include <ballast/rta.h>
@@ -94,8 +94,8 @@ void rta__cost_on_begin(rta_task_t *t);
 /* ---- the task ------------------------------------------------------------- */
 
 struct rta_task {
-  char *key;                 /* full path, owned */
-  unsigned keyhash;          /* uthash's hash of key (make_task) */
+  char *key;                 /* full path, in the record's own allocation */
+  unsigned keyhash;          /* rta__key_hash of key (make_task) */
   const char *name;          /* points into key */
   rta_task_t *parent;
   rta_task_t **children;     /* definition order */
@@ -116,7 +116,6 @@ struct rta_task {
   rta__array_t *arrays;      /* registration order */
   int narrays;
   rta__cost_t cost;
-  UT_hash_handle hh;         /* keyed by key */
 };
 
 /**
@@ -128,7 +127,25 @@ struct rta_task {
  */
 int rta__remove_tasks(rta_task_t **v, int n);
 
-/** Iterates over every task defined on this process (hash order). */
+/* ---- the tasks by key (task_index.c) ---------------------------------------
+ * Every defined task is in the index under its key's hash (keyhash). */
+
+/** The hash the index files a key of \a len bytes under. */
+unsigned rta__key_hash(const char *key, size_t len);
+/** Room for \a more tasks beyond those indexed, so that as many
+ *  rta__index_add calls cannot fail: 0 or BALLAST_ENOMEM. */
+int rta__index_reserve(size_t more);
+/** The task with \a key (hash \a hash), or NULL. */
+rta_task_t *rta__index_find(const char *key, unsigned hash);
+/** Indexes t under t->keyhash (room reserved before). */
+void rta__index_add(rta_task_t *t);
+/** Takes t out of the index. */
+void rta__index_del(rta_task_t *t);
+/** Takes every task out of the index, calling fn on each, and frees the
+ *  index's memory. */
+void rta__index_drain(void (*fn)(rta_task_t *));
+
+/** Iterates over every task defined on this process (the index's order). */
 rta_task_t *rta__task_first(void);
 rta_task_t *rta__task_next(const rta_task_t *t);
 /**
