@@ -79,6 +79,15 @@ void rta__index_add(rta_task_t *t) {
   count++;
 }
 
+void rta__index_prefetch(const rta_task_t *t) {
+#if defined(__GNUC__)
+  if (cap)
+    __builtin_prefetch(&tab[home(t->keyhash)]);
+#else
+  (void)t;
+#endif
+}
+
 /* The slot holding t (it is in the table). */
 static size_t slot_of(const rta_task_t *t) {
   size_t i = home(t->keyhash);
