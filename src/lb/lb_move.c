@@ -67,6 +67,7 @@ typedef struct {
   int src;
   const unsigned char *desc; /* into the received descriptors */
   size_t desc_len;
+  const char *key;           /* its key, in the descriptor */
   size_t user_bytes, arr_bytes;
   int lead;
   size_t head_bytes;
@@ -85,7 +86,7 @@ typedef struct {
   in_t *in;
   int64_t *out_of; /* vertex -> index in out, -1 */
   int64_t *in_of;  /* vertex -> index in in, -1 */
-  int nout;        /* departures in out */
+  int nout, nin;   /* departures in out, arrivals in in */
   rta__mig_pool_t *pool;
   rta_task_t **made; /* inner tasks this move defined (arrivals' missing
                       * parents), in creation order: removed on rollback */
@@ -374,6 +375,11 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
   if (v < 0 || v >= rta_mapping_ntasks(c->m) || c->in_of[v] < 0)
     return BALLAST_ESIZE;
   in_t *x = &c->in[c->in_of[v]];
+  /* The engine unpacks in the order of the descriptors: the index's slot
+   * of a later arrival is asked for now, its miss overlapping this one. */
+  int64_t ahead = c->in_of[v] + 4;
+  if (ahead < c->nin)
+    rta__index_prefetch_key(c->in[ahead].key);
   size_t wh, wt;
   wire_sizes(x->raw, x->user_bytes, x->arr_bytes, x->head_bytes, &wh, &wt);
   if (wh != hbytes || wt != tbytes || (x->lead >= 0) != (!x->raw && hbytes > 0))
@@ -538,7 +544,6 @@ typedef struct {
   unsigned char *rdesc;            /* the descriptors received */
   rta__move_t *moves;
   rta_task_t **gone;               /* room for the departures' removal */
-  int nin;
   int who, code;                   /* the failing rank and its code, -1 none */
   double tm0, tm1, tm2;
 } move_t;
@@ -595,9 +600,9 @@ static int move_describe(move_t *s) {
   return err;
 }
 
-/* The length of the descriptor at r's position: walks it once (fixed part,
- * partners, samples, key); r->bad when it is cut short. */
-static void skip_descriptor(ballast__rbuf_t *r) {
+/* Walks the descriptor at r's position once (fixed part, partners,
+ * samples, key), to its end; r->bad when it is cut short. Its key. */
+static const char *skip_descriptor(ballast__rbuf_t *r) {
   for (int i = 0; i < DESC_FIXED + 1; i++)
     ballast__get_i64(r);
   ballast__get_f64(r);
@@ -611,7 +616,7 @@ static void skip_descriptor(ballast__rbuf_t *r) {
   ballast__get_i64(r);
   for (int64_t j = 0; j < ns && !r->bad; j++)
     ballast__get_f64(r);
-  ballast__get_str(r);
+  return ballast__get_str(r);
 }
 
 /* Counts the arrivals (pass 0), then records and indexes them by vertex
@@ -620,20 +625,21 @@ static int index_arrivals(move_t *s) {
   int64_t n = rta_mapping_ntasks(s->c.m);
   for (int pass = 0; pass < 2; pass++) {
     if (pass == 1 &&
-        !(s->c.in = ballast__calloc((size_t)(s->nin ? s->nin : 1), sizeof *s->c.in)))
+        !(s->c.in = ballast__calloc((size_t)(s->c.nin ? s->c.nin : 1), sizeof *s->c.in)))
       return BALLAST_ENOMEM;
     int k = 0;
     for (int p = 0; p < s->ctx->size; p++) {
       const unsigned char *q = s->rdesc + s->rdisp[p], *end = q + s->rcount[p];
       while (q < end) {
         ballast__rbuf_t r = {q, end, 0};
-        skip_descriptor(&r);
+        const char *key = skip_descriptor(&r);
         if (r.bad)
           return BALLAST_ESIZE;
         if (pass == 1) {
           in_t *x = &s->c.in[k];
           x->desc = q;
           x->desc_len = (size_t)(r.p - q);
+          x->key = key;
           x->src = p;
           int err = read_head(x);
           if (err)
@@ -646,7 +652,7 @@ static int index_arrivals(move_t *s) {
         q = r.p;
       }
     }
-    s->nin = k;
+    s->c.nin = k;
   }
   return 0;
 }
@@ -711,6 +717,7 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
   }
   static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack,
                                          op_finish, op_start};
+  rta__task_slab_open(); /* the arrivals' records; closed in move_cleanup */
   rta__migrate_stats_t st;
   int rc = rta__migrate(ctx->base, s->moves, s->c.nout, &ops, &s->c,
                         ctx->cfg.mem_limit, ctx->pool, &st);
@@ -740,6 +747,7 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
  * the parents this move defined (the arrivals under them are gone),
  * deepest first. Then everything is freed. Cannot fail. */
 static void move_cleanup(move_t *s) {
+  rta__task_slab_close();
   int ngone = 0;
   for (int i = 0; i < s->c.nout; i++)
     if (s->c.out[i].gone) {
@@ -749,7 +757,7 @@ static void move_cleanup(move_t *s) {
     }
   /* The mapping names the arrivals' tasks too, for the local list after a
    * commit (a rollback discards the mapping). */
-  for (int i = 0; s->who < 0 && i < s->nin; i++)
+  for (int i = 0; s->who < 0 && i < s->c.nin; i++)
     rta__mapping_set_task(s->m, s->c.in[i].v, s->c.in[i].t);
   if (ngone > 0)
     rta__remove_tasks(s->gone, ngone);

@@ -135,6 +135,66 @@ static int copy_params(rta_task_t *t, const rta_task_params_t *p) {
   return 0;
 }
 
+/* ---- slabs of records ---------------------------------------------------------
+ * While a remap defines its arrivals, records are carved from slabs of
+ * SLAB_BYTES: one allocation for dozens of records instead of one each
+ * (each of which found its chunk among the departed tasks' freed ones, cold
+ * memory), the records adjacent. Slabs are below malloc's mmap threshold,
+ * so they come from (and go back to) memory the process has touched. A slab
+ * counts the records carved from it and still alive, plus one while records
+ * are carved from it; the last release frees it, so a task that outlives
+ * its neighbours keeps at most one slab alive. */
+
+enum { SLAB_BYTES = 16384 };
+
+struct rta__task_slab {
+  size_t refs;
+  size_t used; /* bytes of mem */
+  _Alignas(max_align_t) unsigned char mem[];
+};
+
+static int slabs_on;                    /* between open and close */
+static struct rta__task_slab *slab_cur; /* the slab records are carved from */
+
+static void slab_unref(struct rta__task_slab *s) {
+  if (--s->refs == 0)
+    free(s);
+}
+
+void rta__task_slab_open(void) { slabs_on = 1; }
+
+void rta__task_slab_close(void) {
+  if (slab_cur)
+    slab_unref(slab_cur);
+  slab_cur = NULL;
+  slabs_on = 0;
+}
+
+/* A zeroed record of \a bytes (record and key) from a slab, or its own
+ * allocation; NULL without memory. */
+static rta_task_t *alloc_record(size_t bytes) {
+  size_t need = (bytes + 63) & ~(size_t)63;
+  size_t room = SLAB_BYTES - sizeof(struct rta__task_slab);
+  if (!slabs_on || need > room)
+    return ballast__calloc(1, bytes);
+  if (slab_cur && room - slab_cur->used < need) {
+    slab_unref(slab_cur);
+    slab_cur = NULL;
+  }
+  if (!slab_cur) {
+    if (!(slab_cur = ballast__malloc(SLAB_BYTES)))
+      return NULL;
+    slab_cur->refs = 1;
+    slab_cur->used = 0;
+  }
+  rta_task_t *t = (rta_task_t *)(slab_cur->mem + slab_cur->used);
+  memset(t, 0, bytes);
+  slab_cur->used += need;
+  slab_cur->refs++;
+  t->slab = slab_cur;
+  return t;
+}
+
 static void free_task_record(rta_task_t *t) {
   if (!t)
     return;
@@ -146,7 +206,10 @@ static void free_task_record(rta_task_t *t) {
   rta__cost_clear(&t->cost);
   mon_region_handle_destroy(t->region);
   free(t->children);
-  free(t); /* and its key */
+  if (t->slab)
+    slab_unref(t->slab);
+  else
+    free(t); /* and its key */
 }
 
 /* ---- definition ------------------------------------------------------------- */
@@ -183,7 +246,7 @@ static int make_task(rta_task_t *parent, const char *name,
                      BALLAST_ENAMETOOLONG);
   /* The key lives in the record's allocation: one allocation a task, and
    * a key comparison reads memory next to the record. */
-  rta_task_t *t = ballast__calloc(1, sizeof *t + plen + nlen + 1);
+  rta_task_t *t = alloc_record(sizeof *t + plen + nlen + 1);
   if (!t)
     return BALLAST_ENOMEM;
   t->key = (char *)(t + 1);

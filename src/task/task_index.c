@@ -88,6 +88,15 @@ void rta__index_prefetch(const rta_task_t *t) {
 #endif
 }
 
+void rta__index_prefetch_key(const char *key) {
+#if defined(__GNUC__)
+  if (cap)
+    __builtin_prefetch(&tab[home(rta__key_hash(key, strlen(key)))]);
+#else
+  (void)key;
+#endif
+}
+
 /* The slot holding t (it is in the table). */
 static size_t slot_of(const rta_task_t *t) {
   size_t i = home(t->keyhash);

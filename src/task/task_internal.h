@@ -115,7 +115,12 @@ struct rta_task {
   mon_region_handle_t region; /* created at the first begin */
   rta__array_t *arrays;      /* registration order */
   int narrays;
+  int array0_used;           /* array0 holds a registered array */
+  rta__array_t array0;       /* most tasks register one array: its record
+                              * lives here, no allocation (task_array.c) */
   rta__cost_t cost;
+  struct rta__task_slab *slab; /* the block holding the record, or NULL:
+                                * its own allocation (task.c) */
 };
 
 /**
@@ -145,13 +150,16 @@ void rta__index_del(rta_task_t *t);
  *  index's memory. */
 void rta__index_drain(void (*fn)(rta_task_t *));
 
-/** Asks the CPU for the index's slot of t ahead of its removal. */
+/** Asks the CPU for the index's slot of t ahead of its removal; of \a key
+ *  ahead of its lookup. */
 void rta__index_prefetch(const rta_task_t *t);
+void rta__index_prefetch_key(const char *key);
 
 /** Asks the CPU for the task's record ahead of use (\a deep: the record is
- *  already in cache; also its first array's record and the application's
- *  pointer to that array). Loops over thousands of tasks, whose records
- *  are cold, otherwise wait for each miss in turn; a hint, never a fault. */
+ *  already in cache; then the first array's record when it is not in the
+ *  task, and the application's pointer to that array). Loops over
+ *  thousands of tasks, whose records are cold, otherwise wait for each
+ *  miss in turn; a hint, never a fault. */
 #if defined(__GNUC__)
 /* Inlined always: GCC finds a function whose only effect is a prefetch
  * pure, and removes its calls. */
@@ -172,9 +180,13 @@ static inline RTA__ALWAYS_INLINE void rta__task_prefetch(const rta_task_t *t,
     __builtin_prefetch(p + 128);
     __builtin_prefetch(p + 192);
     __builtin_prefetch(p + 256);
+    __builtin_prefetch(p + 320);
+    __builtin_prefetch(p + 384); /* the end of the record, the key */
   } else if (t->arrays) {
-    __builtin_prefetch(t->arrays);
-    __builtin_prefetch((const char *)t->arrays + 64);
+    if (t->arrays != &t->array0) {
+      __builtin_prefetch(t->arrays);
+      __builtin_prefetch((const char *)t->arrays + 64);
+    }
     __builtin_prefetch(t->arrays->slot);
   }
 #else
@@ -227,6 +239,15 @@ int64_t rta__task_count(void);
 int rta__open_depth(void);
 /** Parameter hash of a parameter record (FNV-1a over a canonical form). */
 uint64_t rta__params_hash(const rta_task_params_t *p);
+/**
+ * Between open and close, the records of tasks defined on this process are
+ * carved from slabs of a few dozen (a remap's thousands of arrivals: a few
+ * allocations, records adjacent in memory). A record in a slab is released
+ * with its task like any other; a slab's memory is freed once it is closed
+ * and its last task removed. Not nested.
+ */
+void rta__task_slab_open(void);
+void rta__task_slab_close(void);
 /** Validates a full key: 0, BALLAST_EINVAL or BALLAST_ENAMETOOLONG. */
 int rta__check_key(const char *key);
 
