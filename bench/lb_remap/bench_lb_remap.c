@@ -69,7 +69,7 @@ static int cb_release(rta_task_t *t, void *u) {
 
 static const char *const phase_name[RTA__LB_NPHASES] = {
     "describe", "descriptors", "plan", "pack", "exchange", "unpack", "commit",
-    "tree"};
+    "tree", "other"};
 
 /* The breakdown of one case: per phase, the median over the timed remaps
  * of the slowest rank's seconds divided by the tasks moved per rank; and

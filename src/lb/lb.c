@@ -668,6 +668,7 @@ static int remap(rta_lb_context_t *ctx, rta_decision_t *d, rta_remap_measure_t *
     return 0;
   }
   if (prepared) {
+    ctx->move_phase[RTA__LB_PH_OTHER] += MPI_Wtime() - t1;
     rc = rta__lb_move(ctx, s.m, s.slot, &s.mv);
     s.who = s.mv.failed_rank;
     s.code = s.mv.failed_code;
@@ -684,7 +685,10 @@ static int remap(rta_lb_context_t *ctx, rta_decision_t *d, rta_remap_measure_t *
                  "rank keeps its tasks and the previous mapping",
                  s.who, ballast_err_name(s.code), ballast_strerror(s.code));
   }
+  double tf = MPI_Wtime();
   remap_free(&s);
+  if (prepared)
+    ctx->move_phase[RTA__LB_PH_OTHER] += MPI_Wtime() - tf;
   remap_account(ctx, &s, rc, t_map, elapsed(ctx, t1, c1), cost);
   return rc;
 }

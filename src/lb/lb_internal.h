@@ -28,11 +28,13 @@ typedef struct {
 /* Where a remap's move spends its time on this rank, summed over the
  * context's remaps in ctx->move_phase (benchmarks read it): finding and
  * describing the departures, the descriptors' exchange, the engine's five
- * phases (migrate.h: planning, packing, exchange, unpacking, commit), and
- * the task tree's and the context's updates after the commit. */
+ * phases (migrate.h: planning, packing, exchange, unpacking, commit), the
+ * task tree's and the context's updates after the commit, and the rest of
+ * the migration's time (the candidate's check before the move, the old
+ * mapping freed after it). */
 enum { RTA__LB_PH_DESCRIBE, RTA__LB_PH_DESCRIPTORS, RTA__LB_PH_PLAN,
        RTA__LB_PH_PACK, RTA__LB_PH_XFER, RTA__LB_PH_UNPACK, RTA__LB_PH_COMMIT,
-       RTA__LB_PH_TREE, RTA__LB_NPHASES };
+       RTA__LB_PH_TREE, RTA__LB_PH_OTHER, RTA__LB_NPHASES };
 
 typedef struct rta__warm rta__warm_t; /* a warm start's table (lb_warm.c) */
 

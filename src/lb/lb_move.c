@@ -1,9 +1,13 @@
-/* Moving leaf tasks between the processes of a context: descriptors first
- * (key, parameters, cost window, layout of the state: one MPI_Alltoallv),
- * then the states through the migration engine (migrate.h), which commits
- * everywhere or rolls back everywhere.
+/* Moving leaf tasks between the processes of a context through the
+ * migration engine (migrate.h), which commits everywhere or rolls back
+ * everywhere. Both sides know from the mapping which tasks move where;
+ * what the destination needs to define a task (key, parameters, cost
+ * window, layout of the state: its descriptor) travels at the head of the
+ * task's tail, which the engine packs per peer with the others, so the
+ * descriptors need no exchange of their own.
  *
- * The state of one task on the wire:
+ * The state of one task on the wire (after its tail's descriptor: its
+ * length in 8 bytes, then the descriptor padded to 8):
  *   raw:    the bytes of its single registered array of a ballast element
  *           type (no callback bytes), as the engine's head: sent from the
  *           application's array, received into the memory that becomes the
@@ -60,13 +64,15 @@ typedef struct {
   void *user;
   int has_ops;
   int gone; /* committed and released: leaves the tree after the engine */
+  size_t doff, dlen; /* its descriptor in mctx_t.desc */
 } out_t;
 
 typedef struct {
   int64_t v;
-  int src;
-  const unsigned char *desc; /* into the received descriptors */
+  int src;                   /* the rank it comes from (its owner) */
+  const unsigned char *desc; /* into its tail, during its unpack only */
   size_t desc_len;
+  int arrived;               /* unpack was called for it */
   size_t user_bytes, arr_bytes;
   int lead;
   size_t head_bytes;
@@ -85,13 +91,15 @@ typedef struct {
   in_t *in;
   int64_t *out_of; /* vertex -> index in out, -1 */
   int64_t *in_of;  /* vertex -> index in in, -1 */
+  int nout, nin;   /* departures in out, arrivals in in */
+  ballast__wbuf_t desc; /* the departures' descriptors */
   rta__mig_pool_t *pool;
   rta_task_t **made; /* inner tasks this move defined (arrivals' missing
                       * parents), in creation order: removed on rollback */
   int nmade, capmade;
   rta_task_t *parent; /* the last arrival's parent: most arrivals share one */
   double *samples; /* MAX_SAMPLES, scratch of define_arrival */
-  int err;          /* the descriptors' code here (op_start) */
+  int err;          /* this rank's code of describing (op_start) */
   MPI_Comm base;    /* the context's: ranks of task_move events */
   int rank;         /* this rank in base */
 } mctx_t;
@@ -99,6 +107,17 @@ typedef struct {
 /* Words of a descriptor before the task parameters: vertex, user bytes,
  * array bytes, raw, element, ndims, dims, lead, head bytes, stage. */
 #define DESC_FIXED (9 + RTA_MAX_DIMS)
+
+/* Before the departure out[i] is used, in a loop over the departures in
+ * order: the records of those a few places ahead are asked for, so their
+ * cache misses overlap instead of coming one after the other. */
+static inline RTA__ALWAYS_INLINE void prefetch_out(const mctx_t *c, int i) {
+  enum { AHEAD = 8 };
+  if (i + AHEAD < c->nout)
+    rta__task_prefetch(c->out[i + AHEAD].t, 0);
+  if (i + AHEAD / 2 < c->nout)
+    rta__task_prefetch(c->out[i + AHEAD / 2].t, 1);
+}
 
 /* ---- descriptors ------------------------------------------------------------------ */
 
@@ -291,17 +310,22 @@ static int define_arrival(mctx_t *c, in_t *x) {
 
 /* ---- engine operations --------------------------------------------------------- */
 
-/* Head and tail bytes of a state on the wire (both sides agree on them). */
+/* Head and tail bytes of a state on the wire, its descriptor left out
+ * (both sides agree on them). */
 static void wire_sizes(int raw, size_t user_bytes, size_t arr_bytes,
                        size_t head_bytes, size_t *head, size_t *tail) {
   *head = raw ? arr_bytes : head_bytes;
   *tail = raw ? 0 : ballast__round8(user_bytes) + arr_bytes;
 }
 
+/* Bytes before the state in a tail: the descriptor's length and itself. */
+static size_t desc_bytes(size_t dlen) { return 8 + ballast__round8(dlen); }
+
 static int op_size(void *vc, int64_t v, size_t *head, size_t *tail) {
   mctx_t *c = vc;
   const out_t *o = &c->out[c->out_of[v]];
   wire_sizes(o->raw, o->user_bytes, o->arr_bytes, o->head_bytes, head, tail);
+  *tail += desc_bytes(o->dlen);
   return 0;
 }
 
@@ -315,7 +339,14 @@ static void **array_slot(const rta_task_t *t, int n) {
 
 static int op_head(void *vc, int64_t v, const void **ptr) {
   mctx_t *c = vc;
-  const out_t *o = &c->out[c->out_of[v]];
+  int64_t i = c->out_of[v];
+  const out_t *o = &c->out[i];
+#if defined(__GNUC__)
+  /* The engine asks in the departures' order; the application's pointer to
+   * a later one's array is cold. */
+  if (i + 8 < c->nout && c->out[i + 8].raw_slot)
+    __builtin_prefetch(c->out[i + 8].raw_slot);
+#endif
   void **slot = o->raw ? o->raw_slot : array_slot(o->t, o->lead);
   if (!slot || !*slot)
     return BALLAST_EINVAL;
@@ -326,9 +357,17 @@ static int op_head(void *vc, int64_t v, const void **ptr) {
 static int op_pack(void *vc, int64_t v, void *buf, size_t bytes) {
   mctx_t *c = vc;
   out_t *o = &c->out[c->out_of[v]];
+  uint64_t dl = o->dlen;
+  size_t skip = desc_bytes(o->dlen);
+  if (bytes < skip)
+    return BALLAST_ESIZE;
+  memcpy(buf, &dl, 8);
+  memcpy((unsigned char *)buf + 8, c->desc.p + o->doff, o->dlen);
+  memset((unsigned char *)buf + 8 + o->dlen, 0, skip - 8 - o->dlen);
   if (o->raw)
-    return BALLAST_EINVAL; /* no tail: the engine never asks */
-  unsigned char *p = buf;
+    return bytes == skip ? 0 : BALLAST_ESIZE;
+  unsigned char *p = (unsigned char *)buf + skip;
+  bytes -= skip;
   if (o->user_bytes > 0) {
     if (o->ops.pack(o->t, p, o->user_bytes, o->user) != 0) {
       BALLAST_WARN("rta: load balancing: the pack callback of \"%s\" failed",
@@ -355,18 +394,47 @@ static void drop_arrival(in_t *x) {
   x->unpacked = 0;
 }
 
+/* The arrival's descriptor, at the head of its tail: read, and checked
+ * against what the engine received (the task, its source, the sizes). */
+static int read_arrival(in_t *x, int64_t v, int src, size_t hbytes,
+                        const void *tail, size_t tbytes) {
+  uint64_t dl = 0;
+  if (x->arrived || src != x->src || tbytes < 8)
+    return BALLAST_ESIZE;
+  x->arrived = 1;
+  memcpy(&dl, tail, 8);
+  if (dl > tbytes - 8 || desc_bytes((size_t)dl) > tbytes)
+    return BALLAST_ESIZE;
+  x->desc = (const unsigned char *)tail + 8;
+  x->desc_len = (size_t)dl;
+  int rc = read_head(x);
+  if (rc || x->v != v)
+    return BALLAST_ESIZE;
+  size_t wh, wt;
+  wire_sizes(x->raw, x->user_bytes, x->arr_bytes, x->head_bytes, &wh, &wt);
+  if (wh != hbytes || wt + desc_bytes(x->desc_len) != tbytes ||
+      (x->lead >= 0) != (!x->raw && hbytes > 0))
+    return BALLAST_ESIZE;
+  return 0;
+}
+
 static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
-                     const void *tail, size_t tbytes) {
+                     const void *wtail, size_t tbytes) {
   mctx_t *c = vc;
-  (void)src;
   if (v < 0 || v >= rta_mapping_ntasks(c->m) || c->in_of[v] < 0)
     return BALLAST_ESIZE;
   in_t *x = &c->in[c->in_of[v]];
-  size_t wh, wt;
-  wire_sizes(x->raw, x->user_bytes, x->arr_bytes, x->head_bytes, &wh, &wt);
-  if (wh != hbytes || wt != tbytes || (x->lead >= 0) != (!x->raw && hbytes > 0))
-    return BALLAST_ESIZE;
-  int rc = define_arrival(c, x);
+  /* The engine unpacks in the order of c->in (by source, then vertex): the
+   * index's slot of a later arrival is asked for now, its miss overlapping
+   * this one's. */
+  int64_t ahead = c->in_of[v] + 4;
+  if (ahead < c->nin)
+    rta__index_prefetch_key(rta_mapping_key(c->m, c->in[ahead].v));
+  int rc = read_arrival(x, v, src, hbytes, wtail, tbytes);
+  if (rc)
+    return rc;
+  const unsigned char *tail = (const unsigned char *)wtail + desc_bytes(x->desc_len);
+  rc = define_arrival(c, x);
   if (rc)
     return rc;
   int has_ops = rta_task_serial(x->t, &x->ops, &x->user) == 0;
@@ -394,8 +462,7 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
   if ((x->raw || x->arr_bytes > 8) && rta_task_narrays(x->t) == 0) {
     rc = x->raw ? rta__arrays_own(x->t, NULL, 0, -1, x->raw_elem, x->raw_ndims,
                                   x->raw_dims)
-                : rta__arrays_own(x->t, (const unsigned char *)tail +
-                                            ballast__round8(x->user_bytes),
+                : rta__arrays_own(x->t, tail + ballast__round8(x->user_bytes),
                                   x->arr_bytes, x->lead, 0, 0, NULL);
     if (rc) {
       drop_arrival(x);
@@ -409,8 +476,8 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
       *head = NULL; /* adopted: it is the task's array now */
   } else {
     size_t used = 0, off = ballast__round8(x->user_bytes);
-    rc = rta__arrays_unpack_lead(x->t, (const unsigned char *)tail + off,
-                                 x->arr_bytes, &used, x->lead, *head, hbytes);
+    rc = rta__arrays_unpack_lead(x->t, tail + off, x->arr_bytes, &used, x->lead,
+                                 *head, hbytes);
     if (!rc && x->lead >= 0)
       *head = NULL; /* adopted by the lead array */
   }
@@ -439,6 +506,8 @@ static void move_event(const mctx_t *c, const rta_task_t *t, int from, int to,
 
 static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
   mctx_t *c = vc;
+  if (outgoing) /* the engine finishes the departures in their order */
+    prefetch_out(c, (int)c->out_of[v]);
   if (outcome == RTA__COMMIT && BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_MOVE)) {
     size_t head, tail;
     if (outgoing) {
@@ -477,8 +546,8 @@ static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
   }
 }
 
-/* The descriptors' code on this rank (move_exchange), agreed by the engine
- * with its sizes. */
+/* This rank's code of describing the departures (move_describe), agreed by
+ * the engine with its sizes. */
 static int op_start(void *vc) {
   const mctx_t *c = vc;
   return c->err;
@@ -511,52 +580,83 @@ static int sort_by_dest(out_t *out, int nout, int np) {
 }
 
 
-/* One move, in phases: allocate, describe the departures, exchange the
- * descriptors, move the states (the engine's commit point), clean up. Each
- * phase runs only when every earlier one succeeded everywhere. */
+/* One move, in phases: allocate, describe the departures and list the
+ * arrivals, move the states (the engine's commit point), clean up. */
 typedef struct {
   rta_lb_context_t *ctx;
   rta_mapping_t *m;                /* the new mapping (c.m), kept current */
   const int *slot;
   mctx_t c;
-  ballast__wbuf_t b;               /* the descriptors of the departures */
-  int *scount, *rcount, *sdisp, *rdisp; /* descriptor bytes per peer */
-  unsigned char *rdesc;            /* the descriptors received */
   rta__move_t *moves;
   rta_task_t **gone;               /* room for the departures' removal */
-  int nout, nin;
   int who, code;                   /* the failing rank and its code, -1 none */
   double tm0, tm1, tm2;
 } move_t;
 
 /* Every allocation of the move whose size is known in advance. */
 static int move_alloc(move_t *s) {
-  int np = s->ctx->size;
   size_t n = (size_t)rta_mapping_ntasks(s->c.m);
   n = n ? n : 1;
-  s->scount = ballast__calloc((size_t)np, sizeof *s->scount);
-  s->rcount = ballast__calloc((size_t)np, sizeof *s->rcount);
-  s->sdisp = ballast__calloc((size_t)np, sizeof *s->sdisp);
-  s->rdisp = ballast__calloc((size_t)np, sizeof *s->rdisp);
   s->c.out_of = ballast__malloc(n * sizeof *s->c.out_of);
   s->c.in_of = ballast__malloc(n * sizeof *s->c.in_of);
   s->c.out = ballast__calloc(n, sizeof *s->c.out);
   s->moves = ballast__malloc(n * sizeof *s->moves);
   s->gone = ballast__malloc(n * sizeof *s->gone);
   s->c.samples = ballast__malloc(MAX_SAMPLES * sizeof *s->c.samples);
-  if (!s->scount || !s->rcount || !s->sdisp || !s->rdisp || !s->c.out_of ||
-      !s->c.in_of || !s->c.out || !s->moves || !s->gone || !s->c.samples)
+  if (!s->c.out_of || !s->c.in_of || !s->c.out || !s->moves || !s->gone ||
+      !s->c.samples)
     return BALLAST_ENOMEM;
+  for (int64_t v = 0; v < rta_mapping_ntasks(s->c.m); v++)
+    s->c.out_of[v] = s->c.in_of[v] = -1;
   return 0;
 }
 
-/* What leaves this rank, in destination order, described (sizes asked now). */
+/* The tasks that arrive here, from the mapping (every rank has it): in
+ * the order the engine hands them over, by source, each source's in vertex
+ * order (the order it sends them in, sort_by_dest). */
+static int list_arrivals(move_t *s) {
+  const rta_mapping_t *m = s->c.m;
+  int me = s->ctx->rank, np = s->ctx->size;
+  int64_t n = rta_mapping_ntasks(m);
+  int *start = ballast__calloc((size_t)np + 1, sizeof *start);
+  if (!start)
+    return BALLAST_ENOMEM;
+  for (int64_t v = 0; v < n; v++) {
+    int owner = rta_mapping_owner(m, v);
+    if (rta_mapping_nprocs(m, v) == 1 && s->slot[v] == me && owner != me &&
+        owner >= 0 && owner < np) {
+      start[owner + 1]++;
+      s->c.nin++;
+    }
+  }
+  s->c.in = ballast__calloc((size_t)(s->c.nin ? s->c.nin : 1), sizeof *s->c.in);
+  if (!s->c.in) {
+    free(start);
+    return BALLAST_ENOMEM;
+  }
+  for (int p = 0; p < np; p++)
+    start[p + 1] += start[p];
+  for (int64_t v = 0; v < n; v++) {
+    int owner = rta_mapping_owner(m, v);
+    if (rta_mapping_nprocs(m, v) == 1 && s->slot[v] == me && owner != me &&
+        owner >= 0 && owner < np) {
+      int k = start[owner]++;
+      s->c.in[k].v = v;
+      s->c.in[k].src = owner;
+      s->c.in_of[v] = k;
+    }
+  }
+  free(start);
+  return 0;
+}
+
+/* What leaves this rank, in destination order, described (sizes asked now),
+ * and what arrives. */
 static int move_describe(move_t *s) {
   const rta_mapping_t *m = s->c.m;
   int me = s->ctx->rank;
   int64_t n = rta_mapping_ntasks(m);
   for (int64_t v = 0; v < n; v++) {
-    s->c.out_of[v] = s->c.in_of[v] = -1;
     if (rta_mapping_nprocs(m, v) != 1 || rta_mapping_owner(m, v) != me ||
         s->slot[v] == me)
       continue;
@@ -564,140 +664,37 @@ static int move_describe(move_t *s) {
     rta_task_t *t = rta__mapping_task(m, v);
     if (!t && rta_task_find(rta_mapping_key(m, v), &t) != 0)
       return BALLAST_ENOTFOUND;
-    out_t *o = &s->c.out[s->nout++];
+    out_t *o = &s->c.out[s->c.nout++];
     o->t = t;
     o->v = v;
     o->dest = s->slot[v];
   }
-  int err = s->nout > 0 ? sort_by_dest(s->c.out, s->nout, s->ctx->size) : 0;
-  for (int i = 0; !err && i < s->nout; i++) {
-    size_t before = s->b.n;
-    int64_t v = s->c.out[i].v;
-    s->c.out_of[v] = i;
-    err = describe(&s->c.out[i], v, &s->b);
-    s->scount[s->c.out[i].dest] += (int)(s->b.n - before);
+  int err = s->c.nout > 0 ? sort_by_dest(s->c.out, s->c.nout, s->ctx->size) : 0;
+  ballast__wbuf_t *b = &s->c.desc;
+  for (int i = 0; !err && i < s->c.nout; i++) {
+    prefetch_out(&s->c, i);
+    out_t *o = &s->c.out[i];
+    s->c.out_of[o->v] = i;
+    o->doff = b->n;
+    err = describe(o, o->v, b);
+    o->dlen = b->n - o->doff;
   }
-  return err;
-}
-
-/* The length of the descriptor at r's position: walks it once (fixed part,
- * partners, samples, key); r->bad when it is cut short. */
-static void skip_descriptor(ballast__rbuf_t *r) {
-  for (int i = 0; i < DESC_FIXED + 1; i++)
-    ballast__get_i64(r);
-  ballast__get_f64(r);
-  ballast__get_i64(r);
-  int64_t ncomm = ballast__get_i64(r);
-  for (int64_t j = 0; j < ncomm && !r->bad; j++) {
-    ballast__get_str(r);
-    ballast__get_f64(r);
-  }
-  int64_t ns = ballast__get_i64(r);
-  ballast__get_i64(r);
-  for (int64_t j = 0; j < ns && !r->bad; j++)
-    ballast__get_f64(r);
-  ballast__get_str(r);
-}
-
-/* Counts the arrivals (pass 0), then records and indexes them by vertex
- * (pass 1). */
-static int index_arrivals(move_t *s) {
-  int64_t n = rta_mapping_ntasks(s->c.m);
-  for (int pass = 0; pass < 2; pass++) {
-    if (pass == 1 &&
-        !(s->c.in = ballast__calloc((size_t)(s->nin ? s->nin : 1), sizeof *s->c.in)))
-      return BALLAST_ENOMEM;
-    int k = 0;
-    for (int p = 0; p < s->ctx->size; p++) {
-      const unsigned char *q = s->rdesc + s->rdisp[p], *end = q + s->rcount[p];
-      while (q < end) {
-        ballast__rbuf_t r = {q, end, 0};
-        skip_descriptor(&r);
-        if (r.bad)
-          return BALLAST_ESIZE;
-        if (pass == 1) {
-          in_t *x = &s->c.in[k];
-          x->desc = q;
-          x->desc_len = (size_t)(r.p - q);
-          x->src = p;
-          int err = read_head(x);
-          if (err)
-            return err;
-          if (x->v < 0 || x->v >= n)
-            return BALLAST_ESIZE;
-          s->c.in_of[x->v] = k;
-        }
-        k++;
-        q = r.p;
-      }
-    }
-    s->nin = k;
-  }
-  return 0;
-}
-
-/* The descriptors, counts first, each rank's code of describing with them
- * (one collective fewer than agreeing on it apart): every rank then knows
- * the lowest failing rank and its code, as from ballast__agree. The
- * exchange goes through the context's step buffer (4 x size doubles,
- * allocated with the context: there is always room for it, even when
- * this rank's own allocations failed). The descriptors' own errors are
- * this rank's code at the engine's start (op_start). Collective over base. */
-static int move_exchange(move_t *s, int err) {
-  MPI_Comm comm = s->ctx->base;
-  int np = s->ctx->size;
-  int *sp = (int *)s->ctx->stepbuf, *rp = sp + 2 * np;
-  for (int p = 0; p < np; p++) {
-    sp[2 * p] = s->scount ? s->scount[p] : 0;
-    sp[2 * p + 1] = err;
-  }
-  if (MPI_Alltoall(sp, 2, MPI_INT, rp, 2, MPI_INT, comm) != MPI_SUCCESS) {
-    s->who = s->ctx->rank;
-    s->code = BALLAST_EMPI;
-    return 1;
-  }
-  for (int p = 0; p < np && s->who < 0; p++)
-    if (rp[2 * p + 1]) {
-      s->who = p;
-      s->code = rp[2 * p + 1];
-    }
-  if (s->who >= 0)
-    return 1;
-  for (int p = 0; p < np; p++)
-    s->rcount[p] = rp[2 * p];
-  size_t rtotal = 0;
-  for (int p = 0; p < np; p++) {
-    s->sdisp[p] = p ? s->sdisp[p - 1] + s->scount[p - 1] : 0;
-    s->rdisp[p] = p ? s->rdisp[p - 1] + s->rcount[p - 1] : 0;
-    rtotal += (size_t)s->rcount[p];
-  }
-  s->rdesc = ballast__malloc(rtotal ? rtotal : 1);
-  if (!err && !s->rdesc)
-    err = BALLAST_ENOMEM;
-  if (ballast__agree(comm, err, &s->who, &s->code))
-    return 1;
-  if (MPI_Alltoallv(s->b.p ? (void *)s->b.p : (void *)s->rdesc, s->scount, s->sdisp,
-                    MPI_BYTE, s->rdesc, s->rcount, s->rdisp, MPI_BYTE,
-                    comm) != MPI_SUCCESS)
-    err = BALLAST_EMPI;
-  if (!err)
-    err = index_arrivals(s);
-  s->c.err = err; /* agreed at the engine's start (op_start) */
-  return 0;
+  return err ? err : list_arrivals(s);
 }
 
 /* The states, through the engine: commits or rolls back everywhere. */
 static void move_states(move_t *s, rta__lb_move_result_t *res) {
   rta_lb_context_t *ctx = s->ctx;
   s->tm2 = MPI_Wtime();
-  for (int i = 0; i < s->nout; i++) {
+  for (int i = 0; i < s->c.nout; i++) {
     s->moves[i].task = s->c.out[i].v;
     s->moves[i].dest = s->c.out[i].dest;
   }
   static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack,
                                          op_finish, op_start};
+  rta__task_slab_open(); /* the arrivals' records; closed in move_cleanup */
   rta__migrate_stats_t st;
-  int rc = rta__migrate(ctx->base, s->moves, s->nout, &ops, &s->c,
+  int rc = rta__migrate(ctx->base, s->moves, s->c.nout, &ops, &s->c,
                         ctx->cfg.mem_limit, ctx->pool, &st);
   s->who = st.failed_rank;
   s->code = st.failed_code;
@@ -706,16 +703,22 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
   long long hits, misses;
   rta__mig_pool_info(ctx->pool, &held, &blocks, &hits, &misses);
   BALLAST_DEBUG("rta: migration: %lld tasks out, %lld in; describing %.3f ms, "
-                "descriptors %.3f ms, states %.3f ms; pool %zu bytes in %d "
-                "blocks, %lld hits, %lld misses so far",
+                "states %.3f ms; pool %zu bytes in %d blocks, %lld hits, "
+                "%lld misses so far",
                 (long long)st.tasks_sent, (long long)st.tasks_received,
-                (s->tm1 - s->tm0) * 1e3, (s->tm2 - s->tm1) * 1e3,
-                st.seconds * 1e3, held, blocks, hits, misses);
+                (s->tm1 - s->tm0) * 1e3, st.seconds * 1e3, held, blocks, hits,
+                misses);
   for (int k = 0; k < RTA__MIG_NPHASES; k++)
     ctx->move_phase[RTA__LB_PH_PLAN + k] += st.phase[k];
   if (!rc) {
+    /* The states' bytes, as before the descriptors shared their tails. */
     res->tasks = st.tasks_sent;
-    res->bytes = st.bytes_sent;
+    for (int i = 0; i < s->c.nout; i++) {
+      const out_t *o = &s->c.out[i];
+      size_t head, tail;
+      wire_sizes(o->raw, o->user_bytes, o->arr_bytes, o->head_bytes, &head, &tail);
+      res->bytes += head + tail;
+    }
   }
 }
 
@@ -725,8 +728,9 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
  * the parents this move defined (the arrivals under them are gone),
  * deepest first. Then everything is freed. Cannot fail. */
 static void move_cleanup(move_t *s) {
+  rta__task_slab_close();
   int ngone = 0;
-  for (int i = 0; i < s->nout; i++)
+  for (int i = 0; i < s->c.nout; i++)
     if (s->c.out[i].gone) {
       s->gone[ngone++] = s->c.out[i].t;
       s->c.out[i].t = NULL;
@@ -734,7 +738,7 @@ static void move_cleanup(move_t *s) {
     }
   /* The mapping names the arrivals' tasks too, for the local list after a
    * commit (a rollback discards the mapping). */
-  for (int i = 0; s->who < 0 && i < s->nin; i++)
+  for (int i = 0; s->who < 0 && i < s->c.nin; i++)
     rta__mapping_set_task(s->m, s->c.in[i].v, s->c.in[i].t);
   if (ngone > 0)
     rta__remove_tasks(s->gone, ngone);
@@ -745,12 +749,7 @@ static void move_cleanup(move_t *s) {
   free(s->c.samples);
   free(s->moves);
   free(s->gone);
-  free(s->rdesc);
-  free(s->b.p);
-  free(s->scount);
-  free(s->rcount);
-  free(s->sdisp);
-  free(s->rdisp);
+  free(s->c.desc.p);
   free(s->c.out);
   free(s->c.in);
   free(s->c.out_of);
@@ -773,15 +772,15 @@ int rta__lb_move(rta_lb_context_t *ctx, rta_mapping_t *m,
   ballast__lib_begin();
   if (!err)
     err = move_describe(&s);
+  s.c.err = err ? err : (s.c.desc.oom ? BALLAST_ENOMEM : 0);
   s.tm1 = MPI_Wtime();
-  if (!move_exchange(&s, err))
-    move_states(&s, res);
+  move_states(&s, res); /* agrees on every rank's code of describing first */
   double t3 = MPI_Wtime();
   move_cleanup(&s);
   ballast__lib_end();
   double *ph = ctx->move_phase;
   ph[RTA__LB_PH_DESCRIBE] += s.tm1 - s.tm0;
-  ph[RTA__LB_PH_DESCRIPTORS] += (s.tm2 > s.tm1 ? s.tm2 : t3) - s.tm1;
+  ph[RTA__LB_PH_DESCRIPTORS] += s.tm2 - s.tm1;
   ph[RTA__LB_PH_TREE] += MPI_Wtime() - t3;
   res->failed_rank = s.who;
   res->failed_code = s.code;

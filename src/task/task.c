@@ -10,7 +10,6 @@
 #include "common/common_internal.h"
 #include "tool/tool_internal.h"
 
-static rta_task_t *tasks;        /* uthash head, keyed by full key */
 static rta_task_t **open_stack;  /* begun, not yet ended; innermost last */
 static int nopen, capopen;
 
@@ -136,6 +135,66 @@ static int copy_params(rta_task_t *t, const rta_task_params_t *p) {
   return 0;
 }
 
+/* ---- slabs of records ---------------------------------------------------------
+ * While a remap defines its arrivals, records are carved from slabs of
+ * SLAB_BYTES: one allocation for dozens of records instead of one each
+ * (each of which found its chunk among the departed tasks' freed ones, cold
+ * memory), the records adjacent. Slabs are below malloc's mmap threshold,
+ * so they come from (and go back to) memory the process has touched. A slab
+ * counts the records carved from it and still alive, plus one while records
+ * are carved from it; the last release frees it, so a task that outlives
+ * its neighbours keeps at most one slab alive. */
+
+enum { SLAB_BYTES = 16384 };
+
+struct rta__task_slab {
+  size_t refs;
+  size_t used; /* bytes of mem */
+  _Alignas(max_align_t) unsigned char mem[];
+};
+
+static int slabs_on;                    /* between open and close */
+static struct rta__task_slab *slab_cur; /* the slab records are carved from */
+
+static void slab_unref(struct rta__task_slab *s) {
+  if (--s->refs == 0)
+    free(s);
+}
+
+void rta__task_slab_open(void) { slabs_on = 1; }
+
+void rta__task_slab_close(void) {
+  if (slab_cur)
+    slab_unref(slab_cur);
+  slab_cur = NULL;
+  slabs_on = 0;
+}
+
+/* A zeroed record of \a bytes (record and key) from a slab, or its own
+ * allocation; NULL without memory. */
+static rta_task_t *alloc_record(size_t bytes) {
+  size_t need = (bytes + 63) & ~(size_t)63;
+  size_t room = SLAB_BYTES - sizeof(struct rta__task_slab);
+  if (!slabs_on || need > room)
+    return ballast__calloc(1, bytes);
+  if (slab_cur && room - slab_cur->used < need) {
+    slab_unref(slab_cur);
+    slab_cur = NULL;
+  }
+  if (!slab_cur) {
+    if (!(slab_cur = ballast__malloc(SLAB_BYTES)))
+      return NULL;
+    slab_cur->refs = 1;
+    slab_cur->used = 0;
+  }
+  rta_task_t *t = (rta_task_t *)(slab_cur->mem + slab_cur->used);
+  memset(t, 0, bytes);
+  slab_cur->used += need;
+  slab_cur->refs++;
+  t->slab = slab_cur;
+  return t;
+}
+
 static void free_task_record(rta_task_t *t) {
   if (!t)
     return;
@@ -147,8 +206,10 @@ static void free_task_record(rta_task_t *t) {
   rta__cost_clear(&t->cost);
   mon_region_handle_destroy(t->region);
   free(t->children);
-  free(t->key);
-  free(t);
+  if (t->slab)
+    slab_unref(t->slab);
+  else
+    free(t); /* and its key */
 }
 
 /* ---- definition ------------------------------------------------------------- */
@@ -166,10 +227,8 @@ static int add_child(rta_task_t *parent, rta_task_t *c) {
   return 0;
 }
 
-/* Puts a task make_task built in the table of keys. */
-static void link_task(rta_task_t *t) {
-  HASH_ADD_KEYPTR_BYHASHVALUE(hh, tasks, t->key, strlen(t->key), t->keyhash, t);
-}
+/* Puts a task make_task built in the index of keys (room reserved). */
+static void link_task(rta_task_t *t) { rta__index_add(t); }
 
 /* Builds (unlinked) the child called name under parent. */
 static int make_task(rta_task_t *parent, const char *name,
@@ -185,14 +244,12 @@ static int make_task(rta_task_t *parent, const char *name,
   if (plen + nlen > RTA_KEY_MAX)
     return key_error("define_task: key longer than RTA_KEY_MAX", name,
                      BALLAST_ENAMETOOLONG);
-  rta_task_t *t = ballast__calloc(1, sizeof *t);
+  /* The key lives in the record's allocation: one allocation a task, and
+   * a key comparison reads memory next to the record. */
+  rta_task_t *t = alloc_record(sizeof *t + plen + nlen + 1);
   if (!t)
     return BALLAST_ENOMEM;
-  t->key = ballast__malloc(plen + nlen + 1);
-  if (!t->key) {
-    free(t);
-    return BALLAST_ENOMEM;
-  }
+  t->key = (char *)(t + 1);
   if (parent) {
     memcpy(t->key, parent->key, plen - 1);
     t->key[plen - 1] = '/';
@@ -202,10 +259,8 @@ static int make_task(rta_task_t *parent, const char *name,
   t->parent = parent;
   t->stage = parent ? parent->nstages : -1;
   /* The key's hash once, for this check and for linking (link_task). */
-  HASH_VALUE(t->key, plen + nlen, t->keyhash);
-  rta_task_t *dup = NULL;
-  HASH_FIND_BYHASHVALUE(hh, tasks, t->key, plen + nlen, t->keyhash, dup);
-  if (dup) {
+  t->keyhash = rta__key_hash(t->key, plen + nlen);
+  if (rta__index_find(t->key, t->keyhash)) {
     key_error("define_task: duplicate key", t->key, BALLAST_EEXIST);
     free_task_record(t);
     return BALLAST_EEXIST;
@@ -254,6 +309,8 @@ int rta_define_task(rta_task_t *parent, int n, const char *const *names,
       free(sorted);
     }
   }
+  if (!rc)
+    rc = rta__index_reserve((size_t)n);
   if (!rc && parent && parent->capchildren < parent->nchildren + n) {
     rta_task_t **ch = ballast__realloc(parent->children,
                               (size_t)(parent->nchildren + n) * sizeof *ch);
@@ -292,7 +349,7 @@ int rta__task_adopt(rta_task_t *parent, const char *name,
   int rc = make_task(parent, name, params, &t);
   if (rc)
     return rc;
-  if (parent && add_child(parent, t)) {
+  if (rta__index_reserve(1) || (parent && add_child(parent, t))) {
     free_task_record(t);
     return BALLAST_ENOMEM;
   }
@@ -308,8 +365,7 @@ int rta_task_find(const char *key, rta_task_t **out) {
   int rc = rta__check_key(key);
   if (rc || !out)
     return rc ? rc : BALLAST_EINVAL;
-  rta_task_t *t = NULL;
-  HASH_FIND_STR(tasks, key, t);
+  rta_task_t *t = rta__index_find(key, rta__key_hash(key, strlen(key)));
   if (!t)
     return BALLAST_ENOTFOUND;
   *out = t;
@@ -330,7 +386,7 @@ static int subtree_open(const rta_task_t *t) {
 static void remove_subtree(rta_task_t *t) {
   for (int i = 0; i < t->nchildren; i++)
     remove_subtree(t->children[i]);
-  HASH_DEL(tasks, t);
+  rta__index_del(t);
   free_task_record(t);
 }
 
@@ -374,12 +430,19 @@ static void compact_children(rta_task_t *p) {
 }
 
 int rta__remove_tasks(rta_task_t **v, int n) {
-  for (int i = 0; i < n; i++)
+  /* Thousands of cold records after a remap: each asked for a few places
+   * ahead of the first loop that reads it, and its index slot ahead of the
+   * last. */
+  enum { AHEAD = 8 };
+  for (int i = 0; i < n; i++) {
+    if (i + AHEAD < n)
+      rta__task_prefetch(v[i + AHEAD], 0);
     if (v[i] && subtree_open(v[i])) {
       BALLAST_WARN("rta: remove_task \"%s\": the task or a descendant is open",
                    v[i]->key);
       return BALLAST_ESTATE;
     }
+  }
   unsigned char *top = n > 0 ? ballast__malloc((size_t)n) : NULL;
   if (!top) { /* out of memory (or nothing to do): one at a time */
     for (int i = 0; i < n; i++)
@@ -421,15 +484,17 @@ int rta__remove_tasks(rta_task_t **v, int n) {
   for (int i = 0; i < n; i++)
     if (top[i] && v[i]->parent)
       v[i]->parent->compacted = 0;
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
+    if (i + AHEAD < n && top[i + AHEAD])
+      rta__index_prefetch(v[i + AHEAD]);
     if (top[i])
       remove_subtree(v[i]);
+  }
   free(top);
   return 0;
 }
 
 int rta_reset(void) {
-  rta_task_t *t, *tmp;
   /* Close what is open so mon's region stack stays balanced. */
   while (nopen > 0) {
     rta_task_t *o = open_stack[--nopen];
@@ -438,10 +503,7 @@ int rta_reset(void) {
     o->open = 0;
     o->in_region = 0;
   }
-  HASH_ITER(hh, tasks, t, tmp) {
-    HASH_DEL(tasks, t);
-    free_task_record(t);
-  }
+  rta__index_drain(free_task_record);
   free(open_stack);
   open_stack = NULL;
   capopen = 0;
@@ -486,11 +548,6 @@ int rta_task_serial(const rta_task_t *t, rta_serial_t *ops, void **user) {
   return BALLAST_ENOTFOUND;
 }
 
-rta_task_t *rta__task_first(void) { return tasks; }
-rta_task_t *rta__task_next(const rta_task_t *t) {
-  return t ? (rta_task_t *)t->hh.next : NULL;
-}
-int64_t rta__task_count(void) { return (int64_t)HASH_COUNT(tasks); }
 int rta__open_depth(void) { return nopen; }
 
 /* ---- begin / end ---------------------------------------------------------------- */
@@ -572,7 +629,7 @@ static int lookup(const char *what, const char *key, rta_task_t **t) {
   int rc = rta__check_key(key);
   if (rc)
     return key_error(what, key, rc);
-  HASH_FIND_STR(tasks, key, *t);
+  *t = rta__index_find(key, rta__key_hash(key, strlen(key)));
   if (!*t)
     return key_error(what, key, BALLAST_ENOTFOUND);
   return 0;

@@ -138,7 +138,7 @@ static int size_array(rta__array_t *a) {
   return 0;
 }
 
-static void free_array_record(rta__array_t *a) {
+static void free_array_record(rta_task_t *t, rta__array_t *a) {
   if (a->slot == &a->own)
     free(a->own); /* rta's own array: nobody else frees it */
   if (a->type.kind == RTA_TYPE_MPI && a->type.u.mpi != MPI_DATATYPE_NULL) {
@@ -149,7 +149,10 @@ static void free_array_record(rta__array_t *a) {
       MPI_Type_free(&a->type.u.mpi);
     ballast__lib_end();
   }
-  free(a);
+  if (a == &t->array0)
+    t->array0_used = 0;
+  else
+    free(a);
 }
 
 /* rta_register_array; with array NULL and owned set, the array is rta's
@@ -173,9 +176,13 @@ static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
                    t->key);
       return BALLAST_EEXIST;
     }
-  rta__array_t *a = ballast__calloc(1, sizeof *a);
-  if (!a)
+  rta__array_t *a = &t->array0;
+  if (!t->array0_used) {
+    memset(a, 0, sizeof *a);
+    t->array0_used = 1;
+  } else if (!(a = ballast__calloc(1, sizeof *a))) {
     return BALLAST_ENOMEM;
+  }
   a->slot = owned ? &a->own : array;
   array = a->slot;
   a->ndims = ndims;
@@ -204,13 +211,13 @@ static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
   if (!rc && !*array && a->mem_bytes > 0 && !t->arriving) {
     BALLAST_WARN("rta: register_array on \"%s\": array %d is NULL but its dims "
                  "give %zu bytes", t->key, t->narrays, a->mem_bytes);
-    free_array_record(a);
+    free_array_record(t, a);
     return BALLAST_EINVAL;
   }
   if (rc) {
     BALLAST_WARN("rta: register_array on \"%s\": %s", t->key,
                  ballast_strerror(rc));
-    free_array_record(a);
+    free_array_record(t, a);
     return rc;
   }
   rta__array_t **tail = &t->arrays;
@@ -299,7 +306,7 @@ int rta_unregister_array(rta_task_t *t, void **array) {
     if ((*p)->slot == array) {
       rta__array_t *a = *p;
       *p = a->next;
-      free_array_record(a);
+      free_array_record(t, a);
       t->narrays--;
       return 0;
     }
@@ -312,7 +319,7 @@ void rta__arrays_clear(rta_task_t *t) {
   rta__array_t *a = t->arrays;
   while (a) {
     rta__array_t *n = a->next;
-    free_array_record(a);
+    free_array_record(t, a);
     a = n;
   }
   t->arrays = NULL;

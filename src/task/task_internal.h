@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <uthash.h>
+#include <uthash.h> /* the task index no longer uses it; lb's files do */
 
 #include <ballast/mon.h>
 #include <ballast/rta.h>
@@ -94,8 +94,8 @@ void rta__cost_on_begin(rta_task_t *t);
 /* ---- the task ------------------------------------------------------------- */
 
 struct rta_task {
-  char *key;                 /* full path, owned */
-  unsigned keyhash;          /* uthash's hash of key (make_task) */
+  char *key;                 /* full path, in the record's own allocation */
+  unsigned keyhash;          /* rta__key_hash of key (make_task) */
   const char *name;          /* points into key */
   rta_task_t *parent;
   rta_task_t **children;     /* definition order */
@@ -115,8 +115,12 @@ struct rta_task {
   mon_region_handle_t region; /* created at the first begin */
   rta__array_t *arrays;      /* registration order */
   int narrays;
+  int array0_used;           /* array0 holds a registered array */
+  rta__array_t array0;       /* most tasks register one array: its record
+                              * lives here, no allocation (task_array.c) */
   rta__cost_t cost;
-  UT_hash_handle hh;         /* keyed by key */
+  struct rta__task_slab *slab; /* the block holding the record, or NULL:
+                                * its own allocation (task.c) */
 };
 
 /**
@@ -128,7 +132,70 @@ struct rta_task {
  */
 int rta__remove_tasks(rta_task_t **v, int n);
 
-/** Iterates over every task defined on this process (hash order). */
+/* ---- the tasks by key (task_index.c) ---------------------------------------
+ * Every defined task is in the index under its key's hash (keyhash). */
+
+/** The hash the index files a key of \a len bytes under. */
+unsigned rta__key_hash(const char *key, size_t len);
+/** Room for \a more tasks beyond those indexed, so that as many
+ *  rta__index_add calls cannot fail: 0 or BALLAST_ENOMEM. */
+int rta__index_reserve(size_t more);
+/** The task with \a key (hash \a hash), or NULL. */
+rta_task_t *rta__index_find(const char *key, unsigned hash);
+/** Indexes t under t->keyhash (room reserved before). */
+void rta__index_add(rta_task_t *t);
+/** Takes t out of the index. */
+void rta__index_del(rta_task_t *t);
+/** Takes every task out of the index, calling fn on each, and frees the
+ *  index's memory. */
+void rta__index_drain(void (*fn)(rta_task_t *));
+
+/** Asks the CPU for the index's slot of t ahead of its removal; of \a key
+ *  ahead of its lookup. */
+void rta__index_prefetch(const rta_task_t *t);
+void rta__index_prefetch_key(const char *key);
+
+/** Asks the CPU for the task's record ahead of use (\a deep: the record is
+ *  already in cache; then the first array's record when it is not in the
+ *  task, and the application's pointer to that array). Loops over
+ *  thousands of tasks, whose records are cold, otherwise wait for each
+ *  miss in turn; a hint, never a fault. */
+#if defined(__GNUC__)
+/* Inlined always: GCC finds a function whose only effect is a prefetch
+ * pure, and removes its calls. */
+#define RTA__ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define RTA__ALWAYS_INLINE
+#endif
+static inline RTA__ALWAYS_INLINE void rta__task_prefetch(const rta_task_t *t,
+                                                         int deep) {
+#if defined(__GNUC__)
+  if (!t)
+    return;
+  if (!deep) {
+    /* Written out: GCC removes a loop whose only effect is a prefetch. */
+    const char *p = (const char *)t;
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 64);
+    __builtin_prefetch(p + 128);
+    __builtin_prefetch(p + 192);
+    __builtin_prefetch(p + 256);
+    __builtin_prefetch(p + 320);
+    __builtin_prefetch(p + 384); /* the end of the record, the key */
+  } else if (t->arrays) {
+    if (t->arrays != &t->array0) {
+      __builtin_prefetch(t->arrays);
+      __builtin_prefetch((const char *)t->arrays + 64);
+    }
+    __builtin_prefetch(t->arrays->slot);
+  }
+#else
+  (void)t;
+  (void)deep;
+#endif
+}
+
+/** Iterates over every task defined on this process (the index's order). */
 rta_task_t *rta__task_first(void);
 rta_task_t *rta__task_next(const rta_task_t *t);
 /**
@@ -172,6 +239,15 @@ int64_t rta__task_count(void);
 int rta__open_depth(void);
 /** Parameter hash of a parameter record (FNV-1a over a canonical form). */
 uint64_t rta__params_hash(const rta_task_params_t *p);
+/**
+ * Between open and close, the records of tasks defined on this process are
+ * carved from slabs of a few dozen (a remap's thousands of arrivals: a few
+ * allocations, records adjacent in memory). A record in a slab is released
+ * with its task like any other; a slab's memory is freed once it is closed
+ * and its last task removed. Not nested.
+ */
+void rta__task_slab_open(void);
+void rta__task_slab_close(void);
 /** Validates a full key: 0, BALLAST_EINVAL or BALLAST_ENAMETOOLONG. */
 int rta__check_key(const char *key);
 
