@@ -1,7 +1,8 @@
 /* ballast's own remap candidates beside SCOTCH's graphRemap: the combined
  * cost (hop-bytes + migration per step), the relabelling of a fresh
  * mapping onto the old places (assignments of the state overlap, level by
- * level of the machine's tree), a greedy refinement of the combined cost
+ * level of the machine's tree; no longer a candidate since issue 18: it
+ * never won and cost a whole mapping), a greedy refinement of the combined cost
  * restricted to moves towards a vertex's old slot or its neighbours', a
  * diffusion of the load from the old mapping, the choice among the
  * candidates and its last refinements, multilevel (map_refine.c), node

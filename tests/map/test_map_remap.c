@@ -38,6 +38,18 @@ static int64_t moved(int64_t n, const int64_t *a, const int64_t *b) {
   return m;
 }
 
+/* Tasks away from their old slot and their state bytes, as a budget. */
+static rta__budget_t migrated(const rta_graph_t *g, const int64_t *prev,
+                              const int64_t *slot) {
+  rta__budget_t m = {0, 0};
+  for (int64_t v = 0; v < g->nvert; v++)
+    if (slot[v] != prev[v]) {
+      m.tasks++;
+      m.bytes += g->state[v];
+    }
+  return m;
+}
+
 /* Work and state x4 inside a ball of radius n/4 around (n/4, n/2, n/2). */
 static void heavy_ball(rta_graph_t *g, int n) {
   double r = n / 4.0;
@@ -207,27 +219,16 @@ static void refine_multilevel(void) {
    * step): never more tasks or bytes moved than the budget, never more
    * overload, fewer hop-bytes from the diffusion's ragged boundaries */
   CHECK_EQ(rta__diffuse(g, hw, prev, 10, 0.03, a), 0);
-  rta__budget_t bud = {0, 0};
-  for (int64_t v = 0; v < n; v++)
-    if (a[v] != prev[v]) {
-      bud.tasks++;
-      bud.bytes += g->state[v];
-    }
+  rta__budget_t bud = migrated(g, prev, a);
   double hb0, hb1, ex0 = overload(g, hw, a, 0.03);
   rta__remap_cost(g, hw, a, prev, 10, &hb0, NULL);
   CHECK_EQ(rta__refine_ml(g, hw, prev, 10000, 0.03, 1, &bud, a), 0);
   rta__remap_cost(g, hw, a, prev, 10, &hb1, NULL);
   CHECK_DLT(hb1, hb0);
   CHECK_DLE(overload(g, hw, a, 0.03), ex0 + 1e-6);
-  int64_t tk = 0;
-  double bk = 0;
-  for (int64_t v = 0; v < n; v++)
-    if (a[v] != prev[v]) {
-      tk++;
-      bk += g->state[v];
-    }
-  CHECK_LE(tk, bud.tasks);
-  CHECK_DLE(bk, bud.bytes * (1 + 1e-12));
+  rta__budget_t mk = migrated(g, prev, a);
+  CHECK_LE(mk.tasks, bud.tasks);
+  CHECK_DLE(mk.bytes, bud.bytes * (1 + 1e-12));
   /* no previous mapping: pure hop-bytes, never worse */
   CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_ROUNDROBIN, NULL, 3, a, NULL), 0);
   double h0, h1;
@@ -281,12 +282,7 @@ static void refine_nodes_budget(void) {
   heavy_ball(g, nx);
   CHECK_EQ(rta__diffuse(g, hw, prev, 10, 0.03, d), 0);
   /* the budget: the diffusion's migration and half as much again */
-  rta__budget_t bud = {0, 0};
-  for (int64_t v = 0; v < n; v++)
-    if (d[v] != prev[v]) {
-      bud.tasks++;
-      bud.bytes += g->state[v];
-    }
+  rta__budget_t bud = migrated(g, prev, d);
   bud.tasks += bud.tasks / 2;
   bud.bytes *= 1.5;
   memcpy(a, d, n * sizeof *a);
@@ -297,20 +293,15 @@ static void refine_nodes_budget(void) {
   node_terms(g, hw, a, 0.03, &in1, &ov1);
   CHECK_DLT(in1, in0);
   CHECK_DLE(ov1, ov0 + 1e-6);
-  int64_t tk = 0, kept = 0, stay = 0;
-  double bk = 0;
-  for (int64_t v = 0; v < n; v++) {
-    if (a[v] != prev[v]) {
-      tk++;
-      bk += g->state[v];
-    }
+  int64_t kept = 0, stay = 0;
+  for (int64_t v = 0; v < n; v++)
     if (hw->slot_node[a[v]] == hw->slot_node[d[v]]) {
       stay++;
       kept += a[v] == d[v];
     }
-  }
-  CHECK_LE(tk, bud.tasks);
-  CHECK_DLE(bk, bud.bytes * (1 + 1e-12));
+  rta__budget_t mk = migrated(g, prev, a);
+  CHECK_LE(mk.tasks, bud.tasks);
+  CHECK_DLE(mk.bytes, bud.bytes * (1 + 1e-12));
   CHECK_EQ(kept, stay);
   CHECK_LT(stay, n); /* some tasks changed node */
   CHECK_EQ(rta__refine_nodes(g, hw, prev, 10, 0.03, &bud, b), 0);
@@ -322,15 +313,9 @@ static void refine_nodes_budget(void) {
   rta__remap_cost(g, hw, a, prev, 10, &h1, NULL);
   CHECK_DLT(h1, h0);
   CHECK_DLE(overload(g, hw, a, 0.03), overload(g, hw, d, 0.03) + 1e-6);
-  tk = 0;
-  bk = 0;
-  for (int64_t v = 0; v < n; v++)
-    if (a[v] != prev[v]) {
-      tk++;
-      bk += g->state[v];
-    }
-  CHECK_LE(tk, bud.tasks);
-  CHECK_DLE(bk, bud.bytes * (1 + 1e-12));
+  mk = migrated(g, prev, a);
+  CHECK_LE(mk.tasks, bud.tasks);
+  CHECK_DLE(mk.bytes, bud.bytes * (1 + 1e-12));
   /* no previous mapping: nothing to do */
   memcpy(b, d, n * sizeof *b);
   CHECK_EQ(rta__refine_nodes(g, hw, NULL, 10, 0.03, &bud, b), 0);
