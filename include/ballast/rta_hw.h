@@ -369,16 +369,17 @@ typedef struct {
    *  between runs (every rank of one call still gets the same mapping). */
   int distributed_phase1;
   /** Non-zero: a remap (prev given) returns SCOTCH_graphRemap's result as
-   *  is. 0 (default): two more candidates, a diffusion of the load from the
-   *  old mapping and a fresh mapping renamed (nodes/sockets/cores) to keep
-   *  the most state in place; all three are refined greedily and the one
-   *  with the lowest combined cost = hop-bytes + sum over moved vertices of
-   *  state x distance(old, new) / steps_between_remaps among those within
-   *  the balance tolerance is refined again, multilevel (k-way FM with hill
-   *  climbing on the combined cost), then multilevel with every move priced
-   *  alike and no more tasks nor bytes moved than it: the result with the
-   *  lowest hop-bytes is returned (never more migration nor imbalance than
-   *  the combined cost's choice). About 1-2x the time of a plain remap. */
+   *  is. 0 (default): one more candidate, a diffusion of the load from the
+   *  old mapping; both are refined greedily and the one with the lowest
+   *  combined cost = hop-bytes + sum over moved vertices of state x
+   *  distance(old, new) / steps_between_remaps among those within the
+   *  balance tolerance is chosen. Then the default's rule: the lowest
+   *  hop-bytes for no more migration than SCOTCH's remap (tasks and state
+   *  bytes; the chosen one's when larger): multilevel k-way FM with hill
+   *  climbing, first with the nodes as parts, then the cores, every move
+   *  priced alike and none taking the migration above that budget; the
+   *  result replaces the choice when its hop-bytes are lower and its
+   *  imbalance no larger. About 1-2x the time of a plain remap. */
   int remap_scotch_only;
 } rta_map_options_t;
 

@@ -827,20 +827,6 @@ static int map_tleaf(mctx_t *c, int64_t *slot) {
 
 /* ---- remap candidates --------------------------------------------------------------- */
 
-/* The same mapping without prev, into \a out: rta__remap_best's fresh
- * candidate. Collective like the mapping itself when phase 2 is shared. */
-static int fresh_map(mctx_t *c, rta_strategy_t s, int64_t *out) {
-  rta_map_quality_t fq;
-  memset(&fq, 0, sizeof fq);
-  mctx_t f = *c;
-  f.prev = NULL;
-  f.q = &fq;
-  int rc = s == RTA_MAP_TWOPHASE ? map_twophase(&f, out) : map_tleaf(&f, out);
-  c->q->seconds_phase1 += fq.seconds_phase1;
-  c->q->seconds_phase2 += fq.seconds_phase2;
-  return rc;
-}
-
 /* ---- entry points ------------------------------------------------------------------- */
 
 int rta_map_graph(const rta_graph_t *g, const rta_hw_t *hw, rta_strategy_t s,
@@ -885,10 +871,10 @@ static int uses_scotch(rta_strategy_t s) {
 }
 
 /* Everything a mapping needs before it starts, all local: the graph's CSR,
- * the checks of prev and SCOTCH, the normalised vertex weights and, when
- * the remap candidates run, the buffer of the fresh one. Allocated here so
- * that no rank fails alone once the mapping's collective steps began. */
-static int map_prepare(mctx_t *c, rta_strategy_t s, int64_t **fresh) {
+ * the checks of prev and SCOTCH, the normalised vertex weights. Allocated
+ * here so that no rank fails alone once the mapping's collective steps
+ * began. */
+static int map_prepare(mctx_t *c, rta_strategy_t s) {
   /* Logically const: merging pending edges does not change the graph. */
   rta_graph_t *g = (rta_graph_t *)c->g;
   const int64_t *prev = c->prev;
@@ -912,14 +898,11 @@ static int map_prepare(mctx_t *c, rta_strategy_t s, int64_t **fresh) {
   for (int64_t v = 0; v < g->nvert; v++)
     c->velo[v] = rta__scaled(g->work[v], vscale);
   c->q->seconds_build = rta__now() - tb;
-  if (prev && !c->o.remap_scotch_only &&
-      !(*fresh = ballast__malloc((size_t)(g->nvert ? g->nvert : 1) * sizeof **fresh)))
-    return BALLAST_ENOMEM;
   return 0;
 }
 
 /* Runs strategy \a s into \a slot. */
-static int map_run(mctx_t *c, rta_strategy_t s, int64_t *fresh, int64_t *slot) {
+static int map_run(mctx_t *c, rta_strategy_t s, int64_t *slot) {
   if (s == RTA_MAP_BLOCK) {
     rta__map_block(c->g, c->hw, slot);
     return 0;
@@ -933,14 +916,12 @@ static int map_run(mctx_t *c, rta_strategy_t s, int64_t *fresh, int64_t *slot) {
     return 0;
   }
   int rc = s == RTA_MAP_TWOPHASE ? map_twophase(c, slot) : map_tleaf(c, slot);
-  if (rc || !fresh)
+  if (rc || !c->prev || c->o.remap_scotch_only)
     return rc;
-  /* SCOTCH's remap is one candidate among three (map_remap.c); the fresh
-   * mapping first: it may be collective, everything after it is local. */
-  if ((rc = fresh_map(c, s, fresh)))
-    return rc;
+  /* SCOTCH's remap is one candidate of two, then refined within its
+   * migration (map_remap.c); all local */
   return rta__remap_best(c->g, c->hw, c->prev, c->o.steps_between_remaps,
-                         c->o.balrat, fresh, slot);
+                         c->o.balrat, slot);
 }
 
 static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
@@ -971,15 +952,13 @@ static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
     if (!(c.o.steps_between_remaps > 0))
       c.o.steps_between_remaps = 10;
   }
-  int64_t *fresh = NULL;
-  int rc = bad_opt ? bad_opt : map_prepare(&c, s, &fresh);
+  int rc = bad_opt ? bad_opt : map_prepare(&c, s);
   /* Shared: every rank starts the mapping or none does. */
   if (comm != MPI_COMM_NULL)
     rc = ballast__agree(comm, rc, NULL, NULL);
   if (!rc)
-    rc = map_run(&c, s, fresh, slot_of_vertex);
+    rc = map_run(&c, s, slot_of_vertex);
   free(c.velo);
-  free(fresh);
   if (!rc && q) {
     double tm = rta__now();
     rc = rta__quality(cg, hw, slot_of_vertex, prev, &qq);

@@ -1,11 +1,13 @@
 /* ballast's own remap candidates beside SCOTCH's graphRemap: the combined
  * cost (hop-bytes + migration per step), the relabelling of a fresh
  * mapping onto the old places (assignments of the state overlap, level by
- * level of the machine's tree), a greedy refinement of the combined cost
+ * level of the machine's tree; no longer a candidate since issue 18: it
+ * never won and cost a whole mapping), a greedy refinement of the combined cost
  * restricted to moves towards a vertex's old slot or its neighbours', a
  * diffusion of the load from the old mapping, the choice among the
- * candidates and its last refinements, multilevel (map_refine.c), on the
- * combined cost then on hop-bytes within its migration (rta__remap_best).
+ * candidates and its last refinements, multilevel (map_refine.c), node
+ * level then slot level, on hop-bytes within a migration budget
+ * (rta__remap_best).
  * Measured in bench/zoltan (README). */
 #include <float.h>
 #include <stdlib.h>
@@ -782,55 +784,54 @@ static void migration(const rta_graph_t *g, const int64_t *prev,
     }
 }
 
-/* The migration weights of within_budget()'s refinements, in order:
- * steps x each. Measured on bench/zoltan's small cases (stencil:32 and
- * md:24 on 8 nodes): from 1.368M / 1.600M hop-bytes, one refinement at
- * x300 reaches 1.187M / 1.413M, x300 then x3000 1.144M / 1.398M, x100,
- * x1000, x10000 1.140M / 1.405M for half as much time again. */
-static const double BUDGET_MULT[] = {300, 3000};
-#define BUDGET_TRIALS (int)(sizeof BUDGET_MULT / sizeof BUDGET_MULT[0])
+/* The migration weight of within_budget()'s slot-level refinement:
+ * steps x this, every move priced alike. Within the budget the cost is then
+ * hop-bytes, with fewer moves preferred at equal hop-bytes. Measured on
+ * bench/zoltan's small cases (stencil:32 and md:24 on 8 nodes): from
+ * 1.368M / 1.600M hop-bytes, x300 reaches 1.187M / 1.413M, x300 then x3000
+ * 1.144M / 1.398M; on the 512-core stencil after the node level, x3000
+ * alone as low as x300 then x3000 in half the time. */
+#define FLAT_MULT 3000
 
-/* Lower hop-bytes for no more migration. The combined cost prices a move
- * inside a socket 16x below one between nodes, so its refinement keeps the
- * old node boundaries and rebalances inside nodes; it stops in a local
- * minimum where no single move pays. From the refined winner \a slot,
- * multilevel refinements follow where every move costs the same (state x
- * the largest distance / (steps x BUDGET_MULT[k])) and no move may take
- * the migration above the winner's (tasks and bytes): they change WHICH
- * tasks move, and where, towards lower hop-bytes. Each starts from the
- * last; the result with the lowest hop-bytes replaces the winner (never
- * more tasks or bytes moved, never more overload). \a trial, \a best:
- * scratch (nvert). */
+/* Lower hop-bytes within a migration budget. The combined cost prices a
+ * move inside a socket 16x below one between nodes, so its refinement keeps
+ * the old node boundaries and rebalances inside nodes; it stops in a local
+ * minimum where no single move pays. From the winner \a slot: a node-level
+ * refinement (rta__refine_nodes(): hop-bytes between nodes weigh most, and
+ * a node boundary rarely moves one task at a time), then a slot-level one
+ * that rebalances the cores and lowers hop-bytes inside and between nodes
+ * (rta__refine_ml() at steps x FLAT_MULT), both with every move priced
+ * alike and no move taking the migration above \a bud (tasks and bytes).
+ * The result replaces the winner when its hop-bytes are lower, it is within
+ * the budget and no more overloaded than the winner (or than \a lim).
+ * \a trial: scratch (nvert); \a load: scratch (nslots). */
 static int within_budget(const rta_graph_t *g, const rta_hw_t *hw,
                          const int64_t *prev, double steps, double balrat,
-                         int64_t *slot, int64_t *trial, int64_t *best) {
-  size_t sz = (size_t)g->nvert * sizeof *slot;
-  rta__budget_t bud;
-  double h_best, hk;
-  migration(g, prev, slot, &bud.tasks, &bud.bytes);
+                         double lim, rta__budget_t bud, int64_t *slot,
+                         int64_t *trial, double *load) {
+  double h0, h1, bal = max_over_avg(g, hw, slot, load);
+  if (bal < lim)
+    bal = lim;
   bud.bytes *= 1 + 1e-12; /* the refinement sums in another order */
-  rta__remap_cost(g, hw, slot, prev, steps, &h_best, NULL);
-  int rc = 0, found = 0;
-  memcpy(trial, slot, sz);
-  for (int k = 0; k < BUDGET_TRIALS && !rc; k++) {
-    if ((rc = rta__refine_ml(g, hw, prev, steps * BUDGET_MULT[k], balrat, 1,
-                             &bud, trial)))
-      break;
-    rta__remap_cost(g, hw, trial, prev, steps, &hk, NULL);
-    if (hk < h_best) {
-      h_best = hk;
-      memcpy(best, trial, sz);
-      found = 1;
-    }
-  }
-  if (!rc && found)
-    memcpy(slot, best, sz);
-  return rc;
+  memcpy(trial, slot, (size_t)g->nvert * sizeof *slot);
+  int rc = rta__refine_nodes(g, hw, prev, steps, balrat, &bud, trial);
+  if (rc || (rc = rta__refine_ml(g, hw, prev, steps * FLAT_MULT, balrat, 1,
+                                 &bud, trial)))
+    return rc;
+  int64_t t;
+  double b;
+  migration(g, prev, trial, &t, &b);
+  rta__remap_cost(g, hw, slot, prev, steps, &h0, NULL);
+  rta__remap_cost(g, hw, trial, prev, steps, &h1, NULL);
+  if (h1 < h0 && t <= bud.tasks && b <= bud.bytes &&
+      max_over_avg(g, hw, trial, load) <= bal + 1e-9)
+    memcpy(slot, trial, (size_t)g->nvert * sizeof *slot);
+  return 0;
 }
 
 int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
                     const int64_t *prev, double steps, double balrat,
-                    int64_t *fresh, int64_t *slot) {
+                    int64_t *slot) {
   int64_t n = g->nvert;
   int64_t *diff = ballast__malloc((size_t)(n ? n : 1) * sizeof *diff);
   double *load = ballast__malloc((size_t)hw->nslots * sizeof *load);
@@ -839,19 +840,17 @@ int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
     rc = BALLAST_ENOMEM;
     goto done;
   }
-  if ((rc = rta__relabel(g, hw, prev, fresh)))
-    goto done;
+  /* the budget of the last refinements: the migration of SCOTCH's remap
+   * (the reference remapper, at the same migration weight), or the
+   * winner's when larger */
+  rta__budget_t bud;
+  migration(g, prev, slot, &bud.tasks, &bud.bytes);
   if ((rc = rta__diffuse(g, hw, prev, steps, balrat, diff)))
     goto done;
-  /* The balance allowed: the tolerance, or the fresh mapping's when
-   * SCOTCH could not reach it (SCOTCH's remap alone may end far above). */
-  double lim = max_over_avg(g, hw, fresh, load);
-  if (lim < 1 + balrat)
-    lim = 1 + balrat;
-  int64_t *all[3] = {slot, diff, fresh};
-  double best = 0, bestbal = 0;
+  double lim = 1 + balrat, best = 0, bestbal = 0;
+  int64_t *all[2] = {slot, diff};
   int pick = -1;
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 2; k++) {
     if ((rc = rta__refine(g, hw, prev, steps, balrat, REFINE_PASSES, all[k])))
       goto done;
     double ck = rta__remap_cost(g, hw, all[k], prev, steps, NULL, NULL);
@@ -868,11 +867,13 @@ int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
   }
   if (pick > 0)
     memcpy(slot, all[pick], (size_t)n * sizeof *slot);
-  /* the multilevel refinements on the winner only: the first never raises
-   * its cost nor its overload, the next ones never its migration nor its
-   * overload (diff and fresh are scratch from here) */
-  if (!(rc = rta__refine_ml(g, hw, prev, steps, balrat, 0, NULL, slot)))
-    rc = within_budget(g, hw, prev, steps, balrat, slot, diff, fresh);
+  int64_t wt;
+  double wb;
+  migration(g, prev, slot, &wt, &wb);
+  bud.tasks = wt > bud.tasks ? wt : bud.tasks;
+  bud.bytes = wb > bud.bytes ? wb : bud.bytes;
+  /* diff is scratch from here */
+  rc = within_budget(g, hw, prev, steps, balrat, lim, bud, slot, diff, load);
 done:
   free(diff);
   free(load);

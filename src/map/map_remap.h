@@ -97,6 +97,26 @@ int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
                    const rta__budget_t *bud, int64_t *slot);
 
 /**
+ * Node-level refinement within a migration budget, in place (map_refine.c):
+ * the multilevel FM of rta__refine_ml() with the nodes as parts (every move
+ * priced alike, state / steps x the largest node distance; each node's work
+ * within (1 + balrat / 2) x the average, so that its cores can still be
+ * balanced; no move taking the tasks away from their old node, plus those
+ * \a slot moves inside nodes, above \a bud). Hop-bytes between nodes weigh
+ * most and the slot-level passes, one task at a time and a balanced core on
+ * each side, rarely move a node boundary. Tasks that stay on their node
+ * keep their slot; a task moved to another node takes its old slot when it
+ * is there, else the slot of that node with the most bytes to its
+ * neighbours: the cores are left to rebalance (rta__refine_ml()). Does
+ * nothing without \a prev, with fewer than 2 or more than
+ * RTA__DIST_TABLE_MAX nodes, or nodes of different sizes. Deterministic.
+ * 0 or BALLAST_ENOMEM.
+ */
+int rta__refine_nodes(const rta_graph_t *g, const rta_hw_t *hw,
+                      const int64_t *prev, double steps, double balrat,
+                      const rta__budget_t *bud, int64_t *slot);
+
+/**
  * Diffusion from the old mapping: \a slot starts as \a prev (vertices
  * with -1 join a neighbour's slot); the work each slot must give to or take
  * from its neighbouring slots is the flow of a diffusion on the slots'
@@ -112,22 +132,20 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                  double steps, double balrat, int64_t *slot);
 
 /**
- * ballast's remap: \a slot holds SCOTCH's graphRemap result on entry and
- * \a fresh the same mapping computed without prev (the caller computes it
- * first: it may be collective, everything here is local). Two more
- * candidates, rta__diffuse() and \a fresh relabelled by rta__relabel(); all
- * three are refined by rta__refine() and the one with the lowest
- * rta__remap_cost() among those within the balance allowed (1 + balrat, or
- * the fresh mapping's balance when larger) is chosen (none within: the
- * best balanced). Ties keep SCOTCH's, then the diffusion. The choice is
- * refined by rta__refine_ml() on the combined cost, then by
- * rta__refine_ml() with every move priced alike (steps x 300, then x 3000)
- * within its migration (tasks and bytes): the one with the lowest
- * hop-bytes is left in \a slot. \a fresh is scratch. Deterministic.
+ * ballast's remap: \a slot holds SCOTCH's graphRemap result on entry. One
+ * more candidate, rta__diffuse(); both are refined by rta__refine() and the
+ * one with the lowest rta__remap_cost() among those within 1 + balrat is
+ * chosen (none within: the best balanced; ties keep SCOTCH's). Then the
+ * rule of the default: the lowest hop-bytes within a migration budget, the
+ * tasks and bytes SCOTCH's remap moves (the reference remapper at the same
+ * migration weight; the chosen one's when larger). The choice is refined
+ * within that budget by rta__refine_nodes() then rta__refine_ml() with
+ * every move priced alike (steps x 3000), and replaced when its hop-bytes
+ * fall, never above the budget, never more overloaded. Deterministic.
  * 0 or BALLAST_ENOMEM.
  */
 int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
                     const int64_t *prev, double steps, double balrat,
-                    int64_t *fresh, int64_t *slot);
+                    int64_t *slot);
 
 #endif
