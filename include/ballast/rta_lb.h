@@ -211,7 +211,7 @@ typedef struct {
   rta_strategy_t strategy;     /**< default RTA_MAP_TWOPHASE */
   unsigned seed;               /**< seed of the mapping engine (and of RANDOM); remap k uses seed + k */
   double balrat;               /**< load imbalance allowed to SCOTCH (0: engine default) */
-  size_t mem_limit;            /**< bytes packed+received per migration round per rank (0: 64 MiB) */
+  size_t mem_limit;            /**< bytes packed+received per migration round per rank (0: 64 MiB), and the bound of the pool of departed memory (0: the last remap's arrivals, at least 64 MiB; see above) */
   rta_lb_time_t step_time;     /**< source of the per-rank step times */
   int use_env;                 /**< 1 (default): the BALLAST_LB* variables override \c policy */
   int measure_links;           /**< 1: measure latency and bandwidth between node leaders when
