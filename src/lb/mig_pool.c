@@ -52,10 +52,11 @@ typedef struct block {
   size_t cost;                 /* counted against the bound (block_cost) */
   unsigned long long seq;      /* arrival order */
   struct block *prev, *next;   /* its class's list, oldest first */
-  struct block *bprev, *bnext; /* its bin's stack */
+  struct block *bprev, *bnext; /* its bin's stack; bnext: the spare list */
+  struct bin *bin;             /* its bin: no lookup to unlink it */
 } block_t;
 
-typedef struct {
+typedef struct bin {
   size_t len;
   block_t *top;
   UT_hash_handle hh;
@@ -69,6 +70,10 @@ struct rta__mig_pool {
   block_t *old[2], *young[2]; /* per class */
   int n;
   bin_t *bins;                /* blocks by size (uthash) */
+  bin_t *last;                /* the bin of the last give: most share one size */
+  block_t *spare;             /* records of blocks gone out, for the next gives:
+                               * a remap gives and takes thousands of small
+                               * blocks, each record a malloc and a free */
   unsigned long long seq;
   long long hits, misses;
 };
@@ -100,8 +105,7 @@ static void pool_unlink(rta__mig_pool_t *p, block_t *b) {
     b->next->prev = b->prev;
   else
     p->young[k] = b->prev;
-  bin_t *bin = NULL;
-  HASH_FIND(hh, p->bins, &b->len, sizeof b->len, bin);
+  bin_t *bin = b->bin;
   if (b->bprev)
     b->bprev->bnext = b->bnext;
   else if (bin)
@@ -110,6 +114,8 @@ static void pool_unlink(rta__mig_pool_t *p, block_t *b) {
     b->bnext->bprev = b->bprev;
   if (bin && !bin->top) { /* no empty bins: their number stays bounded */
     HASH_DEL(p->bins, bin);
+    if (p->last == bin)
+      p->last = NULL;
     free(bin);
   }
   p->bytes -= b->cost;
@@ -127,6 +133,11 @@ void rta__mig_pool_destroy(rta__mig_pool_t *p) {
       free(b->mem);
       free(b);
     }
+  while (p->spare) {
+    block_t *b = p->spare;
+    p->spare = b->bnext;
+    free(b);
+  }
   bin_t *bin, *tmp;
   HASH_ITER(hh, p->bins, bin, tmp) {
     HASH_DEL(p->bins, bin);
@@ -152,6 +163,12 @@ static bin_t *best_fit(rta__mig_pool_t *p, size_t n) {
   return best;
 }
 
+/* Keeps the record of a block that left the pool for the next give. */
+static void spare_put(rta__mig_pool_t *p, block_t *b) {
+  b->bnext = p->spare;
+  p->spare = b;
+}
+
 void *rta__mig_pool_take(rta__mig_pool_t *p, size_t n) {
   return rta__mig_pool_take_len(p, n, NULL);
 }
@@ -172,7 +189,7 @@ void *rta__mig_pool_take_len(rta__mig_pool_t *p, size_t n, size_t *len) {
       if (len)
         *len = best->len;
       pool_unlink(p, best);
-      free(best);
+      spare_put(p, best);
       p->hits++;
       return mem;
     }
@@ -191,7 +208,7 @@ static void evict(rta__mig_pool_t *p, size_t keep) {
     block_t *v = !o ? l : !l ? o : (o->seq < l->seq ? o : l);
     pool_unlink(p, v);
     free(v->mem);
-    free(v);
+    spare_put(p, v);
   }
 }
 
@@ -218,10 +235,14 @@ void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
     return;
   }
   evict(p, p->cap - cost);
-  block_t *b = ballast__calloc(1, sizeof *b);
-  bin_t *bin = NULL;
+  block_t *b = p->spare;
+  if (b)
+    p->spare = b->bnext;
+  else
+    b = ballast__malloc(sizeof *b);
+  bin_t *bin = p->last && p->last->len == n ? p->last : NULL;
   int k = class_of(n);
-  if (b) {
+  if (b && !bin) {
     HASH_FIND(hh, p->bins, &n, sizeof n, bin);
     if (!bin && (bin = ballast__calloc(1, sizeof *bin))) {
       bin->len = n;
@@ -233,10 +254,13 @@ void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
     free(mem);
     return;
   }
+  p->last = bin;
   b->mem = mem;
   b->len = n;
   b->cost = cost;
   b->seq = p->seq++;
+  b->bin = bin;
+  b->next = b->bprev = NULL;
   b->prev = p->young[k];
   if (p->young[k])
     p->young[k]->next = b;

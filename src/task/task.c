@@ -50,7 +50,21 @@ static uint64_t fnv_double(uint64_t h, double d) {
   return fnv(h, &d, sizeof d);
 }
 
+/* The last hash of parameters naming no partners: the tasks of a remap
+ * mostly share their parameters, and FNV over them byte by byte was 1% of
+ * the move's samples at 4,096 x 4 KiB. */
+static struct {
+  int valid, nprocs;
+  double est_work;
+  size_t state_size;
+  uint64_t h;
+} last_hash;
+
 uint64_t rta__params_hash(const rta_task_params_t *p) {
+  if (p->ncomm == 0 && last_hash.valid && last_hash.nprocs == p->nprocs &&
+      memcmp(&last_hash.est_work, &p->est_work, sizeof p->est_work) == 0 &&
+      last_hash.state_size == p->state_size)
+    return last_hash.h;
   uint64_t h = 14695981039346656037ull;
   int64_t np = p->nprocs, nc = p->ncomm;
   uint64_t ss = p->state_size;
@@ -63,6 +77,13 @@ uint64_t rta__params_hash(const rta_task_params_t *p) {
   for (int i = 0; i < p->ncomm; i++) {
     h = fnv(h, p->comm[i].key, strlen(p->comm[i].key) + 1);
     h = fnv_double(h, p->comm[i].bytes);
+  }
+  if (p->ncomm == 0) {
+    last_hash.valid = 1;
+    last_hash.nprocs = p->nprocs;
+    last_hash.est_work = p->est_work;
+    last_hash.state_size = p->state_size;
+    last_hash.h = h;
   }
   return h;
 }
