@@ -216,7 +216,8 @@ static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
   tasks[t].sh = tasks[t].st = NULL;
 }
 
-static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish, NULL};
+static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish,
+                                       NULL, 0};
 
 /* Every owned state has its bytes, no staging is left, each task has
  * exactly one owner, and the pool's bookkeeping is consistent. */
