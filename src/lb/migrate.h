@@ -77,9 +77,9 @@ typedef struct {
   int (*start)(void *ctx);
   /* Nonzero when unpack keeps every head it is given (sets *head = NULL
    * whenever it succeeds): received heads are then the new states' memory,
-   * not staging, and the round budget (rta__migrate's mem_limit) counts only
-   * the tails. 0 (the default of an initialiser that leaves it out): heads
-   * count too. */
+   * not staging, and the round budget (rta__migrate's mem_limit) does not
+   * count the heads that travel in batches (below 128 KiB). 0: every head
+   * counts. */
   int heads_kept;
 } rta__migrate_ops_t;
 
@@ -104,7 +104,7 @@ typedef struct {
 /*
  * Collective over comm. \a mem_limit bounds the bytes a rank packs and
  * receives per round (at least one task per round moves, whatever its size;
- * with ops->heads_kept, heads are not counted).
+ * with ops->heads_kept, heads below 128 KiB are not counted).
  * \a pool (may be NULL) supplies receive and pack buffers and gets back the
  * ones nobody kept. Returns 0 when everything was committed; otherwise the
  * local error code, or BALLAST_EREMOTE when the failure was on another rank;
