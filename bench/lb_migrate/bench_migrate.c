@@ -113,7 +113,9 @@ int main(int argc, char **argv) {
       }
     }
     rta__move_t *moves = malloc(sizeof *moves * (size_t)ntasks_total);
-    const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish, NULL};
+    /* op_unpack adopts every head, as a load-balancing context's does. */
+    const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish,
+                                    NULL, 1};
     pool = rta__mig_pool_create((size_t)256 << 20);
     /* Alltoallv buffers sized for the same bytes per rank. */
     size_t bytes_out = (size_t)T * S;

@@ -61,14 +61,18 @@
  * either side. In other states the largest array of a ballast element type
  * travels the same way, and the rest is packed once and unpacked once.
  * Memory stays bounded: at most \c mem_limit bytes are packed and received
- * per round on each rank (rta_lb_config_t). Between remaps a context keeps
- * memory that departed arrays occupied (blocks of 4 KiB and more) to
- * receive the next arrivals into, since fresh memory is slow to touch: up
- * to \c mem_limit bytes per rank when it is set, and by default (0) as
- * much as arrived at the last remap (at least 64 MiB), so that a remap
- * moving more than 64 MiB per rank is not received into fresh memory (the
- * rank held that much during the remap, departures and arrivals both
- * alive); rta_lb_destroy() frees it.
+ * per round on each rank (rta_lb_config_t); by default (0) 64 MiB, arrays
+ * below 128 KiB received straight into the memory that becomes the new
+ * array not counted (a rank holds them after the commit whatever the
+ * rounds, and each round is one more wait for the slowest rank). Between
+ * remaps a context keeps memory that departed arrays occupied (blocks of 4
+ * KiB and more) to receive the next arrivals into, since fresh memory is
+ * slow to touch: up to \c mem_limit bytes per rank when it is set, and by
+ * default (0) a quarter more than the most that arrived at any of the last
+ * 8 remaps (at least 64 MiB), so that a remap moving more than 64 MiB per
+ * rank is not received into fresh memory (the rank held that much during
+ * the remap, departures and arrivals both alive); rta_lb_destroy() frees
+ * it.
  * Arrivals of 1 MiB and more are received into memory aligned to 2 MiB and
  * offered transparent huge pages (Linux; one 2 MiB page holds an arrival of
  * 1-2 MiB and counts 2 MiB against \c mem_limit), and of departed arrays of
@@ -211,7 +215,7 @@ typedef struct {
   rta_strategy_t strategy;     /**< default RTA_MAP_TWOPHASE */
   unsigned seed;               /**< seed of the mapping engine (and of RANDOM); remap k uses seed + k */
   double balrat;               /**< load imbalance allowed to SCOTCH (0: engine default) */
-  size_t mem_limit;            /**< bytes packed+received per migration round per rank (0: 64 MiB), and the bound of the pool of departed memory (0: the last remap's arrivals, at least 64 MiB; see above) */
+  size_t mem_limit;            /**< bytes packed+received per migration round per rank (0: 64 MiB, arrays below 128 KiB received in place not counted), and the bound of the pool of departed memory (0: it follows the remaps' arrivals, at least 64 MiB; see above) */
   rta_lb_time_t step_time;     /**< source of the per-rank step times */
   int use_env;                 /**< 1 (default): the BALLAST_LB* variables override \c policy */
   int measure_links;           /**< 1: measure latency and bandwidth between node leaders when

@@ -699,8 +699,12 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
     s->moves[i].task = s->c.out[i].v;
     s->moves[i].dest = s->c.out[i].dest;
   }
-  static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack,
-                                         op_finish, op_start};
+  /* op_unpack adopts every head: by default (mem_limit 0) the rounds do
+   * not count batched heads, only staging and heads of their own message;
+   * an explicit mem_limit bounds every byte received per round (rta_lb.h). */
+  const rta__migrate_ops_t ops = {op_size,   op_head,  op_pack,
+                                  op_unpack, op_finish, op_start,
+                                  ctx->cfg.mem_limit == 0};
   rta__task_slab_open(); /* the arrivals' records; closed in move_cleanup */
   rta__migrate_stats_t st;
   int rc = rta__migrate(ctx->base, s->moves, s->c.nout, &ops, &s->c,

@@ -26,6 +26,9 @@ typedef struct rta__mig_pool rta__mig_pool_t;
 #define RTA__POOL_MIN ((size_t)64 << 10)
 #define RTA__POOL_SMALL ((size_t)4 << 10)
 
+/* How many migrations' arrivals a following bound remembers. */
+#define RTA__POOL_FOLLOW_LAST 8u
+
 /* A pool holding at most \a cap bytes, or with cap 0 a bound that follows
  * the migrations (rta__mig_pool_follow), RTA__MIG_MEM_DEFAULT until the
  * first. NULL when out of memory (callers then run without). */

@@ -75,6 +75,12 @@ typedef struct {
    * is this rank's failure, agreed with the sizes' (a caller's local step
    * before the migration needs no agreement of its own). */
   int (*start)(void *ctx);
+  /* Nonzero when unpack keeps every head it is given (sets *head = NULL
+   * whenever it succeeds): received heads are then the new states' memory,
+   * not staging, and the round budget (rta__migrate's mem_limit) does not
+   * count the heads that travel in batches (below 128 KiB). 0: every head
+   * counts. */
+  int heads_kept;
 } rta__migrate_ops_t;
 
 /* The engine's phases, timed on each rank (rta__migrate_stats_t.phase):
@@ -97,7 +103,8 @@ typedef struct {
 
 /*
  * Collective over comm. \a mem_limit bounds the bytes a rank packs and
- * receives per round (at least one task per round moves, whatever its size).
+ * receives per round (at least one task per round moves, whatever its size;
+ * with ops->heads_kept, heads below 128 KiB are not counted).
  * \a pool (may be NULL) supplies receive and pack buffers and gets back the
  * ones nobody kept. Returns 0 when everything was committed; otherwise the
  * local error code, or BALLAST_EREMOTE when the failure was on another rank;

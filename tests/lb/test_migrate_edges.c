@@ -216,7 +216,8 @@ static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
   tasks[t].sh = tasks[t].st = NULL;
 }
 
-static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish, NULL};
+static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish,
+                                       NULL, 0};
 
 /* Every owned state has its bytes, no staging is left, each task has
  * exactly one owner, and the pool's bookkeeping is consistent. */
@@ -391,15 +392,22 @@ static void test_pool_fit_and_follow(void) {
   for (int follows = 0; follows < 2; follows++) {
     p = rta__mig_pool_create(follows ? 0 : RTA__MIG_MEM_DEFAULT);
     CHECK(p != NULL);
+    /* A following bound keeps a quarter more than arrived: NB + NB / 4. */
     rta__mig_pool_follow(p, (size_t)NB * 8 * MB);
-    for (int i = 0; i < NB; i++) {
+    for (int i = 0; i < NB + NB / 4 + 1; i++) {
       void *b = rta_alloc_array(8 * MB);
       CHECK(b != NULL);
       rta__mig_pool_give(p, b, 8 * MB);
     }
     rta__mig_pool_info(p, &held, &nb, NULL, NULL);
-    CHECK_EQ(held, follows ? (size_t)NB * 8 * MB : RTA__MIG_MEM_DEFAULT);
-    /* A smaller migration: down to the default bound, oldest first. */
+    CHECK_EQ(held, follows ? (size_t)(NB + NB / 4) * 8 * MB : RTA__MIG_MEM_DEFAULT);
+    CHECK_EQ(nb, follows ? NB + NB / 4 : (int)(RTA__MIG_MEM_DEFAULT / (8 * MB)));
+    /* Smaller migrations: the bound stays while the large one is among the
+     * last RTA__POOL_FOLLOW_LAST, then down to the default, oldest first. */
+    for (unsigned k = 1; k < RTA__POOL_FOLLOW_LAST; k++)
+      rta__mig_pool_follow(p, MB);
+    rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+    CHECK_EQ(held, follows ? (size_t)(NB + NB / 4) * 8 * MB : RTA__MIG_MEM_DEFAULT);
     rta__mig_pool_follow(p, MB);
     rta__mig_pool_info(p, &held, &nb, NULL, NULL);
     CHECK_EQ(held, RTA__MIG_MEM_DEFAULT);
