@@ -1,8 +1,11 @@
 /*
- * ballast's own remap candidates (map_remap.c), used by map.c when a
- * mapping is given the previous one: the combined cost that chooses between
- * candidates, the relabelling of a fresh mapping onto the old places, a
- * greedy and a multilevel refinement (map_refine.c) of the combined cost.
+ * ballast's own remap (map_remap.c), used by map.c when a mapping is given
+ * the previous one: the combined cost that chooses between SCOTCH's remap
+ * and a diffusion of the load, their greedy refinement, then the default's
+ * rule, the lowest hop-bytes within SCOTCH's remap's migration, by
+ * multilevel refinements (map_refine.c) with the nodes and then the cores
+ * as parts. The relabelling of a fresh mapping onto the old places is no
+ * longer a candidate (it never won); it stays for its own use and test.
  * Internal, never installed.
  */
 #ifndef BALLAST_RTA_MAP_REMAP_H
