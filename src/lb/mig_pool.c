@@ -86,7 +86,6 @@ size_t rta__mig_pool_held(void) { return held_total; }
 
 rta__mig_pool_t *rta__mig_pool_create(size_t cap) {
   rta__mig_pool_t *p = ballast__calloc(1, sizeof *p);
-  if (p)
   if (p) {
     p->cap = cap ? cap : RTA__MIG_MEM_DEFAULT;
     p->follows = cap == 0;

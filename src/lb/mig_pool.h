@@ -33,12 +33,14 @@ typedef struct rta__mig_pool rta__mig_pool_t;
  * the migrations (rta__mig_pool_follow), RTA__MIG_MEM_DEFAULT until the
  * first. NULL when out of memory (callers then run without). */
 rta__mig_pool_t *rta__mig_pool_create(size_t cap);
-/* Called by the engine when a migration ends, before the memory of the
+/* Called by the engine when a migration commits, before the memory of the
  * states that left is handed back: a pool created with cap 0 may then hold
- * as many bytes as the blocks \a arrived in this migration (at least
- * RTA__MIG_MEM_DEFAULT), evicting its oldest blocks when that is less than
- * it holds; the next migration's arrivals are received into them. A pool
- * created with a bound keeps it. pool may be NULL. */
+ * the most bytes of blocks \a arrived in any of the last
+ * RTA__POOL_FOLLOW_LAST migrations and a quarter more, or
+ * RTA__MIG_MEM_DEFAULT when none brought more than that, evicting its
+ * oldest blocks when that is less than it holds; the next migration's
+ * arrivals are received into them. A pool created with a bound keeps it.
+ * pool may be NULL. */
 void rta__mig_pool_follow(rta__mig_pool_t *pool, size_t arrived);
 /* Frees every cached block and the pool; NULL does nothing. */
 void rta__mig_pool_destroy(rta__mig_pool_t *pool);

@@ -500,12 +500,12 @@ static int post_sends(mig_t *m, int nreq) {
   return nreq;
 }
 
-/* 4e. Waits for requests [lo, hi), then checks that the receives among
- * them, [lo, rhi), brought the bytes their headers announced. */
-static void wait_range(mig_t *m, int lo, int rhi, int hi) {
-  if (hi > lo && MPI_Waitall(hi - lo, m->reqs + lo, m->sts + lo) != MPI_SUCCESS)
+/* 4e. Waits for every request, then checks that each of the nrecv receives
+ * brought the bytes its header announced. */
+static void wait_all(mig_t *m, int nreq, int nrecv) {
+  if (MPI_Waitall(nreq, m->reqs, m->sts) != MPI_SUCCESS)
     m->err = BALLAST_EMPI;
-  for (int k = lo; k < rhi && !m->err; k++) {
+  for (int k = 0; k < nrecv && !m->err; k++) {
     int s = m->rslot[k], got = -1;
     if (s < -m->nprocs) {
       /* A batch is counted in its own datatype (MPI_UNDEFINED when short). */
@@ -564,7 +564,7 @@ static int post_alone(mig_t *m, const item_t *v, int lo, int hi, int r,
 static void exchange_round(mig_t *m, int r, int oi, int oend) {
   int nrecv = post_alone(m, m->in, 0, m->nin, r, 0, post_receives(m));
   int nreq = post_alone(m, m->out, oi, oend, r, 1, post_sends(m, nrecv));
-  wait_range(m, 0, nrecv, nreq);
+  wait_all(m, nreq, nrecv);
 }
 
 /* Hands one received state to unpack, which stages it. */
