@@ -19,6 +19,22 @@
 /** n rounded up to a multiple of 8 (wire and pack alignment). */
 static inline size_t ballast__round8(size_t n) { return (n + 7) & ~(size_t)7; }
 
+/** FNV-1a's offset basis: the start of ballast__fnv1a. */
+#define BALLAST__FNV_OFFSET 14695981039346656037ull
+
+/** FNV-1a over \a n bytes, continuing from \a h (BALLAST__FNV_OFFSET for a
+ *  new hash): the byte hash of task keys and parameters (the task index,
+ *  the parameters' hash, the tree map, the record's keys). Records store
+ *  its values, so it must not change. */
+static inline uint64_t ballast__fnv1a(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) {
+    h ^= b[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 /** splitmix64's output function: a seeded, well-mixed, deterministic
  *  sequence is ballast__splitmix64(seed + i). */
 static inline uint64_t ballast__splitmix64(uint64_t x) {

@@ -596,14 +596,9 @@ void lb__record_close(lb__record_t *r) {
 }
 
 uint64_t lb__record_keys_hash(const char *const *keys, int64_t n) {
-  uint64_t h = 14695981039346656037ull;
-  for (int64_t i = 0; i < n; i++)
-    for (const char *s = keys[i];; s++) {
-      h ^= (unsigned char)*s;
-      h *= 1099511628211ull;
-      if (!*s)
-        break;
-    }
+  uint64_t h = BALLAST__FNV_OFFSET;
+  for (int64_t i = 0; i < n; i++) /* each key with its terminating 0 */
+    h = ballast__fnv1a(h, keys[i], strlen(keys[i]) + 1);
   return h;
 }
 

@@ -35,19 +35,10 @@ static int key_error(const char *what, const char *key, int rc) {
 
 /* ---- parameters ------------------------------------------------------------- */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) {
-    h ^= b[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 static uint64_t fnv_double(uint64_t h, double d) {
   if (d == 0.0)
     d = 0.0; /* -0 and +0 hash alike */
-  return fnv(h, &d, sizeof d);
+  return ballast__fnv1a(h, &d, sizeof d);
 }
 
 /* The last hash of parameters naming no partners: the tasks of a remap
@@ -65,17 +56,17 @@ uint64_t rta__params_hash(const rta_task_params_t *p) {
       memcmp(&last_hash.est_work, &p->est_work, sizeof p->est_work) == 0 &&
       last_hash.state_size == p->state_size)
     return last_hash.h;
-  uint64_t h = 14695981039346656037ull;
+  uint64_t h = BALLAST__FNV_OFFSET;
   int64_t np = p->nprocs, nc = p->ncomm;
   uint64_t ss = p->state_size;
-  h = fnv(h, &np, sizeof np);
+  h = ballast__fnv1a(h, &np, sizeof np);
   h = fnv_double(h, p->est_work);
-  h = fnv(h, &ss, sizeof ss);
-  h = fnv(h, &nc, sizeof nc);
+  h = ballast__fnv1a(h, &ss, sizeof ss);
+  h = ballast__fnv1a(h, &nc, sizeof nc);
   /* p->comm is sorted by key (rta's copy), so the order the application
    * declared partners in does not matter. */
   for (int i = 0; i < p->ncomm; i++) {
-    h = fnv(h, p->comm[i].key, strlen(p->comm[i].key) + 1);
+    h = ballast__fnv1a(h, p->comm[i].key, strlen(p->comm[i].key) + 1);
     h = fnv_double(h, p->comm[i].bytes);
   }
   if (p->ncomm == 0) {

@@ -27,12 +27,8 @@ static size_t cap; /* a power of two, or 0 */
 static size_t count;
 
 unsigned rta__key_hash(const char *key, size_t len) {
-  uint64_t h = 14695981039346656037ull; /* FNV-1a, then mixed */
-  for (size_t i = 0; i < len; i++) {
-    h ^= (unsigned char)key[i];
-    h *= 1099511628211ull;
-  }
-  h = ballast__splitmix64(h);
+  /* FNV-1a, then mixed */
+  uint64_t h = ballast__splitmix64(ballast__fnv1a(BALLAST__FNV_OFFSET, key, len));
   return (unsigned)(h ^ (h >> 32));
 }
 

@@ -176,12 +176,7 @@ static int parse_all(world_t *w, const unsigned char *all, const int *counts,
  * BALLAST_EREMOTE when another rank failed. */
 
 static uint64_t key_hash(const char *s) {
-  uint64_t h = 14695981039346656037ull;
-  for (; *s; s++) {
-    h ^= (unsigned char)*s;
-    h *= 1099511628211ull;
-  }
-  return h;
+  return ballast__fnv1a(BALLAST__FNV_OFFSET, s, strlen(s));
 }
 
 /* Packs this process's part: header, partner bytes, subtree records; lists
