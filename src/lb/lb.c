@@ -154,6 +154,7 @@ static void context_free(rta_lb_context_t *ctx) {
   rta_policy_destroy(ctx->policy);
   rta__lb_warm_free(ctx->warm);
   rta__mig_pool_destroy(ctx->pool);
+  free(ctx->move_out);
   free(ctx->root_key);
   free(ctx->index);
   free(ctx->where);

@@ -563,31 +563,6 @@ static int op_start(void *vc) {
 
 /* ---- the move ------------------------------------------------------------------------ */
 
-/* Orders the departures by destination, each destination's in key order.
- * They were collected in vertex order, which is key order (rta_mapping_key),
- * so a stable counting sort by destination does it in O(n + np) instead of
- * a sort comparing keys. */
-static int sort_by_dest(out_t *out, int nout, int np) {
-  int *start = ballast__calloc((size_t)np + 1, sizeof *start);
-  out_t *tmp = ballast__malloc((size_t)(nout ? nout : 1) * sizeof *tmp);
-  if (!start || !tmp) {
-    free(start);
-    free(tmp);
-    return BALLAST_ENOMEM;
-  }
-  for (int i = 0; i < nout; i++)
-    start[out[i].dest + 1]++;
-  for (int p = 0; p < np; p++)
-    start[p + 1] += start[p];
-  for (int i = 0; i < nout; i++)
-    tmp[start[out[i].dest]++] = out[i];
-  memcpy(out, tmp, (size_t)nout * sizeof *out);
-  free(start);
-  free(tmp);
-  return 0;
-}
-
-
 /* One move, in phases: allocate, describe the departures and list the
  * arrivals, move the states (the engine's commit point), clean up. */
 typedef struct {
@@ -608,14 +583,11 @@ static int move_alloc(move_t *s) {
   n = n ? n : 1;
   s->c.out_of = ballast__malloc(n * sizeof *s->c.out_of);
   s->c.in_of = ballast__malloc(n * sizeof *s->c.in_of);
-  /* Not zeroed: room for every task (150 bytes each, over 1 MiB at 8,192
-   * tasks), of which move_describe fills the departures only. */
-  s->c.out = ballast__malloc(n * sizeof *s->c.out);
   s->arrv = ballast__malloc(n * sizeof *s->arrv);
   s->moves = ballast__malloc(n * sizeof *s->moves);
   s->gone = ballast__malloc(n * sizeof *s->gone);
   s->c.samples = ballast__malloc(MAX_SAMPLES * sizeof *s->c.samples);
-  if (!s->c.out_of || !s->c.in_of || !s->c.out || !s->arrv || !s->moves ||
+  if (!s->c.out_of || !s->c.in_of || !s->arrv || !s->moves ||
       !s->gone || !s->c.samples)
     return BALLAST_ENOMEM;
   for (int64_t v = 0; v < rta_mapping_ntasks(s->c.m); v++)
@@ -651,6 +623,57 @@ static int order_arrivals(move_t *s) {
   return 0;
 }
 
+/* Room for \a nout departures' records: the context's, kept from remap to
+ * remap (a quarter more than asked, as the next remap's count differs a
+ * little). Room for every vertex allocated afresh per remap (150 bytes a
+ * task, 1.2 MiB at 8,192 tasks: pages faulted in on first touch) and a
+ * counting sort copying each record twice were 8% of the move's own
+ * samples at 4,096 x 4 KiB. What the records held before does not matter,
+ * so a remap that fails leaves nothing to undo. */
+static int out_room(move_t *s, int nout) {
+  rta_lb_context_t *ctx = s->ctx;
+  size_t need = (size_t)(nout ? nout : 1) * sizeof *s->c.out;
+  if (ctx->move_out_bytes < need) {
+    size_t bytes = need + need / 4;
+    void *p = ballast__malloc(bytes);
+    if (!p)
+      return BALLAST_ENOMEM;
+    free(ctx->move_out);
+    ctx->move_out = p;
+    ctx->move_out_bytes = bytes;
+  }
+  s->c.out = ctx->move_out;
+  return 0;
+}
+
+/* The departures listed in s->moves (vertex order, which is key order:
+ * rta_mapping_key) into their records, ordered by destination, each
+ * destination's in key order: counted per destination, then each record
+ * written once at its place. */
+static int place_departures(move_t *s, int nout) {
+  const rta_mapping_t *m = s->c.m;
+  int np = s->ctx->size;
+  int *start = ballast__calloc((size_t)np + 1, sizeof *start);
+  int rc = start ? out_room(s, nout) : BALLAST_ENOMEM;
+  for (int i = 0; !rc && i < nout; i++)
+    start[s->moves[i].dest + 1]++;
+  for (int p = 0; !rc && p < np; p++)
+    start[p + 1] += start[p];
+  for (int i = 0; !rc && i < nout; i++) {
+    int64_t v = s->moves[i].task;
+    /* The gather listed this process's tasks: no lookup by key. */
+    rta_task_t *t = rta__mapping_task(m, v);
+    if (!t && rta_task_find(rta_mapping_key(m, v), &t) != 0)
+      rc = BALLAST_ENOTFOUND;
+    int k = start[s->moves[i].dest]++;
+    s->c.out[k] = (out_t){.t = t, .v = v, .dest = s->moves[i].dest};
+    s->c.out_of[v] = k;
+  }
+  free(start);
+  s->c.nout = rc ? 0 : nout;
+  return rc;
+}
+
 /* What leaves this rank, in destination order, described (sizes asked now),
  * and what arrives. */
 static int move_describe(move_t *s) {
@@ -659,7 +682,7 @@ static int move_describe(move_t *s) {
   int64_t n = rta_mapping_ntasks(m);
   /* One pass over the mapping lists both sides (the mapping's accessors
    * were a third of describing's samples at 4,096 x 4 KiB). */
-  int nin = 0;
+  int nin = 0, nout = 0;
   for (int64_t v = 0; v < n; v++) {
     if (rta_mapping_nprocs(m, v) != 1)
       continue;
@@ -669,20 +692,14 @@ static int move_describe(move_t *s) {
         s->arrv[nin++] = v;
       continue;
     }
-    if (s->slot[v] == me)
-      continue;
-    /* The gather listed this process's tasks: no lookup by key. */
-    rta_task_t *t = rta__mapping_task(m, v);
-    if (!t && rta_task_find(rta_mapping_key(m, v), &t) != 0)
-      return BALLAST_ENOTFOUND;
-    s->c.out[s->c.nout++] = (out_t){.t = t, .v = v, .dest = s->slot[v]};
+    if (s->slot[v] != me)
+      s->moves[nout++] = (rta__move_t){.task = v, .dest = s->slot[v]};
   }
-  int err = s->c.nout > 0 ? sort_by_dest(s->c.out, s->c.nout, s->ctx->size) : 0;
+  int err = place_departures(s, nout);
   ballast__wbuf_t *b = &s->c.desc;
   for (int i = 0; !err && i < s->c.nout; i++) {
     prefetch_out(&s->c, i);
     out_t *o = &s->c.out[i];
-    s->c.out_of[o->v] = i;
     o->doff = b->n;
     err = describe(o, o->v, b);
     o->dlen = b->n - o->doff;
@@ -764,7 +781,6 @@ static void move_cleanup(move_t *s) {
   free(s->gone);
   free(s->arrv);
   free(s->c.desc.p);
-  free(s->c.out);
   free(s->c.in);
   free(s->c.out_of);
   free(s->c.in_of);
