@@ -155,6 +155,8 @@ static void context_free(rta_lb_context_t *ctx) {
   rta__lb_warm_free(ctx->warm);
   rta__mig_pool_destroy(ctx->pool);
   free(ctx->move_out);
+  free(ctx->move_in);
+  free(ctx->move_desc);
   free(ctx->root_key);
   free(ctx->index);
   free(ctx->where);

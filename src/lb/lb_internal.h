@@ -63,8 +63,10 @@ struct rta_lb_context {
   double *stepbuf;        /* 4 x size doubles: the per-step and per-remap allgathers */
   int pending_after;      /* a remap happened: record the next judged imbalance */
   struct rta__mig_pool *pool; /* touched memory kept for migrations (lb_move.c) */
-  void *move_out;         /* the departures' records, kept from remap to remap (lb_move.c) */
-  size_t move_out_bytes;  /* its size */
+  /* kept from remap to remap (lb_move.c): the departures' records, the
+   * arrivals' records, the departures' descriptors; their sizes */
+  void *move_out, *move_in, *move_desc;
+  size_t move_out_bytes, move_in_bytes, move_desc_bytes;
   double move_phase[RTA__LB_NPHASES];   /* seconds of the remaps' moves by phase, RTA__LB_PH_* */
   struct series *series;  /* load balancing over time, for the profile (lb_series.c) */
   struct lb__recw *rec;   /* the load-balancing record being written, or NULL (lb_record.c) */
