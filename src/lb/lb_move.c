@@ -82,6 +82,8 @@ typedef struct {
   int64_t raw_dims[RTA_MAX_DIMS];
   rta_task_t *t;   /* defined at unpack */
   int unpacked;    /* the unpack callback succeeded (release owed on rollback) */
+  const char *hkey; /* its key in the mapping, hashed ahead (op_unpack), or NULL */
+  unsigned hash;    /* that key's hash */
   rta_serial_t ops;
   void *user;
 } in_t;
@@ -306,7 +308,8 @@ static int define_arrival(mctx_t *c, in_t *x) {
   if (!rc) {
     const char *name = slash + 1;
     if (x->stage >= 0 && x->stage < rta_task_nstages(parent))
-      rc = rta__task_adopt(parent, name, &p, (int)x->stage, &x->t);
+      rc = rta__task_adopt_hashed(parent, name, &p, (int)x->stage, x->hkey,
+                                  x->hash, &x->t);
     else
       rc = rta_define_task(parent, 1, &name, &p, &x->t);
   }
@@ -436,8 +439,11 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
    * index's slot of a later arrival is asked for now, its miss overlapping
    * this one's. */
   int64_t ahead = c->in_of[v] + 4;
-  if (ahead < c->nin)
-    rta__index_prefetch_key(rta_mapping_key(c->m, c->in[ahead].v));
+  if (ahead < c->nin) {
+    in_t *a = &c->in[ahead];
+    a->hkey = rta_mapping_key(c->m, a->v);
+    a->hash = rta__index_prefetch_key(a->hkey);
+  }
   int rc = read_arrival(x, v, src, hbytes, wtail, tbytes);
   if (rc)
     return rc;

@@ -84,13 +84,13 @@ void rta__index_prefetch(const rta_task_t *t) {
 #endif
 }
 
-void rta__index_prefetch_key(const char *key) {
+unsigned rta__index_prefetch_key(const char *key) {
+  unsigned h = rta__key_hash(key, strlen(key));
 #if defined(__GNUC__)
   if (cap)
-    __builtin_prefetch(&tab[home(rta__key_hash(key, strlen(key)))]);
-#else
-  (void)key;
+    __builtin_prefetch(&tab[home(h)]);
 #endif
+  return h;
 }
 
 /* The slot holding t (it is in the table). */

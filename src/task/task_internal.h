@@ -151,9 +151,10 @@ void rta__index_del(rta_task_t *t);
 void rta__index_drain(void (*fn)(rta_task_t *));
 
 /** Asks the CPU for the index's slot of t ahead of its removal; of \a key
- *  ahead of its lookup. */
+ *  ahead of its lookup or definition, returning the key's hash
+ *  (rta__key_hash) for the definition (rta__task_adopt_hashed). */
 void rta__index_prefetch(const rta_task_t *t);
-void rta__index_prefetch_key(const char *key);
+unsigned rta__index_prefetch_key(const char *key);
 
 /** Asks the CPU for the task's record ahead of use (\a deep: the record is
  *  already in cache; then the first array's record when it is not in the
@@ -206,6 +207,13 @@ rta_task_t *rta__task_next(const rta_task_t *t);
 int rta__task_adopt(rta_task_t *parent, const char *name,
                     const rta_task_params_t *params, int stage,
                     rta_task_t **out);
+/** rta__task_adopt() for a task whose full key \a key (its parent's key,
+ *  '/', \a name) has hash \a hash, computed before (rta__index_prefetch_key):
+ *  the key is hashed once per arrival. A \a key that is not the task's is
+ *  ignored (the hash is computed). */
+int rta__task_adopt_hashed(rta_task_t *parent, const char *name,
+                           const rta_task_params_t *params, int stage,
+                           const char *key, unsigned hash, rta_task_t **out);
 
 /* ---- task descriptions (task_desc.c) -------------------------------------
  * What a destination needs to define a moving task: key, stage and
