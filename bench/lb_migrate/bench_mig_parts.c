@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "core_rtt/core_rtt.h"
 
 enum { HIDX, SEP, PACK, CMA };
 typedef struct {
@@ -170,6 +171,8 @@ static void *alloc_part(size_t n, int huge) {
 }
 
 int main(int argc, char **argv) {
+  /* The vCPU placement before MPI starts spinning (core_rtt.c). */
+  double rtt0 = bench_core_rtt_here() ? bench_core_rtt_ns(-1, -1) : -1;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -249,5 +252,8 @@ int main(int argc, char **argv) {
   free(all); free(from_sb);
   free(sb); free(rb); free(reqs); free(sbuf); free(rbuf); free(t);
   MPI_Finalize();
+  if (rtt0 >= 0)
+    printf("# core-to-core round trip: %.0f ns before, %.0f ns after\n", rtt0,
+           bench_core_rtt_ns(-1, -1));
   return 0;
 }
