@@ -58,7 +58,9 @@ typedef struct {
   /* Bytes of a task's state, head and tail (source side). */
   int (*size)(void *ctx, int64_t task, size_t *head, size_t *tail);
   /* The head's memory, \a head bytes sent as they are (source side; asked
-   * only when head > 0). */
+   * with the sizes, only when head > 0). It must stay as it is until
+   * finish: a destination on the same node may read it there (migrate.c,
+   * heads read from the sender's memory) at any time before. */
   int (*head)(void *ctx, int64_t task, const void **ptr);
   /* Packs exactly \a tail bytes into buf (source side; asked only when
    * tail > 0; buf is 8-byte aligned). */
@@ -95,6 +97,7 @@ typedef struct {
   int64_t tasks_sent, tasks_received;
   uint64_t bytes_sent, bytes_received;
   int rounds;
+  int64_t heads_read; /* heads this rank read from its sources' memory */
   double seconds;
   double phase[RTA__MIG_NPHASES]; /* seconds per phase on this rank */
   int failed_rank; /* first rank that failed, -1 when none */
