@@ -29,6 +29,7 @@
 
 #include <ballast/rta.h>
 #include "bench_util.h"
+#include "core_rtt/core_rtt.h"
 #include "lb/lb_internal.h" /* the move's breakdown by phase (move_phase) */
 
 static int me, np, packed, warmup = 3, rta_alloc;
@@ -223,6 +224,8 @@ static void run(int T, size_t S, int reps) {
 }
 
 int main(int argc, char **argv) {
+  /* The vCPU placement before MPI starts spinning (core_rtt.c). */
+  double rtt0 = bench_core_rtt_here() ? bench_core_rtt_ns(-1, -1) : -1;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -255,5 +258,8 @@ int main(int argc, char **argv) {
       run(cases[c].T, cases[c].S, reps);
   rta_reset();
   MPI_Finalize();
+  if (rtt0 >= 0)
+    printf("# core-to-core round trip: %.0f ns before, %.0f ns after\n", rtt0,
+           bench_core_rtt_ns(-1, -1));
   return 0;
 }

@@ -34,6 +34,7 @@ static const ballast__env_t table[] = {
     {"BALLAST_LB_RECORD", BALLAST__ENV_STRING, 0, 0, 0, NULL, "lb (record)"},
     {"BALLAST_LB_RECORD_MAX", BALLAST__ENV_INT, 1, 1048576, 0, NULL, "lb (record)"},
     {"BALLAST_LB_WARMSTART", BALLAST__ENV_STRING, 0, 0, 0, NULL, "lb"},
+    {"BALLAST_LB_TRANSPORT", BALLAST__ENV_ENUM, 0, 0, 0, "auto,batch,read", "lb (migration)"},
     {"BALLAST_HW_LAYOUT", BALLAST__ENV_STRING, 0, 0, 0, NULL, "map"},
     {"BALLAST_REORDER", BALLAST__ENV_BOOL, 0, 0, 0, NULL, "mon (topology reordering)"},
     {"BALLAST_SKIP_SANITIZE", BALLAST__ENV_STRING, 0, 0, 0, NULL, "scripts/test.sh"},

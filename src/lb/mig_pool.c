@@ -78,6 +78,10 @@ struct rta__mig_pool {
                                * blocks, each record a malloc and a free */
   unsigned long long seq;
   long long hits, misses;
+  /* The transport of batch-sized heads (rta__mig_pool_transport): the last
+   * ns per byte each measured, and the choice count when it did (0: never). */
+  double ns_per_byte[2];
+  unsigned long long measured[2], choices;
 };
 
 static size_t held_total; /* bytes in every pool (rta__mig_pool_held) */
@@ -289,6 +293,33 @@ void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
   p->n++;
   p->bytes += cost;
   held_total += cost;
+}
+
+/* Which transport next: each is measured once (batches first), then the
+ * faster by its last measure, the other measured again after
+ * RTA__POOL_RETRY choices since its last measure, because what makes one
+ * faster (the placement of the ranks' cores, bench/core_rtt) changes while a
+ * job runs: on the 2-core VM, for tens of seconds at a time. */
+int rta__mig_pool_transport(rta__mig_pool_t *p) {
+  if (!p)
+    return RTA__MIG_BATCH;
+  p->choices++;
+  if (!p->measured[RTA__MIG_BATCH])
+    return RTA__MIG_BATCH;
+  if (!p->measured[RTA__MIG_READ])
+    return RTA__MIG_READ;
+  int best = p->ns_per_byte[RTA__MIG_READ] < p->ns_per_byte[RTA__MIG_BATCH]
+                 ? RTA__MIG_READ : RTA__MIG_BATCH;
+  int other = !best;
+  return p->choices - p->measured[other] > RTA__POOL_RETRY ? other : best;
+}
+
+void rta__mig_pool_transport_note(rta__mig_pool_t *p, int transport, double seconds,
+                                  size_t bytes) {
+  if (!p || bytes == 0 || (transport != RTA__MIG_BATCH && transport != RTA__MIG_READ))
+    return;
+  p->ns_per_byte[transport] = seconds * 1e9 / (double)bytes;
+  p->measured[transport] = p->choices ? p->choices : 1;
 }
 
 void rta__mig_pool_info(const rta__mig_pool_t *p, size_t *bytes, int *blocks,

@@ -62,6 +62,21 @@ void *rta__mig_pool_take_len(rta__mig_pool_t *pool, size_t n, size_t *len);
  * bytes; a block handed back with less than it holds (an adopted array of a
  * smaller state) is counted at that size. pool may be NULL (free). */
 void rta__mig_pool_give(rta__mig_pool_t *pool, void *mem, size_t n);
+/* The transports of batch-sized heads between ranks of one node: received
+ * in Open MPI's batches, or read by the destination from the source's
+ * memory (migrate.c). */
+enum { RTA__MIG_BATCH = 0, RTA__MIG_READ = 1 };
+/* Choices between two measures of the transport not chosen. */
+#define RTA__POOL_RETRY 8u
+/* The transport this rank should use for the heads it receives next (one
+ * choice per migration, counted): each measured once, batches first, then
+ * the faster by its last measure, and the slower measured again every
+ * RTA__POOL_RETRY choices. pool NULL: batches. */
+int rta__mig_pool_transport(rta__mig_pool_t *pool);
+/* What a migration that used \a transport for 1 MiB or more of batch-sized
+ * heads measured: \a seconds of exchange for \a bytes moved both ways. */
+void rta__mig_pool_transport_note(rta__mig_pool_t *pool, int transport,
+                                  double seconds, size_t bytes);
 /* Bytes and blocks cached, and how many takes were served from the cache. */
 void rta__mig_pool_info(const rta__mig_pool_t *pool, size_t *bytes,
                         int *blocks, long long *hits, long long *misses);

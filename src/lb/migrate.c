@@ -1,17 +1,28 @@
 /* rta's migration engine: bounded-memory transport of task states with an
  * all-or-nothing commit. The protocol is described in migrate.h. */
+#define _GNU_SOURCE /* process_vm_readv */
 #include "lb/migrate.h"
 
 #include <ballast/common.h>
 
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/common_internal.h"
+#include "common/env.h"
 #include "mon/mon_hooks.h"
 #include "task/task_internal.h" /* rta__large_len */
+
+#if defined(__linux__)
+#include <sys/uio.h>
+#include <unistd.h>
+#define MIG_CMA 1
+#else
+#define MIG_CMA 0
+#endif
 
 #define MIGRATE_TAG 0x6d67 /* "mg" */
 #define AGG_MAX ((size_t)64 << 10) /* smaller tails share one message per peer */
@@ -25,10 +36,12 @@
 
 /* ---- the engine ------------------------------------------------------------- */
 
-typedef struct {
-  int64_t task, head, tail, round;
-} header_t;
-#define HDR_WORDS 4
+/* A header on the wire: task, head bytes, tail bytes, round, and the head's
+ * address in the sender's memory (read there by a peer that reads heads). */
+#define HDR_WORDS 5
+/* Words per peer in the counts' Alltoall: header words, rounds, process
+ * id, node, and the address of the probe word (two ints). */
+#define PAIR_WORDS 6
 
 typedef struct {
   int64_t task;
@@ -41,6 +54,8 @@ typedef struct {
   const void *hsend; /* outgoing large: the head, sent from the caller's memory */
   int staged;        /* incoming: unpack succeeded */
   size_t off;        /* small tails: offset in the peer's aggregate */
+  int read;          /* a batch-sized head the destination reads itself */
+  uint64_t raddr;    /* incoming, read: the head's address at the source */
 } item_t;
 
 /* What a migration holds for one peer during one round: its aggregates
@@ -70,12 +85,17 @@ typedef struct {
   item_t *out;      /* outgoing states, sorted by peer then round */
   item_t *in;       /* incoming states, grouped by peer */
   int nmoves, nin, nrounds;
-  header_t *sh, *rh;
+  int64_t *sh, *rh; /* per peer: the read verdict word, then its headers */
   /* Header counts and displacements in words, one int per peer in four
    * arrays of one block: MPI_Alltoall and MPI_Alltoallv take them as
    * contiguous int arrays, so they cannot live in peer_t. */
   int *scount, *rcount, *sdisp, *rdisp;
-  int *spair, *rpair; /* per peer: header words and this rank's rounds */
+  int *spair, *rpair; /* per peer: PAIR_WORDS (exchange_counts) */
+  int *read_from;     /* per peer: this rank reads the peer's batch heads */
+  int *read_by;       /* per peer: the peer reads this rank's batch heads */
+  int transport;      /* RTA__MIG_BATCH or RTA__MIG_READ: this rank's choice */
+  double xfer_s;      /* the exchanges' seconds and bytes (both ways), */
+  size_t xfer_bytes;  /* for the pool's choice of transport */
   peer_t *peer;
   MPI_Request *reqs;
   MPI_Status *sts;
@@ -176,7 +196,7 @@ static int build_batches(mig_t *m, const item_t *v, int lo, int hi, int r,
       const item_t *x = &v[i];
       if (x->round != r)
         continue;
-      if (head_in_batch(x)) {
+      if (head_in_batch(x) && !x->read) {
         MPI_Get_address(send ? x->hsend : x->hbuf, &disp[k]);
         len[k++] = (int)x->head;
         total += x->head;
@@ -225,15 +245,18 @@ static void give_item(mig_t *m, item_t *x) {
  * collectives: each costs a scheduling round trip on a loaded machine). */
 static void alloc_per_peer(mig_t *m) {
   size_t np = (size_t)m->nprocs;
-  m->scount = ballast__calloc(8 * np, sizeof *m->scount);
-  m->sh = ballast__malloc(sizeof *m->sh * (size_t)(m->nmoves > 0 ? m->nmoves : 1));
+  m->scount = ballast__calloc((6 + 2 * PAIR_WORDS) * np, sizeof *m->scount);
+  m->sh = ballast__malloc(sizeof *m->sh *
+                          (HDR_WORDS * (size_t)(m->nmoves > 0 ? m->nmoves : 1) + np));
   m->peer = ballast__calloc(np, sizeof *m->peer);
   if (m->scount) {
     m->rcount = m->scount + np;
     m->sdisp = m->scount + 2 * np;
     m->rdisp = m->scount + 3 * np;
-    m->spair = m->scount + 4 * np;
-    m->rpair = m->scount + 6 * np;
+    m->read_from = m->scount + 4 * np;
+    m->read_by = m->scount + 5 * np;
+    m->spair = m->scount + 6 * np;
+    m->rpair = m->scount + (6 + PAIR_WORDS) * np;
   }
   if (!m->scount || !m->sh || !m->peer)
     m->err = BALLAST_ENOMEM;
@@ -268,6 +291,17 @@ static void size_moves(mig_t *m, const rta__move_t *moves) {
     x->task = mv->task;
     x->peer = mv->dest;
     int rc = ops->size(m->ctx, mv->task, &x->head, &x->tail);
+    if (rc >= 0 && x->head > 0) {
+      /* Asked now: the header carries its address for a peer that reads. */
+      const void *ptr = NULL;
+      int hr = ops->head(m->ctx, x->task, &ptr);
+      if (hr < 0 || !ptr) {
+        BALLAST_WARN("migration: no head for task %lld", (long long)x->task);
+        m->err = hr < 0 ? hr : BALLAST_EINVAL;
+        break;
+      }
+      x->hsend = ptr;
+    }
     if (rc < 0) {
       BALLAST_WARN("migration: size callback of task %lld failed: %s",
                    (long long)mv->task, ballast_strerror(rc));
@@ -315,46 +349,181 @@ static void plan_rounds(mig_t *m) {
   }
 }
 
+/* ---- heads read from the sender's memory -------------------------------------- */
+
+/* A rank on the same node may read a peer's batch-sized heads itself
+ * (Linux cross-memory attach, process_vm_readv) instead of receiving them
+ * through Open MPI's shared-memory pipeline. The pipeline hands every 32 KiB
+ * fragment between the two ranks through cache lines both touch, so its
+ * speed follows the round trip between their cores; a read is one copy by
+ * the reader with no hand-over. On the 2-core VM, whose host alternates
+ * between running the two vCPUs on cores that share a cache (round trip
+ * about 55 ns) and on cores that do not (about 330 ns, bench/core_rtt), 2,048
+ * parts of 16 KiB went at 1.0 of MPI_Alltoallv batched and 0.66-0.89 read
+ * in the near state, and at 0.29-0.48 batched and 0.57-0.93 read in the far
+ * one (bench_mig_parts, hidx 256 against cma). Neither wins everywhere, so
+ * by default each rank chooses from what its last migrations measured
+ * (rta__mig_pool_transport); BALLAST_LB_TRANSPORT fixes the choice. */
+
+/* What each rank reads at a peer to learn that it may read there at all
+ * (the kernel checks ptrace permission per process pair). */
+static const volatile uint64_t probe_word = 0x2174736162616c62ull; /* "ballast!" */
+
+/* A number naming this node, the same in every process on it. */
+static int node_id(void) {
+  static int id, known;
+  if (!known) {
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS)
+      len = 0;
+    id = (int)(uint32_t)ballast__fnv1a(BALLAST__FNV_OFFSET, name, (size_t)len);
+    known = 1;
+  }
+  return id;
+}
+
+/* This rank's transport for the heads it receives: BALLAST_LB_TRANSPORT,
+ * else the pool's choice (batches without a pool). */
+static int choose_transport(const mig_t *m) {
+  int mode = 0; /* auto,batch,read */
+  if (ballast__env_enum("BALLAST_LB_TRANSPORT", &mode) != 1)
+    mode = 0;
+  if (!MIG_CMA || mode == 1)
+    return RTA__MIG_BATCH;
+  if (mode == 2)
+    return RTA__MIG_READ;
+  return rta__mig_pool_transport(m->pool);
+}
+
+/* Which peers this rank reads from: those on its node that send it states,
+ * when it chose to read and the probe word reads back. */
+static void decide_reads(mig_t *m) {
+#if MIG_CMA
+  for (int p = 0; p < m->nprocs; p++) {
+    const int *w = &m->rpair[PAIR_WORDS * p];
+    m->read_from[p] = 0;
+    if (m->transport != RTA__MIG_READ || p == m->rank || w[0] <= 1 || w[3] != node_id())
+      continue;
+    uint64_t got = 0, addr = (uint64_t)(uint32_t)w[4] | (uint64_t)(uint32_t)w[5] << 32;
+    struct iovec l = {&got, sizeof got}, r = {(void *)(uintptr_t)addr, sizeof got};
+    if (process_vm_readv((pid_t)w[2], &l, 1, &r, 1, 0) == (ssize_t)sizeof got &&
+        got == probe_word)
+      m->read_from[p] = 1;
+    else
+      BALLAST_DEBUG("migration: cannot read rank %d's memory (%s): its states "
+                    "come through MPI", p, strerror(errno));
+  }
+#else
+  (void)m;
+#endif
+}
+
+/* Reads round r's heads from the peers this rank reads from into their
+ * receive buffers, IOV_MAX (1,024) parts a call per peer. The sources stay
+ * as they are until every rank has passed the agreement after the last
+ * round: the caller frees a departed state only at the commit. */
+static void read_heads(mig_t *m, int r) {
+#if MIG_CMA
+  enum { IOVS = 1024 };
+  struct iovec l[IOVS], rv[IOVS];
+  int n = 0, peer = -1;
+  size_t want = 0;
+  for (int i = 0; i <= m->nin && !m->err; i++) {
+    const item_t *x = i < m->nin ? &m->in[i] : NULL;
+    int use = x && x->round == r && x->read;
+    if (n > 0 && (!x || n == IOVS || (use && x->peer != peer))) {
+      pid_t pid = (pid_t)m->rpair[PAIR_WORDS * peer + 2];
+      ssize_t got = process_vm_readv(pid, l, (unsigned long)n, rv, (unsigned long)n, 0);
+      if (got != (ssize_t)want) {
+        BALLAST_WARN("migration: reading %zu bytes of states from rank %d's "
+                     "memory failed (%zd read: %s)", want, peer, got,
+                     got < 0 ? strerror(errno) : "short");
+        m->err = got < 0 ? BALLAST_EIO : BALLAST_ESIZE;
+      }
+      m->st.heads_read += n;
+      n = 0;
+      want = 0;
+    }
+    if (!use)
+      continue;
+    peer = x->peer;
+    l[n] = (struct iovec){x->hbuf, x->head};
+    rv[n] = (struct iovec){(void *)(uintptr_t)x->raddr, x->head};
+    want += x->head;
+    n++;
+  }
+#else
+  (void)m;
+  (void)r;
+#endif
+}
+
 /* 3a. Header counts, with the rounds of every rank (every rank runs the
- * most any has: one collective fewer than agreeing on them apart), then
- * everything sized by them: the incoming items and the arrays of one
- * round's requests and batch parts. */
+ * most any has: one collective fewer than agreeing on them apart), what a
+ * peer needs to read this rank's memory, then everything sized by them:
+ * the incoming items and the arrays of one round's requests and batch
+ * parts. Each peer's header words start with one word: whether the sender
+ * of that block reads the receiver's heads (decide_reads). */
 static void exchange_counts(mig_t *m) {
   int myrounds = m->nmoves > 0 ? m->out[m->nmoves - 1].round + 1 : 0;
-  for (int i = 0; i < m->nmoves; i++) {
-    const item_t *x = &m->out[i];
-    m->scount[x->peer] += HDR_WORDS;
-    m->sh[i] = (header_t){x->task, (int64_t)x->head, (int64_t)x->tail, x->round};
-  }
+  uint64_t probe = (uint64_t)(uintptr_t)&probe_word;
+  for (int p = 0; p < m->nprocs; p++)
+    m->scount[p] = p != m->rank;
+  for (int i = 0; i < m->nmoves; i++)
+    m->scount[m->out[i].peer] += HDR_WORDS;
   for (int p = 0; p < m->nprocs; p++) {
-    m->spair[2 * p] = m->scount[p];
-    m->spair[2 * p + 1] = myrounds;
+    int *w = &m->spair[PAIR_WORDS * p];
+    w[0] = m->scount[p];
+    w[1] = myrounds;
+    w[2] = (int)getpid();
+    w[3] = node_id();
+    w[4] = (int)(uint32_t)probe;
+    w[5] = (int)(uint32_t)(probe >> 32);
   }
-  if (MPI_Alltoall(m->spair, 2, MPI_INT, m->rpair, 2, MPI_INT, m->comm) != MPI_SUCCESS)
+  if (MPI_Alltoall(m->spair, PAIR_WORDS, MPI_INT, m->rpair, PAIR_WORDS, MPI_INT,
+                   m->comm) != MPI_SUCCESS)
     m->err = BALLAST_EMPI;
   m->nrounds = 0;
+  long long total_in = 0, nin = 0;
   for (int p = 0; p < m->nprocs; p++) {
-    m->rcount[p] = m->err ? 0 : m->rpair[2 * p];
-    if (!m->err && m->rpair[2 * p + 1] > m->nrounds)
-      m->nrounds = m->rpair[2 * p + 1];
-  }
-  long long total_in = 0;
-  for (int p = 0; p < m->nprocs; p++) {
+    const int *w = &m->rpair[PAIR_WORDS * p];
+    m->rcount[p] = m->err ? 0 : w[0];
+    if (!m->err && w[1] > m->nrounds)
+      m->nrounds = w[1];
+    int items = m->rcount[p] - (p != m->rank);
+    if (!m->err && (items < 0 || items % HDR_WORDS))
+      m->err = BALLAST_ESIZE; /* not a peer of this protocol */
+    nin += items > 0 ? items / HDR_WORDS : 0;
     m->sdisp[p] = p ? m->sdisp[p - 1] + m->scount[p - 1] : 0;
     m->rdisp[p] = p ? m->rdisp[p - 1] + m->rcount[p - 1] : 0;
     total_in += m->rcount[p];
   }
-  int nin = m->nin = (int)(total_in / HDR_WORDS);
+  if (!m->err)
+    decide_reads(m);
+  for (int p = 0, i = 0, k = 0; p < m->nprocs; p++) {
+    if (p != m->rank)
+      m->sh[k++] = m->read_from[p];
+    for (; i < m->nmoves && m->out[i].peer == p; i++) {
+      const item_t *x = &m->out[i];
+      m->sh[k++] = x->task;
+      m->sh[k++] = (int64_t)x->head;
+      m->sh[k++] = (int64_t)x->tail;
+      m->sh[k++] = x->round;
+      m->sh[k++] = (int64_t)(uintptr_t)x->hsend;
+    }
+  }
+  m->nin = m->err ? 0 : (int)nin;
   /* Requests per round: at most two per state (head, tail) when each part is
    * a message of its own; an aggregate or a batch replaces at least one such
    * part, so the two per peer below are slack. */
-  size_t nreq_max = 2 * (size_t)m->nmoves + 2 * (size_t)nin + 2 * (size_t)m->nprocs + 1;
-  m->rh = ballast__malloc(sizeof *m->rh * (size_t)(nin > 0 ? nin : 1));
-  m->in = ballast__calloc((size_t)(nin > 0 ? nin : 1), sizeof *m->in);
+  size_t nreq_max = 2 * (size_t)m->nmoves + 2 * (size_t)m->nin + 2 * (size_t)m->nprocs + 1;
+  m->rh = ballast__malloc(sizeof *m->rh * (size_t)(total_in > 0 ? total_in : 1));
+  m->in = ballast__calloc((size_t)(m->nin > 0 ? m->nin : 1), sizeof *m->in);
   m->rslot = ballast__malloc(sizeof *m->rslot * nreq_max);
   m->reqs = ballast__malloc(sizeof *m->reqs * nreq_max);
   m->sts = ballast__malloc(sizeof *m->sts * nreq_max);
-  size_t nparts = 2 * ((size_t)m->nmoves + (size_t)nin) + 1;
+  size_t nparts = 2 * ((size_t)m->nmoves + (size_t)m->nin) + 1;
   m->bdisp = ballast__malloc(sizeof *m->bdisp * BATCH_PARTS);
   m->blen = ballast__malloc(sizeof *m->blen * BATCH_PARTS);
   m->bat = ballast__malloc(sizeof *m->bat * nparts);
@@ -364,21 +533,29 @@ static void exchange_counts(mig_t *m) {
 }
 
 /* 3b. The headers themselves. A failure here is caught by the agreement
- * that opens the first round, before any state moves. */
+ * that opens the first round, before any state moves. A batch-sized head
+ * travels by read when its destination said it reads its source. */
 static void exchange_headers(mig_t *m) {
   if (MPI_Alltoallv(m->sh, m->scount, m->sdisp, MPI_INT64_T, m->rh, m->rcount,
                     m->rdisp, MPI_INT64_T, m->comm) != MPI_SUCCESS)
     m->err = BALLAST_EMPI;
   int k = 0;
-  for (int p = 0; p < m->nprocs; p++)
-    for (int j = 0; j < m->rcount[p] / HDR_WORDS; j++, k++) {
+  for (int p = 0; p < m->nprocs && !m->err; p++) {
+    const int64_t *w = m->rh + m->rdisp[p], *end = w + m->rcount[p];
+    m->read_by[p] = p != m->rank && w < end && *w++ != 0;
+    for (; w < end; w += HDR_WORDS, k++) {
       item_t *x = &m->in[k];
-      x->task = m->rh[k].task;
+      x->task = w[0];
       x->peer = p;
-      x->head = (size_t)m->rh[k].head;
-      x->tail = (size_t)m->rh[k].tail;
-      x->round = (int)m->rh[k].round;
+      x->head = (size_t)w[1];
+      x->tail = (size_t)w[2];
+      x->round = (int)w[3];
+      x->raddr = (uint64_t)w[4];
+      x->read = m->read_from[p] && head_in_batch(x);
     }
+  }
+  for (int i = 0; i < m->nmoves && !m->err; i++)
+    m->out[i].read = m->read_by[m->out[i].peer] && head_in_batch(&m->out[i]);
 }
 
 /* 4a. Receive buffers of round r: offsets in the aggregates, a buffer of
@@ -411,18 +588,9 @@ static void alloc_receives(mig_t *m, int r) {
 }
 
 /* Packs one outgoing state: its tail into the aggregate or a buffer of its
- * own (its head is sent from the caller's memory). */
+ * own (its head is sent from the caller's memory, asked in size_moves). */
 static int pack_one(mig_t *m, item_t *x) {
   unsigned char *agg = tail_in_agg(x) ? m->peer[x->peer].sagg + x->off : NULL;
-  if (x->head > 0) {
-    const void *ptr = NULL;
-    int rc = m->ops->head(m->ctx, x->task, &ptr);
-    if (rc < 0 || !ptr) {
-      BALLAST_WARN("migration: no head for task %lld", (long long)x->task);
-      return rc < 0 ? rc : BALLAST_EINVAL;
-    }
-    x->hsend = ptr;
-  }
   if (x->tail == 0)
     return 0;
   void *dst = agg; /* NULL: a buffer and a message of its own */
@@ -562,9 +730,16 @@ static int post_alone(mig_t *m, const item_t *v, int lo, int hi, int r,
 /* 4g. The round's messages: every receive (aggregates, batches, parts
  * alone), then every send, then one wait. */
 static void exchange_round(mig_t *m, int r, int oi, int oend) {
+  double t0 = MPI_Wtime();
   int nrecv = post_alone(m, m->in, 0, m->nin, r, 0, post_receives(m));
   int nreq = post_alone(m, m->out, oi, oend, r, 1, post_sends(m, nrecv));
+  read_heads(m, r); /* while the messages are in flight */
   wait_all(m, nreq, nrecv);
+  m->xfer_s += MPI_Wtime() - t0;
+  for (int i = 0; i < m->nin; i++)
+    m->xfer_bytes += m->in[i].round == r ? m->in[i].head + m->in[i].tail : 0;
+  for (int i = oi; i < oend; i++)
+    m->xfer_bytes += m->out[i].head + m->out[i].tail;
 }
 
 /* Hands one received state to unpack, which stages it. */
@@ -649,12 +824,30 @@ static int run_rounds(mig_t *m) {
   return 0;
 }
 
+/* What this migration's exchanges measured, for the pool's next choice:
+ * only a migration that received 1 MiB or more of batch-sized heads says
+ * anything about their transport. */
+static void note_transport(mig_t *m) {
+  size_t batched = 0;
+  int reads = 0;
+  for (int i = 0; i < m->nin; i++)
+    if (head_in_batch(&m->in[i])) {
+      batched += m->in[i].head;
+      reads |= m->in[i].read;
+    }
+  if (batched >= ((size_t)1 << 20))
+    rta__mig_pool_transport_note(m->pool, reads ? RTA__MIG_READ : RTA__MIG_BATCH,
+                                 m->xfer_s, m->xfer_bytes);
+}
+
 /* 5. Commit everywhere or roll back everywhere, then free everything. */
 static void finish(mig_t *m) {
   int outcome = (m->who < 0) ? RTA__COMMIT : RTA__ROLLBACK;
   const rta__migrate_ops_t *ops = m->ops;
-  if (outcome == RTA__COMMIT) /* before the departed states reach the pool */
+  if (outcome == RTA__COMMIT) { /* before the departed states reach the pool */
     rta__mig_pool_follow(m->pool, m->arrived);
+    note_transport(m);
+  }
   if (ops && ops->finish) {
     for (int i = 0; i < m->nmoves && m->out; i++)
       ops->finish(m->ctx, m->out[i].task, 1, outcome);
@@ -749,6 +942,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   /* Each agreement covers the local steps since the one before; after a
    * failure every rank skips to finish, which rolls back. */
   ballast__lib_begin();
+  m.transport = choose_transport(&m);
   alloc_per_peer(&m);
   size_moves(&m, moves);
   if (!agree(&m)) {

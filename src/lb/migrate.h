@@ -15,16 +15,23 @@
  * and unpack() reads. Either part may be empty.
  *
  * Protocol (collective over comm):
- *  1. every rank asks the head and tail sizes of each outgoing state;
- *  2. headers (task, head, tail, round) are exchanged with MPI_Alltoall(v),
- *     counts first (with every rank's number of rounds); rounds bound the
- *     bytes in flight per rank;
- *  3. per round: all receives and sends are posted nonblocking, then waited;
- *     per peer, tails of less than 64 KiB share one packed aggregate
- *     message, heads and larger tails of less than 128 KiB travel in
- *     messages described by hindexed datatypes over their own memory (at
- *     most 256 parts each), and parts of 128 KiB and more travel alone; received states are handed to unpack, which stages them (not
- *     yet live);
+ *  1. every rank asks the head and tail sizes, and the head's memory, of
+ *     each outgoing state;
+ *  2. headers (task, head, tail, round, the head's address) are exchanged
+ *     with MPI_Alltoall(v), counts first (with every rank's number of
+ *     rounds and what a peer on the same node needs to read its memory);
+ *     with the headers each rank tells each source whether it reads that
+ *     source's heads of less than 128 KiB itself (the transport, chosen per
+ *     migration: BALLAST_LB_TRANSPORT, else from the pool's measures);
+ *     rounds bound the bytes in flight per rank;
+ *  3. per round: all receives and sends are posted nonblocking, the heads
+ *     read from same-node sources are read (process_vm_readv), then
+ *     everything is waited for; per peer, tails of less than 64 KiB share
+ *     one packed aggregate message, heads not read and larger tails of
+ *     less than 128 KiB travel in messages described by hindexed datatypes
+ *     over their own memory (at most 256 parts each), and parts of 128 KiB
+ *     and more travel alone; received states are handed to unpack, which
+ *     stages them (not yet live);
  *  4. one MPI_Allreduce agrees on success (and on the first failing rank);
  *  5. success: finish(COMMIT) on both sides (the source frees its state, the
  *     destination makes the staged state live); failure: finish(ROLLBACK)
@@ -58,7 +65,9 @@ typedef struct {
   /* Bytes of a task's state, head and tail (source side). */
   int (*size)(void *ctx, int64_t task, size_t *head, size_t *tail);
   /* The head's memory, \a head bytes sent as they are (source side; asked
-   * only when head > 0). */
+   * with the sizes, only when head > 0). It must stay as it is until
+   * finish: a destination on the same node may read it there (migrate.c,
+   * heads read from the sender's memory) at any time before. */
   int (*head)(void *ctx, int64_t task, const void **ptr);
   /* Packs exactly \a tail bytes into buf (source side; asked only when
    * tail > 0; buf is 8-byte aligned). */
@@ -95,6 +104,7 @@ typedef struct {
   int64_t tasks_sent, tasks_received;
   uint64_t bytes_sent, bytes_received;
   int rounds;
+  int64_t heads_read; /* heads this rank read from its sources' memory */
   double seconds;
   double phase[RTA__MIG_NPHASES]; /* seconds per phase on this rank */
   int failed_rank; /* first rank that failed, -1 when none */

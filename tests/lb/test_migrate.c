@@ -5,6 +5,8 @@
  * callback, a failed allocation, a size mismatch): afterwards every task is
  * where it was with the same bytes, and the next migration succeeds. */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <ballast/common.h>
 
@@ -225,7 +227,7 @@ int main(int argc, char **argv) {
 
   /* Many random remaps, alternating a generous and a tight memory bound. */
   rta__migrate_stats_t st;
-  long long moved = 0;
+  long long moved = 0, heads_read = 0;
   for (int it = 0; it < 12; it++) {
     if (it == 6) {
       pool = rta__mig_pool_create((size_t)2 << 20);
@@ -252,9 +254,18 @@ int main(int argc, char **argv) {
     MPI_Allreduce(&recvd, &r_all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     CHECK_EQ(s_all, r_all);
     moved += s_all;
+    heads_read += st.heads_read;
     verify(owner);
   }
   CHECK_GT(moved, NTASKS); /* the draws really moved tasks around */
+  /* The transport of batch-sized heads, when the run fixes it
+   * (BALLAST_LB_TRANSPORT): every rank read its sources' memory (all ranks
+   * share the node here), or none did. */
+  const char *tr = getenv("BALLAST_LB_TRANSPORT");
+  if (tr && !strcmp(tr, "read"))
+    CHECK_GT(heads_read, 0);
+  if (tr && !strcmp(tr, "batch"))
+    CHECK_EQ(heads_read, 0);
   {
     /* Heads the caller keeps are not staging: with heads_kept and a budget
      * of 1 byte, a batched head-only move adds 0 bytes, so a round starts
