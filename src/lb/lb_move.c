@@ -750,12 +750,12 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
   int blocks;
   long long hits, misses;
   rta__mig_pool_info(ctx->pool, &held, &blocks, &hits, &misses);
-  BALLAST_DEBUG("rta: migration: %lld tasks out, %lld in; describing %.3f ms, "
-                "states %.3f ms; pool %zu bytes in %d blocks, %lld hits, "
-                "%lld misses so far",
+  BALLAST_DEBUG("rta: migration: %lld tasks out, %lld in (%lld read from the "
+                "sources' memory); describing %.3f ms, states %.3f ms; pool %zu "
+                "bytes in %d blocks, %lld hits, %lld misses so far",
                 (long long)st.tasks_sent, (long long)st.tasks_received,
-                (s->tm1 - s->tm0) * 1e3, st.seconds * 1e3, held, blocks, hits,
-                misses);
+                (long long)st.heads_read, (s->tm1 - s->tm0) * 1e3, st.seconds * 1e3,
+                held, blocks, hits, misses);
   for (int k = 0; k < RTA__MIG_NPHASES; k++)
     ctx->move_phase[RTA__LB_PH_PLAN + k] += st.phase[k];
   if (!rc) {
