@@ -360,11 +360,14 @@ static void plan_rounds(mig_t *m) {
  * the reader with no hand-over. On the 2-core VM, whose host alternates
  * between running the two vCPUs on cores that share a cache (round trip
  * about 55 ns) and on cores that do not (about 330 ns, bench/core_rtt), 2,048
- * parts of 16 KiB went at 1.0 of MPI_Alltoallv batched and 0.66-0.89 read
- * in the near state, and at 0.29-0.48 batched and 0.57-0.93 read in the far
- * one (bench_mig_parts, hidx 256 against cma). Neither wins everywhere, so
- * by default each rank chooses from what its last migrations measured
- * (rta__mig_pool_transport); BALLAST_LB_TRANSPORT fixes the choice. */
+ * parts of 16 KiB went at 0.92-1.08 of MPI_Alltoallv batched and 0.66-0.89
+ * read in the near state, and at 0.26-0.35 batched and 0.50-0.65 read in
+ * the far one (bench_mig_parts, hidx 256 against cma; bench/README.md
+ * lb_migrate). Neither wins everywhere, so by default each rank chooses
+ * from what its last migrations measured (rta__mig_pool_transport), at the
+ * price of one migration in nine on the slower one (at 4 KiB near, 0.07 us
+ * per task of the engine's own work); BALLAST_LB_TRANSPORT fixes the
+ * choice. */
 
 /* What each rank reads at a peer to learn that it may read there at all
  * (the kernel checks ptrace permission per process pair). */
