@@ -7,7 +7,8 @@
  * every task's state identical with the pool in use, and destroying the
  * context returns every cached byte. Both layouts that adopt the receive
  * memory are used: a single array (raw) and callback bytes + arrays (the
- * lead array adopted, the small one unpacked). */
+ * lead array adopted, the small one unpacked). Also the pool's choice of
+ * transport for batch-sized heads (auto). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,11 +408,55 @@ static void test_context(void) {
   CHECK_EQ(rta_task_remove(root), 0);
 }
 
+/* The pool's choice of transport for batch-sized heads (BALLAST_LB_TRANSPORT
+ * auto, mig_pool.h): batches until they are measured, then reads until
+ * they are, then the faster by its last measure, the slower measured again
+ * once in RTA__POOL_RETRY + 1 choices, and a change of which is faster
+ * followed; measures of nothing are ignored. Local: no MPI. */
+static void test_transport_choice(void) {
+  CHECK_EQ(rta__mig_pool_transport(NULL), RTA__MIG_BATCH);
+  rta__mig_pool_t *p = rta__mig_pool_create(POOL_CAP);
+  CHECK(p != NULL);
+  CHECK_EQ(rta__mig_pool_transport(p), RTA__MIG_BATCH);
+  CHECK_EQ(rta__mig_pool_transport(p), RTA__MIG_BATCH); /* still unmeasured */
+  rta__mig_pool_transport_note(p, RTA__MIG_BATCH, 0.010, (size_t)1 << 20);
+  rta__mig_pool_transport_note(p, RTA__MIG_READ, 0.001, 0); /* no bytes: ignored */
+  rta__mig_pool_transport_note(p, 7, 0.001, (size_t)1 << 20); /* no such transport */
+  CHECK_EQ(rta__mig_pool_transport(p), RTA__MIG_READ);
+  CHECK_EQ(rta__mig_pool_transport(p), RTA__MIG_READ); /* until measured */
+  rta__mig_pool_transport_note(p, RTA__MIG_READ, 0.005, (size_t)1 << 20);
+  /* Steady: reads twice as fast, every choice measured. */
+  int batches = 0, n = 3 * (int)(RTA__POOL_RETRY + 1);
+  for (int i = 0; i < n; i++) {
+    int t = rta__mig_pool_transport(p);
+    CHECK(t == RTA__MIG_BATCH || t == RTA__MIG_READ);
+    batches += t == RTA__MIG_BATCH;
+    rta__mig_pool_transport_note(p, t, t == RTA__MIG_READ ? 0.005 : 0.010,
+                                 (size_t)1 << 20);
+  }
+  CHECK_EQ(batches, 3);
+  /* The batches become the faster at their next measure: then mostly them. */
+  int t;
+  while ((t = rta__mig_pool_transport(p)) != RTA__MIG_BATCH)
+    rta__mig_pool_transport_note(p, t, 0.005, (size_t)1 << 20);
+  rta__mig_pool_transport_note(p, RTA__MIG_BATCH, 0.002, (size_t)1 << 20);
+  int reads = 0;
+  for (unsigned i = 0; i < RTA__POOL_RETRY + 1; i++) {
+    t = rta__mig_pool_transport(p);
+    reads += t == RTA__MIG_READ;
+    rta__mig_pool_transport_note(p, t, t == RTA__MIG_READ ? 0.005 : 0.002,
+                                 (size_t)1 << 20);
+  }
+  CHECK_EQ(reads, 1);
+  rta__mig_pool_destroy(p);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   test_pool_unit();
+  test_transport_choice();
   test_context();
   rta_reset();
   TEST_PASS("lb_pool");
