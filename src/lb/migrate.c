@@ -365,9 +365,10 @@ static void plan_rounds(mig_t *m) {
  * the far one (bench_mig_parts, hidx 256 against cma; bench/README.md
  * lb_migrate). Neither wins everywhere, so by default each rank chooses
  * from what its last migrations measured (rta__mig_pool_transport), at the
- * price of one migration in nine on the slower one (at 4 KiB near, 0.07 us
- * per task of the engine's own work); BALLAST_LB_TRANSPORT fixes the
- * choice. */
+ * price of one migration in nine on the slower one (on the VM at 4 KiB,
+ * auto cost the engine 0.07 us per task against batches fixed when batches
+ * were the faster: 0.37 against 0.29, three runs); BALLAST_LB_TRANSPORT
+ * fixes the choice. */
 
 /* What each rank reads at a peer to learn that it may read there at all
  * (the kernel checks ptrace permission per process pair). */
