@@ -95,8 +95,8 @@ typedef struct {
   int *read_by;       /* per peer: the peer reads this rank's batch heads */
   int transport;      /* RTA__MIG_BATCH or RTA__MIG_READ: this rank's choice */
   long long misses0;  /* the pool's misses before this migration */
-  double xfer_s;      /* the exchanges' seconds and bytes (both ways), */
-  size_t xfer_bytes;  /* for the pool's choice of transport */
+  double xfer_s;      /* the exchanges' seconds, for the pool's choice of
+                       * transport (with st's bytes both ways) */
   peer_t *peer;
   MPI_Request *reqs;
   MPI_Status *sts;
@@ -733,7 +733,8 @@ static int post_alone(mig_t *m, const item_t *v, int lo, int hi, int r,
 }
 
 /* 4g. The round's messages: every receive (aggregates, batches, parts
- * alone), then every send, then one wait. */
+ * alone), then every send, then the heads this rank reads, then one wait;
+ * timed for the pool's choice of transport. */
 static void exchange_round(mig_t *m, int r, int oi, int oend) {
   double t0 = MPI_Wtime();
   int nrecv = post_alone(m, m->in, 0, m->nin, r, 0, post_receives(m));
@@ -741,10 +742,6 @@ static void exchange_round(mig_t *m, int r, int oi, int oend) {
   read_heads(m, r); /* while the messages are in flight */
   wait_all(m, nreq, nrecv);
   m->xfer_s += MPI_Wtime() - t0;
-  for (int i = 0; i < m->nin; i++)
-    m->xfer_bytes += m->in[i].round == r ? m->in[i].head + m->in[i].tail : 0;
-  for (int i = oi; i < oend; i++)
-    m->xfer_bytes += m->out[i].head + m->out[i].tail;
 }
 
 /* Hands one received state to unpack, which stages it. */
@@ -841,15 +838,13 @@ static void note_transport(mig_t *m) {
   if (4 * (misses - m->misses0) > m->nin)
     return;
   size_t batched = 0;
-  int reads = 0;
   for (int i = 0; i < m->nin; i++)
-    if (head_in_batch(&m->in[i])) {
-      batched += m->in[i].head;
-      reads |= m->in[i].read;
-    }
+    batched += head_in_batch(&m->in[i]) ? m->in[i].head : 0;
   if (batched >= ((size_t)1 << 20))
-    rta__mig_pool_transport_note(m->pool, reads ? RTA__MIG_READ : RTA__MIG_BATCH,
-                                 m->xfer_s, m->xfer_bytes);
+    rta__mig_pool_transport_note(m->pool,
+                                 m->st.heads_read > 0 ? RTA__MIG_READ : RTA__MIG_BATCH,
+                                 m->xfer_s,
+                                 (size_t)(m->st.bytes_sent + m->st.bytes_received));
 }
 
 /* 5. Commit everywhere or roll back everywhere, then free everything. */
