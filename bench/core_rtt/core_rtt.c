@@ -118,6 +118,16 @@ int bench_core_rtt_here(void) {
   return 1;
 }
 
+double bench_core_rtt_before(void) {
+  return bench_core_rtt_here() ? bench_core_rtt_ns(-1, -1) : -1;
+}
+
+void bench_core_rtt_after(double before) {
+  if (before >= 0)
+    printf("# core-to-core round trip: %.0f ns before, %.0f ns after\n", before,
+           bench_core_rtt_ns(-1, -1));
+}
+
 #ifdef BENCH_CORE_RTT_MAIN
 int main(int argc, char **argv) {
   int a = argc > 2 ? atoi(argv[1]) : -1, b = argc > 2 ? atoi(argv[2]) : -1;

@@ -12,4 +12,12 @@ double bench_core_rtt_ns(int cpu_a, int cpu_b);
  * 0 under Open MPI, MPICH or Slurm; any process without a launcher). */
 int bench_core_rtt_here(void);
 
+/* What a benchmark calls before MPI_Init: the round trip now in the
+ * process that measures (bench_core_rtt_here), -1 in the others. */
+double bench_core_rtt_before(void);
+
+/* What it calls after MPI_Finalize with that figure: in the process that
+ * measured, prints "# core-to-core round trip: B ns before, A ns after". */
+void bench_core_rtt_after(double before);
+
 #endif

@@ -172,7 +172,7 @@ static void *alloc_part(size_t n, int huge) {
 
 int main(int argc, char **argv) {
   /* The vCPU placement before MPI starts spinning (core_rtt.c). */
-  double rtt0 = bench_core_rtt_here() ? bench_core_rtt_ns(-1, -1) : -1;
+  double rtt0 = bench_core_rtt_before();
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -252,8 +252,6 @@ int main(int argc, char **argv) {
   free(all); free(from_sb);
   free(sb); free(rb); free(reqs); free(sbuf); free(rbuf); free(t);
   MPI_Finalize();
-  if (rtt0 >= 0)
-    printf("# core-to-core round trip: %.0f ns before, %.0f ns after\n", rtt0,
-           bench_core_rtt_ns(-1, -1));
+  bench_core_rtt_after(rtt0);
   return 0;
 }

@@ -93,7 +93,7 @@ static void print_breakdown(double (*ph)[RTA__MIG_NPHASES], const double *tm,
 
 int main(int argc, char **argv) {
   /* The vCPU placement before MPI starts spinning (core_rtt.c). */
-  double rtt0 = bench_core_rtt_here() ? bench_core_rtt_ns(-1, -1) : -1;
+  double rtt0 = bench_core_rtt_before();
   MPI_Init(&argc, &argv);
   int me, np;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -187,8 +187,6 @@ int main(int argc, char **argv) {
     free(sc); free(sd);
   }
   MPI_Finalize();
-  if (rtt0 >= 0)
-    printf("# core-to-core round trip: %.0f ns before, %.0f ns after\n", rtt0,
-           bench_core_rtt_ns(-1, -1));
+  bench_core_rtt_after(rtt0);
   return 0;
 }
