@@ -16,7 +16,9 @@ import sys
 
 CATEGORIES = ("init", "comm", "p2p", "probe", "wait", "coll", "rma", "io")
 GROUPS = ("MPI_P2P", "MPI_COLL", "MPI_RMA", "MPI_IO", "MPI_ALL")
-# Category -> groups it belongs to (MPI_ALL is added to every function).
+# Category -> groups it belongs to (MPI_ALL is added to every function but
+# MPI_Init, MPI_Init_thread and MPI_Finalize: the start and end of MPI are not
+# the program's MPI time, README "What the figures mean").
 CAT_GROUPS = {
     "init": (), "comm": (),
     "p2p": ("MPI_P2P",), "probe": ("MPI_P2P",), "wait": ("MPI_P2P",),
@@ -171,8 +173,10 @@ def gen_acts_c(entries):
         out.append('  "%s",' % g)
     out += ["};", "", "const unsigned mon__act_groups[MON__NACT] = {"]
     for e in entries:
-        groups = list(CAT_GROUPS[e.category]) + ["MPI_ALL"]
-        bits = " | ".join("(1u << %d)" % GROUPS.index(g) for g in groups)
+        groups = list(CAT_GROUPS[e.category])
+        if e.rule.get("kind") not in ("init", "finalize"):
+            groups.append("MPI_ALL")
+        bits = " | ".join("(1u << %d)" % GROUPS.index(g) for g in groups) or "0"
         out.append("  %s, /* %s */" % (bits, e.name))
     out += ["};", "", "const unsigned char mon__act_msg[MON__NACT] = {"]
     for e in entries:

@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,23 @@ __thread int ballast__tl_lib_depth;
 void ballast__lib_begin(void) { ballast__tl_lib_depth++; }
 
 int ballast__lib_depth(void) { return ballast__tl_lib_depth; }
+
+/* Nanoseconds, so relaxed atomic adds keep the totals exact. */
+static uint64_t own_ns, own_wait_ns;
+
+static uint64_t to_ns(double s) { return s > 0 && s < 1e9 ? (uint64_t)(s * 1e9 + 0.5) : 0; }
+
+void ballast__own_add(double seconds, double wait) {
+  __atomic_fetch_add(&own_ns, to_ns(seconds), __ATOMIC_RELAXED);
+  __atomic_fetch_add(&own_wait_ns, to_ns(wait < seconds ? wait : seconds), __ATOMIC_RELAXED);
+}
+
+void ballast__own_read(double *seconds, double *wait) {
+  if (seconds)
+    *seconds = 1e-9 * (double)__atomic_load_n(&own_ns, __ATOMIC_RELAXED);
+  if (wait)
+    *wait = 1e-9 * (double)__atomic_load_n(&own_wait_ns, __ATOMIC_RELAXED);
+}
 
 void ballast__lib_end(void) {
   if (ballast__tl_lib_depth > 0)

@@ -50,6 +50,19 @@ void ballast__lib_begin(void);
 void ballast__lib_end(void);
 int ballast__lib_depth(void);
 
+/* ---- ballast's own time ------------------------------------------------------
+ * The one account of the wall time this process spends in ballast's own work
+ * for the program (README "What the figures mean"): defining load-balancing
+ * contexts, each load-balancing call, remaps, the mapping behind MPI's
+ * topology constructors.  wait is the part of it spent waiting for other
+ * ranks inside ballast's collectives (the load imbalance of the program made
+ * visible there, not ballast's cost); work is the rest. The layers that do
+ * that work add to it; the report, the profile and the page read it. Thread
+ * safe (relaxed atomics; callers are the MPI thread). */
+void ballast__own_add(double seconds, double wait);
+/** This process's totals so far: all of its own time and the waiting in it. */
+void ballast__own_read(double *seconds, double *wait);
+
 /**
  * The one way a collective step agrees on failure: every rank of \a comm
  * passes its own error code (0 for success) and all learn the lowest failing

@@ -169,6 +169,7 @@ static void context_free(rta_lb_context_t *ctx) {
  * the report and the profile's series, and adopts a warm start named by the
  * environment (collective: rta_lb_warm_start). */
 static void context_open(rta_lb_context_t *ctx, double t_define) {
+  ballast__own_add(t_define, 0);
   ctx->last_exit = MPI_Wtime();
   ctx->steps_seen = rta_steps();
   ctx->next = contexts;
@@ -214,6 +215,7 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
   else {
     ctx->base = ctx->app = MPI_COMM_NULL;
     ctx->stats.last_error_rank = -1;
+    ctx->coll_cost = -1;
     if (cfg)
       ctx->cfg = *cfg;
     else
@@ -248,7 +250,7 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     ctx->base = base;
   if (!err)
     err = rta_policy_create(&ctx->cfg.policy, size, &ctx->policy);
-  if (!err && !(ctx->stepbuf = ballast__malloc(4 * (size_t)size * sizeof *ctx->stepbuf)))
+  if (!err && !(ctx->stepbuf = ballast__malloc(6 * (size_t)size * sizeof *ctx->stepbuf)))
     err = BALLAST_ENOMEM;
   int rc = ballast__agree(base != MPI_COMM_NULL ? base : comm, err, NULL, NULL);
   if (!rc) {
@@ -357,6 +359,17 @@ static double step_time(rta_lb_context_t *ctx, double wall, int closed) {
       return sum;
   }
   return wall;
+}
+
+/* This rank's wait for the other ranks in the step's collective: its time
+ * in it less the collective's own cost, estimated as the least time any rank
+ * has spent in it so far (the last rank to arrive waits for nobody, so its
+ * time is the exchange alone; each rank sends its previous time with the
+ * next step's figures, so the estimate costs no message). Until one is
+ * known (the first step), the whole time counts as waiting. */
+static double step_wait(const rta_lb_context_t *ctx) {
+  double w = ctx->coll_last - (ctx->coll_cost > 0 ? ctx->coll_cost : 0);
+  return w > 0 ? w : 0;
 }
 
 /* Closes the step unless the application just did (it called rta_step()
@@ -783,35 +796,46 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   double mine = err ? 0 : step_time(ctx, wall, closed);
   if (closed)
     rta__lb_record_costs(ctx);
-  /* One collective per step: every rank's time and error code together,
+  /* One collective per step: every rank's time, error code, wall time since
+   * its previous call and time in the previous step's collective together,
    * into buffers allocated with the context (nothing allocated per step). */
-  double *all = ctx->stepbuf, *times = ctx->stepbuf + 2 * ctx->size;
-  double pair[2] = {mine, (double)err};
+  double *all = ctx->stepbuf, *times = ctx->stepbuf + 4 * ctx->size;
+  double *walls = times + ctx->size;
+  double quad[4] = {mine, (double)err, wall, ctx->coll_last};
   ballast__lib_begin();
   int rc = 0;
-  if (MPI_Allgather(pair, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, ctx->base) !=
-      MPI_SUCCESS) {
+  double t_coll = MPI_Wtime();
+  int mrc = MPI_Allgather(quad, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, ctx->base);
+  ctx->coll_last = MPI_Wtime() - t_coll;
+  if (mrc != MPI_SUCCESS) {
     rc = BALLAST_EMPI;
   } else {
     int who = -1;
     for (int r = 0; r < ctx->size && !rc; r++)
-      if (all[2 * r + 1] != 0) {
+      if (all[4 * r + 1] != 0) {
         who = r;
         rc = err ? err : BALLAST_EREMOTE;
       }
     /* A task left open is the application's misuse, not a failure of
      * another rank: every rank says so, with the same code. */
-    if (who >= 0 && (int)all[2 * who + 1] == BALLAST_ESTATE) {
+    if (who >= 0 && (int)all[4 * who + 1] == BALLAST_ESTATE) {
       rc = BALLAST_ESTATE;
       BALLAST_WARN("rta: load balancing refused on every rank: a task is still "
                    "open on rank %d (%s; nothing done)", who,
                    ballast_err_name(BALLAST_ESTATE));
     }
-    for (int r = 0; r < ctx->size; r++)
-      times[r] = all[2 * r];
+    for (int r = 0; r < ctx->size; r++) {
+      times[r] = all[4 * r];
+      walls[r] = all[4 * r + 2];
+      if (all[4 * r + 3] > 0 && (ctx->coll_cost < 0 || all[4 * r + 3] < ctx->coll_cost))
+        ctx->coll_cost = all[4 * r + 3];
+    }
   }
   ballast__lib_end();
+  double wait = step_wait(ctx);
+  ctx->seconds_waiting += wait;
   if (rc) {
+    ballast__own_add(MPI_Wtime() - t_in, wait);
     ctx->steps_seen = rta_steps();
     ctx->last_exit = MPI_Wtime();
     return rc;
@@ -833,12 +857,14 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     forced = 2;
   }
   ctx->last = d;
-  rta__lb_series_step(ctx, times, &d);
+  rta__lb_series_step(ctx, times, walls, &d);
   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_LB_DECISION))
     decision_event(ctx, &d);
   note_decision(ctx, &d);
   rta__lb_record_step(ctx, wall, times, &d, forced);
-  ctx->stats.seconds_deciding += MPI_Wtime() - t_in;
+  double t_decided = MPI_Wtime();
+  ctx->stats.seconds_deciding += t_decided - t_in;
+  ballast__own_add(t_decided - t_in, wait);
   if (d.remap) {
     rta_remap_measure_t cost = {0, 0, 0, 0};
     int dropped = 0;
@@ -866,6 +892,11 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
        * retried after warmup + window steps, not at every step. */
       rta_policy_remap_measured(ctx->policy, &cost);
     }
+    /* A remap is work, its collectives included: every rank's time in it is
+     * what the remap cost that rank. */
+    double t_remap = MPI_Wtime() - t_decided;
+    ctx->seconds_remapping += t_remap;
+    ballast__own_add(t_remap, 0);
   }
   if (comm)
     *comm = ctx->app;

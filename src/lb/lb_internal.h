@@ -60,7 +60,13 @@ struct rta_lb_context {
   double last_exit;       /* MPI_Wtime at the end of the previous call */
   rta__warm_t *warm;      /* a warm start the next call adopts, or NULL */
   long long steps_seen;   /* rta_steps() then: a step closed since is the application's */
-  double *stepbuf;        /* 4 x size doubles: the per-step and per-remap allgathers */
+  double *stepbuf;        /* 6 x size doubles: the per-step and per-remap allgathers,
+                             then the step's times and wall times per rank */
+  /* ballast's own time waiting for other ranks (lb.c, step_wait): this
+   * rank's seconds in the last per-step collective, the least any rank has
+   * spent in it (-1: none known yet), and the waits summed */
+  double coll_last, coll_cost, seconds_waiting;
+  double seconds_remapping; /* this rank's wall time in remaps, dropped candidates included */
   int pending_after;      /* a remap happened: record the next judged imbalance */
   struct rta__mig_pool *pool; /* touched memory kept for migrations (lb_move.c) */
   /* kept from remap to remap (lb_move.c): the departures' records, the
@@ -146,7 +152,7 @@ void rta__lb_warm_free(rta__warm_t *w);
  * communication; without memory a series stops growing, nothing fails. */
 void rta__lb_series_open(rta_lb_context_t *ctx, double define_seconds);
 void rta__lb_series_step(rta_lb_context_t *ctx, const double *times,
-                         const rta_decision_t *d);
+                         const double *walls, const rta_decision_t *d);
 void rta__lb_series_remap(rta_lb_context_t *ctx, const rta_decision_t *d, int rc);
 void rta__lb_series_close(rta_lb_context_t *ctx);
 

@@ -43,6 +43,7 @@
 typedef struct {
   long long first, n;
   double tmax, tavg;  /* means over the steps of the per-step max and average time */
+  double wmax, wavg;  /* the same of the program's step: wall time between calls */
   double imb;         /* mean of the per-step max/avg */
   double judged;      /* the policy's imbalance at the last judged step, 0 when none */
 } point_t;
@@ -89,7 +90,7 @@ typedef struct series {
   snap_t snaps[MAX_SNAPS];
   int nsnaps;
   long long snaps_dropped;
-  double s_define, s_remaps, s_deciding, t_remap0;
+  double s_define, s_remaps, s_deciding, s_waiting, t_remap0;
   rta_lb_stats_t prev;   /* totals before the current remap */
   struct series *next;
 } series_t;
@@ -97,7 +98,7 @@ typedef struct series {
 static series_t *all, **tail = &all;
 static int registered, nclosed;
 static long long closed_dropped;                 /* series of destroyed contexts freed */
-static double closed_def, closed_dec, closed_rem; /* their seconds, still this rank's */
+static double closed_def, closed_dec, closed_rem, closed_wait; /* their seconds, still this rank's */
 
 /* ---- task maps ----------------------------------------------------------- */
 
@@ -214,6 +215,8 @@ static void merge(point_t *a, const point_t *b) {
   double n = (double)(a->n + b->n);
   a->tmax = (a->tmax * (double)a->n + b->tmax * (double)b->n) / n;
   a->tavg = (a->tavg * (double)a->n + b->tavg * (double)b->n) / n;
+  a->wmax = (a->wmax * (double)a->n + b->wmax * (double)b->n) / n;
+  a->wavg = (a->wavg * (double)a->n + b->wavg * (double)b->n) / n;
   a->imb = (a->imb * (double)a->n + b->imb * (double)b->n) / n;
   if (b->judged > 0)
     a->judged = b->judged;
@@ -238,17 +241,20 @@ static void push_point(series_t *s, const point_t *p) {
 }
 
 void rta__lb_series_step(rta_lb_context_t *ctx, const double *times,
-                         const rta_decision_t *d) {
+                         const double *walls, const rta_decision_t *d) {
   series_t *s = ctx->series;
   if (!s)
     return;
-  double mx = 0, sum = 0;
+  double mx = 0, sum = 0, wmx = 0, wsum = 0;
   for (int r = 0; r < ctx->size; r++) {
     mx = times[r] > mx ? times[r] : mx;
     sum += times[r];
+    wmx = walls[r] > wmx ? walls[r] : wmx;
+    wsum += walls[r];
   }
   double avg = ctx->size ? sum / ctx->size : 0;
-  point_t p = {s->nsteps + 1, 1, mx, avg, avg > 0 ? mx / avg : 1.0, d->imbalance};
+  point_t p = {s->nsteps + 1, 1, mx, avg, wmx, ctx->size ? wsum / ctx->size : 0,
+               avg > 0 ? mx / avg : 1.0, d->imbalance};
   s->nsteps++;
   if (s->acc.n == 0)
     s->acc = p;
@@ -277,7 +283,6 @@ void rta__lb_series_remap(rta_lb_context_t *ctx, const rta_decision_t *d, int rc
     return;
   const rta_lb_stats_t *t = &ctx->stats;
   double local = MPI_Wtime() - s->t_remap0;
-  s->s_remaps += local;
   if (s->nmarks == MAX_MARKS) {
     s->marks_dropped++;
   } else {
@@ -394,6 +399,8 @@ void rta__lb_series_close(rta_lb_context_t *ctx) {
   if (!s)
     return;
   s->s_deciding = ctx->stats.seconds_deciding;
+  s->s_waiting = ctx->seconds_waiting;
+  s->s_remaps = ctx->seconds_remapping;
   s->ctx = NULL;
   ctx->series = NULL;
   /* A program that defines contexts again and again keeps the series of
@@ -411,6 +418,7 @@ void rta__lb_series_close(rta_lb_context_t *ctx) {
       closed_def += old->s_define;
       closed_dec += old->s_deciding;
       closed_rem += old->s_remaps;
+      closed_wait += old->s_waiting;
       series_free(old);
       return;
     }
@@ -431,18 +439,19 @@ static void put_ints(FILE *f, const char *name, const int *v, int64_t n) {
 
 /* The series as columns: compact, and what a plot reads. */
 static void put_steps(FILE *f, const series_t *s) {
-  static const char *const col[] = {"first", "n", "tmax", "tavg", "imbalance", "judged"};
+  static const char *const col[] = {"first", "n", "tmax", "tavg", "imbalance", "judged",
+                                     "wmax", "wavg"};
   int n = s->npts + (s->acc.n > 0);
   fprintf(f, "\"steps\":{\"total\":%lld,\"stride\":%lld", s->nsteps, s->stride);
-  for (int c = 0; c < 6; c++) {
+  for (int c = 0; c < 8; c++) {
     fprintf(f, ",\"%s\":[", col[c]);
     for (int i = 0; i < n; i++) {
       const point_t *p = i < s->npts ? &s->pts[i] : &s->acc;
+      const double v[] = {0, 0, p->tmax, p->tavg, p->imb, p->judged, p->wmax, p->wavg};
       if (c < 2)
         fprintf(f, "%s%lld", i ? "," : "", c == 0 ? p->first : p->n);
       else
-        fprintf(f, "%s%.6g", i ? "," : "",
-                fin(c == 2 ? p->tmax : c == 3 ? p->tavg : c == 4 ? p->imb : p->judged));
+        fprintf(f, "%s%.6g", i ? "," : "", fin(v[c]));
     }
     fputc(']', f);
   }
@@ -537,19 +546,21 @@ static char *json(void *user) {
   return ballast__text_close(&t);
 }
 
-/* Every rank: its own seconds in load balancing, summed over contexts. */
+/* Every rank: its own seconds in load balancing, summed over contexts; of
+ * the deciding, the time waiting for other ranks in the per-step collective. */
 static char *rank_json(void *user) {
   (void)user;
-  double def = closed_def, dec = closed_dec, rem = closed_rem;
+  double def = closed_def, dec = closed_dec, rem = closed_rem, wait = closed_wait;
   for (series_t *s = all; s; s = s->next) {
     def += s->s_define;
     dec += s->ctx ? s->ctx->stats.seconds_deciding : s->s_deciding;
-    rem += s->s_remaps;
+    wait += s->ctx ? s->ctx->seconds_waiting : s->s_waiting;
+    rem += s->ctx ? s->ctx->seconds_remapping : s->s_remaps;
   }
-  char *b = ballast__malloc(160);
+  char *b = ballast__malloc(224);
   if (b)
-    snprintf(b, 160, "{\"seconds\":%.9g,\"seconds_define\":%.9g,\"seconds_deciding\":%.9g,"
-             "\"seconds_remapping\":%.9g}", fin(def + dec + rem), fin(def), fin(dec),
-             fin(rem));
+    snprintf(b, 224, "{\"seconds\":%.9g,\"seconds_define\":%.9g,\"seconds_deciding\":%.9g,"
+             "\"seconds_remapping\":%.9g,\"seconds_waiting\":%.9g}", fin(def + dec + rem),
+             fin(def), fin(dec), fin(rem), fin(wait));
   return b;
 }

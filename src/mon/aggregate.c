@@ -273,8 +273,10 @@ int mon__act_read(int act, int region, mon__actstats_t *out) {
   if (act >= MON__NACT) {
     lo = 0;
     hi = MON__NACT;
-    /* Every activity belongs to MON_GRP_ALL, whatever the spec's bits say. */
-    mask = act == MON_GRP_ALL ? 0 : 1u << (act - MON__NACT);
+    /* MON_GRP_ALL is every activity but MPI_Init, MPI_Init_thread and
+     * MPI_Finalize (the generator leaves its bit off them): the program's MPI
+     * time, the figure %mpi divides by the wall time. */
+    mask = 1u << (act - MON__NACT);
   }
   for (const mon__tls_t *t = mon__tls_first(); t; t = t->next) {
     const mon__agg_t *base = region < 0 ? t->act : regact_peek(t, region);

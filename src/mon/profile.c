@@ -219,9 +219,12 @@ static double init_seconds(void) {
 static void put_rank(sb_t *b, int rank) {
   mon__regstats_t r0;
   mon__region_read(0, &r0);
+  double own = 0, own_wait = 0;
+  ballast__own_read(&own, &own_wait);
   sb_printf(b, "{\"rank\":%d,\"wall\":%.9g,\"mpi_time\":%.9g,\"mpi_init\":%.9g,"
-            "\"cputime\":%.9g,\"threads\":%d,",
-            rank, r0.wtime, r0.mtime, init_seconds(), r0.cputime, mon__tls_count());
+            "\"cputime\":%.9g,\"threads\":%d,\"ballast_work\":%.9g,\"ballast_wait\":%.9g,",
+            rank, r0.wtime, r0.mtime, init_seconds(), r0.cputime, mon__tls_count(),
+            own - own_wait, own_wait);
   SB_LIT(b, "\"activities\":");
   put_acts(b, 0);
   SB_LIT(b, ",\"library\":");

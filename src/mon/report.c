@@ -4,18 +4,21 @@
  * Every rank packs all its figures into ONE array of doubles; three
  * PMPI_Reduce calls (MIN, MAX, SUM) give rank 0 min, max and average of every
  * figure at once. Regions are local objects (ids differ between ranks), so
- * rank 0 first broadcasts the paths of the regions it will list (its own
- * largest by inclusive wall time) and each rank packs its figures for those
- * paths (zeros where it has no such region). Six collectives in all (two
- * broadcasts, a one-int agreement that every rank has its buffers, three
- * reductions), through PMPI, so the report is not counted as the
- * application's traffic.
+ * the regions to list are chosen first, across ranks (choose_regions: the
+ * largest by the sum over ranks of inclusive wall time, the rule the HTML
+ * page follows), rank 0 broadcasts their paths and each rank packs its
+ * figures for those paths (zeros where it has no such region). Activities
+ * are listed by the sum over ranks of their time, ties by name. Ten
+ * collectives in all (four to choose the regions, two broadcasts, a one-int
+ * agreement that every rank has its buffers, three reductions), through
+ * PMPI, so the report is not counted as the application's traffic.
  *
  * Layout of the packed array (P = MON__NACT + MON__NGROUPS, K regions):
  *   [G_*]            global figures
  *   [3 a + 0..2]     tsum, ncalls, nbytes of activity or group a < P
  *   [3 P + 4 k ..]   count, wtime, mtime, cputime of listed region k
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +29,7 @@
 
 enum { G_WALL, G_MPI, G_PMPI, G_CPU, G_CALLS, G_BYTES, G_THREADS, G_NPARTNERS,
        G_PBYTES, G_PMSGS, G_PRBYTES, G_PRMSGS, G_INIT, G_LCALLS, G_LBYTES, G_LTIME,
-       G_N };
+       G_OWN_WORK, G_OWN_WAIT, G_N };
 
 #define P (MON__NACT + MON__NGROUPS)
 
@@ -35,7 +38,15 @@ typedef struct {
   int nranks;
 } red_t;
 
-/* ---- regions to list, chosen on rank 0 ------------------------------------------ */
+/* ---- regions to list, chosen across ranks ---------------------------------------
+ *
+ * One rule, the HTML page's too (README "What the figures mean"): regions are
+ * ranked by the sum over ranks of their inclusive wall time (the same order as
+ * the average per rank the report prints), ties by path. Every rank sends
+ * rank 0 its regions (path and wall time); rank 0 sums them by path and
+ * picks the first k. A rank's contribution is bounded so the gathered text
+ * fits MPI's int counts: past (2^31 - 1) / ranks bytes it sends its largest
+ * regions that fit. */
 
 typedef struct {
   int id;
@@ -49,13 +60,31 @@ static int by_w_desc(const void *a, const void *b) {
   return ((const regw_t *)a)->id - ((const regw_t *)b)->id;
 }
 
-/* Serialised region paths: for each region, the number of components and the
- * NUL-terminated names from the root down. Returns the buffer (malloc). */
-static char *pick_regions(int k, int *nout, int *len) {
+/* Appends \a n bytes to a growing buffer; 0, or -1 without memory. */
+static int buf_put(char **buf, size_t *off, size_t *cap, const void *p, size_t n) {
+  if (*off + n > *cap) {
+    size_t nc = *cap ? *cap : 1024;
+    while (*off + n > nc)
+      nc *= 2;
+    char *nb = realloc(*buf, nc);
+    if (!nb)
+      return -1;
+    *buf = nb;
+    *cap = nc;
+  }
+  memcpy(*buf + *off, p, n);
+  *off += n;
+  return 0;
+}
+
+/* This rank's regions as records: the inclusive wall time (a double), then
+ * the path (the number of components and the NUL-terminated names from the
+ * root down), largest first, at most \a limit bytes. malloc'd; NULL (and
+ * *len 0) when there are none or no memory. */
+static char *local_regions(size_t limit, int *len) {
   int n = mon__region_count() - 1;
-  *nout = 0;
   *len = 0;
-  if (n <= 0 || k <= 0)
+  if (n <= 0)
     return NULL;
   regw_t *v = malloc((size_t)n * sizeof *v);
   if (!v)
@@ -66,58 +95,168 @@ static char *pick_regions(int k, int *nout, int *len) {
     v[i].w = mon__region_read(i + 1, &s) == 0 ? s.wtime : 0.0;
   }
   qsort(v, (size_t)n, sizeof *v, by_w_desc);
-  if (k > n)
-    k = n;
-  size_t cap = 1024, off = 0;
-  char *buf = malloc(cap);
-  int *chain = NULL, chain_cap = 0;
-  for (int i = 0; buf && i < k; i++) {
+  size_t cap = 0, off = 0;
+  char *buf = NULL;
+  int *chain = NULL, chain_cap = 0, ok = 1;
+  for (int i = 0; ok && i < n; i++) {
     /* The whole path, however deep: a cut one would resolve to an ancestor. */
     int depth = 0;
-    for (int r = v[i].id; r > 0; r = mon__region_parent(r)) {
+    size_t need = sizeof(double) + sizeof(int);
+    for (int r = v[i].id; ok && r > 0; r = mon__region_parent(r)) {
       if (depth == chain_cap) {
         int nc = chain_cap ? 2 * chain_cap : 64;
         int *ns = realloc(chain, (size_t)nc * sizeof *ns);
         if (!ns) {
-          free(buf);
-          buf = NULL;
+          ok = 0;
           break;
         }
         chain = ns;
         chain_cap = nc;
       }
       chain[depth++] = r;
+      need += strlen(mon__region_name(r)) + 1;
     }
-    if (!buf)
+    if (!ok || off + need > limit)
       break;
-    size_t need = sizeof(int) + (size_t)depth * (MON__NAME_MAX + 1);
-    if (off + need > cap) {
-      while (off + need > cap)
-        cap *= 2;
-      char *nb = realloc(buf, cap);
-      if (!nb) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = nb;
-    }
-    memcpy(buf + off, &depth, sizeof depth);
-    off += sizeof depth;
-    for (int d = depth - 1; d >= 0; d--) {
+    ok = buf_put(&buf, &off, &cap, &v[i].w, sizeof(double)) == 0 &&
+         buf_put(&buf, &off, &cap, &depth, sizeof depth) == 0;
+    for (int d = depth - 1; ok && d >= 0; d--) {
       const char *nm = mon__region_name(chain[d]);
-      size_t l = strlen(nm) + 1;
-      memcpy(buf + off, nm, l);
-      off += l;
+      ok = buf_put(&buf, &off, &cap, nm, strlen(nm) + 1) == 0;
     }
-    (*nout)++;
   }
   free(chain);
   free(v);
-  *len = buf ? (int)off : 0;
-  if (!buf)
-    *nout = 0;
+  if (!ok) {
+    free(buf);
+    return NULL;
+  }
+  *len = (int)off;
   return buf;
+}
+
+/* A gathered region: its path (depth and names, as the report's list
+ * holds them) and the sum of its wall time over ranks. */
+typedef struct {
+  const char *path;
+  size_t len;
+  double w;
+} regsum_t;
+
+/* Paths compare by their names, component by component (NUL is the least
+ * byte, so "a" < "a/b" < "ab" as the page's component lists compare). */
+static int by_path(const void *a, const void *b) {
+  const regsum_t *x = a, *y = b;
+  size_t lx = x->len - sizeof(int), ly = y->len - sizeof(int);
+  int c = memcmp(x->path + sizeof(int), y->path + sizeof(int), lx < ly ? lx : ly);
+  return c ? c : (lx > ly) - (lx < ly);
+}
+
+static int by_sum_desc(const void *a, const void *b) {
+  double x = ((const regsum_t *)a)->w, y = ((const regsum_t *)b)->w;
+  if (x != y)
+    return x < y ? 1 : -1;
+  return by_path(a, b);
+}
+
+/* Rank 0: the k regions of largest summed wall time out of the gathered
+ * records (\a all, \a total bytes), serialised as the report's list; *nout
+ * paths, *len bytes. NULL without memory or regions. */
+static char *pick_regions(const char *all, size_t total, int k, int *nout, int *len) {
+  *nout = 0;
+  *len = 0;
+  size_t n = 0, cap = 0;
+  regsum_t *v = NULL;
+  for (size_t off = 0; off + sizeof(double) + sizeof(int) <= total;) {
+    regsum_t r;
+    int depth;
+    memcpy(&r.w, all + off, sizeof r.w);
+    off += sizeof r.w;
+    r.path = all + off;
+    memcpy(&depth, all + off, sizeof depth);
+    size_t e = off + sizeof depth;
+    for (int d = 0; d < depth && e < total; d++)
+      e += strlen(all + e) + 1;
+    r.len = e - off;
+    off = e;
+    if (n == cap) {
+      size_t nc = cap ? 2 * cap : 256;
+      regsum_t *nv = realloc(v, nc * sizeof *nv);
+      if (!nv) {
+        free(v);
+        return NULL;
+      }
+      v = nv;
+      cap = nc;
+    }
+    v[n++] = r;
+  }
+  if (!n) {
+    free(v);
+    return NULL;
+  }
+  qsort(v, n, sizeof *v, by_path);
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (m && by_path(&v[m - 1], &v[i]) == 0)
+      v[m - 1].w += v[i].w;
+    else
+      v[m++] = v[i];
+  }
+  qsort(v, m, sizeof *v, by_sum_desc);
+  if ((size_t)k > m)
+    k = (int)m;
+  size_t off = 0, bcap = 0;
+  char *buf = NULL;
+  for (int i = 0; i < k; i++)
+    if (buf_put(&buf, &off, &bcap, v[i].path, v[i].len)) {
+      free(buf);
+      free(v);
+      return NULL;
+    }
+  free(v);
+  *nout = k;
+  *len = (int)off;
+  return buf;
+}
+
+/* Collective: every rank's regions to rank 0, which picks the k to list.
+ * Four collectives: an agreement that every rank has its buffers, a gather
+ * of the sizes, rank 0's word that it can receive them, and a gather of the
+ * records. Without memory somewhere, no region is listed. */
+static char *choose_regions(int rank, int n, int k, int *nout, int *len) {
+  *nout = 0;
+  *len = 0;
+  int mine = 0, ok, all_ok = 0;
+  char *loc = k > 0 ? local_regions((size_t)(INT_MAX / n), &mine) : NULL;
+  int *cnt = rank == 0 ? calloc((size_t)n, sizeof *cnt) : NULL;
+  int *dsp = rank == 0 ? calloc((size_t)n, sizeof *dsp) : NULL;
+  ok = k > 0 && (loc || mine == 0) && (rank != 0 || (cnt && dsp));
+  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  char *all = NULL, *paths = NULL;
+  if (all_ok) {
+    PMPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    size_t total = 0;
+    int accept = 0;
+    if (rank == 0) {
+      for (int r = 0; r < n; r++) {
+        dsp[r] = (int)total;
+        total += (size_t)cnt[r];
+      }
+      accept = (all = malloc(total ? total : 1)) != NULL;
+    }
+    PMPI_Bcast(&accept, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (accept) {
+      PMPI_Gatherv(loc, mine, MPI_CHAR, all, cnt, dsp, MPI_CHAR, 0, MPI_COMM_WORLD);
+      if (rank == 0)
+        paths = pick_regions(all, total, k, nout, len);
+    }
+  }
+  free(loc);
+  free(all);
+  free(cnt);
+  free(dsp);
+  return paths;
 }
 
 /* Local region ids of the serialised paths (-1 where this rank has none). */
@@ -159,6 +298,9 @@ static void pack_local(double *v, const int *ids, int k) {
   v[G_PMPI] = r0.wtime > 0 ? 100.0 * r0.mtime / r0.wtime : 0.0;
   v[G_CPU] = r0.cputime;
   v[G_THREADS] = mon__tls_count();
+  double own = 0;
+  ballast__own_read(&own, &v[G_OWN_WAIT]);
+  v[G_OWN_WORK] = own - v[G_OWN_WAIT];
   mon__partner_foreach(-1, count_partner, v);
   double sec = mon__tick_seconds();
   /* MPI_Init is in the wall time, not in the program's MPI time. */
@@ -174,9 +316,12 @@ static void pack_local(double *v, const int *ids, int k) {
     v[G_N + 3 * a] = s.tsum;
     v[G_N + 3 * a + 1] = (double)s.ncalls;
     v[G_N + 3 * a + 2] = (double)s.nbytes;
+    if (a == MON_GRP_ALL) {
+      /* The program's MPI calls: MPI_Init and MPI_Finalize are not in them. */
+      v[G_CALLS] = (double)s.ncalls;
+      v[G_BYTES] = (double)s.nbytes;
+    }
     if (a < MON__NACT) {
-      v[G_CALLS] += (double)s.ncalls;
-      v[G_BYTES] += (double)s.nbytes;
       mon__agg_t l;
       mon__lib_read(a, &l);
       v[G_LCALLS] += (double)l.ncalls;
@@ -236,7 +381,8 @@ static int by_t_desc(const void *x, const void *y) {
   double a = ((const actt_t *)x)->t, b = ((const actt_t *)y)->t;
   if (a != b)
     return a < b ? 1 : -1;
-  return ((const actt_t *)x)->a - ((const actt_t *)y)->a;
+  /* Ties by name, as the HTML page breaks them. */
+  return strcmp(mon__act_names[((const actt_t *)x)->a], mon__act_names[((const actt_t *)y)->a]);
 }
 
 static void print_report(FILE *f, int level, const red_t *r, const char *paths,
@@ -269,6 +415,14 @@ static void print_report(FILE *f, int level, const red_t *r, const char *paths,
           mn[G_MPI], mx[G_MPI]);
   fprintf(f, "# %-22s %12s %12.2f %12.2f %12.2f\n", "%mpi", "-", sm[G_PMPI] / n,
           mn[G_PMPI], mx[G_PMPI]);
+  if (sm[G_OWN_WORK] + sm[G_OWN_WAIT] > 0) {
+    /* ballast's own time: its work, and its waiting for other ranks inside
+     * its collectives (the program's imbalance, not ballast's cost). */
+    fprintf(f, "# %-22s %12.6f %12.6f %12.6f %12.6f\n", "ballast work (s)", sm[G_OWN_WORK],
+            sm[G_OWN_WORK] / n, mn[G_OWN_WORK], mx[G_OWN_WORK]);
+    fprintf(f, "# %-22s %12.6f %12.6f %12.6f %12.6f\n", "ballast wait (s)", sm[G_OWN_WAIT],
+            sm[G_OWN_WAIT] / n, mn[G_OWN_WAIT], mx[G_OWN_WAIT]);
+  }
   fprintf(f, "# %-22s %12.0f %12.1f %12.0f %12.0f\n", "calls", sm[G_CALLS],
           sm[G_CALLS] / n, mn[G_CALLS], mx[G_CALLS]);
   fprintf(f, "# %-22s %12.0f %12.1f %12.0f %12.0f\n", "bytes", sm[G_BYTES],
@@ -329,7 +483,8 @@ static void print_report(FILE *f, int level, const red_t *r, const char *paths,
     fprintf(f, "#\n# partners   : %.1f <avg> %.0f min %.0f max distinct partners per rank\n",
             sm[G_NPARTNERS] / n, mn[G_NPARTNERS], mx[G_NPARTNERS]);
     fprintf(f, "# library    : %.0f calls %.0f bytes %.6f s (ballast's own MPI traffic, "
-            "not in the figures above)\n", sm[G_LCALLS], sm[G_LBYTES], sm[G_LTIME]);
+            "not in the MPI figures above; part of ballast work and wait)\n", sm[G_LCALLS],
+            sm[G_LBYTES], sm[G_LTIME]);
     fprintf(f, "# clock      : %s\n", mon__clock_is_tsc() ? "invariant TSC" : "CLOCK_MONOTONIC");
     int nh = mon__papi_nevents();
     fprintf(f, "# hw counters: %s\n", nh ? mon__papi_event_name(0) : "none on this machine");
@@ -342,13 +497,12 @@ int mon__report(int level) {
   int rank = 0, n = 1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &n);
-  int k = level == MON__REPORT_FULL ? (mon__cfg.top > 20 ? mon__cfg.top : 20) : mon__cfg.top;
+  /* full: every region; terse: the BALLAST_REPORT_TOP largest. */
+  int k = level == MON__REPORT_FULL ? INT_MAX : mon__cfg.top;
 
-  /* 1: the size of rank 0's region list. */
+  /* 1-4: the regions to list, chosen across ranks; 5: the list's size. */
   int hdr[2] = {0, 0};
-  char *paths = NULL;
-  if (rank == 0)
-    paths = pick_regions(k, &hdr[0], &hdr[1]);
+  char *paths = choose_regions(rank, n, k, &hdr[0], &hdr[1]);
   PMPI_Bcast(hdr, 2, MPI_INT, 0, MPI_COMM_WORLD);
   k = hdr[0];
   if (rank != 0 && hdr[1] > 0)
@@ -357,14 +511,14 @@ int mon__report(int level) {
   double *buf = calloc(len * 4, sizeof *buf);
   int *ids = malloc(((size_t)k + 1) * sizeof *ids);
   int rc = 0, ok = buf && ids && (hdr[1] == 0 || paths), all_ok = 0;
-  /* 2: every rank must take part in the same collectives: agree first. */
+  /* 6: every rank must take part in the same collectives: agree first. */
   PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_ok) {
     rc = BALLAST_ENOMEM;
     if (rank == 0)
       BALLAST_WARN("mon: out of memory on some rank while building the report; no report");
   } else {
-    /* 3: the region paths; 4-6: every figure, packed, reduced three ways. */
+    /* 7: the region paths; 8-10: every figure, packed, reduced three ways. */
     if (hdr[1] > 0)
       PMPI_Bcast(paths, hdr[1], MPI_CHAR, 0, MPI_COMM_WORLD);
     for (int i = 0; i < hdr[0]; i++)

@@ -141,6 +141,7 @@ static int reorder_split(MPI_Comm comm, const mon__topo_graph_t *g, MPI_Comm *ou
   int vertex = -1;
   mon__topo_result_t res = {0};
   int rc = mapper(comm, g, &vertex, &res);
+  ballast__own_add(res.seconds, 0); /* the mapping is ballast's own work */
   if (rc) {
     BALLAST_WARN("mon: %s: reordering failed (%s); MPI's own order is kept",
                  g->call, ballast_strerror(rc));
