@@ -55,7 +55,9 @@
  * - BALLAST_REPORT=none|terse|full: the report rank 0 prints to stdout at
  *   MPI_Finalize. Default terse.
  * - BALLAST_REPORT_TOP=n: how many activities and regions the terse report
- *   lists (default 5; full lists every activity and 20 regions).
+ *   lists (default 5; full lists every activity and every region), chosen
+ *   across ranks by the sum over ranks of their time (README "What the
+ *   figures mean"), the HTML page's rule.
  * - BALLAST_REGION_CPU=0: regions do not measure CPU time (cputime stays 0).
  *   Reading a thread's CPU clock is a system call, the largest part of the
  *   cost of entering and leaving a region; switch it off for very
@@ -168,7 +170,10 @@ BALLAST_API int mon_region_leave(mon_region_handle_t h);
  * \brief Prints the end-of-run report now, as MPI_Finalize would (level
  * MON_REPORT_TERSE or MON_REPORT_FULL). Collective over MPI_COMM_WORLD: every
  * rank must call it; rank 0 prints to stdout. Its own collectives are
- * counted nowhere (see "The library's own MPI traffic" above).
+ * counted nowhere (see "The library's own MPI traffic" above). Its figures
+ * (wall time, MPI time and %mpi without MPI_Init, the groups, ballast's own
+ * work and waiting, the choice and order of the listed regions and
+ * activities) are defined in the README, "What the figures mean".
  * \return 0; BALLAST_EINVAL for a bad level; BALLAST_ESTATE outside
  * MPI_Init..MPI_Finalize; BALLAST_EDISABLED when monitoring is off;
  * BALLAST_ENOMEM on every rank when some rank has no memory for its part
@@ -192,7 +197,7 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  *   "clock": "tsc"|"monotonic", "hwc": ["PAPI_TOT_CYC", ...],
  *   "ranks_data": [
  *     {"rank": 0, "wall": s, "mpi_time": s, "mpi_init": s, "cputime": s,
- *      "threads": n,
+ *      "threads": n, "ballast_work": s, "ballast_wait": s,
  *      "activities": {"MPI_Send": {"ncalls": n, "nbytes": n, "tsum": s,
  *                                  "tmin": s, "tmax": s}, ...},
  *      "library": {<same shape: the library's own MPI traffic>},
@@ -213,7 +218,12 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  * (read from /proc/self/cmdline, else MPI_Init's argv; "argv_cut" is true
  * when arguments past 8 KiB were left out). "wall" starts where MPI_Init
  * starts; "mpi_time" is the program's MPI time without MPI_Init, whose time
- * is "mpi_init". An activity's "nbytes" is what the rank's calls moved, sent
+ * is "mpi_init" (MPI_Finalize counts no time). "ballast_work" and
+ * "ballast_wait" are ballast's own time on that rank: its work for the
+ * program (load balancing, topology mapping, its MPI traffic included) and
+ * its waiting for other ranks inside its per-step collective (README "What
+ * the figures mean" defines both; members added in version 1, absent from
+ * earlier profiles). An activity's "nbytes" is what the rank's calls moved, sent
  * plus received (collectives: send plus receive buffers), as "bytes_note"
  * says; "sent"/"received" count the point-to-point and one-sided messages
  * only, empty ones included, as do the partners' msgs/rmsgs. Strings are

@@ -79,7 +79,11 @@ typedef int pia_act_t;
 #define PIA_GROUP_COLL "MPI_COLL" /**< all collectives */
 #define PIA_GROUP_RMA "MPI_RMA"   /**< all one-sided (RMA) calls */
 #define PIA_GROUP_IO "MPI_IO"     /**< all MPI-IO calls */
-#define PIA_GROUP_ALL "MPI_ALL"   /**< every monitored MPI call */
+/** every monitored MPI call of the program but MPI_Init, MPI_Init_thread and
+ *  MPI_Finalize: its time is the program's MPI time, the region
+ *  PIA_REGION_MAIN's mtime (README "What the figures mean"); ask for
+ *  "MPI_Init" by name for its own figures */
+#define PIA_GROUP_ALL "MPI_ALL"
 /**@}*/
 
 /**

@@ -27,8 +27,11 @@
  *   sizes in bytes, so <tt>WallTime < 10 ms</tt> reads as it should.
  * - Metrics of the scope the assertion watches (one instance of a region,
  *   one begin/end of an in-code scope, or the whole run): \c WallTime,
- *   \c CPUTime (the process's CPU time), \c MPITime (every monitored call:
- *   group MPI_ALL), \c MPIPointToPointTime (group MPI_P2P: point-to-point,
+ *   \c CPUTime (the process's CPU time), \c MPITime (the program's MPI
+ *   time: group MPI_ALL, every monitored call but MPI_Init, MPI_Init_thread
+ *   and MPI_Finalize; over the whole run <tt>MPITime / WallTime</tt> is the
+ *   report's %mpi of this rank over 100, README "What the figures mean"),
+ *   \c MPIPointToPointTime (group MPI_P2P: point-to-point,
  *   probe and completion calls), \c MPICollectiveTime (group MPI_COLL),
  *   \c MPIWaitTime (MPI_Wait, MPI_Waitall, MPI_Waitany, MPI_Waitsome),
  *   \c MPITransferTime (time in calls that move data: MPI_P2P + MPI_COLL +

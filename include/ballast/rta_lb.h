@@ -125,7 +125,7 @@
  *              "outlier": 2, "horizon": 100},
  *   "steps": {"total": 80, "stride": 1, "first": [1, 2, ...], "n": [1, 1, ...],
  *             "tmax": [s, ...], "tavg": [s, ...], "imbalance": [...],
- *             "judged": [...]},
+ *             "judged": [...], "wmax": [s, ...], "wavg": [s, ...]},
  *   "remaps": [{"step": 25, "committed": true, "reason": "imbalanced",
  *               "tasks": 32, "bytes": 14368, "seconds_mapping": s,
  *               "seconds_migrating": s, "imbalance_before": 1.85,
@@ -144,7 +144,11 @@
  *   columns: the point's first step and number of steps, the means over them
  *   of the slowest and the average rank's time per step (the times the
  *   policy was fed), of the step's max/avg, and the policy's judged imbalance
- *   at the point's last judgement (0: none). At most 2,048 points: when full,
+ *   at the point's last judgement (0: none); "wmax" and "wavg" the means of
+ *   the slowest and the average rank's program step: wall time between the
+ *   end of one load-balancing call and the start of the next (what
+ *   RTA_LB_TIME_WALL judges; beside the task time of "tmax"/"tavg" it says
+ *   how much of the step the tasks are). At most 2,048 points: when full,
  *   neighbouring points merge in pairs and "stride" (steps per point) doubles.
  * - "remaps": one entry per remap tried (at most 256; "remaps_dropped" counts
  *   later ones). "step" is the judged step after which it ran; "tasks" and
@@ -169,9 +173,14 @@
  *   "share" that rank's share of the bin.
  * - "incomplete": true when memory ran out and some of the above is missing.
  * Each rank's part of the profile carries "lb_series": {"seconds": s,
- * "seconds_define": s, "seconds_deciding": s, "seconds_remapping": s}: the
- * wall time that rank spent in load balancing (defining contexts, the
- * per-step decisions, remaps; its MPI traffic included), over all contexts.
+ * "seconds_define": s, "seconds_deciding": s, "seconds_remapping": s,
+ * "seconds_waiting": s}: the wall time that rank spent in load balancing
+ * (defining contexts, the per-step decisions, remaps and the candidates the
+ * policy dropped; its MPI traffic included), over all contexts, and of the
+ * deciding the time it waited for other ranks in the per-step collective
+ * (README "What the figures mean": ballast's own time is work plus this
+ * waiting; the rank's "ballast_work" and "ballast_wait" hold it with the
+ * topology mapping added).
  *
  * \section rta_lb_threads Threads
  * Contexts are not thread safe: call everything here from the thread that
@@ -235,7 +244,9 @@ typedef struct {
   double seconds_mapping;     /**< time in rta_map_tasks (max over ranks, summed over remaps
                                    and over candidates the policy dropped) */
   double seconds_migrating;   /**< time moving state and rebuilding communicators (max over ranks) */
-  double seconds_deciding;    /**< time closing steps and deciding (this rank) */
+  double seconds_deciding;    /**< time closing steps and deciding (this rank), its waiting for
+                                   the other ranks in the per-step collective included (the
+                                   profile's lb_series.seconds_waiting says how much) */
   double last_cost;           /**< cost in seconds of the last remap (mapping + migration) */
   double imbalance_before;    /**< imbalance that triggered the last remap (0: none judged) */
   double imbalance_predicted; /**< the mapping's max/avg core load after the last remap */

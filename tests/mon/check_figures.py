@@ -10,7 +10,9 @@ and checks on values:
   - MPI_Init out of MPI totals: the full report's MPI_ALL time equals its
     "mpi (s)" total and its %wall the %mpi (equal walls), its calls the
     "calls" line, which leave out MPI_Init and MPI_Finalize; MPI_Init keeps
-    its own row;
+    its own row; the profile's mpi_time is the activities' time but
+    MPI_Init's; a whole-run assertion's MPITime is that mpi_time (and PIA's
+    MPI_ALL the main region's MPI time, checked in figures_app);
   - top regions: one rule (the sum over ranks of inclusive wall time): the
     terse report's top regions are the page's first ones, in the same order,
     "others" (300 ms on rank 1) before "zero_only" (200 ms on rank 0 only);
@@ -116,6 +118,12 @@ with tempfile.TemporaryDirectory() as tmp:
         extra = {"BALLAST_REPORT": "full", "BALLAST_PROFILE": prof[key]}
         if sleep:
             extra["BALLAST_HTML"] = os.path.join(tmp, "sleep.html")
+        else:
+            # a whole-run assertion that fails, so the profile shows the
+            # MPITime and WallTime it read
+            with open(os.path.join(tmp, "mpi.assert"), "w") as f:
+                f.write("*: MPITime / WallTime < 0\n")
+            extra["BALLAST_ASSERT_FILE"] = os.path.join(tmp, "mpi.assert")
         outs[key] = run(sleep, extra, tmp)
     # the terse report and its own run's page (a page of another run may
     # order activities of close times otherwise)
@@ -155,6 +163,20 @@ for r in d.get("ranks_data", []):
     check(abs(tsum - r["mpi_time"]) <= 1e-6 + 1e-6 * tsum,
           "rank %d: profile mpi_time %r == its activities but MPI_Init %r"
           % (r["rank"], r["mpi_time"], tsum))
+
+# the assertions' MPITime is the profile's mpi_time (%mpi's numerator)
+pl = docs.get("plain", {})
+al = (pl.get("assertions") or {}).get("list") or [{}]
+ff = al[0].get("first_failure") or {}
+vals = ff.get("values") or {}
+check("MPITime" in vals and "rank" in ff, "the whole-run assertion failed with its values (%r)" % al)
+if "MPITime" in vals:
+    rd = [r for r in pl["ranks_data"] if r["rank"] == ff["rank"]][0]
+    check(abs(vals["MPITime"] - rd["mpi_time"]) <= 1e-9 + 1e-6 * rd["mpi_time"],
+          "assertion MPITime %r == profile mpi_time %r (MPI_Init %r not in it)"
+          % (vals["MPITime"], rd["mpi_time"], rd["mpi_init"]))
+    check(abs(vals["WallTime"] - rd["wall"]) <= 0.05 * rd["wall"],
+          "assertion WallTime %r ~ profile wall %r" % (vals["WallTime"], rd["wall"]))
 
 # ---- top regions and activities: one rule ------------------------------------------
 regs = rows(out, "region")
