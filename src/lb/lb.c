@@ -372,6 +372,48 @@ static double step_wait(const rta_lb_context_t *ctx) {
   return w > 0 ? w : 0;
 }
 
+/* One collective per step: every rank's time, error code, wall time since
+ * its previous call and time in the previous step's collective together,
+ * into buffers allocated with the context (nothing allocated per step):
+ * the times and wall times land at stepbuf + 4 size and + 5 size. 0, or the
+ * step's error (the same on every rank). */
+static int step_exchange(rta_lb_context_t *ctx, double mine, int err, double wall) {
+  double *all = ctx->stepbuf, *times = ctx->stepbuf + 4 * ctx->size;
+  double *walls = times + ctx->size;
+  double quad[4] = {mine, (double)err, wall, ctx->coll_last};
+  ballast__lib_begin();
+  int rc = 0;
+  double t_coll = MPI_Wtime();
+  int mrc = MPI_Allgather(quad, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, ctx->base);
+  ctx->coll_last = MPI_Wtime() - t_coll;
+  if (mrc != MPI_SUCCESS) {
+    rc = BALLAST_EMPI;
+  } else {
+    int who = -1;
+    for (int r = 0; r < ctx->size && !rc; r++)
+      if (all[4 * r + 1] != 0) {
+        who = r;
+        rc = err ? err : BALLAST_EREMOTE;
+      }
+    /* A task left open is the application's misuse, not a failure of
+     * another rank: every rank says so, with the same code. */
+    if (who >= 0 && (int)all[4 * who + 1] == BALLAST_ESTATE) {
+      rc = BALLAST_ESTATE;
+      BALLAST_WARN("rta: load balancing refused on every rank: a task is still "
+                   "open on rank %d (%s; nothing done)", who,
+                   ballast_err_name(BALLAST_ESTATE));
+    }
+    for (int r = 0; r < ctx->size; r++) {
+      times[r] = all[4 * r];
+      walls[r] = all[4 * r + 2];
+      if (all[4 * r + 3] > 0 && (ctx->coll_cost < 0 || all[4 * r + 3] < ctx->coll_cost))
+        ctx->coll_cost = all[4 * r + 3];
+    }
+  }
+  ballast__lib_end();
+  return rc;
+}
+
 /* Closes the step unless the application just did (it called rta_step()
  * after the previous load-balancing call and no task began since): a
  * second rta_step() would close an empty step, and the judgement would see
@@ -796,42 +838,8 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   double mine = err ? 0 : step_time(ctx, wall, closed);
   if (closed)
     rta__lb_record_costs(ctx);
-  /* One collective per step: every rank's time, error code, wall time since
-   * its previous call and time in the previous step's collective together,
-   * into buffers allocated with the context (nothing allocated per step). */
-  double *all = ctx->stepbuf, *times = ctx->stepbuf + 4 * ctx->size;
-  double *walls = times + ctx->size;
-  double quad[4] = {mine, (double)err, wall, ctx->coll_last};
-  ballast__lib_begin();
-  int rc = 0;
-  double t_coll = MPI_Wtime();
-  int mrc = MPI_Allgather(quad, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, ctx->base);
-  ctx->coll_last = MPI_Wtime() - t_coll;
-  if (mrc != MPI_SUCCESS) {
-    rc = BALLAST_EMPI;
-  } else {
-    int who = -1;
-    for (int r = 0; r < ctx->size && !rc; r++)
-      if (all[4 * r + 1] != 0) {
-        who = r;
-        rc = err ? err : BALLAST_EREMOTE;
-      }
-    /* A task left open is the application's misuse, not a failure of
-     * another rank: every rank says so, with the same code. */
-    if (who >= 0 && (int)all[4 * who + 1] == BALLAST_ESTATE) {
-      rc = BALLAST_ESTATE;
-      BALLAST_WARN("rta: load balancing refused on every rank: a task is still "
-                   "open on rank %d (%s; nothing done)", who,
-                   ballast_err_name(BALLAST_ESTATE));
-    }
-    for (int r = 0; r < ctx->size; r++) {
-      times[r] = all[4 * r];
-      walls[r] = all[4 * r + 2];
-      if (all[4 * r + 3] > 0 && (ctx->coll_cost < 0 || all[4 * r + 3] < ctx->coll_cost))
-        ctx->coll_cost = all[4 * r + 3];
-    }
-  }
-  ballast__lib_end();
+  double *times = ctx->stepbuf + 4 * ctx->size, *walls = times + ctx->size;
+  int rc = step_exchange(ctx, mine, err, wall);
   double wait = step_wait(ctx);
   ctx->seconds_waiting += wait;
   if (rc) {

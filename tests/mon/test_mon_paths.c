@@ -93,13 +93,13 @@ static void check_report(int rank) {
   int n = report_paths(rows, 32);
   if (rank != 0)
     return;
-  /* rank 0 lists its own regions: its block is md/block_0, one region whose
-   * name holds a '/', printed escaped so it does not read as block_0 inside
-   * a region md */
-  CHECK_EQ(n, 5);
+  /* the report lists the regions of every rank (chosen across ranks): each
+   * rank's block, md/block_<rank>, is one region whose name holds a '/',
+   * printed escaped so it does not read as block_0 inside a region md */
+  CHECK_EQ(n, 6);
   const char *want[] = {"step", "step/halo", "step/halo/pack", "step/forces",
-                        "step/forces/md\\/block_0"};
-  for (int i = 0; i < 5; i++) {
+                        "step/forces/md\\/block_0", "step/forces/md\\/block_1"};
+  for (int i = 0; i < 6; i++) {
     if (!has_row(rows, n, want[i]))
       fprintf(stderr, "report has no region row %s\n", want[i]);
     CHECK(has_row(rows, n, want[i]));
