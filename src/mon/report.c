@@ -79,13 +79,14 @@ static int buf_put(char **buf, size_t *off, size_t *cap, const void *p, size_t n
 
 /* This rank's regions as records: the inclusive wall time (a double), then
  * the path (the number of components and the NUL-terminated names from the
- * root down), largest first, at most \a limit bytes. malloc'd; NULL (and
- * *len 0) when there are none or no memory. */
+ * root down), largest first, at most \a limit bytes. malloc'd; NULL and
+ * *len 0 when there are none, NULL and *len -1 without memory. */
 static char *local_regions(size_t limit, int *len) {
   int n = mon__region_count() - 1;
   *len = 0;
   if (n <= 0)
     return NULL;
+  *len = -1;
   regw_t *v = malloc((size_t)n * sizeof *v);
   if (!v)
     return NULL;
@@ -231,7 +232,7 @@ static char *choose_regions(int rank, int n, int k, int *nout, int *len) {
   char *loc = k > 0 ? local_regions((size_t)(INT_MAX / n), &mine) : NULL;
   int *cnt = rank == 0 ? calloc((size_t)n, sizeof *cnt) : NULL;
   int *dsp = rank == 0 ? calloc((size_t)n, sizeof *dsp) : NULL;
-  ok = k > 0 && (loc || mine == 0) && (rank != 0 || (cnt && dsp));
+  ok = k > 0 && mine >= 0 && (rank != 0 || (cnt && dsp));
   PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   char *all = NULL, *paths = NULL;
   if (all_ok) {
