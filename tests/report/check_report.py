@@ -186,8 +186,24 @@ def check_md(a):
     for r in d["ranks_data"]:
         check(r["run"]["host"] and r["lb_series"]["seconds"] > 0, "each rank's host and lb time",
               r.get("run"), r.get("lb_series"))
+        # ballast's own time = work + waiting = load balancing's seconds here
+        # (no topology mapping), README "What the figures mean"
+        check(abs(r["ballast_work"] + r["ballast_wait"] - r["lb_series"]["seconds"]) < 1e-6
+              and r["ballast_wait"] == r["lb_series"]["seconds_waiting"],
+              "ballast's work and waiting make up load balancing's seconds", r["ballast_work"],
+              r["ballast_wait"], r["lb_series"])
+    # the program's step (wall time between calls) beside the task time
+    check(len(st["wmax"]) == 80 and all(w >= a for w, a in zip(st["wmax"], st["wavg"])),
+          "the program's step per point, max >= avg", st.get("wmax"))
+    med = lambda v: sorted(v)[len(v) // 2]
+    check(med(st["wmax"]) >= med(st["tmax"]), "the program's step holds the task time",
+          med(st["wmax"]), med(st["tmax"]))
     text, size = page_checks(page)
     check("the judged imbalance fell from" in text, "the page states the imbalance falling")
+    check("program&#x27;s step, slowest rank" in text and "task time judged, slowest rank" in text,
+          "the chart draws the program's step beside the task time")
+    check("ballast&#x27;s own work" in text and "waiting in ballast" in text,
+          "ballast's own time shown as work and waiting")
     check(text.count('class="mark"') >= 2, "remap marked on both charts")
     dom = browse(page, os.path.join(a.out, "md.png"))
     check("R1" in dom, "remap R1 in the rendered page")

@@ -70,6 +70,7 @@ def rank_part(r, n, rnd, dims, load):
     lib = {"MPI_Allgather": {"ncalls": 300, "nbytes": 300 * 16 * n, "tsum": 0.4, "tmin": 1e-4,
                              "tmax": 0.01}}
     return {"rank": r, "wall": wall, "mpi_time": mpi, "cputime": wall, "threads": 1,
+            "ballast_work": 0.9 + 0.1 * load, "ballast_wait": 0.3,
             "activities": acts, "library": lib, "regions": regions, "partners": partners,
             "run": {"host": "node%03d" % (r // 32), "pid": 1000 + r},
             "lb_series": {"seconds": 1.2 + 0.1 * load, "seconds_define": 0.5,
@@ -129,7 +130,9 @@ def series(n, rnd, steps, remap_steps, ntasks, root, detail):
             "policy": {"mode": "auto", "warmup": 5, "window": 20, "threshold": 1.1,
                        "outlier": 2, "horizon": 100},
             "steps": {"total": steps, "stride": 1, "first": first, "n": cnt, "tmax": tmax,
-                      "tavg": tavg, "imbalance": imb, "judged": judged},
+                      "tavg": tavg, "imbalance": imb, "judged": judged,
+                      "wmax": [round(2.5 * t, 6) for t in tmax],
+                      "wavg": [round(2.5 * t, 6) for t in tavg]},
             "remaps": marks, "remaps_dropped": 0,
             "node_of_rank": [r // 32 for r in range(n)],
             "task_map": {"detail_limit": 4096, "bins": 1024, "snapshots_dropped": 0,
