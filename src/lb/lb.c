@@ -843,7 +843,9 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   double wait = step_wait(ctx);
   ctx->seconds_waiting += wait;
   if (rc) {
-    ballast__own_add(MPI_Wtime() - t_in, wait);
+    double t = MPI_Wtime() - t_in;
+    ctx->stats.seconds_deciding += t;
+    ballast__own_add(t, wait);
     ctx->steps_seen = rta_steps();
     ctx->last_exit = MPI_Wtime();
     return rc;
