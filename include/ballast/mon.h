@@ -221,8 +221,8 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  * is "mpi_init" (MPI_Finalize counts no time). "ballast_work" and
  * "ballast_wait" are ballast's own time on that rank: its work for the
  * program (load balancing, topology mapping, its MPI traffic included) and
- * its waiting for other ranks inside its per-step collective (README "What
- * the figures mean" defines both; members added in version 1, absent from
+ * its waiting for other ranks inside the collectives where its callers meet
+ * (README "What the figures mean" defines both; members added in version 1, absent from
  * earlier profiles). An activity's "nbytes" is what the rank's calls moved, sent
  * plus received (collectives: send plus receive buffers), as "bytes_note"
  * says; "sent"/"received" count the point-to-point and one-sided messages

@@ -176,8 +176,9 @@
  * "seconds_define": s, "seconds_deciding": s, "seconds_remapping": s,
  * "seconds_waiting": s}: the wall time that rank spent in load balancing
  * (defining contexts, the per-step decisions, remaps and the candidates the
- * policy dropped; its MPI traffic included), over all contexts, and of the
- * deciding the time it waited for other ranks in the per-step collective
+ * policy dropped; its MPI traffic included), over all contexts, and of that
+ * the time it waited for other ranks in the per-step collective and the
+ * definition's first collective
  * (README "What the figures mean": ballast's own time is work plus this
  * waiting; the rank's "ballast_work" and "ballast_wait" hold it with the
  * topology mapping added).
@@ -246,7 +247,8 @@ typedef struct {
   double seconds_migrating;   /**< time moving state and rebuilding communicators (max over ranks) */
   double seconds_deciding;    /**< time closing steps and deciding (this rank), its waiting for
                                    the other ranks in the per-step collective included (the
-                                   profile's lb_series.seconds_waiting says how much) */
+                                   profile's lb_series.seconds_waiting says how much, with the
+                                   waiting at the context's definition) */
   double last_cost;           /**< cost in seconds of the last remap (mapping + migration) */
   double imbalance_before;    /**< imbalance that triggered the last remap (0: none judged) */
   double imbalance_predicted; /**< the mapping's max/avg core load after the last remap */

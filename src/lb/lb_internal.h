@@ -64,7 +64,8 @@ struct rta_lb_context {
                              then the step's times and wall times per rank */
   /* ballast's own time waiting for other ranks (lb.c, step_wait): this
    * rank's seconds in the last per-step collective, the least any rank has
-   * spent in it (-1: none known yet), and the waits summed */
+   * spent in it (-1: none known yet), and the waits summed (the
+   * definition's included) */
   double coll_last, coll_cost, seconds_waiting;
   double seconds_remapping; /* this rank's wall time in remaps, dropped candidates included */
   int pending_after;      /* a remap happened: record the next judged imbalance */

@@ -547,7 +547,8 @@ static char *json(void *user) {
 }
 
 /* Every rank: its own seconds in load balancing, summed over contexts; of
- * the deciding, the time waiting for other ranks in the per-step collective. */
+ * those, the time waiting for other ranks (lb.c: the per-step collective and
+ * the definition's first collective). */
 static char *rank_json(void *user) {
   (void)user;
   double def = closed_def, dec = closed_dec, rem = closed_rem, wait = closed_wait;
