@@ -11,7 +11,7 @@ pkgs=(
   uthash-dev
   libpapi-dev
   iproute2
-  libotf2-trace-dev otf2-tools
+  libotf2-trace-dev otf2-tools python3-otf2
   chromium
 )
 # Extra packages named by the caller (e.g. benchmarks: libtrilinos-zoltan-dev).
