@@ -7,7 +7,7 @@
 //   VIEWER_DIR  tools/trace/viewer, where scripts/setup_viewer.sh installed
 //               speedscope and playwright-core (node_modules)
 //   NAME        frame names that must appear in speedscope's sandwich view
-//               (its table of every frame)
+//               (its table of every frame of rank 0's main thread, searched)
 //
 // Serves speedscope's release files and the trace from a local HTTP server
 // on 127.0.0.1, loads index.html#profileURL=<trace> in a fresh Chromium
@@ -107,9 +107,18 @@ async function main() {
         return !!d;
       });
       if (!clicked) out.errors.push('driver: no Sandwich tab');
-      await page.waitForTimeout(1000);
-      const text = await page.evaluate(() => document.body.innerText);
-      for (const n of names) (text.includes(n) ? out.frames_found : out.frames_missing).push(n);
+      await page.waitForTimeout(500);
+      // The table shows the rows in view only: search it (Ctrl+F opens
+      // speedscope's search box, which filters the table) for each name.
+      await page.keyboard.press('Control+f');
+      const search = page.locator('input:not([placeholder])').first();
+      for (const n of names) {
+        await search.fill(n);
+        await page.waitForTimeout(300);
+        const text = await page.evaluate(() => document.body.innerText);
+        const rows = text.split('\n').filter(l => l.startsWith('\t') && l.includes(n));
+        (rows.length ? out.frames_found : out.frames_missing).push(n);
+      }
     }
   } catch (e) {
     out.errors.push('driver: ' + e.message.split('\n')[0]);

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""trace_nest (4 ranks) traced by both writers at once, every nesting path
+and message kind checked in both formats (see trace_nest.c):
+  - the Perfetto JSON passes the strict check (check_trace_json.py: B/E in
+    stack order name by name, an E carrying its B's category and args, a
+    task's region directly inside its task, X inside their B);
+  - the OTF2 archive, read with Debian's python3-otf2 (check_otf2.py):
+    Enter/Leave nested name by name on every location, times in order,
+    every MpiSend paired with an MpiRecv (sender, receiver, communicator,
+    tag, bytes); per rank 10 sends and 10 receives (5 MPI_Isend + 5 MPI_Send;
+    5 receives completed by MPI_Waitall, 5 by MPI_Test), tags exactly
+    {7, 100..104}, 5 collectives on its 2-rank communicator "half" (whose
+    members are the ranks of its parity) and 1 on MPI_COMM_WORLD; the
+    task's region, "step", "exchange" and "pc" entered as often as the
+    program did; the region left open on the second thread and the task
+    open at MPI_Finalize left in both formats.
+Usage: trace_nest.py MPIEXEC TRACE_NEST CHECK_TRACE_JSON CHECK_OTF2"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+mpiexec, prog, checker, check_otf2 = sys.argv[1:5]
+NP, NSTEPS = 4, 5
+fails = 0
+
+
+def check(cond, what):
+    global fails
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        fails += 1
+    return cond
+
+
+def run(d):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BALLAST_")}
+    env.update({"BALLAST_TOOLS": "perfetto:otf2", "BALLAST_TRACE_PERFETTO": d + "/t.json",
+                "BALLAST_TRACE_OTF2": d + "/otf2", "BALLAST_REPORT": "none",
+                "OMPI_MCA_mpi_yield_when_idle": "1"})
+    p = subprocess.run([mpiexec, "-n", str(NP), "--oversubscribe", prog], capture_output=True,
+                       text=True, timeout=120, env=env)
+    if p.returncode != 0:
+        print(p.stdout, p.stderr)
+        sys.exit("trace_nest failed (%d)" % p.returncode)
+    return p.stderr
+
+
+def check_json(d):
+    r = subprocess.run([sys.executable, checker, d + "/t.json", "--ranks", str(NP), "--counts",
+                        d + "/counts.json"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, "Perfetto JSON: strict check, nesting name by name: "
+          + r.stdout.strip())
+    counts = json.load(open(d + "/counts.json"))
+    for r in range(NP):
+        c = counts[str(r)]
+        key = "nest/r%d" % r
+        check(c.get("B/task/" + key) == NSTEPS + 1 and c.get("B/region/" + key) == NSTEPS + 1,
+              "rank %d: %d task slices and %d task-region slices (5 steps + 1 left open)"
+              % (r, c.get("B/task/" + key, 0), c.get("B/region/" + key, 0)))
+        check(c.get("B/region/step") == NSTEPS and c.get("B/region/exchange") == NSTEPS and
+              c.get("B/region/pc") == NSTEPS and c.get("B/region/thread_open") == 1,
+              "rank %d: region slices step, exchange, pc, thread_open: %s" % (
+                  r, [c.get("B/region/" + n) for n in ("step", "exchange", "pc", "thread_open")]))
+        check(c.get("X/mpi/MPI_Pcontrol") == 2 * NSTEPS, "rank %d: MPI_Pcontrol slices" % r)
+    evs = json.load(open(d + "/t.json"))["traceEvents"]
+    tags = sorted({e["args"]["tag"] for e in evs if e.get("name") == "MPI_Isend"})
+    check(tags == list(range(100, 100 + NSTEPS)), "JSON: MPI_Isend slices carry tags %s" % tags)
+
+
+def check_archive(d):
+    r = subprocess.run(["/usr/bin/python3", check_otf2, d + "/otf2/traces.otf2", "--summary",
+                        d + "/otf2.json"], capture_output=True, text=True, timeout=120)
+    if r.returncode == 77:
+        check(False, "python3-otf2 is installed (scripts/setup.sh): " + r.stdout.strip())
+        return
+    check(r.returncode == 0, "OTF2 (python3-otf2): nesting, order, messages paired: "
+          + r.stdout.strip())
+    s = json.load(open(d + "/otf2.json"))
+    check(s["messages_paired"] and s["messages"] == NP * 2 * NSTEPS,
+          "OTF2: %d messages, all paired (expected %d)" % (s["messages"], NP * 2 * NSTEPS))
+    comms = s["comms"]
+    halves = sorted(v for k, v in comms.items() if k != "MPI_COMM_WORLD")
+    check(comms.get("MPI_COMM_WORLD") == list(range(NP)) and halves == [[0, 2], [1, 3]],
+          "OTF2: communicators MPI_COMM_WORLD and the two halves: %s" % comms)
+    for r in range(NP):
+        x = s["ranks"][str(r)]
+        check(x["sends"] == 2 * NSTEPS and x["recvs"] == 2 * NSTEPS,
+              "OTF2 rank %d: %d sends, %d receives (10 and 10: waits and tests included)"
+              % (r, x["sends"], x["recvs"]))
+        check(x["tags"] == [7] + list(range(100, 100 + NSTEPS)), "OTF2 rank %d: tags %s"
+              % (r, x["tags"]))
+        half = [k for k, v in comms.items() if r in v and len(v) == 2]
+        coll = x["collectives"]
+        check(len(half) == 1 and coll.get("%s/2" % half[0]) == NSTEPS and
+              coll.get("MPI_COMM_WORLD/%d" % NP) == 1,
+              "OTF2 rank %d: collectives %s (5 on its half, 1 on the world)" % (r, coll))
+        e = x["enters"]
+        key = "nest/r%d" % r
+        check(e.get("task " + key) == NSTEPS + 1 and e.get(key) == NSTEPS + 1 and
+              e.get("thread_open") == 1 and e.get("outer") == 1,
+              "OTF2 rank %d: task, its region, thread_open, outer entered %s" % (
+                  r, [e.get(n) for n in ("task " + key, key, "thread_open", "outer")]))
+
+
+with tempfile.TemporaryDirectory() as d:
+    err = run(d)
+    check("wrote an OTF2 archive of 4 ranks" in err and "wrote " + d + "/t.json" in err,
+          "both writers wrote their trace")
+    check_json(d)
+    check_archive(d)
+
+print("trace_nest: %d failure(s)" % fails)
+sys.exit(1 if fails else 0)
