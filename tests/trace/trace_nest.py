@@ -13,7 +13,10 @@ and message kind checked in both formats (see trace_nest.c):
     members are the ranks of its parity) and 1 on MPI_COMM_WORLD; the
     task's region, "step", "exchange" and "pc" entered as often as the
     program did; the region left open on the second thread and the task
-    open at MPI_Finalize left in both formats.
+    open at MPI_Finalize left in both formats;
+  - each writer named twice (BALLAST_TOOLS=perfetto:perfetto:otf2:otf2):
+    the second declines with one line per rank, and the traces are those
+    of one writer (the same slice counts, messages written once).
 Usage: trace_nest.py MPIEXEC TRACE_NEST CHECK_TRACE_JSON CHECK_OTF2"""
 import json
 import os
@@ -34,9 +37,9 @@ def check(cond, what):
     return cond
 
 
-def run(d):
+def run(d, tools="perfetto:otf2"):
     env = {k: v for k, v in os.environ.items() if not k.startswith("BALLAST_")}
-    env.update({"BALLAST_TOOLS": "perfetto:otf2", "BALLAST_TRACE_PERFETTO": d + "/t.json",
+    env.update({"BALLAST_TOOLS": tools, "BALLAST_TRACE_PERFETTO": d + "/t.json",
                 "BALLAST_TRACE_OTF2": d + "/otf2", "BALLAST_REPORT": "none",
                 "OMPI_MCA_mpi_yield_when_idle": "1"})
     p = subprocess.run([mpiexec, "-n", str(NP), "--oversubscribe", prog], capture_output=True,
@@ -110,6 +113,19 @@ with tempfile.TemporaryDirectory() as d:
           "both writers wrote their trace")
     check_json(d)
     check_archive(d)
+    once = json.load(open(d + "/counts.json"))
+    os.makedirs(d + "/twice")
+    err = run(d + "/twice", "perfetto:perfetto:otf2:otf2")
+    for w in ("perfetto", "otf2"):
+        n = sum(1 for l in err.splitlines() if w + ": already attached once in this process" in l)
+        check(n == NP, "%s named twice: the second declines, one line per rank (%d)" % (w, n))
+    check_json(d + "/twice")
+    # B slices only: the number of MPI_Test calls of the polling loop varies.
+    def slices(c):
+        return {r: {k: v for k, v in x.items() if k.startswith("B/")} for r, x in c.items()}
+    check(slices(json.load(open(d + "/twice/counts.json"))) == slices(once),
+          "named twice: the same region and task slices as named once")
+    check_archive(d + "/twice")
 
 print("trace_nest: %d failure(s)" % fails)
 sys.exit(1 if fails else 0)
