@@ -10,7 +10,9 @@
  *     MPI_Irecv with tag TAG_HALF completed by an MPI_Test loop, the
  *     matching MPI_Send;
  * then, still in the task, an MPI_Allreduce on "half" and an
- * MPI_Pcontrol(1/-1, "pc") pair. Ends that fail (a region not open, a task
+ * MPI_Pcontrol(1/-1, "pc") pair. After the steps, a ring of persistent
+ * requests (MPI_Send_init / MPI_Recv_init, tag TAG_PERS) started NPERS
+ * times, each completed by MPI_Waitall. Ends that fail (a region not open, a task
  * not open) raise nothing. At the end, a region "outer" with the task begun
  * inside it stays open, as does region "thread_open" on a second thread:
  * MPI_Finalize closes the regions of the main thread, the writers close the
@@ -27,6 +29,8 @@
 #define TAG_RING 100
 #define TAG_HALF 7
 #define NDATA 64
+#define TAG_PERS 50
+#define NPERS 2
 
 #define MUST(x)                                                          \
   do {                                                                   \
@@ -83,6 +87,17 @@ int main(int argc, char **argv) {
   MUST(rta_define_task(NULL, 1, rn, NULL, &root) == 0);
   MUST(rta_define_task(root, 1, kn, NULL, &task) == 0);
   for (int s = 0; s < NSTEPS; s++) step(s, rank, size, half, task);
+  double pout[NDATA] = {0}, pin[NDATA];
+  MPI_Request pq[2];
+  MPI_Recv_init(pin, NDATA, MPI_DOUBLE, (rank + size - 1) % size, TAG_PERS, MPI_COMM_WORLD,
+                &pq[0]);
+  MPI_Send_init(pout, NDATA, MPI_DOUBLE, (rank + 1) % size, TAG_PERS, MPI_COMM_WORLD, &pq[1]);
+  for (int i = 0; i < NPERS; i++) {
+    MPI_Startall(2, pq);
+    MUST(MPI_Waitall(2, pq, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  }
+  MPI_Request_free(&pq[0]);
+  MPI_Request_free(&pq[1]);
   /* Ends that fail raise no event. */
   MUST(mon_region_end("not_open") != 0);
   MUST(rta_task_end(task) != 0);

@@ -7,9 +7,9 @@ and message kind checked in both formats (see trace_nest.c):
   - the OTF2 archive, read with Debian's python3-otf2 (check_otf2.py):
     Enter/Leave nested name by name on every location, times in order,
     every MpiSend paired with an MpiRecv (sender, receiver, communicator,
-    tag, bytes); per rank 10 sends and 10 receives (5 MPI_Isend + 5 MPI_Send;
-    5 receives completed by MPI_Waitall, 5 by MPI_Test), tags exactly
-    {7, 100..104}, 5 collectives on its 2-rank communicator "half" (whose
+    tag, bytes); per rank 12 sends and 12 receives (5 MPI_Isend + 5 MPI_Send
+    + 2 starts of a persistent send; 5 receives completed by MPI_Waitall, 5
+    by MPI_Test, 2 persistent), tags exactly {7, 50, 100..104}, 5 collectives on its 2-rank communicator "half" (whose
     members are the ranks of its parity) and 1 on MPI_COMM_WORLD; the
     task's region, "step", "exchange" and "pc" entered as often as the
     program did; the region left open on the second thread and the task
@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 mpiexec, prog, checker, check_otf2 = sys.argv[1:5]
-NP, NSTEPS = 4, 5
+NP, NSTEPS, NPERS = 4, 5, 2
 fails = 0
 
 
@@ -81,18 +81,19 @@ def check_archive(d):
     check(r.returncode == 0, "OTF2 (python3-otf2): nesting, order, messages paired: "
           + r.stdout.strip())
     s = json.load(open(d + "/otf2.json"))
-    check(s["messages_paired"] and s["messages"] == NP * 2 * NSTEPS,
-          "OTF2: %d messages, all paired (expected %d)" % (s["messages"], NP * 2 * NSTEPS))
+    n = NP * (2 * NSTEPS + NPERS)
+    check(s["messages_paired"] and s["messages"] == n,
+          "OTF2: %d messages, all paired (expected %d)" % (s["messages"], n))
     comms = s["comms"]
     halves = sorted(v for k, v in comms.items() if k != "MPI_COMM_WORLD")
     check(comms.get("MPI_COMM_WORLD") == list(range(NP)) and halves == [[0, 2], [1, 3]],
           "OTF2: communicators MPI_COMM_WORLD and the two halves: %s" % comms)
     for r in range(NP):
         x = s["ranks"][str(r)]
-        check(x["sends"] == 2 * NSTEPS and x["recvs"] == 2 * NSTEPS,
-              "OTF2 rank %d: %d sends, %d receives (10 and 10: waits and tests included)"
-              % (r, x["sends"], x["recvs"]))
-        check(x["tags"] == [7] + list(range(100, 100 + NSTEPS)), "OTF2 rank %d: tags %s"
+        check(x["sends"] == 2 * NSTEPS + NPERS and x["recvs"] == 2 * NSTEPS + NPERS,
+              "OTF2 rank %d: %d sends, %d receives (12 and 12: waits, tests and persistent "
+              "requests included)" % (r, x["sends"], x["recvs"]))
+        check(x["tags"] == [7, 50] + list(range(100, 100 + NSTEPS)), "OTF2 rank %d: tags %s"
               % (r, x["tags"]))
         half = [k for k, v in comms.items() if r in v and len(v) == 2]
         coll = x["collectives"]

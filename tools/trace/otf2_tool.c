@@ -356,7 +356,7 @@ static int is_recv(const char *n) { return !strcmp(n, "MPI_Recv") || !strcmp(n, 
  * when it completes, once per MPI_Start. */
 static int is_persistent_send(const char *n) {
   size_t l = strlen(n);
-  return l > 9 && strcmp(n + l - 5, "_init") == 0 && strstr(n, "send_init") != NULL;
+  return l > 9 && strcmp(n + l - 8, "end_init") == 0; /* MPI_Send_init, MPI_Bsend_init, ... */
 }
 
 static OTF2_RegionRole mpi_role(const char *n) {
