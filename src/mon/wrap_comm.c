@@ -368,6 +368,16 @@ int mon__w_comm_id(MPI_Comm comm) {
   return w != NULL ? w->id : -1;
 }
 
+int mon__w_size_id(MPI_Comm comm, int *id) {
+  if (comm == MPI_COMM_WORLD) {
+    *id = 0;
+    return mon__w_size(comm);
+  }
+  wgroup_t *w = comm_get(comm);
+  *id = w != NULL ? w->id : -1;
+  return w != NULL ? w->n : 0;
+}
+
 int mon__w_comm_ranks(int comm_id, int *world_ranks, int max) {
   if (comm_id == 0) {
     world_init();

@@ -47,6 +47,8 @@ int mon__w_rank(MPI_Comm comm, int rank);
  *  MPI_COMM_WORLD, -1 for MPI_COMM_NULL or when the cache cannot hold it;
  *  given on the communicator's first use by a wrapper, never reused. */
 int mon__w_comm_id(MPI_Comm comm);
+/** mon__w_size and mon__w_comm_id in one lookup (the tools' MPI events). */
+int mon__w_size_id(MPI_Comm comm, int *id);
 /** api->comm_ranks: the world ranks of the cached communicator \a comm_id. */
 int mon__w_comm_ranks(int comm_id, int *world_ranks, int max);
 /** World rank of \a rank in the group of window \a win (cached per window). */

@@ -19,14 +19,17 @@ __thread __attribute__((tls_model("initial-exec"))) unsigned mon__tl_credit_n;
 __thread __attribute__((tls_model("initial-exec"))) int mon__tl_credit_partner;
 __thread __attribute__((tls_model("initial-exec"))) uint64_t mon__tl_done_ticks;
 
-static int comm_size(MPI_Comm comm) { return comm != MPI_COMM_NULL ? mon__w_size(comm) : 0; }
-static int comm_id(MPI_Comm comm) { return comm != MPI_COMM_NULL ? mon__w_comm_id(comm) : -1; }
+/* Size and comm_id of the communicator an event names: 0 and -1 for none. */
+static int comm_size(MPI_Comm comm, int *id) {
+  *id = -1;
+  return comm != MPI_COMM_NULL ? mon__w_size_id(comm, id) : 0;
+}
 
 uint64_t mon__tool_mpi_enter(int act, MPI_Comm comm, uint64_t t0, int tag) {
+  int id, size = comm_size(comm, &id); /* before the initializer reads id */
   ballast_tool_mpi_enter_t ev = {.t_ns = mon__ticks_ns(t0), .fn = act,
-                                 .name = mon__act_names[act], .comm_size = comm_size(comm),
-                                 .lib = ballast__tl_lib_depth > 0, .comm_id = comm_id(comm),
-                                 .tag = tag};
+                                 .name = mon__act_names[act], .comm_size = size,
+                                 .lib = ballast__tl_lib_depth > 0, .comm_id = id, .tag = tag};
   ballast__tool_emit_mpi_enter(&ev);
   return mon__ticks();
 }
@@ -47,11 +50,12 @@ void mon__tool_mpi_exit(int act, MPI_Comm comm, int ret, int partner, uint64_t b
     return;
   if (partner < 0 && mon__tl_credit_n > 0)
     partner = mon__tl_credit_partner;
+  int id, size = comm_size(comm, &id); /* before the initializer reads id */
   ballast_tool_mpi_exit_t ev = {.t_ns = mon__ticks_ns(t1), .t_begin_ns = mon__ticks_ns(t0),
                                 .fn = act, .name = mon__act_names[act],
                                 .bytes = bytes + mon__tl_credit_bytes, .posted_bytes = posted,
-                                .partner = partner, .comm_size = comm_size(comm),
+                                .partner = partner, .comm_size = size,
                                 .lib = ballast__tl_lib_depth > 0, .ret = ret,
-                                .comm_id = comm_id(comm), .tag = tag};
+                                .comm_id = id, .tag = tag};
   ballast__tool_emit_mpi_exit(&ev);
 }
