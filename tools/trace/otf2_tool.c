@@ -31,7 +31,8 @@
  * communicators are unified like the regions, keyed by their members and
  * the order in which the process met communicators of the same members
  * (MPI_COMM_WORLD by its own key), and rank 0 writes a Group and a Comm
- * for each; each rank maps its local ids to them (a mapping table).
+ * for each; each rank maps its local ids to them (a mapping table). That
+ * part, and the unification of keys across ranks, is otf2_defs.c.
  *
  * The archive is written the parallel way, one event file per location
  * through OTF2's MPI collective callbacks (OTF2_MPI_Collectives.h, over
@@ -51,6 +52,7 @@
  * when they are full (the memory callbacks below).
  */
 #define OTF2_MPI_USE_PMPI
+#include "otf2_defs.h"
 #include "trace_common.h"
 
 #include <ballast/tool.h>
@@ -93,17 +95,6 @@ typedef struct loc {
   int npend, cappend;
 } loc_t;
 
-/* A communicator met in an event: ballast's comm_id, this writer's local
- * ref (index in g.wcomms), its members' world ranks and its key. */
-typedef struct wcomm {
-  int id;
-  uint32_t ref;
-  int n;
-  int *members;
-  char *key;
-  UT_hash_handle hh;
-} wcomm_t;
-
 typedef struct ot {
   const ballast_tool_api_v1_t *api;
   pthread_mutex_t mu;
@@ -116,9 +107,7 @@ typedef struct ot {
   uint32_t nregs, capregs;
   loc_t *locs;          /* per thread of this rank */
   int nlocs, caplocs;
-  wcomm_t *comms;       /* hash: comm_id -> communicator */
-  wcomm_t **wcomms;     /* local ref -> communicator */
-  uint32_t ncomms, capcomms;
+  otf2_comms_t comms;   /* the communicators met */
   uint64_t t_min, t_max;
   uint64_t t_end;       /* the finalize event's time */
   uint64_t errors;
@@ -251,64 +240,6 @@ static void on_remap_end(const ballast_tool_remap_end_t *ev, void *u) {
   enter_leave(0, K_LB, n, ev->t_ns);
 }
 
-/* ---- communicators -------------------------------------------------------- */
-
-/* The communicator of ballast's comm_id (under g.mu): looked up once through
- * api->comm_ranks; NULL when it cannot be (unknown id, out of memory). */
-static wcomm_t *wcomm(int comm_id) {
-  wcomm_t *c;
-  if (comm_id < 0) return NULL;
-  HASH_FIND_INT(g.comms, &comm_id, c);
-  if (c) return c;
-  int n = g.api->comm_ranks(comm_id, NULL, 0);
-  if (n < 0) return NULL;
-  if (g.ncomms == g.capcomms) {
-    uint32_t cap = g.capcomms ? 2 * g.capcomms : 16;
-    wcomm_t **nc = realloc(g.wcomms, cap * sizeof *nc);
-    if (!nc) return NULL;
-    g.wcomms = nc;
-    g.capcomms = cap;
-  }
-  c = calloc(1, sizeof *c);
-  int *m = malloc(((size_t)n + 1) * sizeof *m);
-  char *key = malloc((size_t)n * 12 + 32);
-  if (!c || !m || !key || g.api->comm_ranks(comm_id, m, n) != n) {
-    free(c);
-    free(m);
-    free(key);
-    return NULL;
-  }
-  size_t o = 0;
-  if (comm_id == 0) {
-    o = (size_t)sprintf(key, "world");
-  } else {
-    for (int i = 0; i < n; i++) o += (size_t)sprintf(key + o, i ? ",%d" : "%d", m[i]);
-    /* The how-many-th communicator of these members this process met. */
-    int occ = 0;
-    for (uint32_t i = 0; i < g.ncomms; i++)
-      if (g.wcomms[i]->id != 0 && strncmp(g.wcomms[i]->key, key, o) == 0 &&
-          g.wcomms[i]->key[o] == '#')
-        occ++;
-    sprintf(key + o, "#%d", occ);
-  }
-  c->id = comm_id;
-  c->n = n;
-  c->members = m;
-  c->key = key;
-  c->ref = g.ncomms;
-  g.wcomms[g.ncomms++] = c;
-  HASH_ADD_INT(g.comms, id, c);
-  return c;
-}
-
-/* The rank of world rank w in c, or -1. */
-static int rank_in(const wcomm_t *c, int w) {
-  if (c->id == 0) return w < c->n ? w : -1;
-  for (int i = 0; i < c->n; i++)
-    if (c->members[i] == w) return i;
-  return -1;
-}
-
 /* ---- MPI --------------------------------------------------------------- */
 
 typedef struct coll {
@@ -373,9 +304,9 @@ static OTF2_RegionRole mpi_role(const char *n) {
  * MPI_Mrecv's, which names none) stands for MPI_COMM_WORLD, where the
  * world rank is the rank. 0 when it can be written. */
 static int msg_where(int comm_id, int partner, uint32_t *comm, uint32_t *rank) {
-  wcomm_t *c = partner >= 0 ? wcomm(comm_id) : NULL;
-  if (!c && partner >= 0) c = wcomm(0);
-  int r = c ? rank_in(c, partner) : -1;
+  otf2_comm_t *c = partner >= 0 ? otf2_comm_get(&g.comms, g.api, comm_id) : NULL;
+  if (!c && partner >= 0) c = otf2_comm_get(&g.comms, g.api, 0);
+  int r = c ? otf2_comm_rank(c, partner) : -1;
   if (r < 0) return -1;
   *comm = c->ref;
   *rank = (uint32_t)r;
@@ -410,9 +341,9 @@ static OTF2_ErrorCode mpi_records(loc_t *l, const ballast_tool_mpi_exit_t *ev) {
   if (ev->partner >= 0 && is_recv(ev->name)) return write_msg(l, ev->t_ns, 1, ev->comm_id,
                                                               ev->partner, ev->tag, ev->bytes);
   const coll_t *c = find_coll(ev->name);
-  wcomm_t *wc = c ? wcomm(ev->comm_id) : NULL;
+  otf2_comm_t *wc = c ? otf2_comm_get(&g.comms, g.api, ev->comm_id) : NULL;
   if (wc) {
-    int r = c->rooted && ev->partner >= 0 ? rank_in(wc, ev->partner) : -1;
+    int r = c->rooted && ev->partner >= 0 ? otf2_comm_rank(wc, ev->partner) : -1;
     uint32_t root = r >= 0 ? (uint32_t)r : OTF2_UNDEFINED_UINT32;
     e = OTF2_EvtWriter_MpiCollectiveBegin(l->w, NULL, at(l, ev->t_begin_ns));
     if (e == OTF2_SUCCESS)
@@ -451,7 +382,7 @@ static void on_mpi_exit(const ballast_tool_mpi_exit_t *ev, void *u) {
       (id = region_id(ev->lib ? K_MPI_LIB : K_MPI, ev->name)) != UINT32_MAX) {
     /* Met while it exists: a request's communicator may be freed before
      * the wait that completes it. */
-    if (ev->comm_id >= 0) (void)wcomm(ev->comm_id);
+    if (ev->comm_id >= 0) (void)otf2_comm_get(&g.comms, g.api, ev->comm_id);
     OTF2_ErrorCode e = OTF2_EvtWriter_Enter(l->w, NULL, at(l, ev->t_begin_ns), id);
     if (e == OTF2_SUCCESS) e = mpi_records(l, ev);
     if (e == OTF2_SUCCESS) e = OTF2_EvtWriter_Leave(l->w, NULL, at(l, ev->t_ns), id);
@@ -479,124 +410,18 @@ static void ot_free(void) {
   free(g.locs);
   g.by_id = NULL;
   g.locs = NULL;
-  wcomm_t *c, *ctmp;
-  HASH_ITER(hh, g.comms, c, ctmp) {
-    HASH_DEL(g.comms, c);
-    free(c->members);
-    free(c->key);
-    free(c);
-  }
-  free(g.wcomms);
-  g.wcomms = NULL;
-  g.ncomms = g.capcomms = 0;
+  otf2_comms_free(&g.comms);
   g.nregs = g.capregs = 0;
   g.nlocs = g.caplocs = 0;
   if (g.comm != MPI_COMM_NULL) PMPI_Comm_free(&g.comm);
 }
 
-/* The global region list (rank 0) and this rank's local -> global ids. */
-typedef struct unified {
-  uint64_t *map;      /* this rank: local id -> global id */
-  char **keys;        /* rank 0: global id -> key (kind byte + name) */
-  uint32_t nkeys;
-} unified_t;
-
-/* Rank 0: give each key of every rank's list a global id, first come first
- * numbered, into maps (one id per key, ranks in order). */
-static int unify_root(const char *all, const int *lens, const int *counts, uint64_t *maps,
-                      unified_t *u) {
-  reg_t *h = NULL, *r, *tmp;
-  size_t total = 0, k = 0;
-  int rc = 0;
-  for (int p = 0; p < g.size; p++) total += (size_t)counts[p];
-  u->keys = calloc(total ? total : 1, sizeof *u->keys);
-  if (!u->keys) return BALLAST_ENOMEM;
-  const char *s = all;
-  for (int p = 0; p < g.size && !rc; p++) {
-    const char *end = s + lens[p];
-    for (int i = 0; i < counts[p] && s < end; i++, s += strlen(s) + 1) {
-      HASH_FIND_STR(h, s, r);
-      if (!r) {
-        if (!(r = calloc(1, sizeof *r))) {
-          rc = BALLAST_ENOMEM;
-          break;
-        }
-        r->key = (char *)s; /* points into all, which outlives the hash */
-        r->id = u->nkeys;
-        u->keys[u->nkeys++] = (char *)s;
-        HASH_ADD_KEYPTR(hh, h, r->key, strlen(r->key), r);
-      }
-      maps[k++] = r->id;
-    }
-    s = end;
-  }
-  HASH_ITER(hh, h, r, tmp) {
-    HASH_DEL(h, r);
-    free(r);
-  }
-  return rc;
-}
-
-/* Collective: every rank's keys (n of them: region names, communicator
- * keys) to rank 0, global ids back. */
-static int unify(const char *const *keys, uint32_t nkeys, unified_t *u, char **all_out) {
-  int mylen = 0, n = (int)nkeys, rc = 0;
-  for (uint32_t i = 0; i < nkeys; i++) mylen += (int)strlen(keys[i]) + 1;
-  char *mine = malloc((size_t)mylen + 1);
-  int *lens = calloc((size_t)g.size, sizeof *lens), *counts = calloc((size_t)g.size, sizeof *counts);
-  int *displs = calloc((size_t)g.size, sizeof *displs), *cdispls = calloc((size_t)g.size, sizeof *cdispls);
-  u->map = malloc(((size_t)n + 1) * sizeof *u->map);
-  int ok = mine && lens && counts && displs && cdispls && u->map, allok = 0;
-  PMPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, g.comm);
-  char *all = NULL;
-  uint64_t *maps = NULL;
-  if (!allok) rc = BALLAST_ENOMEM;
-  if (!rc) {
-    for (uint32_t i = 0, o = 0; i < nkeys; i++) {
-      size_t l = strlen(keys[i]) + 1;
-      memcpy(mine + o, keys[i], l);
-      o += (uint32_t)l;
-    }
-    PMPI_Gather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, g.comm);
-    PMPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, g.comm);
-    int tot = 0, ctot = 0;
-    if (g.rank == 0)
-      for (int p = 0; p < g.size; p++) {
-        displs[p] = tot;
-        cdispls[p] = ctot;
-        tot += lens[p];
-        ctot += counts[p];
-      }
-    ok = g.rank != 0 || ((all = malloc((size_t)tot + 1)) && (maps = malloc(((size_t)ctot + 1) * 8)));
-    PMPI_Gatherv(mine, mylen, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, g.comm);
-    if (g.rank == 0 && ok) ok = unify_root(all, lens, counts, maps, u) == 0;
-    PMPI_Bcast(&ok, 1, MPI_INT, 0, g.comm);
-    if (ok)
-      PMPI_Scatterv(maps, counts, cdispls, MPI_UINT64_T, u->map, n, MPI_UINT64_T, 0, g.comm);
-    else
-      rc = BALLAST_ENOMEM;
-  }
-  free(mine);
-  free(lens);
-  free(counts);
-  free(displs);
-  free(cdispls);
-  free(maps);
-  *all_out = all;
-  return rc;
-}
-
-static OTF2_StringRef gstr(OTF2_GlobalDefWriter *gw, uint32_t *next, const char *s) {
-  OTF2_GlobalDefWriter_WriteString(gw, *next, s);
-  return (*next)++;
-}
-
-static void write_regions(OTF2_GlobalDefWriter *gw, uint32_t *ns, const unified_t *u) {
+static void write_regions(OTF2_GlobalDefWriter *gw, uint32_t *ns, const otf2_unified_t *u) {
   static const char *const desc[K_N] = {"ballast region", "ballast task", "MPI function",
                                          "MPI call made by ballast itself",
                                          "ballast load balancing"};
-  OTF2_StringRef empty = gstr(gw, ns, ""), d[K_N];
-  for (int k = 0; k < K_N; k++) d[k] = gstr(gw, ns, desc[k]);
+  OTF2_StringRef empty = otf2_gstr(gw, ns, ""), d[K_N];
+  for (int k = 0; k < K_N; k++) d[k] = otf2_gstr(gw, ns, desc[k]);
   for (uint32_t i = 0; i < u->nkeys; i++) {
     int kind = u->keys[i][0] - '0';
     if (kind < 0 || kind >= K_N) kind = K_REGION;
@@ -604,7 +429,7 @@ static void write_regions(OTF2_GlobalDefWriter *gw, uint32_t *ns, const unified_
     size_t l = strlen(kind_prefix[kind]) + strlen(name) + 1;
     char *full = malloc(l);
     if (full) snprintf(full, l, "%s%s", kind_prefix[kind], name);
-    OTF2_StringRef sn = gstr(gw, ns, full ? full : name);
+    OTF2_StringRef sn = otf2_gstr(gw, ns, full ? full : name);
     free(full);
     int mpi = kind == K_MPI || kind == K_MPI_LIB;
     OTF2_GlobalDefWriter_WriteRegion(gw, i, sn, sn, d[kind],
@@ -618,57 +443,25 @@ static void write_regions(OTF2_GlobalDefWriter *gw, uint32_t *ns, const unified_
 static void write_locations(OTF2_GlobalDefWriter *gw, uint32_t *ns, const int *nloc,
                             const uint64_t *events) {
   char buf[96];
-  OTF2_StringRef mach = gstr(gw, ns, "machine"), cls = gstr(gw, ns, "machine");
+  OTF2_StringRef mach = otf2_gstr(gw, ns, "machine"), cls = otf2_gstr(gw, ns, "machine");
   OTF2_GlobalDefWriter_WriteSystemTreeNode(gw, 0, mach, cls, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
   size_t k = 0;
   for (int p = 0; p < g.size; p++) {
     snprintf(buf, sizeof buf, "rank %d", p);
-    OTF2_GlobalDefWriter_WriteLocationGroup(gw, (OTF2_LocationGroupRef)p, gstr(gw, ns, buf),
+    OTF2_GlobalDefWriter_WriteLocationGroup(gw, (OTF2_LocationGroupRef)p, otf2_gstr(gw, ns, buf),
                                             OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
                                             OTF2_UNDEFINED_LOCATION_GROUP);
     for (int t = 0; t < nloc[p]; t++) {
       snprintf(buf, sizeof buf, "rank %d thread %d", p, t);
       OTF2_GlobalDefWriter_WriteLocation(gw, (uint64_t)p + (uint64_t)t * (uint64_t)g.size,
-                                         gstr(gw, ns, buf), OTF2_LOCATION_TYPE_CPU_THREAD,
+                                         otf2_gstr(gw, ns, buf), OTF2_LOCATION_TYPE_CPU_THREAD,
                                          events[k++], (OTF2_LocationGroupRef)p);
     }
   }
 }
 
-/* Rank 0: the group of every rank's main location (group 0), then per
- * global communicator c (key: "world" or "r0,r1,...#k") its group of ranks
- * (group c + 1: indices into group 0, which are world ranks) and Comm c. */
-static void write_comms(OTF2_GlobalDefWriter *gw, uint32_t *ns, const unified_t *uc) {
-  uint64_t *members = malloc(((size_t)g.size + 1) * sizeof *members);
-  if (!members) return;
-  for (int p = 0; p < g.size; p++) members[p] = (uint64_t)p; /* location p: rank p's main thread */
-  OTF2_StringRef none = gstr(gw, ns, "");
-  OTF2_GlobalDefWriter_WriteGroup(gw, 0, none, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
-                                  OTF2_GROUP_FLAG_NONE, (uint32_t)g.size, members);
-  char name[64];
-  for (uint32_t c = 0; c < uc->nkeys; c++) {
-    const char *k = uc->keys[c];
-    uint32_t n = 0;
-    if (strcmp(k, "world") == 0) {
-      for (int p = 0; p < g.size; p++) members[n++] = (uint64_t)p;
-      snprintf(name, sizeof name, "MPI_COMM_WORLD");
-    } else {
-      for (const char *q = k; *q && *q != '#' && n < (uint32_t)g.size; q++) {
-        members[n++] = strtoull(q, (char **)&q, 10);
-        if (*q != ',') break;
-      }
-      snprintf(name, sizeof name, "communicator %u (%u ranks)", c, n);
-    }
-    OTF2_GlobalDefWriter_WriteGroup(gw, c + 1, none, OTF2_GROUP_TYPE_COMM_GROUP,
-                                    OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, n, members);
-    OTF2_GlobalDefWriter_WriteComm(gw, c, gstr(gw, ns, name), c + 1, OTF2_UNDEFINED_COMM,
-                                   OTF2_COMM_FLAG_NONE);
-  }
-  free(members);
-}
-
 /* Rank 0: the global definitions. */
-static int write_global_defs(const unified_t *u, const unified_t *uc, const int *nloc,
+static int write_global_defs(const otf2_unified_t *u, const otf2_unified_t *uc, const int *nloc,
                              const uint64_t *events, uint64_t t0, uint64_t t1) {
   OTF2_GlobalDefWriter *gw = OTF2_Archive_GetGlobalDefWriter(g.ar);
   if (!gw) return BALLAST_EIO;
@@ -677,13 +470,13 @@ static int write_global_defs(const unified_t *u, const unified_t *uc, const int 
                                             OTF2_UNDEFINED_TIMESTAMP);
   write_regions(gw, &ns, u);
   write_locations(gw, &ns, nloc, events);
-  write_comms(gw, &ns, uc);
+  otf2_write_comms(gw, &ns, g.size, uc);
   return OTF2_Archive_CloseGlobalDefWriter(g.ar, gw) == OTF2_SUCCESS ? 0 : BALLAST_EIO;
 }
 
 /* This rank's local definitions: region mapping and clock offsets, for each
  * of its locations. */
-static int write_local_defs(const unified_t *u, const unified_t *uc,
+static int write_local_defs(const otf2_unified_t *u, const otf2_unified_t *uc,
                             const trace_clock_sample_t *s1) {
   int rc = 0;
   if (OTF2_Archive_OpenDefFiles(g.ar) != OTF2_SUCCESS) return BALLAST_EIO;
@@ -698,7 +491,7 @@ static int write_local_defs(const unified_t *u, const unified_t *uc,
       OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, m);
       OTF2_IdMap_Free(m);
     }
-    m = g.ncomms ? OTF2_IdMap_CreateFromUint64Array(g.ncomms, uc->map, false) : NULL;
+    m = g.comms.n ? OTF2_IdMap_CreateFromUint64Array(g.comms.n, uc->map, false) : NULL;
     if (m) {
       OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_COMM, m);
       OTF2_IdMap_Free(m);
@@ -762,13 +555,13 @@ static void on_finalize(const ballast_tool_finalize_t *ev, void *u0) {
   uint64_t hi = g.t_max ? trace_clock_global(g.t_max, &g.s0, &s1) : 0, glo = 0, ghi = 0;
   PMPI_Reduce(&lo, &glo, 1, MPI_UINT64_T, MPI_MIN, 0, g.comm);
   PMPI_Reduce(&hi, &ghi, 1, MPI_UINT64_T, MPI_MAX, 0, g.comm);
-  unified_t u = {0}, uc = {0};
+  otf2_unified_t u = {0}, uc = {0};
   char *all = NULL, *allc = NULL;
-  const char **keys = malloc(((size_t)g.nregs + g.ncomms + 1) * sizeof *keys);
+  const char **keys = malloc(((size_t)g.nregs + g.comms.n + 1) * sizeof *keys);
   for (uint32_t i = 0; keys && i < g.nregs; i++) keys[i] = g.by_id[i]->key;
-  for (uint32_t i = 0; keys && i < g.ncomms; i++) keys[g.nregs + i] = g.wcomms[i]->key;
-  int rc = unify(keys, keys ? g.nregs : 0, &u, &all);
-  int rcc = unify(keys ? keys + g.nregs : NULL, keys ? g.ncomms : 0, &uc, &allc);
+  for (uint32_t i = 0; keys && i < g.comms.n; i++) keys[g.nregs + i] = g.comms.v[i]->key;
+  int rc = otf2_unify(g.comm, keys, keys ? g.nregs : 0, &u, &all);
+  int rcc = otf2_unify(g.comm, keys ? keys + g.nregs : NULL, keys ? g.comms.n : 0, &uc, &allc);
   if (!rc) rc = rcc;
   if (!rc && !keys) rc = BALLAST_ENOMEM;
   if (!rc) rc = write_local_defs(&u, &uc, &s1);
