@@ -20,6 +20,9 @@ counts of the same run (its profile, BALLAST_PROFILE) and the md summary:
     with one MpiRecv (sender, receiver, communicator, tag, bytes), and the
     messages carry ballast-md's real tags (not all 0).
 The buffer is 4 KiB, so both writers flush many times during the run.
+The main job (scripts/demo.sh's arguments: 256000 particles, 64 blocks, 200
+steps, automatic load balancing) traced by both writers passes the strict
+JSON check and python3-otf2's nesting and pairing checks.
 A run under the automatic policy then checks the imbalance counter: one
 sample per judged step, on rank 0, with the decision's value. Then the errors: an OTF2 archive that exists already and a trace path that
 cannot be written each give one message while the run completes.
@@ -208,6 +211,31 @@ def check_otf2_reader(d):
     check(any(t != 0 for t in tags), "real tags, not all 0: %s" % tags)
 
 
+DEMO = ["--scenario", "droplet", "--particles", "256000", "--blocks", "4,4,4", "--steps", "200",
+        "--strategy", "ballast", "--json-only"]
+
+
+def check_main_job(d):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BALLAST_")}
+    m = d + "/main"
+    os.makedirs(m)
+    env.update({"BALLAST_TOOLS": "perfetto:otf2", "BALLAST_TRACE_PERFETTO": m + "/t.json",
+                "BALLAST_TRACE_OTF2": m + "/otf2", "BALLAST_LB": "auto", "BALLAST_REPORT": "none",
+                "OMPI_MCA_mpi_yield_when_idle": "1"})
+    p = subprocess.run([mpiexec, "-n", "2", "--oversubscribe", md] + DEMO, capture_output=True,
+                       text=True, timeout=240, env=env)
+    if not check(p.returncode == 0, "the main job runs traced: " + p.stderr[-500:]):
+        return
+    r = subprocess.run([sys.executable, checker, m + "/t.json", "--ranks", "2"],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "main job: the Perfetto trace nests (strict check): " + r.stdout)
+    r = subprocess.run(["/usr/bin/python3", otf2_checker, m + "/otf2/traces.otf2"],
+                       capture_output=True, text=True, timeout=180)
+    check(r.returncode == 0, "main job: python3-otf2 reads the archive nested, messages "
+          "paired: " + r.stdout)
+    print(r.stdout.strip())
+
+
 def check_auto(d):
     # The automatic policy judges steps after its warm-up: the counter track.
     os.remove(d + "/trace.json")
@@ -238,6 +266,7 @@ with tempfile.TemporaryDirectory() as d:
     check(sorted(prof) == list(range(np)), "profile of every rank")
     check_perfetto(d, s, prof)
     check_otf2(d, s, prof)
+    check_main_job(d)
     check_auto(d)
     check_errors(d)
 
