@@ -246,7 +246,10 @@ typedef struct {
 
 /**
  * A nonblocking or persistent operation completed, or the receive half of
- * MPI_Sendrecv / MPI_Sendrecv_replace: one message sent or received. Raised
+ * MPI_Sendrecv / MPI_Sendrecv_replace: one message sent or received. The
+ * requests of nonblocking collectives, one-sided operations (MPI_Rput, ...)
+ * and MPI-IO raise it too when they complete, as ballast counts them
+ * (\c fn says which; they have no tag, and I/O no partner). Raised
  * inside the call that completed it, between that call's mpi_enter and
  * mpi_exit (a wait, a test, MPI_Sendrecv), once per message, in the order
  * of the requests; MPI_Request_free of an active send raises it before the
@@ -261,10 +264,13 @@ typedef struct {
   int fn;              /**< activity id of the call that posted it (MPI_Irecv,
                             MPI_Isend, MPI_Recv_init, MPI_Sendrecv, ...) */
   const char *name;    /**< its name */
-  int recv;            /**< 1: a message received; 0: a message sent */
+  int recv;            /**< 1: its size came from a receive status (a message received,
+                            an MPI-IO read); 0: a message sent, or another operation */
   int partner;         /**< MPI_COMM_WORLD rank of the sender (a receive: from the
                             status) or of the destination; -1 when not known */
-  int tag;             /**< the message's tag (a receive: from the status) */
+  int tag;             /**< the message's tag (a receive: from the status); -1 for an
+                            operation without one (collectives, one-sided); undefined
+                            for MPI-IO */
   uint64_t bytes;      /**< its size in bytes (a receive: from the status) */
   int comm_id;         /**< the communicator it was posted on (as in mpi_enter) */
   int lib;             /**< as in mpi_enter */
