@@ -465,10 +465,10 @@ def wrapper_kind(e):
             "  /* Only PMPI_Pcontrol is MPI time: the region bookkeeping inside",
             "   * is ballast's own, and would otherwise land in the region's",
             "   * MPI time but not in its wall time. */",
-            "  /* The call's events nest inside the region it names: a region",
-            "   * begins before mpi_enter and ends after mpi_exit (ballast/tool.h). */",
-            "  if (level == 1)",
-            "    mon__w_pcontrol_region(level, name);",
+            "  /* The region changes before the call's events, so they nest: the",
+            "   * call that enters a region lies inside it, the one that leaves it",
+            "   * after it (ballast/tool.h); the call is counted where it lies. */",
+            "  mon__w_pcontrol_region(level, name);",
             "  int mon_tool_ = %s;" % TOOL_ON,
             "  uint64_t t0 = mon__ticks(), mon_tb_ = t0;",
             "  if (mon_tool_)",
@@ -479,8 +479,6 @@ def wrapper_kind(e):
             "  if (mon_tool_)",
             "    mon__tool_mpi_exit(%s, MPI_COMM_NULL, MPI_SUCCESS, MON_NO_PARTNER, 0, 0, mon_tb_, t1, -1);"
             % e.act,
-            "  if (level != 1)",
-            "    mon__w_pcontrol_region(level, name);",
             "  mon__leave(t);",
             "  return MPI_SUCCESS;", "}", ""])
     if k == "topo":

@@ -100,9 +100,10 @@
  * - Calls that fail raise nothing: a mismatched region end, an end of a
  *   task that is not the innermost open one, a begin of an open task.
  * - An MPI call's mpi_enter and mpi_exit enclose everything the call raises
- *   (its mpi_complete events) and nothing else: MPI_Pcontrol(1, name)
- *   enters the region before its mpi_enter, MPI_Pcontrol(-1, name) leaves it
- *   after its mpi_exit, so the call lies inside the region it names.
+ *   (its mpi_complete events) and nothing else: MPI_Pcontrol(1|-1, name)
+ *   enters or leaves the region before its mpi_enter, so MPI_Pcontrol(1,
+ *   name) lies inside the region it opens and MPI_Pcontrol(-1, name) after
+ *   the region it closes (where pia counts them too).
  * - At MPI_Finalize, the regions still open on the thread that calls it are
  *   left, innermost first, before \c finalize. Tasks still open then, and
  *   regions still open on other threads, get no end event: a tool that draws

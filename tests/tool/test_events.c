@@ -303,9 +303,10 @@ static void test_regions(void) {
   MPI_Pcontrol(1, "r_pc");
   MPI_Pcontrol(-1, "r_pc");
   seq_on = 0;
-  /* Both calls lie inside the region they name. */
-  static const char *pc[] = {"+r_pc", ">MPI_Pcontrol", "<MPI_Pcontrol", ">MPI_Pcontrol",
-                             "<MPI_Pcontrol", "-r_pc"};
+  /* The region changes before each call's events: the first call lies
+   * inside the region, the second after it. */
+  static const char *pc[] = {"+r_pc", ">MPI_Pcontrol", "<MPI_Pcontrol", "-r_pc",
+                             ">MPI_Pcontrol", "<MPI_Pcontrol"};
   CHECK_EQ(nseq, 6);
   for (int i = 0; i < 6; i++)
     CHECK_STREQ(seq_log[i], pc[i]);
