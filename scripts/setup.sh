@@ -11,7 +11,7 @@ pkgs=(
   uthash-dev
   libpapi-dev
   iproute2
-  libotf2-trace-dev otf2-tools
+  libotf2-trace-dev otf2-tools python3-otf2
   chromium
 )
 # Extra packages named by the caller (e.g. benchmarks: libtrilinos-zoltan-dev).
@@ -26,12 +26,16 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all packages present"
-  exit 0
+else
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "setup: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The trace reader of the trace tests (speedscope from npm, pinned by
+# tools/trace/viewer/package-lock.json): optional, the viewer tests skip
+# with a message when it cannot be installed.
+"$(dirname "$0")/setup_viewer.sh" || echo "setup: the trace viewer is not installed (see above)"

@@ -264,7 +264,7 @@ def rule_bytes_partner(e, status, post, expr):
             post.append("  bytes = 0;")
 
 
-def rule_transfer(e, status, pre, post):
+def rule_transfer(e, status, pre, post, fortran=False):
     """recv=, recv+=, msg=, req= (and persistent), flag=: appends to pre and
     post, returns the condition under which post runs."""
     r = e.rule
@@ -283,6 +283,11 @@ def rule_transfer(e, status, pre, post):
             raise SpecError("%s: recv+= needs status= and a communicator" % e.name)
         post.append("mon__account(t, %s, mon__w_rank(%s, %s->MPI_SOURCE), mon__w_rbytes(%s));"
                     % (e.act, comm, status, status))
+        # The receive half is one message completed inside the call.
+        post.append("if (mon_tool_ && BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_COMPLETE))")
+        post.append("  mon__tool_mpi_complete(%s, 1, mon__w_rank(%s, %s->MPI_SOURCE), "
+                    "%s->MPI_TAG, mon__w_rbytes(%s), mon__w_comm_id(%s), t1);"
+                    % (e.act, comm, status, status, status, comm))
     if "msg" in r:
         m, c = r["msg"].split("@", 1)
         e.param(m), e.param(c)
@@ -293,8 +298,10 @@ def rule_transfer(e, status, pre, post):
         flags = ["MON__WREQ_RECV" if "recv" in r else "0"]
         if e.persistent:
             flags.append("MON__WREQ_PERSISTENT")
-        post.append("mon__wreq_post(*%s, %s, partner, bytes, %s, %s);"
-                    % (req, e.act, " | ".join(flags), recv_comm or "MPI_COMM_NULL"))
+        cid = recv_comm if recv_comm not in (None, "MPI_COMM_NULL") else None
+        post.append("mon__wreq_post(*%s, %s, partner, bytes, %s, %s, %s, %s);"
+                    % (req, e.act, " | ".join(flags), recv_comm or "MPI_COMM_NULL",
+                       tool_tag(e, fortran), tool_comm_id(e, fortran, cid)))
         post.append("mon_posted_ = bytes; /* for the tools' mpi_exit */")
         post.append("bytes = 0; /* accounted when the request completes */")
     elif e.persistent:
@@ -321,6 +328,37 @@ def wrapper_generic(e):
     return emit(e, pre, post, after, cond)
 
 
+def has_param(e, name):
+    return any(p.name == name for p in e.params)
+
+
+def tool_tag(e, fortran=False):
+    """C expression of the tag the call names (tools' events), -1 for none."""
+    for n in ("tag", "sendtag"):
+        if has_param(e, n):
+            return "(int)*%s_f" % n if fortran else n
+    return "-1"
+
+
+def tool_tag_exit(e, fortran=False):
+    """mpi_exit's tag: a completed blocking receive's from its status."""
+    r = e.rule
+    if "recv" in r and "req" not in r and "flag" not in r and r.get("status"):
+        return "(ret == MPI_SUCCESS ? %s->MPI_TAG : %s)" % (r["status"], tool_tag(e, fortran))
+    return tool_tag(e, fortran)
+
+
+def tool_comm_id(e, fortran=False, comm=None):
+    """C expression of the comm_id of a request posted by e: computed only
+    when a tool listens (mon_tool_), -1 otherwise."""
+    c = comm or tool_comm(e)
+    if c == "MPI_COMM_NULL":
+        return "-1"
+    if fortran and comm is None:
+        c = "PMPI_Comm_f2c(*%s_f)" % c
+    return "(mon_tool_ ? mon__w_comm_id(%s) : -1)" % c
+
+
 def tool_comm(e):
     """The communicator whose size the tools' MPI events report: the first
     MPI_Comm passed by value, else none (MPI_COMM_NULL)."""
@@ -333,18 +371,21 @@ def tool_comm(e):
 # The tools interface (ballast/tool.h): one predictable branch when no tool
 # registered an MPI event; else mon__tool_mpi_enter/exit (wrap_tool.c) raise
 # mpi_enter before the timed call and mpi_exit after mon__record.
-TOOL_ON = "BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_ENTER | BALLAST__TOOL_EV_MPI_EXIT)"
+TOOL_ON = ("BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_ENTER | BALLAST__TOOL_EV_MPI_EXIT | "
+           "BALLAST__TOOL_EV_MPI_COMPLETE)")
 
 
-def tool_enter(e, t0, comm=None):
+def tool_enter(e, t0, comm=None, tag=None):
     """C expression: zero what mon__account credits during the call, raise
-    mpi_enter when registered; the ticks at which the call starts."""
+    mpi_enter when registered; the ticks at which the call starts (the
+    wrapper keeps t0 itself in mon_tb_, mpi_exit's t_begin_ns)."""
     return ("(mon__tl_credit_n = 0, mon__tl_credit_bytes = 0, "
-            "BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_ENTER) ? mon__tool_mpi_enter(%s, %s, %s) : %s)"
-            % (e.act, comm or tool_comm(e), t0, t0))
+            "BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_ENTER) ? mon__tool_mpi_enter(%s, %s, %s, %s) : %s)"
+            % (e.act, comm or tool_comm(e), t0, tag or tool_tag(e), t0))
 
 
-def emit(e, pre, post, after, cond="ret == MPI_SUCCESS", call=None):
+def emit(e, pre, post, after, cond="ret == MPI_SUCCESS", call=None, done=False):
+    """done: the call completes requests (mpi_complete events at its t1)."""
     call = call or "P%s(%s)" % (e.name, e.args())
     out = [e.decl(), "{",
            "  mon__tls_t *t = mon__enter();",
@@ -352,12 +393,14 @@ def emit(e, pre, post, after, cond="ret == MPI_SUCCESS", call=None):
            "    return %s;" % call]
     out += ["  " + l for l in pre]
     out += ["  int mon_tool_ = %s;" % TOOL_ON,
-            "  uint64_t t0 = mon__ticks();",
+            "  uint64_t t0 = mon__ticks(), mon_tb_ = t0;",
             "  if (mon_tool_)",
             "    t0 = %s;" % tool_enter(e, "t0"),
             "  int ret = %s;" % call,
-            "  uint64_t t1 = mon__ticks();",
-            "  uint64_t bytes = 0, mon_posted_ = 0;",
+            "  uint64_t t1 = mon__ticks();"]
+    if done:
+        out += ["  if (mon_tool_)", "    mon__tl_done_ticks = t1;"]
+    out += ["  uint64_t bytes = 0, mon_posted_ = 0;",
             "  int partner = MON_NO_PARTNER;"]
     if post:
         out.append("  if (%s) {" % cond)
@@ -366,10 +409,16 @@ def emit(e, pre, post, after, cond="ret == MPI_SUCCESS", call=None):
     out.append("  mon__record(t, %s, partner, bytes, t1 - t0);" % e.act)
     out += ["  " + l for l in after]
     out += ["  if (mon_tool_)",
-            "    mon__tool_mpi_exit(%s, %s, ret, partner, bytes, mon_posted_, t0, t1);"
-            % (e.act, tool_comm(e)),
+            "    mon__tool_mpi_exit(%s, %s, ret, partner, bytes, mon_posted_, mon_tb_, t1, %s);"
+            % (e.act, tool_comm(e), tool_tag_exit(e)),
             "  mon__leave(t);", "  return ret;", "}", ""]
     return "\n".join(out)
+
+
+# MPI_Request_free credits an active send before the call: its mpi_complete
+# carries the time it was called.
+REQ_FREE_TICKS = ("if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_COMPLETE)) "
+                  "mon__tl_done_ticks = mon__ticks();")
 
 
 def wrapper_kind(e):
@@ -420,18 +469,22 @@ def wrapper_kind(e):
             "  /* Only PMPI_Pcontrol is MPI time: the region bookkeeping inside",
             "   * is ballast's own, and would otherwise land in the region's",
             "   * MPI time but not in its wall time. */",
-            "  uint64_t ticks = 0;",
+            "  /* The region changes before the call's events, so they nest: the",
+            "   * call that enters a region lies inside it, the one that leaves it",
+            "   * after it (ballast/tool.h); the call is counted where it lies. */",
+            "  mon__w_pcontrol_region(level, name);",
             "  int mon_tool_ = %s;" % TOOL_ON,
-            "  uint64_t t0 = mon_tool_ ? mon__ticks() : 0;",
+            "  uint64_t t0 = mon__ticks(), mon_tb_ = t0;",
             "  if (mon_tool_)",
             "    t0 = %s;" % tool_enter(e, "t0", "MPI_COMM_NULL"),
-            "  int ret = mon__w_pcontrol(level, name, &ticks);",
-            "  mon__record(t, %s, MON_NO_PARTNER, 0, ticks);" % e.act,
+            "  mon__w_pcontrol_pass(level, name);",
+            "  uint64_t t1 = mon__ticks();",
+            "  mon__record(t, %s, MON_NO_PARTNER, 0, t1 - t0);" % e.act,
             "  if (mon_tool_)",
-            "    mon__tool_mpi_exit(%s, MPI_COMM_NULL, ret, MON_NO_PARTNER, 0, 0, t0, mon__ticks());"
+            "    mon__tool_mpi_exit(%s, MPI_COMM_NULL, MPI_SUCCESS, MON_NO_PARTNER, 0, 0, mon_tb_, t1, -1);"
             % e.act,
             "  mon__leave(t);",
-            "  return ret;", "}", ""])
+            "  return MPI_SUCCESS;", "}", ""])
     if k == "topo":
         # The reordering (mapping, split) is ballast's own work, library
         # traffic: it runs outside the guard, before the call is timed; the
@@ -453,14 +506,14 @@ def wrapper_kind(e):
             "    return r_;",
             "  }",
             "  int mon_tool_ = %s;" % TOOL_ON,
-            "  uint64_t t0 = mon__ticks();",
+            "  uint64_t t0 = mon__ticks(), mon_tb_ = t0;",
             "  if (mon_tool_)",
             "    t0 = %s;" % tool_enter(e, "t0"),
             "  int ret = %s;" % create,
             "  uint64_t t1 = mon__ticks();",
             "  mon__record(t, %s, MON_NO_PARTNER, 0, t1 - t0);" % e.act,
             "  if (mon_tool_)",
-            "    mon__tool_mpi_exit(%s, %s, ret, MON_NO_PARTNER, 0, 0, t0, t1);"
+            "    mon__tool_mpi_exit(%s, %s, ret, MON_NO_PARTNER, 0, 0, mon_tb_, t1, -1);"
             % (e.act, tool_comm(e)),
             "  mon__leave(t);",
             "  mon__w_topo_done(&mon_tp_);",
@@ -478,7 +531,7 @@ def wrapper_kind(e):
                         "MPI_Request mon_rq_ = *request;"],
                     ["mon__wreq_done(t, mon_rq_, status);"],
                     ["if (ret != MPI_SUCCESS)",
-                     "  mon__wreq_failed(t, mon_rq_, *request);"])
+                     "  mon__wreq_failed(t, mon_rq_, *request);"], done=True)
     if k == "test":
         return emit(e, ["MPI_Status mon_st_;",
                         "if (status == MPI_STATUS_IGNORE)",
@@ -487,7 +540,7 @@ def wrapper_kind(e):
                     ["mon__wreq_done(t, mon_rq_, status);"],
                     ["if (ret != MPI_SUCCESS)",
                      "  mon__wreq_failed(t, mon_rq_, *request);"],
-                    cond="ret == MPI_SUCCESS && *flag")
+                    cond="ret == MPI_SUCCESS && *flag", done=True)
     # MPI_ERR_IN_STATUS: some requests failed, the others completed all the
     # same (each status's MPI_ERROR says which; MPI_ERR_PENDING: not done).
     if k in ("waitall", "testall"):
@@ -496,7 +549,7 @@ def wrapper_kind(e):
                     ["mon__wq_all(t, &q, array_of_statuses, ret == MPI_ERR_IN_STATUS);"],
                     ["mon__wq_fini(&q);"],
                     cond="(ret == MPI_SUCCESS || ret == MPI_ERR_IN_STATUS)"
-                    + (" && *flag" if k == "testall" else ""))
+                    + (" && *flag" if k == "testall" else ""), done=True)
     if k in ("waitany", "testany"):
         return emit(e, ["MPI_Status mon_st_;",
                         "if (status == MPI_STATUS_IGNORE)",
@@ -507,16 +560,17 @@ def wrapper_kind(e):
                     ["if (ret != MPI_SUCCESS)",
                      "  mon__wq_failed_one(t, &q, *index, array_of_requests);",
                      "mon__wq_fini(&q);"],
-                    cond="ret == MPI_SUCCESS" + (" && *flag" if k == "testany" else ""))
+                    cond="ret == MPI_SUCCESS" + (" && *flag" if k == "testany" else ""),
+                    done=True)
     if k in ("waitsome", "testsome"):
         return emit(e, ["mon__wq_t q;",
                         "array_of_statuses = mon__wq_pre(&q, incount, array_of_requests, array_of_statuses);"],
                     ["mon__wq_some(t, &q, *outcount, array_of_indices, array_of_statuses,"
                      " ret == MPI_ERR_IN_STATUS);"],
                     ["mon__wq_fini(&q);"],
-                    cond="ret == MPI_SUCCESS || ret == MPI_ERR_IN_STATUS")
+                    cond="ret == MPI_SUCCESS || ret == MPI_ERR_IN_STATUS", done=True)
     if k == "request_free":
-        return emit(e, ["mon__wreq_free(t, *request);"], [], [])
+        return emit(e, [REQ_FREE_TICKS, "mon__wreq_free(t, *request);"], [], [])
     raise SpecError("%s: unhandled kind %s" % (e.name, k))
 
 
@@ -650,7 +704,7 @@ def f_generic(e):
         refresh.append("PMPI_Status_f2c(%s_f, %s);" % (status, status))
     rule_forget(e, pre)
     rule_bytes_partner(e, status, post, f_expr)
-    cond = rule_transfer(e, status, pre, post)
+    cond = rule_transfer(e, status, pre, post, fortran=True)
     return pre, refresh, post, [], cond
 
 
@@ -662,6 +716,9 @@ F_STATUS_PRE = ["MPI_Fint mon_fst_[MON__WF_STATUS_SIZE];",
                 "  status_f = mon_fst_;"]
 
 
+F_DONE_TICKS = "if (mon_tool_) mon__tl_done_ticks = t1;"
+
+
 def f_kind(e):
     k = e.rule["kind"]
     if k in ("start", "startall"):
@@ -669,7 +726,7 @@ def f_kind(e):
         return ([], [], ["mon__wfq_start(%s, %s);" % (reqs, n)], [], "ret == MPI_SUCCESS")
     if k in ("wait", "test"):
         return (F_STATUS_PRE + ["MPI_Request mon_rq_ = PMPI_Request_f2c(*request_f);"], [],
-                ["MPI_Status mon_st_;",
+                [F_DONE_TICKS, "MPI_Status mon_st_;",
                  "PMPI_Status_f2c(status_f, &mon_st_);",
                  "mon__wreq_done(t, mon_rq_, &mon_st_);"],
                 ["if (ret != MPI_SUCCESS)",
@@ -679,14 +736,15 @@ def f_kind(e):
         return (["mon__wfq_t q;",
                  "array_of_statuses_f = mon__wfq_pre(&q, (int)*count_f, array_of_requests_f,"
                  " array_of_statuses_f);"], [],
-                ["mon__wfq_all(t, &q, array_of_statuses_f, ret == MPI_ERR_IN_STATUS);"],
+                [F_DONE_TICKS,
+                 "mon__wfq_all(t, &q, array_of_statuses_f, ret == MPI_ERR_IN_STATUS);"],
                 ["mon__wfq_fini(&q);"],
                 "(ret == MPI_SUCCESS || ret == MPI_ERR_IN_STATUS)"
                 + (" && *flag_f" if k == "testall" else ""))
     if k in ("waitany", "testany"):
         return (F_STATUS_PRE + ["mon__wfq_t q;",
                                 "mon__wfq_handles(&q, (int)*count_f, array_of_requests_f);"], [],
-                ["mon__wfq_one(t, &q, *index_f, status_f);"],
+                [F_DONE_TICKS, "mon__wfq_one(t, &q, *index_f, status_f);"],
                 ["if (ret != MPI_SUCCESS)",
                  "  mon__wfq_failed_one(t, &q, *index_f, array_of_requests_f);",
                  "mon__wfq_fini(&q);"],
@@ -695,12 +753,13 @@ def f_kind(e):
         return (["mon__wfq_t q;",
                  "array_of_statuses_f = mon__wfq_pre(&q, (int)*incount_f, array_of_requests_f,"
                  " array_of_statuses_f);"], [],
-                ["mon__wfq_some(t, &q, *outcount_f, array_of_indices_f, array_of_statuses_f,"
+                [F_DONE_TICKS,
+                 "mon__wfq_some(t, &q, *outcount_f, array_of_indices_f, array_of_statuses_f,"
                  " ret == MPI_ERR_IN_STATUS);"],
                 ["mon__wfq_fini(&q);"],
                 "ret == MPI_SUCCESS || ret == MPI_ERR_IN_STATUS")
     if k == "request_free":
-        return (["mon__wreq_free(t, PMPI_Request_f2c(*request_f));"], [], [], [],
+        return ([REQ_FREE_TICKS, "mon__wreq_free(t, PMPI_Request_f2c(*request_f));"], [], [], [],
                 "ret == MPI_SUCCESS")
     if k == "topo":
         # The distributed graphs from Fortran: counted and timed, MPI's own
@@ -778,9 +837,9 @@ def f_body(e, names):
     out += pre
     out += ["MPI_Fint ret_f = MPI_SUCCESS;",
             "int mon_tool_ = %s;" % TOOL_ON,
-            "uint64_t t0 = mon__ticks();",
+            "uint64_t t0 = mon__ticks(), mon_tb_ = t0;",
             "if (mon_tool_)",
-            "  t0 = %s;" % tool_enter(e, "t0", fcomm),
+            "  t0 = %s;" % tool_enter(e, "t0", fcomm, tool_tag(e, True)),
             "fn(%s);" % ", ".join("&ret_f" if n == "ierr" else n for n in names),
             "uint64_t t1 = mon__ticks();",
             "if (ierr)", "  *ierr = ret_f;",
@@ -794,8 +853,8 @@ def f_body(e, names):
     out.append("mon__record(t, %s, partner, bytes, t1 - t0);" % e.act)
     out += after
     out += ["if (mon_tool_)",
-            "  mon__tool_mpi_exit(%s, %s, ret, partner, bytes, mon_posted_, t0, t1);"
-            % (e.act, fcomm),
+            "  mon__tool_mpi_exit(%s, %s, ret, partner, bytes, mon_posted_, mon_tb_, t1, %s);"
+            % (e.act, fcomm, tool_tag_exit(e, True)),
             "mon__leave(t);"]
     return out
 

@@ -111,11 +111,21 @@ typedef struct {
  *
  * Counters are 64-bit: a long run can exceed 2^31 bytes in seconds. The
  * CRESTA listing prints ncalls and nbytes with "%d"; print them with "%lld".
+ *
+ * Which call a nonblocking or persistent operation's bytes count under:
+ * the function that posted it (MPI_Irecv, MPI_Isend, MPI_Recv_init, ...),
+ * added when the request completes (its receive size from the status);
+ * the MPI_Wait/MPI_Test call that completed it counts its call and time, no
+ * bytes. The tools interface's mpi_exit event does the opposite (bytes at
+ * the completing call, as a trace wants them; ballast/tool.h): the sums
+ * over a group (MPI_P2P, MPI_ALL) agree, per function they differ, and the
+ * tools' mpi_complete event carries the posting function to match pia.
  */
 typedef struct {
   long long ncalls; /**< number of calls */
   long long nbytes; /**< bytes sent or received (exact: receives from the
-                         status, nonblocking operations at completion) */
+                         status, nonblocking operations at completion,
+                         counted under the posting function) */
   double tsum;      /**< total seconds inside the calls */
   double tmin;      /**< shortest call; +INFINITY while ncalls == 0 */
   double tmax;      /**< longest call; 0 while ncalls == 0 */

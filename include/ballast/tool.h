@@ -77,7 +77,7 @@
  * - Region calls (mon_region_begin/end, MPI_Pcontrol), task calls (rta_*)
  *   and load balancing: never from a callback (they raise events
  *   themselves; the result is undefined).
- * - MPI: from \c mpi_enter / \c mpi_exit callbacks, MPI calls go straight
+ * - MPI: from \c mpi_enter / \c mpi_exit / \c mpi_complete callbacks, MPI calls go straight
  *   to MPI, unrecorded and without events. From \c finalize MPI may be used
  *   freely, collectives on MPI_COMM_WORLD included (every rank gets the
  *   finalize event): it is neither recorded nor raised as events. From the
@@ -87,6 +87,52 @@
  *   not call MPI.
  * - Collective pia or mon calls (pia.h / mon.h say which): from
  *   \c finalize only.
+ *
+ * \section tool_nest Nesting: the order of region, task and MPI events
+ * On each thread, the events that open and close something nest: what
+ * opens last closes first, so a timeline drawn from them is a tree.
+ * - A task's slice encloses its region: rta_task_begin raises task_begin,
+ *   then region_enter of the task's region (named by its key); rta_task_end
+ *   raises region_exit, then task_end. Regions the application opens inside
+ *   a task nest inside the task's region (a task whose region has an
+ *   application region still open does not end: rta_task_end fails and
+ *   raises nothing).
+ * - Calls that fail raise nothing: a mismatched region end, an end of a
+ *   task that is not the innermost open one, a begin of an open task.
+ * - An MPI call's mpi_enter and mpi_exit enclose everything the call raises
+ *   (its mpi_complete events) and nothing else: MPI_Pcontrol(1|-1, name)
+ *   enters or leaves the region before its mpi_enter, so MPI_Pcontrol(1,
+ *   name) lies inside the region it opens and MPI_Pcontrol(-1, name) after
+ *   the region it closes (where pia counts them too).
+ * - At MPI_Finalize, the regions still open on the thread that calls it are
+ *   left, innermost first, before \c finalize. Tasks still open then, and
+ *   regions still open on other threads, get no end event: a tool that draws
+ *   slices closes them itself at \c finalize (the bundled trace writers do,
+ *   innermost first, at the finalize event's time).
+ * - Timestamps never decrease along a thread's events, except that an
+ *   mpi_exit's \c t_begin_ns lies before the events the call raised (it is
+ *   exactly the \c t_ns of its mpi_enter).
+ *
+ * \section tool_noevent MPI calls that raise no events
+ * MPI_Init, MPI_Init_thread and MPI_Finalize (tools load inside MPI_Init;
+ * MPI_Finalize raises \c finalize instead); the Fortran MPI_PCONTROL;
+ * functions ballast does not wrap (those missing from src/mon/mpi31.spec,
+ * e.g. MPI_Wtime, MPI_Wtick, MPI_Initialized, MPI_Finalized,
+ * MPI_Query_thread, MPI_Get_version, MPI_Status_set_*, MPI_T_*); calls made
+ * while ballast is inside another wrapper or a callback (a tool's own MPI
+ * calls, MPI's internal use of MPI); calls before MPI_Init, after the
+ * finalize event, and with monitoring off (BALLAST_MONITOR=0). The PMPI_
+ * names never raise events.
+ *
+ * \section tool_twice The same tool loaded twice
+ * Each BALLAST_TOOLS entry and each ballast_tool_attach() call is a tool of
+ * its own, even when two name the same file or init: dlopen returns the same
+ * loaded object (one copy of its globals), and its init runs twice, with two
+ * different \c ballast_tool_t. A tool whose init registers again in the
+ * second call gets every event twice; a tool that must run once remembers
+ * that it attached (a static flag) and declines the second time (returns a
+ * positive value), as the bundled trace writers do (one line on stderr).
+ * Both count against #BALLAST_TOOL_MAX.
  *
  * \section tool_lib The library's own MPI traffic
  * MPI calls that ballast makes for itself (mapping, agreement, migration,
@@ -104,6 +150,13 @@
  * structs, never moved: a tool checks \c api->size before using a field
  * added after the first release.
  *
+ * Added in version 1 after the first release (present when \c api->size is
+ * at least <tt>offsetof(ballast_tool_api_v1_t, comm_ranks) +
+ * sizeof(void *)</tt>, i.e. #BALLAST_TOOL_API_V1_1_SIZE): the fields
+ * \c comm_id and \c tag at the end of the mpi_enter and mpi_exit events,
+ * the mpi_complete event (api->on_mpi_complete) and api->comm_ranks.
+ * With a smaller table, those fields do not exist in the events passed.
+ *
  * \section tool_cost Cost
  * With no tool registered for an event, the event costs one predictable
  * branch. An MPI callback costs one indirect call per registered callback,
@@ -112,6 +165,7 @@
 #ifndef BALLAST_TOOL_H
 #define BALLAST_TOOL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <ballast/common.h>
@@ -145,20 +199,36 @@ typedef struct {
                             intercommunicator); 0 when it names none (waits, tests,
                             windows, files, datatypes) */
   int lib;             /**< 1: ballast's own traffic; 0: the application's */
+  /* Since BALLAST_TOOL_API_V1_1_SIZE (see \ref tool_version): */
+  int comm_id;         /**< the communicator the call names (see api->comm_ranks):
+                            0 is MPI_COMM_WORLD; -1 when it names none */
+  int tag;             /**< the tag the call names, as passed (a send's tag, a receive's
+                            tag, possibly MPI_ANY_TAG; MPI_Sendrecv: its send tag);
+                            -1 when it names none */
 } ballast_tool_mpi_enter_t;
 
 /**
- * An MPI call returned. \c bytes follows ballast's accounting (pia's byte
- * counts): what the call moved or completed. A blocking call gives its
- * bytes; a nonblocking or persistent post gives 0 in \c bytes and the size
- * of a posted send in \c posted_bytes; the wait/test call that completes it
- * gives the bytes it credits (a completed receive's size from its status,
- * a completed send's size). So over a run, the \c bytes of the events with
- * \c lib = 0 add up to pia's byte count of MPI_ALL.
+ * An MPI call returned. \c bytes is what the call moved or completed: a
+ * blocking call gives its bytes; a nonblocking or persistent post gives 0
+ * in \c bytes and the size of a posted send in \c posted_bytes; the
+ * wait/test call that completes a request gives the bytes of what it
+ * completed (a completed receive's size from its status, a completed send's
+ * size), each completion also raised as an mpi_complete event.
+ *
+ * Bytes are credited at the completing call here, at the posting call in
+ * pia and the profile. Over a run, the \c bytes of the events with
+ * \c lib = 0 add up to pia's byte count of MPI_ALL (and of MPI_P2P, ...
+ * per group), but per function they differ for nonblocking and persistent
+ * operations: pia counts an MPI_Irecv's received bytes under MPI_Irecv
+ * (when the request completes), this event under the MPI_Wait/MPI_Test
+ * call that completed it. A tool that wants pia's figure per function sums
+ * mpi_complete's \c bytes by its \c fn (the posting function) and
+ * mpi_exit's \c bytes of the calls that post nothing.
  */
 typedef struct {
   uint64_t t_ns;        /**< when the call returned */
-  uint64_t t_begin_ns;  /**< the \c t_ns of its mpi_enter */
+  uint64_t t_begin_ns;  /**< exactly the \c t_ns of its mpi_enter (the same reading of
+                             the clock, whether or not mpi_enter is registered) */
   int fn;               /**< activity id, as in mpi_enter */
   const char *name;     /**< "MPI_Send", ... */
   uint64_t bytes;       /**< bytes moved or completed by this call */
@@ -169,7 +239,43 @@ typedef struct {
   int comm_size;        /**< as in mpi_enter */
   int lib;              /**< as in mpi_enter */
   int ret;              /**< MPI's return value (MPI_SUCCESS, ...) */
+  /* Since BALLAST_TOOL_API_V1_1_SIZE (see \ref tool_version): */
+  int comm_id;          /**< as in mpi_enter */
+  int tag;              /**< as in mpi_enter, except for a completed blocking receive
+                             (MPI_Recv, MPI_Mrecv): the received message's tag */
 } ballast_tool_mpi_exit_t;
+
+/**
+ * A nonblocking or persistent operation completed, or the receive half of
+ * MPI_Sendrecv / MPI_Sendrecv_replace: one message sent or received. The
+ * requests of nonblocking collectives, one-sided operations (MPI_Rput, ...)
+ * and MPI-IO raise it too when they complete, as ballast counts them
+ * (\c fn says which; they have no tag, and I/O no partner). Raised
+ * inside the call that completed it, between that call's mpi_enter and
+ * mpi_exit (a wait, a test, MPI_Sendrecv), once per message, in the order
+ * of the requests; MPI_Request_free of an active send raises it before the
+ * call's mpi_enter (the send will complete). A failed or cancelled
+ * operation, and a freed receive, raise none. Everything is copied when
+ * the operation is posted or taken from the completion's status, so the
+ * communicator may be freed by then.
+ */
+typedef struct {
+  uint64_t t_ns;       /**< when the completing call returned from MPI (its mpi_exit's
+                            \c t_ns; for MPI_Request_free, when it was called) */
+  int fn;              /**< activity id of the call that posted it (MPI_Irecv,
+                            MPI_Isend, MPI_Recv_init, MPI_Sendrecv, ...) */
+  const char *name;    /**< its name */
+  int recv;            /**< 1: its size came from a receive status (a message received,
+                            an MPI-IO read); 0: a message sent, or another operation */
+  int partner;         /**< MPI_COMM_WORLD rank of the sender (a receive: from the
+                            status) or of the destination; -1 when not known */
+  int tag;             /**< the message's tag (a receive: from the status); -1 for an
+                            operation without one (collectives, one-sided); undefined
+                            for MPI-IO */
+  uint64_t bytes;      /**< its size in bytes (a receive: from the status) */
+  int comm_id;         /**< the communicator it was posted on (as in mpi_enter) */
+  int lib;             /**< as in mpi_enter */
+} ballast_tool_mpi_complete_t;
 
 /**
  * A region was entered or left: mon_region_begin/end, region handles,
@@ -267,6 +373,8 @@ typedef void (*ballast_tool_remap_begin_fn)(const ballast_tool_remap_begin_t *ev
 typedef void (*ballast_tool_remap_end_fn)(const ballast_tool_remap_end_t *ev, void *user_data);
 typedef void (*ballast_tool_task_move_fn)(const ballast_tool_task_move_t *ev, void *user_data);
 typedef void (*ballast_tool_finalize_fn)(const ballast_tool_finalize_t *ev, void *user_data);
+typedef void (*ballast_tool_mpi_complete_fn)(const ballast_tool_mpi_complete_t *ev,
+                                             void *user_data);
 
 /* ---- the table ------------------------------------------------------------------- */
 
@@ -304,7 +412,29 @@ typedef struct ballast_tool_api_v1 {
   /** The tool's name: the BALLAST_TOOLS entry, or the name given to
    *  ballast_tool_attach() (owned by ballast). */
   const char *(*tool_name)(ballast_tool_t *tool);
+
+  /* Since BALLAST_TOOL_API_V1_1_SIZE (see \ref tool_version): */
+  int (*on_mpi_complete)(ballast_tool_t *tool, ballast_tool_mpi_complete_fn fn,
+                         void *user_data);
+  /**
+   * The members of communicator \a comm_id (an id from an event): fills
+   * world_ranks[0..max-1] with the MPI_COMM_WORLD rank of each of its ranks
+   * in rank order (of the remote group for an intercommunicator, -1 for a
+   * process outside MPI_COMM_WORLD) and returns its size (which may exceed
+   * \a max). Ids are local to the process, never reused within a run,
+   * and 0 is MPI_COMM_WORLD; the same communicator has different ids on
+   * different processes. Known from the first event that names the
+   * communicator until it is freed: BALLAST_ENOTFOUND for an id not known
+   * (or no longer), BALLAST_EINVAL for a negative \a max or a NULL array
+   * with \a max > 0. Thread safe; may be called from any callback.
+   */
+  int (*comm_ranks)(int comm_id, int *world_ranks, int max);
 } ballast_tool_api_v1_t;
+
+/** The smallest api->size whose table has on_mpi_complete and comm_ranks and
+ *  whose mpi_enter / mpi_exit events have comm_id and tag. */
+#define BALLAST_TOOL_API_V1_1_SIZE \
+  ((int)(offsetof(ballast_tool_api_v1_t, comm_ranks) + sizeof(void *)))
 
 /** The init function of version 1 (exported as \c ballast_tool_init_v1). */
 typedef int (*ballast_tool_init_v1_fn)(const ballast_tool_api_v1_t *api, ballast_tool_t *tool);

@@ -11,6 +11,7 @@
 
 #include "common/common_internal.h"
 #include "common/env.h"
+#include "mon/wrap_internal.h"
 #include "mon/mon_core.h"
 #include "tool/tool_internal.h"
 
@@ -206,6 +207,7 @@ void mon__init(int *argc, char ***argv) {
   /* Tools load once monitoring runs, so their init may call pia; their
    * events' clock is mon's. */
   ballast__tool_set_clock(mon__now_ns);
+  ballast__tool_set_comm_ranks(mon__w_comm_ranks);
   ballast__tool_start();
 }
 

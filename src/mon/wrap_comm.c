@@ -30,6 +30,7 @@
 #include "mon/wrap_internal.h"
 
 typedef struct {
+  int id;                  /* the tools interface's comm_id (never reused) */
   int n;                   /* group size (remote group of an intercomm) */
   int lsize;               /* local group size */
   int inter;               /* an intercommunicator */
@@ -63,6 +64,7 @@ typedef struct {
 static cache_t comms = {NULL, PTHREAD_MUTEX_INITIALIZER, 0, 0};
 static cache_t wins = {NULL, PTHREAD_MUTEX_INITIALIZER, 0, 0};
 static int world_size = -1, world_rank = -1;
+static int next_comm_id;   /* last comm_id given; 0 is MPI_COMM_WORLD (atomic) */
 
 static size_t slot_of(uintptr_t key, size_t cap) {
   uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
@@ -304,6 +306,7 @@ static wgroup_t *comm_build(MPI_Comm comm) {
   if (w == NULL)
     return NULL;
   w->inter = inter;
+  w->id = __atomic_add_fetch(&next_comm_id, 1, __ATOMIC_RELAXED);
   w->lsize = w->n;
   if (inter && PMPI_Comm_size(comm, &w->lsize) != MPI_SUCCESS)
     w->lsize = 0;
@@ -357,6 +360,47 @@ int mon__w_rank(MPI_Comm comm, int rank) {
 }
 
 int mon__world_rank(MPI_Comm comm, int rank) { return mon__w_rank(comm, rank); }
+
+int mon__w_comm_id(MPI_Comm comm) {
+  if (comm == MPI_COMM_WORLD)
+    return 0;
+  wgroup_t *w = comm_get(comm);
+  return w != NULL ? w->id : -1;
+}
+
+int mon__w_size_id(MPI_Comm comm, int *id) {
+  if (comm == MPI_COMM_WORLD) {
+    *id = 0;
+    return mon__w_size(comm);
+  }
+  wgroup_t *w = comm_get(comm);
+  *id = w != NULL ? w->id : -1;
+  return w != NULL ? w->n : 0;
+}
+
+int mon__w_comm_ranks(int comm_id, int *world_ranks, int max) {
+  if (comm_id == 0) {
+    world_init();
+    int n = MON__LD(&world_size);
+    for (int i = 0; i < n && i < max; i++)
+      world_ranks[i] = i;
+    return n;
+  }
+  int n = BALLAST_ENOTFOUND;
+  /* A scan under the lock: tools ask once per communicator they meet. */
+  pthread_mutex_lock(&comms.mu);
+  ctab_t *tb = comms.tab;
+  for (size_t i = 0; tb != NULL && i < tb->cap && n < 0; i++) {
+    const wgroup_t *w = tb->slots[i].val;
+    if (w != NULL && w->id == comm_id) {
+      n = w->n;
+      for (int k = 0; k < n && k < max; k++)
+        world_ranks[k] = w->ranks[k] == MON_NO_PARTNER ? -1 : w->ranks[k];
+    }
+  }
+  pthread_mutex_unlock(&comms.mu);
+  return n;
+}
 
 void mon__comm_forget(MPI_Comm comm) {
   if (comm != MPI_COMM_NULL && comm != MPI_COMM_WORLD)

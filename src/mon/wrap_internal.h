@@ -43,6 +43,14 @@ static inline uintptr_t mon__handle_key(const void *h, size_t size) {
  *  MON_NO_PARTNER for negative ranks (MPI_PROC_NULL, MPI_ANY_SOURCE, MPI_ROOT)
  *  and ranks outside MPI_COMM_WORLD. Lock-free after the first call on comm. */
 int mon__w_rank(MPI_Comm comm, int rank);
+/** The tools interface's id of \a comm (ballast/tool.h, comm_id): 0 for
+ *  MPI_COMM_WORLD, -1 for MPI_COMM_NULL or when the cache cannot hold it;
+ *  given on the communicator's first use by a wrapper, never reused. */
+int mon__w_comm_id(MPI_Comm comm);
+/** mon__w_size and mon__w_comm_id in one lookup (the tools' MPI events). */
+int mon__w_size_id(MPI_Comm comm, int *id);
+/** api->comm_ranks: the world ranks of the cached communicator \a comm_id. */
+int mon__w_comm_ranks(int comm_id, int *world_ranks, int max);
 /** World rank of \a rank in the group of window \a win (cached per window). */
 int mon__w_wrank(MPI_Win win, int rank);
 /** Frees the communicator and window caches (MPI_Finalize). */
@@ -122,11 +130,12 @@ enum {
 /**
  * Tracks request \a req posted by activity \a act: \a bytes and \a partner
  * for sends, or, with MON__WREQ_RECV, the communicator whose ranks the
- * status's MPI_SOURCE names. A persistent request starts inactive.
- * Thread safe (sharded table, one short spinlock per shard).
+ * status's MPI_SOURCE names; \a tag and \a comm_id (the tools' id, -1 when
+ * no tool listens) are kept for the mpi_complete event. A persistent request
+ * starts inactive. Thread safe (sharded table, one short spinlock per shard).
  */
 void mon__wreq_post(MPI_Request req, int act, int partner, uint64_t bytes,
-                    unsigned flags, MPI_Comm comm);
+                    unsigned flags, MPI_Comm comm, int tag, int comm_id);
 /** Arms the tracked persistent requests among reqs[0..n-1]. */
 void mon__wreq_start(const MPI_Request *reqs, int n);
 /**
@@ -210,18 +219,28 @@ extern __thread __attribute__((tls_model("initial-exec"))) uint64_t mon__tl_cred
 extern __thread __attribute__((tls_model("initial-exec"))) unsigned mon__tl_credit_n;
 extern __thread __attribute__((tls_model("initial-exec"))) int mon__tl_credit_partner;
 
+/* The ticks at which the current wait/test call returned from MPI, for the
+ * mpi_complete events its completions raise (set by the wrappers before
+ * they account completions, when a tool listens). */
+extern __thread __attribute__((tls_model("initial-exec"))) uint64_t mon__tl_done_ticks;
+
 /**
  * Raises mpi_enter for activity \a act (\a comm: the communicator the call
- * names, MPI_COMM_NULL for none) at ticks \a t0, and returns the ticks at
- * which the call starts: a fresh reading after the callbacks, so their time
- * is not counted as MPI time.
+ * names, MPI_COMM_NULL for none; \a tag the tag it names, -1 for none) at
+ * ticks \a t0, and returns the ticks at which the call starts: a fresh
+ * reading after the callbacks, so their time is not counted as MPI time.
+ * The wrapper keeps \a t0 for mpi_exit's t_begin_ns.
  */
-uint64_t mon__tool_mpi_enter(int act, MPI_Comm comm, uint64_t t0);
+uint64_t mon__tool_mpi_enter(int act, MPI_Comm comm, uint64_t t0, int tag);
 /** Raises mpi_exit: \a bytes recorded plus those credited during the call,
- *  \a posted the size of a posted nonblocking send, \a t0 / \a t1 the ticks
- *  when the call started and returned. */
+ *  \a posted the size of a posted nonblocking send, \a t0 the ticks given
+ *  to mpi_enter (so t_begin_ns is its t_ns), \a t1 when the call returned. */
 void mon__tool_mpi_exit(int act, MPI_Comm comm, int ret, int partner, uint64_t bytes,
-                        uint64_t posted, uint64_t t0, uint64_t t1);
+                        uint64_t posted, uint64_t t0, uint64_t t1, int tag);
+/** Raises mpi_complete (ballast/tool.h): one message of activity \a act
+ *  completed at ticks \a ticks; \a partner a world rank or MON_NO_PARTNER. */
+void mon__tool_mpi_complete(int act, int recv, int partner, int tag, uint64_t bytes,
+                            int comm_id, uint64_t ticks);
 
 /* ---- misc (wrap_misc.c) ----------------------------------------------------- */
 
@@ -234,6 +253,11 @@ void mon__tool_mpi_exit(int act, MPI_Comm comm, int ret, int partner, uint64_t b
 /* MPI_Pcontrol's work; *ticks (when not NULL) receives the duration of the
  * PMPI_Pcontrol call alone. */
 int mon__w_pcontrol(int level, const char *name, uint64_t *ticks);
+/* Its two halves, for the wrapper that raises the tools' events around the
+ * PMPI call alone: the region change (and the warning of a bad level), and
+ * the PMPI_Pcontrol call passed on. */
+void mon__w_pcontrol_region(int level, const char *name);
+void mon__w_pcontrol_pass(int level, const char *name);
 /*
  * Topology constructors with reorder = 1 (wrap_topo.c). mon__w_topo_prep_*()
  * maps the declared graph and splits the old communicator in the mapping's

@@ -15,7 +15,7 @@
 
 static int warned_level;
 
-int mon__w_pcontrol(int level, const char *name, uint64_t *ticks) {
+void mon__w_pcontrol_region(int level, const char *name) {
   if (level == 1)
     mon_region_begin(name);
   else if (level == -1)
@@ -24,12 +24,20 @@ int mon__w_pcontrol(int level, const char *name, uint64_t *ticks) {
            !__atomic_exchange_n(&warned_level, 1, __ATOMIC_RELAXED))
     BALLAST_WARN("mon: MPI_Pcontrol level %d is not one of 1 (region begin), -1 "
                  "(region end), 0, 2: ignored (warned once)", level);
+}
+
+void mon__w_pcontrol_pass(int level, const char *name) {
   /* Pass the call on, for a profiling layer below ballast. */
-  uint64_t t0 = ticks ? mon__ticks() : 0;
   if (level == 1 || level == -1)
     PMPI_Pcontrol(level, name);
   else
     PMPI_Pcontrol(level);
+}
+
+int mon__w_pcontrol(int level, const char *name, uint64_t *ticks) {
+  mon__w_pcontrol_region(level, name);
+  uint64_t t0 = ticks ? mon__ticks() : 0;
+  mon__w_pcontrol_pass(level, name);
   if (ticks)
     *ticks = mon__ticks() - t0;
   return MPI_SUCCESS;

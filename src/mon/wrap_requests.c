@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "mon/wrap_internal.h"
+#include "tool/tool_internal.h"
 
 #define NSHARD 64
 
@@ -49,6 +50,7 @@ typedef struct {
   unsigned flags;    /* MON__WREQ_* */
   int active;        /* persistent: armed by MPI_Start */
   uint64_t seq;      /* posting order within the shard */
+  int tag, comm_id;  /* for the tools' mpi_complete: copied when posted */
 } entry_t;
 
 typedef struct {
@@ -194,13 +196,13 @@ static void table_free(table_t *tb) {
 /* ---- requests --------------------------------------------------------------- */
 
 void mon__wreq_post(MPI_Request req, int act, int partner, uint64_t bytes,
-                    unsigned flags, MPI_Comm comm) {
+                    unsigned flags, MPI_Comm comm, int tag, int comm_id) {
   uintptr_t key = MON__HANDLE_KEY(req);
   if (key == 0 || req == MPI_REQUEST_NULL)
     return;
   entry_t e = {.key = key, .comm = comm, .bytes = bytes, .act = act,
                .partner = partner, .flags = flags,
-               .active = !(flags & MON__WREQ_PERSISTENT)};
+               .active = !(flags & MON__WREQ_PERSISTENT), .tag = tag, .comm_id = comm_id};
   table_put(&reqs, &e);
 }
 
@@ -227,12 +229,19 @@ static void credit(mon__tls_t *t, const entry_t *e, const MPI_Status *st) {
     if (st == NULL)
       return;
     int src = e->comm == MPI_COMM_NULL ? MON_NO_PARTNER : mon__w_rank(e->comm, st->MPI_SOURCE);
-    mon__account(t, e->act, src, mon__w_rbytes(st));
+    uint64_t bytes = mon__w_rbytes(st);
+    mon__account(t, e->act, src, bytes);
+    if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_COMPLETE))
+      mon__tool_mpi_complete(e->act, 1, src, st->MPI_TAG, bytes, e->comm_id,
+                             mon__tl_done_ticks);
   } else {
     int cancelled = 0;
     if (st != NULL && PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
       return; /* a cancelled send moved nothing */
     mon__account(t, e->act, e->partner, e->bytes);
+    if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_COMPLETE))
+      mon__tool_mpi_complete(e->act, 0, e->partner, e->tag, e->bytes, e->comm_id,
+                             mon__tl_done_ticks);
   }
 }
 

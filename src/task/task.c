@@ -601,6 +601,12 @@ int rta_task_begin(rta_task_t *t) {
     if (rc)
       return rc;
   }
+  /* The task's slice encloses its region's (tool.h, "Nesting"): task_begin
+   * is raised before the region is entered, as task_end after it is left. */
+  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_BEGIN)) {
+    ballast_tool_task_t ev = {.t_ns = ballast__tool_now(), .key = t->key};
+    ballast__tool_emit_task_begin(&ev);
+  }
   /* With monitoring off the region call succeeds and does nothing (estimates
    * serve in the cost model). */
   t->in_region = mon_region_enter(t->region) == 0;
@@ -608,10 +614,6 @@ int rta_task_begin(rta_task_t *t) {
     rta__cost_on_begin(t);
   open_stack[nopen++] = t;
   t->open = 1;
-  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_BEGIN)) {
-    ballast_tool_task_t ev = {.t_ns = ballast__tool_now(), .key = t->key};
-    ballast__tool_emit_task_begin(&ev);
-  }
   return 0;
 }
 

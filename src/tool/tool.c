@@ -61,6 +61,25 @@ void ballast__tool_set_clock(uint64_t (*now_ns)(void)) {
 
 uint64_t ballast_tool_now_ns(void) { return ballast__tool_now(); }
 
+/* ---- communicators (mon's cache) -------------------------------------------- */
+
+static int no_comm_ranks(int comm_id, int *world_ranks, int max) {
+  (void)comm_id, (void)world_ranks, (void)max;
+  return BALLAST_ENOTFOUND;
+}
+
+static int (*comm_ranks_fn)(int, int *, int) = no_comm_ranks;
+
+static int comm_ranks(int comm_id, int *world_ranks, int max) {
+  if (max < 0 || (max > 0 && !world_ranks))
+    return BALLAST_EINVAL;
+  return __atomic_load_n(&comm_ranks_fn, __ATOMIC_ACQUIRE)(comm_id, world_ranks, max);
+}
+
+void ballast__tool_set_comm_ranks(int (*fn)(int comm_id, int *world_ranks, int max)) {
+  __atomic_store_n(&comm_ranks_fn, fn ? fn : no_comm_ranks, __ATOMIC_RELEASE);
+}
+
 /* ---- registration ------------------------------------------------------------ */
 
 /* Publishes one callback (under lock): the slot first, then the count, then
@@ -136,6 +155,7 @@ static const ballast_tool_api_v1_t api = {
     .world_rank = ballast__world_rank,
     .world_size = world_size,
     .tool_name = tool_name,
+    .comm_ranks = comm_ranks,
 };
 
 /* ---- tools ----------------------------------------------------------------------- */

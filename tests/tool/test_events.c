@@ -1,5 +1,11 @@
 /* Two tools loaded together (BALLAST_TOOLS=tt_a.so:tt_b.so) both see every
  * event type, in load order (tt_a, then tt_b, with the same event struct);
+ * mpi_exit's t_begin_ns is exactly its mpi_enter's t_ns (with tt_a loaded
+ * before tt_b, which is where it used to drift); comm_id and tag are the
+ * call's, mpi_complete gives each completed message (tag, source, size from
+ * the status) inside the call that completed it, api->comm_ranks the
+ * members; a task's events enclose its region's and MPI_Pcontrol's events
+ * lie inside the region it names;
  * the MPI events' counts and bytes equal ballast's own (pia) for the same
  * run; MPI, region, task, lb decision, remap and task move events carry the
  * exact expected values on a small explicit load-balancing run (2 ranks);
@@ -34,14 +40,41 @@ static char decision_ctx[32], decision_reason[32];
 static ballast_tool_remap_begin_t rbegin;
 static ballast_tool_remap_end_t rend;
 static long remap_seq; /* 1 after begin, 2 after end: begin comes first */
+static const ballast_tool_api_v1_t *api_tab;
+static int in_call; /* between an mpi_enter and its mpi_exit */
+static ballast_tool_mpi_complete_t completes[MAXLOG];
+static int ncompletes;
+static unsigned long long complete_bytes[MAXACT];
+/* Region, task and MPI events in order while seq_on is set. */
+static char seq_log[MAXLOG][48];
+static int nseq, seq_on;
+static void seq(char what, const char *name) {
+  if (seq_on && nseq < MAXLOG)
+    snprintf(seq_log[nseq++], 48, "%c%s", what, name);
+}
 static ballast_tool_task_move_t moves[MAXLOG];
 static char move_keys[MAXLOG][32];
 static int nmoves;
 
 static void on_mpi(int ev, const void *e) {
+  if (ev == TT_MPI_COMPLETE) {
+    const ballast_tool_mpi_complete_t *c = e;
+    CHECK(c->fn >= 0 && c->fn < MAXACT);
+    /* Inside the call that completed it (MPI_Request_free: before it). */
+    CHECK(in_call || strstr(c->name, "_init") != NULL);
+    if (!c->lib) {
+      complete_bytes[c->fn] += c->bytes;
+      if (ncompletes < MAXLOG)
+        completes[ncompletes++] = *c;
+    }
+    return;
+  }
   if (ev == TT_MPI_ENTER) {
     const ballast_tool_mpi_enter_t *m = e;
     CHECK(m->fn >= 0 && m->fn < MAXACT);
+    CHECK(!in_call);
+    in_call = 1;
+    seq('>', m->name);
     last_enter = *m;
     if (!m->lib)
       enters_app[m->fn]++;
@@ -54,7 +87,14 @@ static void on_mpi(int ev, const void *e) {
   CHECK_STREQ(m->name, last_enter.name);
   CHECK_EQ(m->comm_size, last_enter.comm_size);
   CHECK_EQ(m->lib, last_enter.lib);
-  CHECK(m->t_begin_ns >= last_enter.t_ns && m->t_ns >= m->t_begin_ns);
+  CHECK_EQ(m->t_begin_ns, last_enter.t_ns); /* the same reading of the clock */
+  CHECK(m->t_ns >= m->t_begin_ns);
+  CHECK_EQ(m->comm_id, last_enter.comm_id);
+  /* A blocking receive's exit has the message's tag, else the call's. */
+  CHECK(m->tag == last_enter.tag || !strcmp(m->name, "MPI_Recv") || !strcmp(m->name, "MPI_Mrecv"));
+  CHECK(in_call);
+  in_call = 0;
+  seq('<', m->name);
   if (!m->lib) {
     exits_app[m->fn]++;
     bytes_app += m->bytes;
@@ -71,6 +111,7 @@ static void on_other(int ev, const void *e) {
       CHECK_EQ(r->depth, ++open_depth);
     else
       CHECK_EQ(r->depth, open_depth--);
+    seq(ev == TT_REGION_ENTER ? '+' : '-', r->name);
     if (nregion_log < MAXLOG) {
       snprintf(region_log[nregion_log], 64, "%c%s", ev == TT_REGION_ENTER ? '+' : '-',
                r->name);
@@ -82,6 +123,7 @@ static void on_other(int ev, const void *e) {
   case TT_TASK_BEGIN:
   case TT_TASK_END: {
     const ballast_tool_task_t *t = e;
+    seq(ev == TT_TASK_BEGIN ? 'B' : 'E', t->key);
     if (ev == TT_TASK_BEGIN) {
       CHECK_EQ(task_open, 0);
       task_open = 1;
@@ -128,6 +170,10 @@ static void on_other(int ev, const void *e) {
 void tt_note(int tool, int ev, const void *e);
 void tt_note(int tool, int ev, const void *e) {
   CHECK(tool == 0 || tool == 1);
+  if (ev == TT_API) { /* from the tools' init, inside MPI_Init */
+    api_tab = e;
+    return;
+  }
   CHECK(ev >= 0 && ev < TT_NEV);
   /* Load order: tt_a then tt_b, for every event, with the same struct. */
   if (tool == 1) {
@@ -144,7 +190,7 @@ void tt_note(int tool, int ev, const void *e) {
   counts[tool][ev]++;
   if (tool == 1)
     return;
-  if (ev == TT_MPI_ENTER || ev == TT_MPI_EXIT)
+  if (ev == TT_MPI_ENTER || ev == TT_MPI_EXIT || ev == TT_MPI_COMPLETE)
     on_mpi(ev, e);
   else
     on_other(ev, e);
@@ -168,47 +214,102 @@ static void test_mpi_values(void) {
     CHECK_EQ(x->comm_size, 2);
     CHECK_EQ(x->ret, MPI_SUCCESS);
     CHECK_STREQ(x->name, "MPI_Send");
+    CHECK_EQ(x->tag, 7);
+    CHECK_EQ(x->comm_id, 0); /* MPI_COMM_WORLD */
     MPI_Isend(d, 50, MPI_DOUBLE, 1, 8, MPI_COMM_WORLD, &rq);
     x = &last_exit[act("MPI_Isend")];
     CHECK_EQ(x->bytes, 0);
     CHECK_EQ(x->posted_bytes, 400);
     CHECK_EQ(x->partner, 1);
+    CHECK_EQ(x->tag, 8);
   } else {
-    MPI_Recv(buf, 100, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(buf, 100, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     const ballast_tool_mpi_exit_t *x = &last_exit[act("MPI_Recv")];
     CHECK_EQ(x->bytes, 400);
     CHECK_EQ(x->partner, 0);
-    MPI_Irecv(d, 50, MPI_DOUBLE, 0, 8, MPI_COMM_WORLD, &rq);
+    CHECK_EQ(x->tag, 7); /* the message's, not MPI_ANY_TAG */
+    CHECK_EQ(last_enter.tag, MPI_ANY_TAG);
+    MPI_Irecv(d, 50, MPI_DOUBLE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &rq);
     x = &last_exit[act("MPI_Irecv")];
     CHECK_EQ(x->bytes, 0);
     CHECK_EQ(x->posted_bytes, 0);
+    CHECK_EQ(x->tag, MPI_ANY_TAG); /* as posted */
   }
+  int c0 = ncompletes;
   MPI_Wait(&rq, MPI_STATUS_IGNORE);
   const ballast_tool_mpi_exit_t *w = &last_exit[act("MPI_Wait")];
   CHECK_EQ(w->bytes, 400); /* the completed send or receive, as ballast credits it */
   CHECK_EQ(w->partner, 1 - me);
   CHECK_EQ(w->comm_size, 0);
+  CHECK_EQ(w->comm_id, -1); /* a wait names no communicator */
+  /* The one message completed, with the tag and source of its status, at
+   * the wait's return; credited to the function that posted it. */
+  CHECK_EQ(ncompletes, c0 + 1);
+  const ballast_tool_mpi_complete_t *c = &completes[c0];
+  CHECK_EQ(c->recv, me == 1);
+  CHECK_EQ(c->fn, act(me == 1 ? "MPI_Irecv" : "MPI_Isend"));
+  CHECK_EQ(c->tag, 8);
+  CHECK_EQ(c->partner, 1 - me);
+  CHECK_EQ(c->bytes, 400);
+  CHECK_EQ(c->comm_id, 0);
+  CHECK_EQ(c->t_ns, w->t_ns);
   int s = 1, r = 0;
-  MPI_Sendrecv(&s, 1, MPI_INT, 1 - me, 9, buf, 3, MPI_INT, 1 - me, 9, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
+  MPI_Sendrecv(&s, 1, MPI_INT, 1 - me, 9 + me, buf, 3, MPI_INT, 1 - me, 10 - me,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   CHECK_EQ(last_exit[act("MPI_Sendrecv")].bytes, 8); /* both halves */
+  CHECK_EQ(last_exit[act("MPI_Sendrecv")].tag, 9 + me); /* its send tag */
+  CHECK_EQ(ncompletes, c0 + 2); /* the receive half */
+  CHECK_EQ(completes[c0 + 1].recv, 1);
+  CHECK_EQ(completes[c0 + 1].tag, 10 - me);
+  CHECK_EQ(completes[c0 + 1].bytes, 4);
+  CHECK_EQ(completes[c0 + 1].partner, 1 - me);
+  CHECK_EQ(completes[c0 + 1].fn, act("MPI_Sendrecv"));
   MPI_Allreduce(&s, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   CHECK_EQ(last_exit[act("MPI_Allreduce")].comm_size, 2);
   CHECK_EQ(last_exit[act("MPI_Allreduce")].partner, -1);
+  CHECK_EQ(last_exit[act("MPI_Allreduce")].tag, -1);
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, me, 0, &half);
   MPI_Barrier(half);
-  CHECK_EQ(last_exit[act("MPI_Barrier")].comm_size, 1);
+  const ballast_tool_mpi_exit_t *b = &last_exit[act("MPI_Barrier")];
+  CHECK_EQ(b->comm_size, 1);
+  int id = b->comm_id, ranks[4] = {-1, -1, -1, -1};
+  CHECK(id > 0);
+  CHECK(api_tab != NULL && api_tab->size >= BALLAST_TOOL_API_V1_1_SIZE);
+  CHECK_EQ(api_tab->comm_ranks(id, ranks, 4), 1);
+  CHECK_EQ(ranks[0], me);
+  CHECK_EQ(api_tab->comm_ranks(0, ranks, 4), 2);
+  CHECK(ranks[0] == 0 && ranks[1] == 1);
+  CHECK_EQ(api_tab->comm_ranks(0, NULL, 0), 2);
+  CHECK_EQ(api_tab->comm_ranks(0, NULL, 1), BALLAST_EINVAL);
+  CHECK_EQ(api_tab->comm_ranks(1 << 30, ranks, 4), BALLAST_ENOTFOUND);
   MPI_Comm_free(&half);
-  TEST_PASS("tool: MPI events carry bytes, partner (world rank) and sizes");
+  CHECK_EQ(api_tab->comm_ranks(id, ranks, 4), BALLAST_ENOTFOUND); /* freed */
+  MPI_Comm again;
+  MPI_Comm_split(MPI_COMM_WORLD, me, 0, &again);
+  MPI_Barrier(again);
+  CHECK(last_exit[act("MPI_Barrier")].comm_id > id); /* ids are never reused */
+  MPI_Comm_free(&again);
+  TEST_PASS("tool: MPI events carry bytes, partner (world rank), sizes, comm_id and tag; "
+            "mpi_complete and comm_ranks");
 }
 
 static void test_regions(void) {
   int n0 = nregion_log;
   CHECK_EQ(mon_region_begin("r_api"), 0);
   CHECK_EQ(ipm_region(IPM_START, "r_ipm"), 0);
+  seq_on = 1;
+  nseq = 0;
   MPI_Pcontrol(1, "r_pc");
   MPI_Pcontrol(-1, "r_pc");
+  seq_on = 0;
+  /* The region changes before each call's events: the first call lies
+   * inside the region, the second after it. */
+  static const char *pc[] = {"+r_pc", ">MPI_Pcontrol", "<MPI_Pcontrol", "-r_pc",
+                             ">MPI_Pcontrol", "<MPI_Pcontrol"};
+  CHECK_EQ(nseq, 6);
+  for (int i = 0; i < 6; i++)
+    CHECK_STREQ(seq_log[i], pc[i]);
   CHECK_EQ(ipm_region(IPM_END, "r_ipm"), 0);
   CHECK_EQ(mon_region_end("r_api"), 0);
   static const char *want[] = {"+r_api", "+r_ipm", "+r_pc", "-r_pc", "-r_ipm", "-r_api"};
@@ -276,9 +377,18 @@ static void test_lb(void) {
   int k0 = ntask_keys;
   for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
     rta_task_t *t = rta_lb_local_task(ctx, i);
+    seq_on = 1;
+    nseq = 0;
     CHECK_EQ(rta_task_begin(t), 0);
     CHECK_EQ(rta_task_end(t), 0);
+    seq_on = 0;
     CHECK_STREQ(task_keys[k0 + i], rta_task_key(t));
+    /* The task's events enclose its region's. */
+    CHECK_EQ(nseq, 4);
+    CHECK(seq_log[0][0] == 'B' && seq_log[1][0] == '+' && seq_log[2][0] == '-' &&
+          seq_log[3][0] == 'E');
+    for (int k = 0; k < 4; k++)
+      CHECK_STREQ(seq_log[k] + 1, rta_task_key(t));
   }
   CHECK_EQ(ntask_keys - k0, me == 0 ? NT : 0);
   long dec0 = counts[0][TT_LB_DECISION];
@@ -355,6 +465,13 @@ static void test_counts(void) {
   CHECK_EQ(pia_get_activity_data(&all, act("MPI_ALL")), 0);
   CHECK_EQ((unsigned long long)all.nbytes, bytes_app);
   CHECK(checked > 10);
+  /* pia credits a nonblocking receive's bytes to MPI_Irecv, mpi_exit to the
+   * wait: mpi_complete's fn gives pia's figure (tool.h, pia.h). */
+  pia_actdata_t ir;
+  CHECK_EQ(pia_init_activity_data(&ir), 0);
+  CHECK_EQ(pia_get_activity_data(&ir, act("MPI_Irecv")), 0);
+  CHECK_EQ((unsigned long long)ir.nbytes, complete_bytes[act("MPI_Irecv")]);
+  CHECK_EQ(last_exit[act("MPI_Irecv")].bytes, 0);
   for (int ev = 0; ev < TT_NEV; ev++) {
     if (ev == TT_FINALIZE)
       continue;

@@ -9,7 +9,9 @@
 
 enum {
   TT_MPI_ENTER, TT_MPI_EXIT, TT_REGION_ENTER, TT_REGION_EXIT, TT_TASK_BEGIN, TT_TASK_END,
-  TT_LB_DECISION, TT_REMAP_BEGIN, TT_REMAP_END, TT_TASK_MOVE, TT_FINALIZE, TT_NEV
+  TT_LB_DECISION, TT_REMAP_BEGIN, TT_REMAP_END, TT_TASK_MOVE, TT_FINALIZE, TT_MPI_COMPLETE,
+  TT_NEV,
+  TT_API = 100 /* from the init: e is the api table (not an event) */
 };
 
 /** Called by tool \a tool (0 for tt_a, 1 for tt_b) with event \a ev's struct. */

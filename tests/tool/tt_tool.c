@@ -25,14 +25,17 @@ CB(remap_begin, TT_REMAP_BEGIN, ballast_tool_remap_begin_t)
 CB(remap_end, TT_REMAP_END, ballast_tool_remap_end_t)
 CB(task_move, TT_TASK_MOVE, ballast_tool_task_move_t)
 CB(finalize, TT_FINALIZE, ballast_tool_finalize_t)
+CB(mpi_complete, TT_MPI_COMPLETE, ballast_tool_mpi_complete_t)
 
 int ballast_tool_init_v1(const ballast_tool_api_v1_t *api, ballast_tool_t *tool) {
   void *sym = dlsym(RTLD_DEFAULT, "tt_note");
   if (!sym)
     return 1;
   memcpy(&note, &sym, sizeof note);
-  if (api->version != BALLAST_TOOL_VERSION || api->size < (int)sizeof *api)
+  if (api->version != BALLAST_TOOL_VERSION || api->size < (int)sizeof *api ||
+      api->size < BALLAST_TOOL_API_V1_1_SIZE)
     return -1;
+  note(TT_ID, TT_API, api);
   int rc = api->on_mpi_enter(tool, mpi_enter, NULL) | api->on_mpi_exit(tool, mpi_exit, NULL) |
            api->on_region_enter(tool, region_enter, NULL) |
            api->on_region_exit(tool, region_exit, NULL) |
@@ -40,7 +43,8 @@ int ballast_tool_init_v1(const ballast_tool_api_v1_t *api, ballast_tool_t *tool)
            api->on_lb_decision(tool, lb_decision, NULL) |
            api->on_remap_begin(tool, remap_begin, NULL) |
            api->on_remap_end(tool, remap_end, NULL) | api->on_task_move(tool, task_move, NULL) |
-           api->on_finalize(tool, finalize, NULL);
+           api->on_finalize(tool, finalize, NULL) |
+           api->on_mpi_complete(tool, mpi_complete, NULL);
   /* A second registration of one event is refused. */
   if (api->on_finalize(tool, finalize, NULL) != BALLAST_EEXIST)
     return -2;

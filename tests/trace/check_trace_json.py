@@ -13,7 +13,12 @@ violations found:
 - per track (pid, tid) the timestamps never go backwards in file order, and
   so per counter track (pid, name);
 - per track, every B has its E (same name when the E names one), in stack
-  order, none left open at the end, and no E without a B;
+  order, none left open at the end, and no E without a B; an E that carries
+  a cat or args carries its B's (speedscope matches a B and its E on name
+  and args: "Tried to end ... when ... was on the top of the stack");
+- per track, a region B whose name is that of an open task slice (a task's
+  own region) has that task as its innermost open slice: a task slice
+  around its region;
 - per track, complete (X) slices nest: each lies inside the innermost B
   slice open at its start, and two X slices either follow each other or
   nest (tolerance 0.002 us: timestamps are whole nanoseconds rounded on
@@ -121,7 +126,7 @@ def check_fields(i, ev, p):
 class Track:
     def __init__(self):
         self.last_ts = None
-        self.stack = []       # open B: (name, ts, index)
+        self.stack = []       # open B: (name, ts, index, cat, args)
         self.xs = []          # open X intervals: (start, end, index)
 
 
@@ -138,7 +143,12 @@ def check_track_event(i, ev, tr, p, b_spans, x_in_b):
     if ph == "B":
         if tr.xs:
             p.add("event %d: B %r inside the X slice of event %d" % (i, ev["name"], tr.xs[-1][2]))
-        tr.stack.append((ev["name"], ts, i))
+        cat = ev.get("cat")
+        if cat == "region" and any(o[3] == "task" and o[0] == ev["name"] for o in tr.stack) \
+                and not (tr.stack[-1][3] == "task" and tr.stack[-1][0] == ev["name"]):
+            p.add("event %d: region B %r while its task is not the innermost open slice (%r)"
+                  % (i, ev["name"], tr.stack[-1][0]))
+        tr.stack.append((ev["name"], ts, i, cat, ev.get("args")))
     elif ph == "E":
         if tr.xs:
             p.add("event %d: E inside the X slice of event %d" % (i, tr.xs[-1][2]))
@@ -146,9 +156,15 @@ def check_track_event(i, ev, tr, p, b_spans, x_in_b):
             p.add("event %d: E %r on pid %d tid %d with no open B"
                   % (i, ev.get("name"), key[0], key[1]))
         else:
-            name, t0, bi = tr.stack.pop()
+            name, t0, bi, cat, args = tr.stack.pop()
             if "name" in ev and ev["name"] != name:
                 p.add("event %d: E %r closes B %r (event %d)" % (i, ev["name"], name, bi))
+            elif "cat" in ev and ev["cat"] != cat:
+                p.add("event %d: E %r of cat %r closes the B of cat %r (event %d)"
+                      % (i, ev.get("name"), ev["cat"], cat, bi))
+            elif "args" in ev and ev["args"] != args:
+                p.add("event %d: E %r has args %s, its B (event %d) %s"
+                      % (i, ev.get("name"), json.dumps(ev["args"]), bi, json.dumps(args)))
             b_spans[bi] = ts
     elif ph == "X":
         end = ts + ev["dur"]
@@ -201,7 +217,7 @@ def check(events, ranks):
         if len(p.items) >= 20:
             break
     for (pid, tid), tr in tracks.items():
-        for name, ts, bi in tr.stack:
+        for name, ts, bi, cat, args in tr.stack:
             p.add("B %r (event %d) on pid %d tid %d never ends" % (name, bi, pid, tid))
     for xi, xend, bi in x_in_b:
         bend = b_spans.get(bi)

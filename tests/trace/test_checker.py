@@ -54,6 +54,15 @@ BAD = {
     "no tid": lambda evs: evs[1].pop("tid"),
     "pid is not an integer": setitem(1, "pid", "0"),
     "process_name for pids": lambda evs: evs.pop(0),
+    # A task and its region share the name: interleaved, the E of one
+    # closes the other's B (what speedscope refused before issue 27).
+    "of cat 'task' closes the B of cat 'region'": setitem(7, "cat", "task"),
+    "has args": lambda evs: evs[1].update(args={"id": 1}) or evs[7].update(args={"id": 2}),
+    "while its task is not the innermost": lambda evs: evs[1:1] + [
+        evs.insert(1, {"ph": "B", "pid": 0, "tid": 0, "ts": 0.5, "name": "t", "cat": "task"}),
+        evs.insert(2, {"ph": "B", "pid": 0, "tid": 0, "ts": 0.6, "name": "other",
+                       "cat": "region"}),
+        evs.insert(3, {"ph": "B", "pid": 0, "tid": 0, "ts": 0.7, "name": "t", "cat": "region"})],
 }
 
 

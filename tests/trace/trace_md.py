@@ -10,9 +10,19 @@ counts of the same run (its profile, BALLAST_PROFILE) and the md summary:
     remap slices, moves, flow arrows and imbalance samples equal the md
     summary's remaps, tasks moved and load-balancing calls;
   - the OTF2 archive, read back with otf2-print, has the same counts in
-    its ENTER records per location and region, one MPI_SEND / MPI_RECV per
-    send / receive call, and one location per rank in its definitions.
+    its ENTER records per location and region, one MPI_SEND per send call
+    (blocking, nonblocking, MPI_Sendrecv) and one MPI_RECV per receive
+    (blocking, and each MPI_Irecv completed by a wait or test), and one
+    location per rank in its definitions;
+  - read with Debian's python3-otf2 (check_otf2.py), the archive nests
+    (Enter/Leave with a stack, name by name; a task's region directly in
+    its task), its times are in order per location, every MpiSend pairs
+    with one MpiRecv (sender, receiver, communicator, tag, bytes), and the
+    messages carry ballast-md's real tags (not all 0).
 The buffer is 4 KiB, so both writers flush many times during the run.
+The main job (scripts/demo.sh's arguments: 256000 particles, 64 blocks, 200
+steps, automatic load balancing) traced by both writers passes the strict
+JSON check and python3-otf2's nesting and pairing checks.
 A run under the automatic policy then checks the imbalance counter: one
 sample per judged step, on rank 0, with the decision's value. Then the errors: an OTF2 archive that exists already and a trace path that
 cannot be written each give one message while the run completes.
@@ -27,11 +37,13 @@ import sys
 import tempfile
 
 mpiexec, md, checker, np = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+otf2_checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_otf2.py")
 fails = 0
 SKIP = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize"}  # no tool events (see tool.h)
 SENDS = {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend", "MPI_Ibsend",
          "MPI_Issend", "MPI_Irsend"}
-RECVS = {"MPI_Recv", "MPI_Mrecv"}
+RECVS = {"MPI_Recv", "MPI_Mrecv", "MPI_Irecv", "MPI_Sendrecv", "MPI_Sendrecv_replace"}
+BOTH = {"MPI_Sendrecv", "MPI_Sendrecv_replace"}  # a send and a receive each
 
 
 def check(cond, what):
@@ -165,8 +177,8 @@ def check_otf2(d, s, prof):
               "OTF2 rank %d: task enters equal their regions' counts" % rank)
         rem = sum(v for k, v in e.items() if k.startswith("remap "))
         check(rem == s["lb_remaps"], "OTF2 rank %d: %d remaps" % (rank, rem))
-        sends = sum(v for k, v in app.items() if k in SENDS) + \
-            sum(v for k, v in lib.items() if k in SENDS)
+        sends = sum(v for k, v in app.items() if k in SENDS | BOTH) + \
+            sum(v for k, v in lib.items() if k in SENDS | BOTH)
         recvs = sum(v for k, v in app.items() if k in RECVS) + \
             sum(v for k, v in lib.items() if k in RECVS)
         check(records[rank]["MPI_SEND"] == sends, "OTF2 rank %d: %d MPI_SEND for %d sends"
@@ -179,6 +191,49 @@ def check_otf2(d, s, prof):
     locs = [l for l in g.splitlines() if l.startswith("LOCATION ")]
     check(len(locs) == np, "one location per rank in the definitions (%d)" % len(locs))
     check('"MPI_COMM_WORLD"' in g and "COMM " in g, "MPI_COMM_WORLD is defined")
+    check_otf2_reader(d)
+
+
+def check_otf2_reader(d):
+    r = subprocess.run(["/usr/bin/python3", otf2_checker, d + "/otf2/traces.otf2", "--summary",
+                        d + "/otf2.json"], capture_output=True, text=True, timeout=180)
+    if not check(r.returncode != 77, "python3-otf2 is installed: " + r.stdout.strip()):
+        return
+    check(r.returncode == 0, "python3-otf2 reads a nested archive, messages paired: "
+          + r.stdout.strip())
+    summ = json.load(open(d + "/otf2.json"))
+    sends = sum(x["sends"] for x in summ["ranks"].values())
+    recvs = sum(x["recvs"] for x in summ["ranks"].values())
+    tags = sorted({t for x in summ["ranks"].values() for t in x["tags"]})
+    print("OTF2 (python3-otf2): %d sends, %d receives, tags %s, communicators %s"
+          % (sends, recvs, tags, sorted(summ["comms"])))
+    check(sends == recvs and summ["messages_paired"], "as many receives as sends, all paired")
+    check(any(t != 0 for t in tags), "real tags, not all 0: %s" % tags)
+
+
+DEMO = ["--scenario", "droplet", "--particles", "256000", "--blocks", "4,4,4", "--steps", "200",
+        "--strategy", "ballast", "--json-only"]
+
+
+def check_main_job(d):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BALLAST_")}
+    m = d + "/main"
+    os.makedirs(m)
+    env.update({"BALLAST_TOOLS": "perfetto:otf2", "BALLAST_TRACE_PERFETTO": m + "/t.json",
+                "BALLAST_TRACE_OTF2": m + "/otf2", "BALLAST_LB": "auto", "BALLAST_REPORT": "none",
+                "OMPI_MCA_mpi_yield_when_idle": "1"})
+    p = subprocess.run([mpiexec, "-n", "2", "--oversubscribe", md] + DEMO, capture_output=True,
+                       text=True, timeout=240, env=env)
+    if not check(p.returncode == 0, "the main job runs traced: " + p.stderr[-500:]):
+        return
+    r = subprocess.run([sys.executable, checker, m + "/t.json", "--ranks", "2"],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "main job: the Perfetto trace nests (strict check): " + r.stdout)
+    r = subprocess.run(["/usr/bin/python3", otf2_checker, m + "/otf2/traces.otf2"],
+                       capture_output=True, text=True, timeout=180)
+    check(r.returncode == 0, "main job: python3-otf2 reads the archive nested, messages "
+          "paired: " + r.stdout)
+    print(r.stdout.strip())
 
 
 def check_auto(d):
@@ -211,6 +266,7 @@ with tempfile.TemporaryDirectory() as d:
     check(sorted(prof) == list(range(np)), "profile of every rank")
     check_perfetto(d, s, prof)
     check_otf2(d, s, prof)
+    check_main_job(d)
     check_auto(d)
     check_errors(d)
 

@@ -4,7 +4,7 @@ times around one MPI_Sendrecv) under the Perfetto writer: the trace passes
 the strict check and each rank has one track for its main thread (its
 barrier) and one per worker thread, each with exactly 50 "work" slices and
 50 MPI_Sendrecv slices; the OTF2 writer gives one location per thread with
-the same counts. Usage: trace_threads.py MPIEXEC TRACE_THREADS CHECKER"""
+the same counts, and python3-otf2 reads it nested with every message paired. Usage: trace_threads.py MPIEXEC TRACE_THREADS CHECKER"""
 import collections
 import json
 import os
@@ -62,5 +62,17 @@ with tempfile.TemporaryDirectory() as d:
                 enters[int(f[1])] += 1
         check(sorted(enters.values()) == [50] * 6 and len(enters) == 6,
               "OTF2: 6 worker locations with 50 work enters each: %s" % dict(enters))
+    # Read with python3-otf2: nested on every location, each thread's 50
+    # sends paired with the receives of the same thread of the other rank
+    # (the thread's index is the tag).
+    checker_otf2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_otf2.py")
+    r = subprocess.run(["/usr/bin/python3", checker_otf2, d + "/otf2/traces.otf2", "--summary",
+                        d + "/s.json"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, "python3-otf2: nested, messages paired: " + r.stdout)
+    if r.returncode == 0:
+        s = json.load(open(d + "/s.json"))
+        got = {k: (v["sends"], v["recvs"], v["tags"]) for k, v in s["ranks"].items()}
+        check(got == {"0": (150, 150, [0, 1, 2]), "1": (150, 150, [0, 1, 2])},
+              "OTF2: 150 sends and receives per rank, tags 0, 1, 2: %s" % got)
 print("trace_threads: %d failure(s)" % fails)
 sys.exit(1 if fails else 0)

@@ -9,13 +9,30 @@
  *   and of "task <key>" for a task (the task's own region nests inside);
  * - every MPI call: Enter/Leave of the function's region (paradigm MPI; the
  *   library's own calls as "ballast:<function>", so ballast's traffic never
- *   mixes with the application's figures), with MpiSend for a send (bytes,
- *   or the posted size of a nonblocking send; receiver = world rank), MpiRecv
- *   for a completed blocking receive, and MpiCollectiveBegin/End for a
- *   blocking collective on a communicator of the world's size (recorded as
- *   MPI_COMM_WORLD; root = the world rank ballast reports). ballast does not
- *   report tags: every message has tag 0.
+ *   mixes with the application's figures), and inside it
+ *   - MpiSend for a send when it is posted (blocking sends, MPI_Isend and
+ *     its kin with the posted size, the send half of MPI_Sendrecv) or, for
+ *     a persistent send, when it completes;
+ *   - MpiRecv for a completed blocking receive, and for each receive that a
+ *     wait or test completed (the mpi_complete event: source, tag and size
+ *     from the status), and the receive half of MPI_Sendrecv;
+ *   - MpiCollectiveBegin/End for a blocking collective, on its communicator
+ *     (root = its rank there).
+ *   Messages carry their real tag and communicator; ranks are ranks in that
+ *   communicator, as OTF2 wants.
  * - remaps: Enter/Leave of "remap <strategy>".
+ * Enter/Leave nest on every location (trace_nest_t): a Leave that would
+ * cross an open region first leaves that region, a Leave of nothing open is
+ * dropped, and what is still open at the finalize event (tasks still
+ * running, regions of other threads) is left there, innermost first.
+ *
+ * Communicators: each one an event names (comm_id) is looked up once
+ * (api->comm_ranks: its members' world ranks). At finalize every rank's
+ * communicators are unified like the regions, keyed by their members and
+ * the order in which the process met communicators of the same members
+ * (MPI_COMM_WORLD by its own key), and rank 0 writes a Group and a Comm
+ * for each; each rank maps its local ids to them (a mapping table). That
+ * part, and the unification of keys across ranks, is otf2_defs.c.
  *
  * The archive is written the parallel way, one event file per location
  * through OTF2's MPI collective callbacks (OTF2_MPI_Collectives.h, over
@@ -23,9 +40,9 @@
  * regions it meets itself; at finalize rank 0 gathers every rank's names,
  * makes one global list, writes the global definitions (clock properties,
  * strings, regions, system tree, location groups and locations with their
- * event counts, the MPI_COMM_WORLD group and communicator) and each rank
- * writes its local definitions: the mapping of its region ids to the global
- * ones and two ClockOffset records (init and finalize: rank 0's clock minus
+ * event counts, the groups and communicators) and each rank writes its
+ * local definitions: the mapping of its region and communicator ids to the
+ * global ones and two ClockOffset records (init and finalize: rank 0's clock minus
  * the rank's, trace_common.h), which readers apply to align the ranks'
  * CLOCK_MONOTONIC timestamps.
  *
@@ -35,6 +52,7 @@
  * when they are full (the memory callbacks below).
  */
 #define OTF2_MPI_USE_PMPI
+#include "otf2_defs.h"
 #include "trace_common.h"
 
 #include <ballast/tool.h>
@@ -59,9 +77,22 @@ typedef struct reg {
   UT_hash_handle hh;
 } reg_t;
 
+/* A message completed inside the MPI call under way (mpi_complete), kept
+ * until the call's mpi_exit writes its Enter and Leave around it. */
+typedef struct pending {
+  uint64_t t;
+  const char *name; /* the posting function (a static string of ballast's) */
+  int recv, partner, tag, comm_id;
+  uint64_t bytes;
+} pending_t;
+
 typedef struct loc {
   OTF2_EvtWriter *w;
   uint64_t id;
+  uint64_t t_last;    /* the last timestamp written: OTF2 wants them in order */
+  trace_nest_t nest;  /* regions, tasks and remaps open here */
+  pending_t *pend;
+  int npend, cappend;
 } loc_t;
 
 typedef struct ot {
@@ -76,7 +107,9 @@ typedef struct ot {
   uint32_t nregs, capregs;
   loc_t *locs;          /* per thread of this rank */
   int nlocs, caplocs;
+  otf2_comms_t comms;   /* the communicators met */
   uint64_t t_min, t_max;
+  uint64_t t_end;       /* the finalize event's time */
   uint64_t errors;
 } ot_t;
 
@@ -113,8 +146,8 @@ static uint32_t region_id(int kind, const char *name) {
   return r ? r->id : UINT32_MAX;
 }
 
-/* This thread's event writer (under g.mu). */
-static OTF2_EvtWriter *writer(void) {
+/* This thread's location (under g.mu); NULL out of memory. */
+static loc_t *location(void) {
   if (t_loc < 0) {
     if (g.nlocs == g.caplocs) {
       int cap = g.caplocs ? 2 * g.caplocs : 4;
@@ -126,28 +159,58 @@ static OTF2_EvtWriter *writer(void) {
     uint64_t id = (uint64_t)g.rank + (uint64_t)g.nlocs * (uint64_t)g.size;
     OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(g.ar, id);
     if (!w) return NULL;
+    memset(&g.locs[g.nlocs], 0, sizeof g.locs[0]);
     g.locs[g.nlocs].w = w;
     g.locs[g.nlocs].id = id;
     t_loc = g.nlocs++;
   }
-  return g.locs[t_loc].w;
+  return &g.locs[t_loc];
 }
 
-static void seen(uint64_t t) {
+static OTF2_EvtWriter *writer(void) {
+  loc_t *l = location();
+  return l ? l->w : NULL;
+}
+
+/* t, or the last time written on l when t is earlier (records of one call
+ * raised out of order, e.g. MPI_Request_free's completion before its
+ * mpi_enter): OTF2 readers want a location's times in order. */
+static uint64_t at(loc_t *l, uint64_t t) {
+  if (t < l->t_last) t = l->t_last;
+  l->t_last = t;
   if (!g.t_min || t < g.t_min) g.t_min = t;
   if (t > g.t_max) g.t_max = t;
+  return t;
 }
 
-/* Enter or leave a region (enter != 0: Enter). */
+/* Leaves the innermost open region of l at t (under g.mu). */
+static void leave_top(loc_t *l, uint64_t t) {
+  const trace_open_t *o = trace_nest_top(&l->nest);
+  uint32_t id = region_id(o->kind, o->name);
+  if (id == UINT32_MAX || OTF2_EvtWriter_Leave(l->w, NULL, at(l, t), id) != OTF2_SUCCESS)
+    g.errors++;
+  trace_nest_pop(&l->nest);
+}
+
+/* Enter or leave a region (enter != 0: Enter), nested (see the top). */
 static void enter_leave(int enter, int kind, const char *name, uint64_t t) {
   pthread_mutex_lock(&g.mu);
-  OTF2_EvtWriter *w;
+  loc_t *l;
   uint32_t id;
-  if (g.open && (w = writer()) && (id = region_id(kind, name ? name : "(null)")) != UINT32_MAX) {
-    OTF2_ErrorCode e = enter ? OTF2_EvtWriter_Enter(w, NULL, t, id)
-                             : OTF2_EvtWriter_Leave(w, NULL, t, id);
-    g.errors += e != OTF2_SUCCESS;
-    seen(t);
+  if (!name) name = "(null)";
+  if (g.open && (l = location()) && (id = region_id(kind, name)) != UINT32_MAX) {
+    if (enter) {
+      if (trace_nest_push(&l->nest, kind, name, NULL) != 0 ||
+          OTF2_EvtWriter_Enter(l->w, NULL, at(l, t), id) != OTF2_SUCCESS)
+        g.errors++;
+    } else {
+      int above = trace_nest_find(&l->nest, kind, name);
+      for (int i = 0; i < above; i++) {
+        l->nest.forced++;
+        leave_top(l, t);
+      }
+      if (above >= 0) leave_top(l, t);
+    }
   } else if (g.open) {
     g.errors++;
   }
@@ -218,7 +281,14 @@ static int is_send(const char *n) {
          !strcmp(n, "MPI_Rsend") || !strcmp(n, "MPI_Isend") || !strcmp(n, "MPI_Ibsend") ||
          !strcmp(n, "MPI_Issend") || !strcmp(n, "MPI_Irsend");
 }
+static int is_sendrecv(const char *n) { return strncmp(n, "MPI_Sendrecv", 12) == 0; }
 static int is_recv(const char *n) { return !strcmp(n, "MPI_Recv") || !strcmp(n, "MPI_Mrecv"); }
+/* A persistent send's request (MPI_Send_init, ...): its message is written
+ * when it completes, once per MPI_Start. */
+static int is_persistent_send(const char *n) {
+  size_t l = strlen(n);
+  return l > 9 && strcmp(n + l - 8, "end_init") == 0; /* MPI_Send_init, MPI_Bsend_init, ... */
+}
 
 static OTF2_RegionRole mpi_role(const char *n) {
   const coll_t *c = find_coll(n);
@@ -229,39 +299,94 @@ static OTF2_RegionRole mpi_role(const char *n) {
   return OTF2_REGION_ROLE_FUNCTION;
 }
 
-static void mpi_records(OTF2_EvtWriter *w, const ballast_tool_mpi_exit_t *ev) {
+/* A message of communicator comm_id with the world rank partner: the
+ * communicator and the partner's rank in it. An unknown communicator (an
+ * MPI_Mrecv's, which names none) stands for MPI_COMM_WORLD, where the
+ * world rank is the rank. 0 when it can be written. */
+static int msg_where(int comm_id, int partner, uint32_t *comm, uint32_t *rank) {
+  otf2_comm_t *c = partner >= 0 ? otf2_comm_get(&g.comms, g.api, comm_id) : NULL;
+  if (!c && partner >= 0) c = otf2_comm_get(&g.comms, g.api, 0);
+  int r = c ? otf2_comm_rank(c, partner) : -1;
+  if (r < 0) return -1;
+  *comm = c->ref;
+  *rank = (uint32_t)r;
+  return 0;
+}
+
+static OTF2_ErrorCode write_msg(loc_t *l, uint64_t t, int recv, int comm_id, int partner,
+                                int tag, uint64_t bytes) {
+  uint32_t comm, rank;
+  if (msg_where(comm_id, partner, &comm, &rank)) return OTF2_SUCCESS; /* no one to name */
+  uint32_t utag = tag < 0 ? 0 : (uint32_t)tag;
+  return recv ? OTF2_EvtWriter_MpiRecv(l->w, NULL, at(l, t), rank, comm, utag, bytes)
+              : OTF2_EvtWriter_MpiSend(l->w, NULL, at(l, t), rank, comm, utag, bytes);
+}
+
+/* The records inside the call's Enter and Leave (under g.mu). */
+static OTF2_ErrorCode mpi_records(loc_t *l, const ballast_tool_mpi_exit_t *ev) {
   OTF2_ErrorCode e = OTF2_SUCCESS;
-  if (ev->partner >= 0 && is_send(ev->name)) {
-    e = OTF2_EvtWriter_MpiSend(w, NULL, ev->t_begin_ns, (uint32_t)ev->partner, 0, 0,
-                               ev->bytes ? ev->bytes : ev->posted_bytes);
-  } else if (ev->partner >= 0 && is_recv(ev->name)) {
-    e = OTF2_EvtWriter_MpiRecv(w, NULL, ev->t_ns, (uint32_t)ev->partner, 0, 0, ev->bytes);
-  } else if (ev->comm_size == g.size) {
-    const coll_t *c = find_coll(ev->name);
-    if (c) {
-      uint32_t root = c->rooted && ev->partner >= 0 ? (uint32_t)ev->partner : OTF2_UNDEFINED_UINT32;
-      e = OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, ev->t_begin_ns);
-      if (e == OTF2_SUCCESS)
-        e = OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, ev->t_ns, c->op, 0, root, ev->bytes,
-                                            ev->bytes);
-    }
+  uint64_t done = 0; /* bytes of the messages completed in the call */
+  for (int i = 0; i < l->npend; i++) done += l->pend[i].bytes;
+  if (ev->partner >= 0 && (is_send(ev->name) || is_sendrecv(ev->name)))
+    e = write_msg(l, ev->t_begin_ns, 0, ev->comm_id, ev->partner, ev->tag,
+                  is_sendrecv(ev->name) ? ev->bytes - (done < ev->bytes ? done : ev->bytes)
+                  : ev->bytes ? ev->bytes : ev->posted_bytes);
+  for (int i = 0; i < l->npend && e == OTF2_SUCCESS; i++) {
+    const pending_t *p = &l->pend[i];
+    if (p->recv || is_persistent_send(p->name))
+      e = write_msg(l, p->t, p->recv, p->comm_id, p->partner, p->tag, p->bytes);
   }
-  g.errors += e != OTF2_SUCCESS;
+  l->npend = 0;
+  if (e != OTF2_SUCCESS) return e;
+  if (ev->partner >= 0 && is_recv(ev->name)) return write_msg(l, ev->t_ns, 1, ev->comm_id,
+                                                              ev->partner, ev->tag, ev->bytes);
+  const coll_t *c = find_coll(ev->name);
+  otf2_comm_t *wc = c ? otf2_comm_get(&g.comms, g.api, ev->comm_id) : NULL;
+  if (wc) {
+    int r = c->rooted && ev->partner >= 0 ? otf2_comm_rank(wc, ev->partner) : -1;
+    uint32_t root = r >= 0 ? (uint32_t)r : OTF2_UNDEFINED_UINT32;
+    e = OTF2_EvtWriter_MpiCollectiveBegin(l->w, NULL, at(l, ev->t_begin_ns));
+    if (e == OTF2_SUCCESS)
+      e = OTF2_EvtWriter_MpiCollectiveEnd(l->w, NULL, at(l, ev->t_ns), c->op, wc->ref, root,
+                                          ev->bytes, ev->bytes);
+  }
+  return e;
+}
+
+static void on_mpi_complete(const ballast_tool_mpi_complete_t *ev, void *u) {
+  if (ev->lib && !g.with_lib) return;
+  pthread_mutex_lock(&g.mu);
+  loc_t *l;
+  if (g.open && (l = location())) {
+    if (l->npend == l->cappend) {
+      int cap = l->cappend ? 2 * l->cappend : 16;
+      pending_t *np = realloc(l->pend, (size_t)cap * sizeof *np);
+      if (np) l->pend = np, l->cappend = cap;
+    }
+    if (l->npend < l->cappend)
+      l->pend[l->npend++] = (pending_t){.t = ev->t_ns, .name = ev->name, .recv = ev->recv,
+                                        .partner = ev->partner, .tag = ev->tag,
+                                        .comm_id = ev->comm_id, .bytes = ev->bytes};
+    else
+      g.errors++;
+  }
+  pthread_mutex_unlock(&g.mu);
 }
 
 static void on_mpi_exit(const ballast_tool_mpi_exit_t *ev, void *u) {
   if (ev->lib && !g.with_lib) return;
   pthread_mutex_lock(&g.mu);
-  OTF2_EvtWriter *w;
+  loc_t *l;
   uint32_t id;
-  if (g.open && (w = writer()) &&
+  if (g.open && (l = location()) &&
       (id = region_id(ev->lib ? K_MPI_LIB : K_MPI, ev->name)) != UINT32_MAX) {
-    OTF2_ErrorCode e = OTF2_EvtWriter_Enter(w, NULL, ev->t_begin_ns, id);
-    if (e == OTF2_SUCCESS) mpi_records(w, ev);
-    if (e == OTF2_SUCCESS) e = OTF2_EvtWriter_Leave(w, NULL, ev->t_ns, id);
+    /* Met while it exists: a request's communicator may be freed before
+     * the wait that completes it. */
+    if (ev->comm_id >= 0) (void)otf2_comm_get(&g.comms, g.api, ev->comm_id);
+    OTF2_ErrorCode e = OTF2_EvtWriter_Enter(l->w, NULL, at(l, ev->t_begin_ns), id);
+    if (e == OTF2_SUCCESS) e = mpi_records(l, ev);
+    if (e == OTF2_SUCCESS) e = OTF2_EvtWriter_Leave(l->w, NULL, at(l, ev->t_ns), id);
     g.errors += e != OTF2_SUCCESS;
-    seen(ev->t_begin_ns);
-    seen(ev->t_ns);
   } else if (g.open) {
     g.errors++;
   }
@@ -278,116 +403,25 @@ static void ot_free(void) {
     free(r);
   }
   free(g.by_id);
+  for (int t = 0; t < g.nlocs; t++) {
+    trace_nest_free(&g.locs[t].nest);
+    free(g.locs[t].pend);
+  }
   free(g.locs);
   g.by_id = NULL;
   g.locs = NULL;
+  otf2_comms_free(&g.comms);
   g.nregs = g.capregs = 0;
   g.nlocs = g.caplocs = 0;
   if (g.comm != MPI_COMM_NULL) PMPI_Comm_free(&g.comm);
 }
 
-/* The global region list (rank 0) and this rank's local -> global ids. */
-typedef struct unified {
-  uint64_t *map;      /* this rank: local id -> global id */
-  char **keys;        /* rank 0: global id -> key (kind byte + name) */
-  uint32_t nkeys;
-} unified_t;
-
-/* Rank 0: give each key of every rank's list a global id, first come first
- * numbered, into maps (one id per key, ranks in order). */
-static int unify_root(const char *all, const int *lens, const int *counts, uint64_t *maps,
-                      unified_t *u) {
-  reg_t *h = NULL, *r, *tmp;
-  size_t total = 0, k = 0;
-  int rc = 0;
-  for (int p = 0; p < g.size; p++) total += (size_t)counts[p];
-  u->keys = calloc(total ? total : 1, sizeof *u->keys);
-  if (!u->keys) return BALLAST_ENOMEM;
-  const char *s = all;
-  for (int p = 0; p < g.size && !rc; p++) {
-    const char *end = s + lens[p];
-    for (int i = 0; i < counts[p] && s < end; i++, s += strlen(s) + 1) {
-      HASH_FIND_STR(h, s, r);
-      if (!r) {
-        if (!(r = calloc(1, sizeof *r))) {
-          rc = BALLAST_ENOMEM;
-          break;
-        }
-        r->key = (char *)s; /* points into all, which outlives the hash */
-        r->id = u->nkeys;
-        u->keys[u->nkeys++] = (char *)s;
-        HASH_ADD_KEYPTR(hh, h, r->key, strlen(r->key), r);
-      }
-      maps[k++] = r->id;
-    }
-    s = end;
-  }
-  HASH_ITER(hh, h, r, tmp) {
-    HASH_DEL(h, r);
-    free(r);
-  }
-  return rc;
-}
-
-/* Collective: every rank's region names to rank 0, global ids back. */
-static int unify(unified_t *u, char **all_out) {
-  int mylen = 0, n = (int)g.nregs, rc = 0;
-  for (uint32_t i = 0; i < g.nregs; i++) mylen += (int)strlen(g.by_id[i]->key) + 1;
-  char *mine = malloc((size_t)mylen + 1);
-  int *lens = calloc((size_t)g.size, sizeof *lens), *counts = calloc((size_t)g.size, sizeof *counts);
-  int *displs = calloc((size_t)g.size, sizeof *displs), *cdispls = calloc((size_t)g.size, sizeof *cdispls);
-  u->map = malloc(((size_t)n + 1) * sizeof *u->map);
-  int ok = mine && lens && counts && displs && cdispls && u->map, allok = 0;
-  PMPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, g.comm);
-  char *all = NULL;
-  uint64_t *maps = NULL;
-  if (!allok) rc = BALLAST_ENOMEM;
-  if (!rc) {
-    for (uint32_t i = 0, o = 0; i < g.nregs; i++) {
-      size_t l = strlen(g.by_id[i]->key) + 1;
-      memcpy(mine + o, g.by_id[i]->key, l);
-      o += (uint32_t)l;
-    }
-    PMPI_Gather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, g.comm);
-    PMPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, g.comm);
-    int tot = 0, ctot = 0;
-    if (g.rank == 0)
-      for (int p = 0; p < g.size; p++) {
-        displs[p] = tot;
-        cdispls[p] = ctot;
-        tot += lens[p];
-        ctot += counts[p];
-      }
-    ok = g.rank != 0 || ((all = malloc((size_t)tot + 1)) && (maps = malloc(((size_t)ctot + 1) * 8)));
-    PMPI_Gatherv(mine, mylen, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, g.comm);
-    if (g.rank == 0 && ok) ok = unify_root(all, lens, counts, maps, u) == 0;
-    PMPI_Bcast(&ok, 1, MPI_INT, 0, g.comm);
-    if (ok)
-      PMPI_Scatterv(maps, counts, cdispls, MPI_UINT64_T, u->map, n, MPI_UINT64_T, 0, g.comm);
-    else
-      rc = BALLAST_ENOMEM;
-  }
-  free(mine);
-  free(lens);
-  free(counts);
-  free(displs);
-  free(cdispls);
-  free(maps);
-  *all_out = all;
-  return rc;
-}
-
-static OTF2_StringRef gstr(OTF2_GlobalDefWriter *gw, uint32_t *next, const char *s) {
-  OTF2_GlobalDefWriter_WriteString(gw, *next, s);
-  return (*next)++;
-}
-
-static void write_regions(OTF2_GlobalDefWriter *gw, uint32_t *ns, const unified_t *u) {
+static void write_regions(OTF2_GlobalDefWriter *gw, uint32_t *ns, const otf2_unified_t *u) {
   static const char *const desc[K_N] = {"ballast region", "ballast task", "MPI function",
                                          "MPI call made by ballast itself",
                                          "ballast load balancing"};
-  OTF2_StringRef empty = gstr(gw, ns, ""), d[K_N];
-  for (int k = 0; k < K_N; k++) d[k] = gstr(gw, ns, desc[k]);
+  OTF2_StringRef empty = otf2_gstr(gw, ns, ""), d[K_N];
+  for (int k = 0; k < K_N; k++) d[k] = otf2_gstr(gw, ns, desc[k]);
   for (uint32_t i = 0; i < u->nkeys; i++) {
     int kind = u->keys[i][0] - '0';
     if (kind < 0 || kind >= K_N) kind = K_REGION;
@@ -395,7 +429,7 @@ static void write_regions(OTF2_GlobalDefWriter *gw, uint32_t *ns, const unified_
     size_t l = strlen(kind_prefix[kind]) + strlen(name) + 1;
     char *full = malloc(l);
     if (full) snprintf(full, l, "%s%s", kind_prefix[kind], name);
-    OTF2_StringRef sn = gstr(gw, ns, full ? full : name);
+    OTF2_StringRef sn = otf2_gstr(gw, ns, full ? full : name);
     free(full);
     int mpi = kind == K_MPI || kind == K_MPI_LIB;
     OTF2_GlobalDefWriter_WriteRegion(gw, i, sn, sn, d[kind],
@@ -409,40 +443,26 @@ static void write_regions(OTF2_GlobalDefWriter *gw, uint32_t *ns, const unified_
 static void write_locations(OTF2_GlobalDefWriter *gw, uint32_t *ns, const int *nloc,
                             const uint64_t *events) {
   char buf[96];
-  OTF2_StringRef mach = gstr(gw, ns, "machine"), cls = gstr(gw, ns, "machine");
+  OTF2_StringRef mach = otf2_gstr(gw, ns, "machine"), cls = otf2_gstr(gw, ns, "machine");
   OTF2_GlobalDefWriter_WriteSystemTreeNode(gw, 0, mach, cls, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
   size_t k = 0;
   for (int p = 0; p < g.size; p++) {
     snprintf(buf, sizeof buf, "rank %d", p);
-    OTF2_GlobalDefWriter_WriteLocationGroup(gw, (OTF2_LocationGroupRef)p, gstr(gw, ns, buf),
+    OTF2_GlobalDefWriter_WriteLocationGroup(gw, (OTF2_LocationGroupRef)p, otf2_gstr(gw, ns, buf),
                                             OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
                                             OTF2_UNDEFINED_LOCATION_GROUP);
     for (int t = 0; t < nloc[p]; t++) {
       snprintf(buf, sizeof buf, "rank %d thread %d", p, t);
       OTF2_GlobalDefWriter_WriteLocation(gw, (uint64_t)p + (uint64_t)t * (uint64_t)g.size,
-                                         gstr(gw, ns, buf), OTF2_LOCATION_TYPE_CPU_THREAD,
+                                         otf2_gstr(gw, ns, buf), OTF2_LOCATION_TYPE_CPU_THREAD,
                                          events[k++], (OTF2_LocationGroupRef)p);
     }
   }
 }
 
-static void write_comm_world(OTF2_GlobalDefWriter *gw, uint32_t *ns) {
-  uint64_t *members = malloc((size_t)g.size * sizeof *members);
-  if (!members) return;
-  for (int p = 0; p < g.size; p++) members[p] = (uint64_t)p; /* location p: rank p's main thread */
-  OTF2_StringRef none = gstr(gw, ns, "");
-  OTF2_GlobalDefWriter_WriteGroup(gw, 0, none, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
-                                  OTF2_GROUP_FLAG_NONE, (uint32_t)g.size, members);
-  OTF2_GlobalDefWriter_WriteGroup(gw, 1, none, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
-                                  OTF2_GROUP_FLAG_NONE, (uint32_t)g.size, members);
-  OTF2_GlobalDefWriter_WriteComm(gw, 0, gstr(gw, ns, "MPI_COMM_WORLD"), 1, OTF2_UNDEFINED_COMM,
-                                 OTF2_COMM_FLAG_NONE);
-  free(members);
-}
-
 /* Rank 0: the global definitions. */
-static int write_global_defs(const unified_t *u, const int *nloc, const uint64_t *events,
-                             uint64_t t0, uint64_t t1) {
+static int write_global_defs(const otf2_unified_t *u, const otf2_unified_t *uc, const int *nloc,
+                             const uint64_t *events, uint64_t t0, uint64_t t1) {
   OTF2_GlobalDefWriter *gw = OTF2_Archive_GetGlobalDefWriter(g.ar);
   if (!gw) return BALLAST_EIO;
   uint32_t ns = 0;
@@ -450,13 +470,14 @@ static int write_global_defs(const unified_t *u, const int *nloc, const uint64_t
                                             OTF2_UNDEFINED_TIMESTAMP);
   write_regions(gw, &ns, u);
   write_locations(gw, &ns, nloc, events);
-  write_comm_world(gw, &ns);
+  otf2_write_comms(gw, &ns, g.size, uc);
   return OTF2_Archive_CloseGlobalDefWriter(g.ar, gw) == OTF2_SUCCESS ? 0 : BALLAST_EIO;
 }
 
 /* This rank's local definitions: region mapping and clock offsets, for each
  * of its locations. */
-static int write_local_defs(const unified_t *u, const trace_clock_sample_t *s1) {
+static int write_local_defs(const otf2_unified_t *u, const otf2_unified_t *uc,
+                            const trace_clock_sample_t *s1) {
   int rc = 0;
   if (OTF2_Archive_OpenDefFiles(g.ar) != OTF2_SUCCESS) return BALLAST_EIO;
   for (int t = 0; t < g.nlocs; t++) {
@@ -468,6 +489,11 @@ static int write_local_defs(const unified_t *u, const trace_clock_sample_t *s1) 
     OTF2_IdMap *m = g.nregs ? OTF2_IdMap_CreateFromUint64Array(g.nregs, u->map, false) : NULL;
     if (m) {
       OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, m);
+      OTF2_IdMap_Free(m);
+    }
+    m = g.comms.n ? OTF2_IdMap_CreateFromUint64Array(g.comms.n, uc->map, false) : NULL;
+    if (m) {
+      OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_COMM, m);
       OTF2_IdMap_Free(m);
     }
     /* Both samples when they give a plausible drift (readers interpolate
@@ -504,6 +530,10 @@ static void gather_locations(const uint64_t *mine, int **nloc, uint64_t **events
 static uint64_t *close_events(void) {
   uint64_t *n = calloc((size_t)g.nlocs + 1, sizeof *n);
   pthread_mutex_lock(&g.mu);
+  /* What is still open is left now, innermost first, on every location. */
+  uint64_t t = g.t_end ? g.t_end : g.api->now_ns();
+  for (int k = 0; g.open && k < g.nlocs; k++)
+    while (g.locs[k].nest.n > 0) leave_top(&g.locs[k], t);
   g.open = 0;
   for (int t = 0; t < g.nlocs; t++) {
     if (n) OTF2_EvtWriter_GetNumberOfEvents(g.locs[t].w, &n[t]);
@@ -516,6 +546,8 @@ static uint64_t *close_events(void) {
 
 static void on_finalize(const ballast_tool_finalize_t *ev, void *u0) {
   trace_clock_sample_t s1;
+  /* The finalize event's time ends what is still open (close_events). */
+  g.t_end = ev->t_ns;
   if (trace_clock_sync(g.comm, g.api->now_ns, &s1)) memset(&s1, 0, sizeof s1);
   uint64_t *nev = close_events();
   /* The trace's time span on rank 0's clock. */
@@ -523,14 +555,21 @@ static void on_finalize(const ballast_tool_finalize_t *ev, void *u0) {
   uint64_t hi = g.t_max ? trace_clock_global(g.t_max, &g.s0, &s1) : 0, glo = 0, ghi = 0;
   PMPI_Reduce(&lo, &glo, 1, MPI_UINT64_T, MPI_MIN, 0, g.comm);
   PMPI_Reduce(&hi, &ghi, 1, MPI_UINT64_T, MPI_MAX, 0, g.comm);
-  unified_t u = {0};
-  char *all = NULL;
-  int rc = unify(&u, &all);
-  if (!rc) rc = write_local_defs(&u, &s1);
+  otf2_unified_t u = {0}, uc = {0};
+  char *all = NULL, *allc = NULL;
+  const char **keys = malloc(((size_t)g.nregs + g.comms.n + 1) * sizeof *keys);
+  for (uint32_t i = 0; keys && i < g.nregs; i++) keys[i] = g.by_id[i]->key;
+  for (uint32_t i = 0; keys && i < g.comms.n; i++) keys[g.nregs + i] = g.comms.v[i]->key;
+  int rc = otf2_unify(g.comm, keys, keys ? g.nregs : 0, &u, &all);
+  int rcc = otf2_unify(g.comm, keys ? keys + g.nregs : NULL, keys ? g.comms.n : 0, &uc, &allc);
+  if (!rc) rc = rcc;
+  if (!rc && !keys) rc = BALLAST_ENOMEM;
+  if (!rc) rc = write_local_defs(&u, &uc, &s1);
   int *nloc = NULL;
   uint64_t *events = NULL;
   gather_locations(nev, &nloc, &events);
-  if (g.rank == 0 && !rc && nloc && events) rc = write_global_defs(&u, nloc, events, glo, ghi);
+  if (g.rank == 0 && !rc && nloc && events)
+    rc = write_global_defs(&u, &uc, nloc, events, glo, ghi);
   PMPI_Barrier(g.comm);
   if (OTF2_Archive_Close(g.ar) != OTF2_SUCCESS && !rc) rc = BALLAST_EIO;
   g.ar = NULL;
@@ -549,6 +588,10 @@ static void on_finalize(const ballast_tool_finalize_t *ev, void *u0) {
   free(u.map);
   free(u.keys);
   free(all);
+  free(uc.map);
+  free(uc.keys);
+  free(allc);
+  free(keys);
   ot_free();
 }
 
@@ -689,7 +732,8 @@ static const trace_callbacks_t ot_callbacks = {
     .region_enter = on_region_enter, .region_exit = on_region_exit,
     .task_begin = on_task_begin,     .task_end = on_task_end,
     .mpi_exit = on_mpi_exit,         .remap_begin = on_remap_begin,
-    .remap_end = on_remap_end,       .finalize = on_finalize};
+    .remap_end = on_remap_end,       .finalize = on_finalize,
+    .mpi_complete = on_mpi_complete};
 
 __attribute__((visibility("default"))) int ballast_tool_init_v1(const ballast_tool_api_v1_t *api,
                                                                  ballast_tool_t *tool) {

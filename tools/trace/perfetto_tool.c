@@ -8,10 +8,17 @@
  *   also a region, so a task shows as a task slice around a region slice);
  * - MPI calls lasting at least BALLAST_TRACE_MPI_MIN_US: X slices named by
  *   the function (cat "mpi", or "mpi,ballast" for ballast's own traffic),
- *   args bytes, posted_bytes, partner (world rank), comm_size;
+ *   args bytes, posted_bytes, partner (world rank), comm_size, comm_id
+ *   (this process's id, tool.h) and tag;
  * - remaps: B/E slices "remap <strategy>" (cat "lb") on every rank, args
- *   context, step, then tasks moved, bytes, mapping and migration seconds,
- *   committed;
+ *   context and step, and just before the end an instant "remap result"
+ *   with the tasks moved, bytes, mapping and migration seconds, committed;
+ *
+ * The B/E slices of a track nest (trace_nest_t): an E repeats its B's name,
+ * category and args (readers such as speedscope match them on all three),
+ * an end that would cross an open slice first ends that slice, an end of
+ * nothing open is dropped, and what is open at the finalize event (tasks
+ * still running, regions of other threads) ends there, innermost first.
  * - each task moved: a zero-length slice "move <key>" (cat "migration") on
  *   the rank it leaves and on the rank it reaches, joined by a flow arrow
  *   (s on the source, f on the destination, one id per task and remap);
@@ -54,7 +61,12 @@ typedef struct pf {
   trace_clock_sample_t s0;
   long remap_seq;     /* remaps seen (collective, so equal on every rank) */
   int next_tid;
+  trace_nest_t *nests; /* per track (tid): the B slices open */
+  int capnests;
 } pf_t;
+
+enum { S_REGION, S_TASK, S_REMAP, S_N };
+static const char *const slice_cat[S_N] = {"region", "task", "lb"};
 
 static pf_t g = {.mu = PTHREAD_MUTEX_INITIALIZER, .comm = MPI_COMM_NULL};
 static int g_attached;
@@ -106,22 +118,74 @@ static void emit(uint64_t t, const char *ph, const char *rest) {
   pthread_mutex_unlock(&g.mu);
 }
 
-static void on_region(const ballast_tool_region_t *ev, const char *ph) {
-  char n[512], rest[768];
-  snprintf(rest, sizeof rest, "\"cat\":\"region\",\"name\":\"%s\",\"args\":{\"id\":%d,\"depth\":%d}",
-           jstr(n, sizeof n, ev->name), ev->id, ev->depth);
-  emit(ev->t_ns, ph, rest);
+/* The open slices of track tid (under g.mu); NULL out of memory. */
+static trace_nest_t *nest_of(int tid) {
+  if (tid >= g.capnests) {
+    int cap = tid < 8 ? 8 : 2 * tid;
+    trace_nest_t *n = realloc(g.nests, (size_t)cap * sizeof *n);
+    if (!n) return NULL;
+    memset(n + g.capnests, 0, (size_t)(cap - g.capnests) * sizeof *n);
+    g.nests = n;
+    g.capnests = cap;
+  }
+  return &g.nests[tid];
 }
-static void on_region_enter(const ballast_tool_region_t *ev, void *u) { on_region(ev, "B"); }
-static void on_region_exit(const ballast_tool_region_t *ev, void *u) { on_region(ev, "E"); }
 
-static void on_task(const ballast_tool_task_t *ev, const char *ph) {
-  char n[512], rest[640];
-  snprintf(rest, sizeof rest, "\"cat\":\"task\",\"name\":\"%s\"", jstr(n, sizeof n, ev->key));
-  emit(ev->t_ns, ph, rest);
+/* Writes the E of the innermost open slice of track tid at t (under g.mu). */
+static void end_top(trace_nest_t *s, int tid, uint64_t t) {
+  const trace_open_t *o = trace_nest_top(s);
+  char n[512];
+  trace_buf_printf(&g.out,
+                   "{\"ts\":%" PRIu64 ",\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"cat\":\"%s\","
+                   "\"name\":\"%s\"%s}\n", t, g.rank, tid, slice_cat[o->kind],
+                   jstr(n, sizeof n, o->name), o->extra ? o->extra : "");
+  trace_nest_pop(s);
 }
-static void on_task_begin(const ballast_tool_task_t *ev, void *u) { on_task(ev, "B"); }
-static void on_task_end(const ballast_tool_task_t *ev, void *u) { on_task(ev, "E"); }
+
+/* A B slice of this kind and name; args: ",\"args\":{...}" or "", repeated
+ * by its E. */
+static void slice_begin(int kind, const char *name, const char *args, uint64_t t) {
+  char n[512];
+  pthread_mutex_lock(&g.mu);
+  trace_nest_t *s;
+  if (g.open && (s = nest_of(tid_locked())) && trace_nest_push(s, kind, name, args) == 0)
+    trace_buf_printf(&g.out,
+                     "{\"ts\":%" PRIu64 ",\"ph\":\"B\",\"pid\":%d,\"tid\":%d,\"cat\":\"%s\","
+                     "\"name\":\"%s\"%s}\n", t, g.rank, t_tid, slice_cat[kind],
+                     jstr(n, sizeof n, name), args);
+  pthread_mutex_unlock(&g.mu);
+}
+
+/* Ends the innermost open slice of this kind and name, and first those
+ * opened inside it and still open; nothing when none is open. */
+static void slice_end(int kind, const char *name, uint64_t t) {
+  pthread_mutex_lock(&g.mu);
+  trace_nest_t *s;
+  if (g.open && (s = nest_of(tid_locked()))) {
+    int above = trace_nest_find(s, kind, name);
+    for (int i = 0; i < above; i++) {
+      s->forced++;
+      end_top(s, t_tid, t);
+    }
+    if (above >= 0) end_top(s, t_tid, t);
+  }
+  pthread_mutex_unlock(&g.mu);
+}
+
+static void on_region_enter(const ballast_tool_region_t *ev, void *u) {
+  char args[96];
+  snprintf(args, sizeof args, ",\"args\":{\"id\":%d,\"depth\":%d}", ev->id, ev->depth);
+  slice_begin(S_REGION, ev->name, args, ev->t_ns);
+}
+static void on_region_exit(const ballast_tool_region_t *ev, void *u) {
+  slice_end(S_REGION, ev->name, ev->t_ns);
+}
+static void on_task_begin(const ballast_tool_task_t *ev, void *u) {
+  slice_begin(S_TASK, ev->key, "", ev->t_ns);
+}
+static void on_task_end(const ballast_tool_task_t *ev, void *u) {
+  slice_end(S_TASK, ev->key, ev->t_ns);
+}
 
 static void on_mpi_exit(const ballast_tool_mpi_exit_t *ev, void *u) {
   uint64_t dur = ev->t_ns - ev->t_begin_ns;
@@ -129,9 +193,11 @@ static void on_mpi_exit(const ballast_tool_mpi_exit_t *ev, void *u) {
   char n[128], rest[512];
   snprintf(rest, sizeof rest,
            "\"dur\":%" PRIu64 ".%03u,\"cat\":\"%s\",\"name\":\"%s\",\"args\":{\"bytes\":%" PRIu64
-           ",\"posted_bytes\":%" PRIu64 ",\"partner\":%d,\"comm_size\":%d}",
+           ",\"posted_bytes\":%" PRIu64 ",\"partner\":%d,\"comm_size\":%d,\"comm_id\":%d,"
+           "\"tag\":%d}",
            dur / 1000, (unsigned)(dur % 1000), ev->lib ? "mpi,ballast" : "mpi",
-           jstr(n, sizeof n, ev->name), ev->bytes, ev->posted_bytes, ev->partner, ev->comm_size);
+           jstr(n, sizeof n, ev->name), ev->bytes, ev->posted_bytes, ev->partner, ev->comm_size,
+           ev->comm_id, ev->tag);
   emit(ev->t_begin_ns, "X", rest);
 }
 
@@ -156,23 +222,25 @@ static void on_lb_decision(const ballast_tool_lb_decision_t *ev, void *u) {
 }
 
 static void on_remap_begin(const ballast_tool_remap_begin_t *ev, void *u) {
-  char c[256], s[128], rest[640];
+  char c[256], name[160], args[400];
   __atomic_add_fetch(&g.remap_seq, 1, __ATOMIC_RELAXED);
-  snprintf(rest, sizeof rest,
-           "\"cat\":\"lb\",\"name\":\"remap %s\",\"args\":{\"context\":\"%s\",\"step\":%ld}",
-           jstr(s, sizeof s, ev->strategy), jstr(c, sizeof c, ev->context), ev->step);
-  emit(ev->t_ns, "B", rest);
+  snprintf(name, sizeof name, "remap %s", ev->strategy ? ev->strategy : "?");
+  snprintf(args, sizeof args, ",\"args\":{\"context\":\"%s\",\"step\":%ld}",
+           jstr(c, sizeof c, ev->context), ev->step);
+  slice_begin(S_REMAP, name, args, ev->t_ns);
 }
 
 static void on_remap_end(const ballast_tool_remap_end_t *ev, void *u) {
-  char s[128], rest[640];
+  char name[160], rest[640];
+  /* The outcome in an instant: the E repeats the B's args (see the top). */
   snprintf(rest, sizeof rest,
-           "\"cat\":\"lb\",\"name\":\"remap %s\",\"args\":{\"tasks_moved\":%ld,"
+           "\"s\":\"t\",\"cat\":\"lb\",\"name\":\"remap result\",\"args\":{\"tasks_moved\":%ld,"
            "\"bytes_moved\":%" PRIu64 ",\"mapping_s\":%.6g,\"migration_s\":%.6g,"
            "\"committed\":%d}",
-           jstr(s, sizeof s, ev->strategy), ev->tasks_moved, ev->bytes_moved, ev->mapping_s,
-           ev->migration_s, ev->committed);
-  emit(ev->t_ns, "E", rest);
+           ev->tasks_moved, ev->bytes_moved, ev->mapping_s, ev->migration_s, ev->committed);
+  emit(ev->t_ns, "i", rest);
+  snprintf(name, sizeof name, "remap %s", ev->strategy ? ev->strategy : "?");
+  slice_end(S_REMAP, name, ev->t_ns);
 }
 
 /* FNV-1a: the flow id both ends of a move compute alike from what they know. */
@@ -198,6 +266,10 @@ static void on_task_move(const ballast_tool_task_move_t *ev, void *u) {
 }
 
 static void pf_free(void) {
+  for (int i = 0; i < g.capnests; i++) trace_nest_free(&g.nests[i]);
+  free(g.nests);
+  g.nests = NULL;
+  g.capnests = 0;
   if (g.comm != MPI_COMM_NULL) PMPI_Comm_free(&g.comm);
   free(g.path);
   g.path = NULL;
@@ -207,6 +279,17 @@ static void on_finalize(const ballast_tool_finalize_t *ev, void *u) {
   trace_clock_sample_t s1;
   int rc = trace_clock_sync(g.comm, g.api->now_ns, &s1);
   pthread_mutex_lock(&g.mu);
+  /* What is still open ends here, innermost first, on every track. */
+  uint64_t forced = 0, dropped = 0;
+  for (int tid = 0; g.open && tid < g.capnests; tid++) {
+    trace_nest_t *s = &g.nests[tid];
+    forced += s->forced;
+    dropped += s->dropped;
+    while (s->n > 0) end_top(s, tid, ev->t_ns);
+  }
+  if (forced || dropped)
+    trace_log(g.rank, TOOL, "%" PRIu64 " slice(s) ended early by the end of an outer one, %"
+              PRIu64 " end(s) of nothing open dropped", forced, dropped);
   uint64_t lost = g.out.lost;
   trace_buf_printf(&g.out,
                    "{\"ballast_trace_end\":1,\"t_local\":%" PRIu64 ",\"offset\":%" PRId64

@@ -251,8 +251,56 @@ uint64_t trace_clock_global(uint64_t t, const trace_clock_sample_t *s0,
   return (uint64_t)((int64_t)t + off);
 }
 
+int trace_nest_push(trace_nest_t *s, int kind, const char *name, const char *extra) {
+  if (s->n == s->cap) {
+    int cap = s->cap ? 2 * s->cap : 16;
+    trace_open_t *v = realloc(s->v, (size_t)cap * sizeof *v);
+    if (!v) return BALLAST_ENOMEM;
+    s->v = v;
+    s->cap = cap;
+  }
+  char *copy = strdup(name ? name : "(null)");
+  char *xcopy = extra ? strdup(extra) : NULL;
+  if (!copy || (extra && !xcopy)) {
+    free(copy);
+    free(xcopy);
+    return BALLAST_ENOMEM;
+  }
+  s->v[s->n].kind = kind;
+  s->v[s->n].name = copy;
+  s->v[s->n].extra = xcopy;
+  s->n++;
+  return 0;
+}
+
+int trace_nest_find(trace_nest_t *s, int kind, const char *name) {
+  if (!name) name = "(null)";
+  for (int i = s->n - 1; i >= 0; i--)
+    if (s->v[i].kind == kind && strcmp(s->v[i].name, name) == 0) return s->n - 1 - i;
+  s->dropped++;
+  return -1;
+}
+
+const trace_open_t *trace_nest_top(const trace_nest_t *s) {
+  return s->n > 0 ? &s->v[s->n - 1] : NULL;
+}
+
+void trace_nest_pop(trace_nest_t *s) {
+  if (s->n > 0) {
+    s->n--;
+    free(s->v[s->n].name);
+    free(s->v[s->n].extra);
+  }
+}
+
+void trace_nest_free(trace_nest_t *s) {
+  while (s->n > 0) trace_nest_pop(s);
+  free(s->v);
+  memset(s, 0, sizeof *s);
+}
+
 int trace_init_check(const ballast_tool_api_v1_t *api, int attached, const char *tool) {
-  if (!api || api->version < 1 || (size_t)api->size < sizeof *api) return BALLAST_ENOTSUP;
+  if (!api || api->version < 1 || api->size < BALLAST_TOOL_API_V1_1_SIZE) return BALLAST_ENOTSUP;
   if (attached) {
     trace_log(api->world_rank(), tool, "already attached once in this process; ignored");
     return 1;
@@ -272,6 +320,7 @@ int trace_register(const ballast_tool_api_v1_t *api, ballast_tool_t *tool,
   if (!rc && cb->remap_begin) rc = api->on_remap_begin(tool, cb->remap_begin, NULL);
   if (!rc && cb->remap_end) rc = api->on_remap_end(tool, cb->remap_end, NULL);
   if (!rc && cb->task_move) rc = api->on_task_move(tool, cb->task_move, NULL);
+  if (!rc && cb->mpi_complete) rc = api->on_mpi_complete(tool, cb->mpi_complete, NULL);
   if (!rc && cb->finalize) rc = api->on_finalize(tool, cb->finalize, NULL);
   return rc;
 }

@@ -84,6 +84,40 @@ int trace_clock_drift_ok(const trace_clock_sample_t *s0, const trace_clock_sampl
 uint64_t trace_clock_global(uint64_t t, const trace_clock_sample_t *s0,
                             const trace_clock_sample_t *s1);
 
+/* What is open on one track (thread): the slices a writer began and has
+ * not ended, innermost last. The writers keep one per track so that what
+ * they write nests whatever the events do: an end that matches an open
+ * slice below the innermost one first ends those above it (they would
+ * otherwise cross it); an end that matches nothing open is dropped; at the
+ * finalize event what is still open is ended, innermost first. Not thread
+ * safe: callers hold their own lock. */
+typedef struct trace_open {
+  int kind;    /* the writer's kind of slice (region, task, ...) */
+  char *name;  /* owned */
+  char *extra; /* owned, may be NULL: what the writer repeats at the end */
+} trace_open_t;
+
+typedef struct trace_nest {
+  trace_open_t *v;
+  int n, cap;
+  uint64_t dropped; /* ends that matched nothing open */
+  uint64_t forced;  /* slices ended early (an outer end, or the finalize event) */
+} trace_nest_t;
+
+/* Records a slice begun (name and extra, which may be NULL, copied);
+ * BALLAST_ENOMEM (the caller then writes no begin). */
+int trace_nest_push(trace_nest_t *s, int kind, const char *name, const char *extra);
+/* Where the end of (kind, name) goes: the number of open slices above the
+ * innermost match (0: it is the innermost), or -1 when nothing open matches
+ * (counted in dropped). */
+int trace_nest_find(trace_nest_t *s, int kind, const char *name);
+/* The innermost open slice, or NULL. */
+const trace_open_t *trace_nest_top(const trace_nest_t *s);
+/* Forgets the innermost open slice. */
+void trace_nest_pop(trace_nest_t *s);
+/* Frees everything (a zeroed nest is empty and valid). */
+void trace_nest_free(trace_nest_t *s);
+
 /* The callbacks a writer registers (NULL: not registered). */
 typedef struct trace_callbacks {
   ballast_tool_region_fn region_enter, region_exit;
@@ -94,11 +128,13 @@ typedef struct trace_callbacks {
   ballast_tool_remap_end_fn remap_end;
   ballast_tool_task_move_fn task_move;
   ballast_tool_finalize_fn finalize;
+  ballast_tool_mpi_complete_fn mpi_complete;
 } trace_callbacks_t;
 
 /* The start of a writer's init: BALLAST_ENOTSUP for a table older than
- * this header's, 1 (decline, with a message) when the writer is attached
- * already in this process (named twice in BALLAST_TOOLS), else 0. */
+ * this header's (the writers need mpi_complete, comm_id and tag), 1
+ * (decline, with a message) when the writer is attached already in this
+ * process (named twice in BALLAST_TOOLS), else 0. */
 int trace_init_check(const ballast_tool_api_v1_t *api, int attached, const char *tool);
 
 /* Registers every non-NULL callback of cb; the first error, or 0. */

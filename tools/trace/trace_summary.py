@@ -22,6 +22,7 @@ def main(path):
     tracks = set()
     remaps = []
     imbalance = []
+    result = {}
     t_end = 0.0
     for e in events:
         ph = e.get("ph")
@@ -30,8 +31,13 @@ def main(path):
         tracks.add((e["pid"], e["tid"]))
         t_end = max(t_end, e["ts"] + e.get("dur", 0))
         kinds[(ph, e.get("cat", ""))] += 1
-        if ph == "E" and e.get("cat") == "lb" and e["pid"] == 0:
-            remaps.append((e["ts"], e["name"], e.get("args", {})))
+        # The outcome of a remap is the instant "remap result" just before
+        # the remap slice's E (whose args repeat its B's), on rank 0.
+        if ph == "i" and e.get("name") == "remap result" and e["pid"] == 0:
+            result = e.get("args", {})
+        elif ph == "E" and e.get("cat") == "lb" and e["pid"] == 0:
+            remaps.append((e["ts"], e["name"], result))
+            result = {}
         elif ph == "C" and e["name"].startswith("imbalance"):
             v = e["args"].get("imbalance", 0)
             if v > 0:  # 0: the policy did not judge this step (warm-up)
