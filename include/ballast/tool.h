@@ -45,6 +45,16 @@
  * wrong; the run continues without that tool. Nothing a tool does can make
  * an MPI call of the application fail.
  *
+ * A tool that crashes inside a callback or its init (SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL, SIGABRT on the callback's thread) is named before the
+ * process dies: one line on stderr, <tt>ballast[rank]: error: tool "NAME"
+ * (FILE) crashed in its EVENT callback: SIGNAL (si_code C, address A)</tt>,
+ * where EVENT is the event's name as in the on_* registration (mpi_exit,
+ * region_enter, ...). The signal then goes on unchanged to the handler
+ * installed before (MPI's, the program's): it sees the kernel's own siginfo.
+ * The handlers are installed when the first tool attaches and removed after
+ * the finalize event.
+ *
  * \section tool_order Order, threads, clock
  * - Several tools at once: each is called for the events it registered, in
  *   the order the tools attached (load order). A registration made after a
