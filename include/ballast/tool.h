@@ -42,8 +42,11 @@
  * particular one built for another interface version, e.g. exporting only
  * \c ballast_tool_init_v2), an init returning a negative value, or one tool
  * too many: one warning naming the tool (its path or name) and what was
- * wrong; the run continues without that tool. Nothing a tool does can make
- * an MPI call of the application fail.
+ * wrong; the run continues without that tool. For the tools started inside
+ * MPI_Init (BALLAST_TOOLS, and those attached before it) the warning is
+ * printed once per job, by the lowest rank that raised it, with "(on K of N
+ * ranks)" when not every rank did. Nothing a tool does can make an MPI call
+ * of the application fail.
  *
  * A tool that crashes inside a callback or its init (SIGSEGV, SIGBUS,
  * SIGFPE, SIGILL, SIGABRT on the callback's thread) is named before the

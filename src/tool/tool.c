@@ -289,6 +289,11 @@ void ballast__tool_start(void) {
   int nqueued = ntools;
   __atomic_store_n(&stage, S_RUNNING, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
+  /* Every rank starts the same tools with the same environment and files
+   * (a tool that does not load, an assertion file's bad line): their
+   * warnings are printed once per job, not once per rank. Every rank gets
+   * here, inside MPI_Init. */
+  ballast__log_hold();
   const char *env = getenv("BALLAST_TOOLS");
   if (env && *env) {
     char *list = strdup(env);
@@ -303,6 +308,7 @@ void ballast__tool_start(void) {
   }
   for (int i = 0; i < nqueued; i++)
     (void)ballast__tool_run_init(tools[i]);
+  ballast__log_release(MPI_COMM_WORLD);
 }
 
 void ballast__tool_finalize(void) {
