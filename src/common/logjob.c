@@ -66,6 +66,12 @@ static void print_kept(const char *buf, size_t len, int rank, const char *note) 
   }
 }
 
+static void drop(hold_t *h) {
+  free(h->buf);
+  h->buf = NULL;
+  h->len = h->cap = 0;
+}
+
 void ballast__log_release(MPI_Comm comm) {
   hold_t *h = &tl_hold;
   if (h->depth > 1) {
@@ -73,6 +79,14 @@ void ballast__log_release(MPI_Comm comm) {
     return;
   }
   h->depth = 0;
+  int init = 0, fin = 0;
+  PMPI_Initialized(&init);
+  PMPI_Finalized(&fin);
+  if (!init || fin) { /* no job to agree with (mon started without MPI) */
+    print_kept(h->buf, h->len, -1, "");
+    drop(h);
+    return;
+  }
   int rank = 0, size = 1;
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
@@ -100,7 +114,5 @@ void ballast__log_release(MPI_Comm comm) {
       print_kept(h->buf, h->len, world, note);
     }
   }
-  free(h->buf);
-  h->buf = NULL;
-  h->len = h->cap = 0;
+  drop(h);
 }
