@@ -5,7 +5,9 @@ values of the merged profile: every rank present, its reason, region "work"
 left exactly WORK times, WORK MPI_Sendrecv calls of 400 bytes each way to
 each neighbour, a positive wall time. Mode "normal" (every rank finalizes)
 checks the same values in the profile rank 0 wrote, and that no part or
-temporary file is left beside it.
+temporary file is left beside it; mode "unwritable" (every rank finalizes,
+but the profile's path is a folder, so rank 0's rename fails) that every
+rank kept its part ("MPI_Finalize") and rank 0 said so once.
 usage: check_fault.py MPIEXEC VICTIM MERGE MODE NP"""
 import glob
 import json
@@ -32,6 +34,9 @@ if "ASAN_OPTIONS" in env:
     env["ASAN_OPTIONS"] += ":allow_user_segv_handler=1"
 if mode == "kill":
     env["BALLAST_PROFILE_INTERVAL"] = "0.2"
+if mode == "unwritable":
+    os.mkdir(os.path.join(tmp, "profile.json"))
+    env["BALLAST_VERBOSE"] = "1"
 cmd = [mpiexec, "-n", str(np), "--oversubscribe", victim, mode, tmp]
 p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -84,8 +89,16 @@ if mode == "normal":
         check_rank(prof["ranks_data"][rank], rank)
     print("normal on %d ranks: the profile has every rank, no part left" % np)
     sys.exit(0)
-assert p.returncode != 0, "the job should have failed (mode %s)" % mode
-assert not os.path.exists(os.path.join(tmp, "profile.json")), "no MPI_Finalize, no profile"
+if mode == "unwritable":
+    err = p.stderr.read().decode()
+    assert p.returncode == 0, "mode unwritable failed (%d): %s" % (p.returncode, err)
+    said = [l for l in err.splitlines() if "was not written" in l]
+    assert len(said) == 1 and said[0].startswith("ballast[0]: warning:"), err
+    assert "ballast-profile-merge" in said[0], said
+    assert not os.path.exists(os.path.join(tmp, "profile.json.tmp")), os.listdir(tmp)
+else:
+    assert p.returncode != 0, "the job should have failed (mode %s)" % mode
+    assert not os.path.exists(os.path.join(tmp, "profile.json")), "no MPI_Finalize, no profile"
 # mpiexec may return while a rank it signalled is still in its handler:
 # give the ranks' processes time to end.
 for _ in range(200):
@@ -112,6 +125,7 @@ want = {"abort": lambda r: {"MPI_Abort" if r == 0 else "SIGTERM"},
         "return": lambda r: {EXIT},
         "leave": lambda r: {EXIT} if r == np - 1 else {"SIGTERM", "MPI_Finalize"},
         "late": lambda r: {EXIT} if r == np - 1 else {"MPI_Finalize"},
+        "unwritable": lambda r: {"MPI_Finalize"},
         "kill": lambda r: {"interval"}}[mode]
 reasons = {x["rank"]: x["reason"] for x in prof["parts"]}
 for rank in range(np):

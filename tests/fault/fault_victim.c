@@ -14,7 +14,8 @@
  *   late   the others call MPI_Finalize at once, the last rank calls exit(0)
  *          0.3 s later, while they wait inside it (the case where the
  *          finalizing ranks' data used to be lost);
- *   normal every rank calls MPI_Finalize and returns 0;
+ *   normal every rank calls MPI_Finalize and returns 0 (so does
+ *          "unwritable", where the test made the profile's path a folder);
  *   kill   (BALLAST_PROFILE_INTERVAL set) every rank sleeps past the
  *          interval, makes one MPI_Barrier (its periodic part is written
  *          there), writes DIR/ready.<rank> and sleeps until SIGKILL. */
@@ -94,7 +95,7 @@ int main(int argc, char **argv) {
     }
     if (early)
       usleep(300000);
-  } else if (strcmp(mode, "normal") == 0) {
+  } else if (strcmp(mode, "normal") == 0 || strcmp(mode, "unwritable") == 0) {
     MPI_Finalize();
     return 0;
   } else if (strcmp(mode, "kill") == 0) {
