@@ -56,9 +56,9 @@ static int stage = S_BEFORE;       /* atomic reads */
 static slot_t slots[BALLAST__TOOL_NEV][BALLAST_TOOL_MAX];
 static int nslots[BALLAST__TOOL_NEV]; /* published with release */
 
-/* The callback this thread is in (NULL: none). Initial-exec: read from a
- * signal handler, and libballast is loaded with the program, never by
- * dlopen after it started (static TLS). */
+/* The callback this thread is in (NULL: none). Initial-exec, as mon's
+ * thread state (MON__TLS): a signal handler reads it, and only static TLS
+ * is safe to read there. */
 static __thread __attribute__((tls_model("initial-exec"))) const slot_t *tl_in;
 
 static const char *const ev_names[BALLAST__TOOL_NEV + 1] = {
