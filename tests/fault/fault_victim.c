@@ -11,9 +11,11 @@
  *   sigabrt the last rank calls abort(), the others wait in MPI_Barrier;
  *   leave  the last rank calls exit(0) at once, while the others still work
  *          (0.3 s) before they call MPI_Finalize;
- *   late   the others call MPI_Finalize at once, the last rank calls exit(0)
- *          0.3 s later, while they wait inside it (the case where the
- *          finalizing ranks' data used to be lost);
+ *   late   the others write DIR/ready.<rank> and call MPI_Finalize; the
+ *          last rank, once all those files are there, calls exit(0) 0.5 s
+ *          later, while they wait inside it (the case where the finalizing
+ *          ranks' data used to be lost; files, not messages, so the
+ *          figures checked stay those of the work);
  *   normal every rank calls MPI_Finalize and returns 0 (so does
  *          "unwritable", where the test made the profile's path a folder);
  *   kill   (BALLAST_PROFILE_INTERVAL set) every rank sleeps past the
@@ -89,12 +91,20 @@ int main(int argc, char **argv) {
   } else if (strcmp(mode, "leave") == 0 || strcmp(mode, "late") == 0) {
     int early = strcmp(mode, "leave") == 0;
     if (me == np - 1) {
+      for (int r = 0; !early && r < np - 1; r++) {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/ready.%d", dir, r);
+        while (access(p, F_OK) != 0)
+          usleep(10000);
+      }
       if (!early)
-        usleep(300000);
+        usleep(500000);
       exit(0);
     }
     if (early)
       usleep(300000);
+    else
+      ready(dir, me);
   } else if (strcmp(mode, "normal") == 0 || strcmp(mode, "unwritable") == 0) {
     MPI_Finalize();
     return 0;
