@@ -68,9 +68,14 @@
  *   writes its own part to "path.part<rank>": {"ballast_profile_part":
  *   {"version":1, "command", "rank", "ranks", "clock", "reason" (why it was
  *   written: "MPI_Abort", "SIGTERM", ..., "exit without MPI_Finalize",
- *   "interval"), "hwc", "data": its entry of ranks_data}}. The installed
- *   command ballast-profile-merge turns the parts into one profile. A rank
- *   that reaches MPI_Finalize removes its part.
+ *   "interval", "MPI_Finalize"), "hwc", "data": its entry of ranks_data}}.
+ *   The installed command ballast-profile-merge turns the parts into one
+ *   profile. A rank that reaches MPI_Finalize writes its part on entering
+ *   it (reason "MPI_Finalize", final figures) and removes it only once
+ *   every rank has learnt that rank 0 wrote the whole profile, so a job
+ *   that ends inside MPI_Finalize (another rank left without it) still
+ *   leaves every rank's part; a profile that cannot be written leaves
+ *   them all.
  * - BALLAST_PROFILE_INTERVAL=seconds: with BALLAST_PROFILE, each rank also
  *   writes its part at the first MPI call after each interval, so a rank
  *   killed by SIGKILL leaves its figures as of its last interval.
@@ -242,7 +247,8 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  * {"rank": r, "error": "out of memory"}; parts that would end past 2 GiB of
  * the gathered text (MPI's int counts and displacements) are left out the
  * same way, with the error "part left out: the profile would exceed 2 GiB"
- * (and a warning on rank 0).
+ * (and a warning on rank 0). The file is written as "path.tmp" and renamed
+ * to \a path once complete: \a path is never a partial profile.
  * \return 0; BALLAST_EIO when rank 0 cannot write the file (returned on
  * rank 0 only); BALLAST_ENOMEM when rank 0 has no memory for the gathered
  * texts (rank 0 only; nothing is written); BALLAST_EINVAL for a NULL path;

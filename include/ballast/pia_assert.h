@@ -75,7 +75,9 @@
  *   checked at every exit of every region of that name, over that instance;
  *   or \c * (the whole run, checked at MPI_Finalize). TARGET cannot contain
  *   ':'. \c # starts a comment line. A line that does not parse is reported (file, line,
- *   column, caret) and skipped; the others still run.
+ *   column, caret), once per job (every rank reads the same file: the
+ *   lowest rank that found the error prints it), and skipped; the others
+ *   still run.
  * - In code: pia_assert_create() then pia_assert_begin()/pia_assert_end()
  *   around a block, or PIA_ASSERT_SCOPE(); pia_assert_create_ex() attaches
  *   to a region or the whole run as the file does.

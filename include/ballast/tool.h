@@ -42,8 +42,21 @@
  * particular one built for another interface version, e.g. exporting only
  * \c ballast_tool_init_v2), an init returning a negative value, or one tool
  * too many: one warning naming the tool (its path or name) and what was
- * wrong; the run continues without that tool. Nothing a tool does can make
- * an MPI call of the application fail.
+ * wrong; the run continues without that tool. For the tools started inside
+ * MPI_Init (BALLAST_TOOLS, and those attached before it) the warning is
+ * printed once per job, by the lowest rank that raised it, with "(on K of N
+ * ranks)" when not every rank did. Nothing a tool does can make an MPI call
+ * of the application fail.
+ *
+ * A tool that crashes inside a callback or its init (SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL, SIGABRT on the callback's thread) is named before the
+ * process dies: one line on stderr, <tt>ballast[rank]: error: tool "NAME"
+ * (FILE) crashed in its EVENT callback: SIGNAL (si_code C, address A)</tt>,
+ * where EVENT is the event's name as in the on_* registration (mpi_exit,
+ * region_enter, ...). The signal then goes on unchanged to the handler
+ * installed before (MPI's, the program's): it sees the kernel's own siginfo.
+ * The handlers are installed when the first tool attaches and removed after
+ * the finalize event.
  *
  * \section tool_order Order, threads, clock
  * - Several tools at once: each is called for the events it registered, in

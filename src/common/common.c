@@ -97,6 +97,8 @@ void ballast_log(int level, const char *fmt, ...) {
   va_end(ap);
   static const char *tag[] = {"error", "warning", "info", "debug"};
   const char *t = tag[level < 0 ? 0 : (level > 3 ? 3 : level)];
+  if (level <= BALLAST_LOG_WARN && ballast__log_keep(t, msg))
+    return;
   int rank = ballast__world_rank();
   /* One fprintf per message so lines from threads do not interleave. */
   if (rank >= 0)

@@ -73,6 +73,22 @@ void ballast__own_read(double *seconds, double *wait);
  */
 int ballast__agree(MPI_Comm comm, int err, int *who, int *code);
 
+/**
+ * Warnings every rank raises alike (the same environment, the same files),
+ * printed once per job. After ballast__log_hold() the calling thread's
+ * warnings and errors are kept, not printed, until ballast__log_release(),
+ * which is collective over \a comm: when the ranks that kept lines kept the
+ * same ones, the lowest of them prints them (with "(on K of N ranks)" when
+ * not every rank did); ranks that kept different lines print their own.
+ * Holds nest (the outermost release prints). Info and debug lines are never
+ * held. Not for a step that may not reach the release on every rank.
+ */
+void ballast__log_hold(void);
+void ballast__log_release(MPI_Comm comm);
+/** ballast_log's side: 1 when the line (\a tag "warning" or "error") was
+ *  kept by a hold of this thread. */
+int ballast__log_keep(const char *tag, const char *msg);
+
 #define BALLAST_ERROR(...) ballast_log(BALLAST_LOG_ERROR, __VA_ARGS__)
 #define BALLAST_WARN(...) ballast_log(BALLAST_LOG_WARN, __VA_ARGS__)
 #define BALLAST_INFO(...) ballast_log(BALLAST_LOG_INFO, __VA_ARGS__)

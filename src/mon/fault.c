@@ -10,8 +10,14 @@
  *    killed by SIGKILL (a scheduler's time limit) leaves its part as of its
  *    last interval.
  * `ballast-profile-merge` turns the parts into a profile of the usual
- * format. A rank that reaches MPI_Finalize writes the whole profile as
- * before and removes its part.
+ * format. A rank that reaches MPI_Finalize writes its part once more on
+ * entering it (reason "MPI_Finalize", its final figures), before any of
+ * the collectives that write the report and the profile, and removes it
+ * only when every rank has learnt that rank 0 wrote the job's profile
+ * whole (written to PATH.tmp, renamed to PATH): so a rank that leaves the
+ * job early (exit without MPI_Finalize, a crash) and makes Open MPI end
+ * the others costs no other rank its data, and a profile that cannot be
+ * written leaves every rank's part.
  *
  * The signal handler is async-signal-safe: the part is rendered into a
  * buffer allocated at MPI_Init (and grown, outside any handler, whenever a
@@ -20,7 +26,11 @@
  * are made for and skipping a partner table whose lock is taken; then
  * open(2), write(2), close(2), rename(2). Afterwards the handler that was
  * there before (Open MPI's, the application's, or the default) is put back
- * and the signal raised again, so the process ends as it would have.
+ * and the signal handed on with the kernel's own siginfo
+ * (ballast__sig_chain: the previous handler called with it, or the fault
+ * left to happen again), so the process ends as it would have and Open
+ * MPI's report names the real fault (si_code, address), not a signal this
+ * process raised.
  *
  * Periodic parts are written at the first MPI call after the interval
  * elapsed (one comparison of the tick counter there), not from
@@ -42,6 +52,7 @@
 #include <unistd.h>
 
 #include "common/common_internal.h"
+#include "common/sigchain.h"
 #include "mon/mon_core.h"
 
 uint64_t mon__fault_next = UINT64_MAX;
@@ -251,7 +262,8 @@ static int put_file(const char *text, size_t len) {
 }
 
 void mon__fault_write(const char *reason) {
-  if (!part_path[0] || MON__LD(&mon__state) != MON__ON)
+  /* MON__DONE: inside MPI_Finalize, the figures final. */
+  if (!part_path[0] || MON__LD(&mon__state) == MON__OFF)
     return;
   size_t len = 0;
   char *text = mon__profile_part(my_rank, nranks, reason, &len);
@@ -281,29 +293,29 @@ void mon__fault_tick(uint64_t now) {
   __atomic_store_n(&writing, 0, __ATOMIC_RELEASE);
 }
 
-static void on_signal(int sig) {
+static void on_signal(int sig, siginfo_t *info, void *ctx) {
   int saved = errno;
   int k = 0;
   while (k < NSIGS && sigs[k] != sig)
     k++;
+  /* Inside MPI_Finalize (MON__DONE) the part written on entering it holds
+   * the final figures already. */
   if (MON__LD(&mon__state) == MON__ON &&
       !__atomic_exchange_n(&sig_busy, 1, __ATOMIC_ACQUIRE) && sigbuf) {
-    const char *name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT"
-                     : sig == SIGHUP ? "SIGHUP" : sig == SIGQUIT ? "SIGQUIT"
-                     : sig == SIGXCPU ? "SIGXCPU" : sig == SIGSEGV ? "SIGSEGV"
-                     : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
-                     : sig == SIGILL ? "SIGILL" : "SIGABRT";
-    size_t len = mon__profile_part_fixed(sigbuf, sigcap, my_rank, nranks, name);
+    size_t len = mon__profile_part_fixed(sigbuf, sigcap, my_rank, nranks,
+                                         ballast__sig_name(sig));
     if (len)
       put_file(sigbuf, len);
     /* sig_busy stays set: one part per process from a handler */
   }
-  /* The previous handler back, and the signal again: the process ends (or
-   * goes on) as it would have without ballast. */
-  if (k < NSIGS)
-    sigaction(sig, &old_act[k], NULL);
   errno = saved;
-  raise(sig);
+  if (k == NSIGS)
+    return;
+  /* The previous handler back, then the signal handed on as the kernel
+   * gave it: the process ends (or goes on) as it would have without
+   * ballast, and the next handler sees the real si_code and address. */
+  sigaction(sig, &old_act[k], NULL);
+  ballast__sig_chain(sig, info, ctx, &old_act[k]);
 }
 
 /* BALLAST_PROFILE_INTERVAL: seconds, > 0, a plain number. 0 when unset. */
@@ -341,7 +353,8 @@ void mon__fault_init(void) {
     sigcap = 0;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   for (int k = 0; k < NSIGS; k++)
     sigaction(sigs[k], &sa, &old_act[k]);
@@ -355,14 +368,24 @@ void mon__fault_init(void) {
   }
 }
 
-void mon__fault_finalize(void) {
+void mon__fault_finalize(int profile_rc) {
   MON__ST(&mon__fault_next, UINT64_MAX);
   if (armed) {
     for (int k = 0; k < NSIGS; k++)
       sigaction(sigs[k], &old_act[k], NULL);
     armed = 0;
   }
-  if (part_path[0]) {
+  /* The parts go only once the job's profile is whole on disk, which only
+   * rank 0 knows: every rank learns it (the rank that failed, rank 0, and
+   * its code). Every rank with BALLAST_PROFILE set takes part. */
+  int who = -1, code = 0;
+  int agreed = mon__cfg.profile ? ballast__agree(MPI_COMM_WORLD, profile_rc, &who, &code) : 0;
+  if (agreed != 0) {
+    if (my_rank == 0 && part_path[0])
+      BALLAST_WARN("mon: the profile %s was not written (%s): every rank keeps its part "
+                   "(%s.part<rank>); merge them with ballast-profile-merge",
+                   mon__cfg.profile, ballast_err_name(code), mon__cfg.profile);
+  } else if (part_path[0]) {
     unlink(part_path);
     unlink(tmp_path);
   }

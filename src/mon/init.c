@@ -226,13 +226,17 @@ void mon__finalize(void) {
   /* From here on the wrappers only call PMPI; the figures are final. */
   MON__STREL(&mon__state, MON__DONE);
   pthread_mutex_unlock(&init_lock);
+  /* This rank's part, final figures, before the collectives below: a rank
+   * that leaves the job now (or dies) costs no other rank its data. It is
+   * removed once the job's profile is written (mon__fault_finalize). */
+  mon__fault_write("MPI_Finalize");
   /* Tools see the end before the report (and may add to it), with the
    * figures final and MPI usable. */
   ballast__tool_finalize();
   if (mon__cfg.report != MON__REPORT_NONE)
     mon__report(mon__cfg.report);
   int prc = mon__cfg.profile ? mon__profile_write(mon__cfg.profile) : 0;
-  mon__fault_finalize();
+  mon__fault_finalize(prc);
   mon__html_finalize(prc);
 }
 

@@ -245,10 +245,15 @@ int mon__fmt_safe(char *out, size_t cap, const char *fmt, va_list ap);
 /** At MPI_Init (monitoring on): with BALLAST_PROFILE set, prepares the part
  *  this rank writes when it dies and installs the signal handlers. */
 void mon__fault_init(void);
-/** At MPI_Finalize, once the profile is written: removes this rank's part
- *  and the handlers. */
-void mon__fault_finalize(void);
-/** Writes this rank's part now (not from a signal handler). */
+/** At MPI_Finalize, after the profile was written (\a profile_rc: what
+ *  mon__profile_write returned on this rank; only rank 0's is not 0):
+ *  removes the handlers and, when every rank learns that rank 0 wrote the
+ *  profile, this rank's part; otherwise the part stays for
+ *  ballast-profile-merge. Collective over MPI_COMM_WORLD when
+ *  BALLAST_PROFILE is set. */
+void mon__fault_finalize(int profile_rc);
+/** Writes this rank's part now (not from a signal handler), while
+ *  monitoring runs or inside MPI_Finalize (its final figures). */
 void mon__fault_write(const char *reason);
 /** Ticks at which the next periodic part is due (UINT64_MAX: never). */
 extern uint64_t mon__fault_next;

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/common_internal.h"
 #include "mon/mon_core.h"
@@ -441,9 +442,13 @@ static int prof_put_header(const prof_t *g, FILE *f) {
   return werr;
 }
 
-/* Rank 0: the whole file. 0, BALLAST_EIO or BALLAST_ENOMEM. */
+/* Rank 0: the whole file, written as PATH.tmp and renamed over PATH once
+ * complete, so PATH is never a truncated profile and the ranks' parts can
+ * be removed exactly when it is whole. 0, BALLAST_EIO or BALLAST_ENOMEM. */
 static int prof_write_file(const prof_t *g, const char *path) {
-  FILE *f = g->all ? fopen(path, "w") : NULL;
+  char tmp[4200];
+  int n = snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = g->all && n > 0 && (size_t)n < sizeof tmp ? fopen(tmp, "w") : NULL;
   if (!f) {
     BALLAST_WARN("mon: cannot write the profile to %s", path);
     return g->all ? BALLAST_EIO : BALLAST_ENOMEM;
@@ -471,8 +476,11 @@ static int prof_write_file(const prof_t *g, const char *path) {
     werr = 1;
   if (fclose(f) != 0)
     werr = 1;
+  if (!werr && rename(tmp, path) != 0)
+    werr = 1;
   if (werr) {
     BALLAST_WARN("mon: error writing the profile %s", path);
+    unlink(tmp);
     return BALLAST_EIO;
   }
   return 0;

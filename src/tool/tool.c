@@ -6,7 +6,15 @@
  * A tool's registrations made inside its init are staged in its record and
  * published only when the init returns 0, so a tool that declines or fails
  * leaves nothing behind, and tools' callbacks run in attach order.
+ *
+ * While a callback (or a tool's init) runs, the thread's tl_in points at
+ * its slot, so a crash inside it can be put down to the tool and the event
+ * (crash.c): one thread-local store before each callback and one after the
+ * loop, on the path with tools only.
  */
+#define _GNU_SOURCE /* dladdr, dlinfo */
+#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +28,18 @@ typedef void (*any_fn)(void); /* a callback stored untyped, called as its own ty
 typedef struct {
   any_fn fn;
   void *ud;
+  const ballast_tool_t *tool; /* whose callback (for a crash's message) */
+  int ev;                     /* BALLAST__TOOL_EVI_*, or EV_INIT */
 } slot_t;
+
+enum { EV_INIT = BALLAST__TOOL_NEV }; /* the tool's init, not an event */
 
 enum { T_QUEUED, T_INIT, T_ATTACHED, T_OFF };
 enum { S_BEFORE, S_RUNNING, S_DONE };
 
 struct ballast_tool {
   char *name;
+  char *file;                      /* the object it was loaded from, or NULL */
   ballast_tool_init_v1_fn init;
   void *dl;                        /* dlopen handle, NULL when linked in */
   int state;                       /* T_* (under lock) */
@@ -42,6 +55,27 @@ static int ntools;
 static int stage = S_BEFORE;       /* atomic reads */
 static slot_t slots[BALLAST__TOOL_NEV][BALLAST_TOOL_MAX];
 static int nslots[BALLAST__TOOL_NEV]; /* published with release */
+
+/* The callback this thread is in (NULL: none). Initial-exec, as mon's
+ * thread state (MON__TLS): a signal handler reads it, and only static TLS
+ * is safe to read there. */
+static __thread __attribute__((tls_model("initial-exec"))) const slot_t *tl_in;
+
+static const char *const ev_names[BALLAST__TOOL_NEV + 1] = {
+#define BALLAST__TOOL_EVNAME_(n, N, f, e) #n,
+    BALLAST__TOOL_EVENTS(BALLAST__TOOL_EVNAME_)
+#undef BALLAST__TOOL_EVNAME_
+    "init"};
+
+int ballast__tool_current(const char **name, const char **file, const char **event) {
+  const slot_t *s = tl_in;
+  if (!s || !s->tool)
+    return 0;
+  *name = s->tool->name;
+  *file = s->tool->file;
+  *event = ev_names[s->ev];
+  return 1;
+}
 
 /* ---- clock ---------------------------------------------------------------- */
 
@@ -102,7 +136,7 @@ static int reg(ballast_tool_t *tool, int ev, any_fn fn, void *ud) {
     rc = BALLAST_EEXIST;
   else {
     tool->registered |= 1u << ev;
-    slot_t s = {fn, ud};
+    slot_t s = {fn, ud, tool, ev};
     if (tool->state == T_ATTACHED)
       publish(ev, s);
     else
@@ -121,13 +155,18 @@ BALLAST__TOOL_EVENTS(BALLAST__TOOL_REG_)
 
 /* ---- emit ------------------------------------------------------------------------- */
 
+/* tl_in is put back after the loop, not cleared: a tool's callback may
+ * raise events of its own (MPI calls from the finalize callback). */
 #define BALLAST__TOOL_EMIT_(n, N, f, e)                                          \
   void ballast__tool_emit_##n(const e *ev) {                                     \
     int cnt = __atomic_load_n(&nslots[BALLAST__TOOL_EVI_##N], __ATOMIC_ACQUIRE); \
+    const slot_t *outer = tl_in;                                                 \
     for (int i = 0; i < cnt; i++) {                                              \
       const slot_t *s = &slots[BALLAST__TOOL_EVI_##N][i];                        \
+      tl_in = s;                                                                 \
       ((f)s->fn)(ev, s->ud);                                                     \
     }                                                                            \
+    tl_in = outer;                                                               \
   }
 BALLAST__TOOL_EVENTS(BALLAST__TOOL_EMIT_)
 #undef BALLAST__TOOL_EMIT_
@@ -160,6 +199,20 @@ static const ballast_tool_api_v1_t api = {
 
 /* ---- tools ----------------------------------------------------------------------- */
 
+/* The file a tool's code is in: the path dlopen resolved, or the object
+ * (program or library) that holds its init. NULL when unknown. */
+static char *object_file(ballast_tool_init_v1_fn init, void *dl) {
+  struct link_map *lm = NULL;
+  if (dl && dlinfo(dl, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && *lm->l_name)
+    return strdup(lm->l_name);
+  Dl_info info;
+  void *addr;
+  memcpy(&addr, &init, sizeof addr); /* POSIX: a function as a data pointer */
+  if (dladdr(addr, &info) && info.dli_fname && *info.dli_fname)
+    return strdup(info.dli_fname);
+  return NULL;
+}
+
 ballast_tool_t *ballast__tool_new(const char *name, ballast_tool_init_v1_fn init, void *dl,
                                   int *queued, int *err) {
   ballast_tool_t *t = calloc(1, sizeof *t);
@@ -172,6 +225,7 @@ ballast_tool_t *ballast__tool_new(const char *name, ballast_tool_init_v1_fn init
     return NULL;
   }
   t->name = copy;
+  t->file = object_file(init, dl);
   t->init = init;
   t->dl = dl;
   t->state = T_QUEUED;
@@ -187,6 +241,7 @@ ballast_tool_t *ballast__tool_new(const char *name, ballast_tool_init_v1_fn init
     BALLAST_WARN("tool \"%s\": %d tools are attached already (the most there can be); "
                  "running without it", name, BALLAST_TOOL_MAX);
     free(copy);
+    free(t->file);
     free(t);
     *err = BALLAST_ERANGE;
     return NULL;
@@ -200,10 +255,15 @@ int ballast__tool_run_init(ballast_tool_t *t) {
   pthread_mutex_unlock(&lock);
   /* A tool's own MPI calls in its init are not the application's traffic. */
   ballast__lib_begin();
+  const slot_t in_init = {NULL, NULL, t, EV_INIT};
+  const slot_t *outer = tl_in;
+  tl_in = &in_init;
   int rc = t->init(&api, t);
+  tl_in = outer;
   ballast__lib_end();
   pthread_mutex_lock(&lock);
-  if (rc == 0 && stage != S_DONE) {
+  int attached = rc == 0 && stage != S_DONE;
+  if (attached) {
     t->state = T_ATTACHED;
     for (int ev = 0; ev < BALLAST__TOOL_NEV; ev++)
       if (t->registered & (1u << ev))
@@ -212,6 +272,8 @@ int ballast__tool_run_init(ballast_tool_t *t) {
     t->state = T_OFF;
   }
   pthread_mutex_unlock(&lock);
+  if (attached)
+    ballast__tool_crash_arm();
   if (rc < 0) {
     BALLAST_WARN("tool \"%s\": its init returned %d (an error); running without it",
                  t->name, rc);
@@ -247,6 +309,11 @@ void ballast__tool_start(void) {
   int nqueued = ntools;
   __atomic_store_n(&stage, S_RUNNING, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
+  /* Every rank starts the same tools with the same environment and files
+   * (a tool that does not load, an assertion file's bad line): their
+   * warnings are printed once per job, not once per rank. Every rank gets
+   * here, inside MPI_Init. */
+  ballast__log_hold();
   const char *env = getenv("BALLAST_TOOLS");
   if (env && *env) {
     char *list = strdup(env);
@@ -261,6 +328,7 @@ void ballast__tool_start(void) {
   }
   for (int i = 0; i < nqueued; i++)
     (void)ballast__tool_run_init(tools[i]);
+  ballast__log_release(MPI_COMM_WORLD);
 }
 
 void ballast__tool_finalize(void) {
@@ -278,4 +346,5 @@ void ballast__tool_finalize(void) {
   }
   /* No event after finalize: the emit points see an empty mask. */
   __atomic_store_n(&ballast__tool_mask, 0u, __ATOMIC_RELEASE);
+  ballast__tool_crash_disarm();
 }

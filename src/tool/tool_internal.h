@@ -92,4 +92,19 @@ int ballast__tool_run_init(ballast_tool_t *tool);
 /** Loads one BALLAST_TOOLS entry (warns and returns on any failure). */
 void ballast__tool_load(const char *entry);
 
+/* ---- a tool that crashes (crash.c) ---------------------------------------- */
+
+/** 1 when the calling thread is inside a tool's callback or init, with the
+ *  tool's name, the file it was loaded from (NULL when unknown) and the
+ *  event ("mpi_exit", ..., "init"); 0 otherwise. Async-signal-safe. */
+int ballast__tool_current(const char **name, const char **file, const char **event);
+/** Once a tool attached: handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL and
+ *  SIGABRT that name the tool and event a crash happened in (one write(2)
+ *  to stderr), then hand the signal on unchanged (common/sigchain.h).
+ *  Idempotent. */
+void ballast__tool_crash_arm(void);
+/** After the finalize event: the previous handlers back (where ours are
+ *  still installed). */
+void ballast__tool_crash_disarm(void);
+
 #endif /* BALLAST_TOOL_INTERNAL_H */

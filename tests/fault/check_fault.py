@@ -3,7 +3,11 @@
 the mode says, merges the parts with ballast-profile-merge and checks the
 values of the merged profile: every rank present, its reason, region "work"
 left exactly WORK times, WORK MPI_Sendrecv calls of 400 bytes each way to
-each neighbour, a positive wall time.
+each neighbour, a positive wall time. Mode "normal" (every rank finalizes)
+checks the same values in the profile rank 0 wrote, and that no part or
+temporary file is left beside it; mode "unwritable" (every rank finalizes,
+but the profile's path is a folder, so rank 0's rename fails) that every
+rank kept its part ("MPI_Finalize") and rank 0 said so once.
 usage: check_fault.py MPIEXEC VICTIM MERGE MODE NP"""
 import glob
 import json
@@ -30,6 +34,14 @@ if "ASAN_OPTIONS" in env:
     env["ASAN_OPTIONS"] += ":allow_user_segv_handler=1"
 if mode == "kill":
     env["BALLAST_PROFILE_INTERVAL"] = "0.2"
+if mode in ("exit", "return", "late"):
+    # Every rank writes its part before it exits or is ended (the others in
+    # "late" on entering MPI_Finalize): no handler to wait for
+    # (mpiexec waits the whole timeout before it ends).
+    env["OMPI_MCA_odls_base_sigkill_timeout"] = "2"
+if mode == "unwritable":
+    os.mkdir(os.path.join(tmp, "profile.json"))
+    env["BALLAST_VERBOSE"] = "1"
 cmd = [mpiexec, "-n", str(np), "--oversubscribe", victim, mode, tmp]
 p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -54,8 +66,44 @@ try:
 except subprocess.TimeoutExpired:
     p.kill()
     sys.exit("victim did not end")
-assert p.returncode != 0, "the job should have failed (mode %s)" % mode
-assert not os.path.exists(os.path.join(tmp, "profile.json")), "no MPI_Finalize, no profile"
+
+
+def check_rank(d, rank):
+    assert d["rank"] == rank and "error" not in d, d
+    work = [g for g in d["regions"] if g["name"] == "work"]
+    assert len(work) == 1 and work[0]["count"] == WORK, work
+    assert work[0]["wtime"] > 0 and work[0]["wtime"] <= d["wall"], (work, d["wall"])
+    sr = d["activities"]["MPI_Sendrecv"]
+    assert sr["ncalls"] == WORK, sr
+    assert 0 < sr["tmin"] <= sr["tmax"] <= sr["tsum"], sr
+    nxt = d["partners"][str((rank + 1) % np)]
+    prv = d["partners"][str((rank + np - 1) % np)]
+    if np > 2:  # distinct neighbours: sends to the next, receives from the previous
+        assert nxt["bytes"] == WORK * 400 and nxt["msgs"] == WORK, nxt
+        assert prv["rbytes"] == WORK * 400 and prv["rmsgs"] == WORK, prv
+
+
+if mode == "normal":
+    err = p.stderr.read().decode()
+    assert p.returncode == 0, "mode normal failed (%d): %s" % (p.returncode, err)
+    left = sorted(os.path.basename(x) for x in os.listdir(tmp))
+    assert left == ["profile.json"], "left beside the profile: %s" % left
+    prof = json.load(open(os.path.join(tmp, "profile.json")))["ballast_profile"]
+    assert prof["ranks"] == np and "merged_from_parts" not in prof
+    for rank in range(np):
+        check_rank(prof["ranks_data"][rank], rank)
+    print("normal on %d ranks: the profile has every rank, no part left" % np)
+    sys.exit(0)
+if mode == "unwritable":
+    err = p.stderr.read().decode()
+    assert p.returncode == 0, "mode unwritable failed (%d): %s" % (p.returncode, err)
+    said = [l for l in err.splitlines() if "was not written" in l]
+    assert len(said) == 1 and said[0].startswith("ballast[0]: warning:"), err
+    assert "ballast-profile-merge" in said[0], said
+    assert not os.path.exists(os.path.join(tmp, "profile.json.tmp")), os.listdir(tmp)
+else:
+    assert p.returncode != 0, "the job should have failed (mode %s)" % mode
+    assert not os.path.exists(os.path.join(tmp, "profile.json")), "no MPI_Finalize, no profile"
 # mpiexec may return while a rank it signalled is still in its handler:
 # give the ranks' processes time to end.
 for _ in range(200):
@@ -71,26 +119,22 @@ assert r.returncode == 0
 prof = json.load(open(out))["ballast_profile"]
 assert prof["ranks"] == np and prof["version"] == 1
 assert prof["wall"] > 0
-want = {"abort": lambda r: "MPI_Abort" if r == 0 else "SIGTERM",
-        "term": lambda r: "SIGTERM",
-        "segv": lambda r: "SIGSEGV" if r == np - 1 else "SIGTERM",
-        "exit": lambda r: "exit without MPI_Finalize",
-        "kill": lambda r: "interval"}[mode]
+EXIT = "exit without MPI_Finalize"
+# "leave": Open MPI may end the working ranks (SIGTERM) before or after they
+# enter MPI_Finalize; either way their part is there.
+want = {"abort": lambda r: {"MPI_Abort" if r == 0 else "SIGTERM"},
+        "term": lambda r: {"SIGTERM"},
+        "segv": lambda r: {"SIGSEGV" if r == np - 1 else "SIGTERM"},
+        "sigabrt": lambda r: {"SIGABRT" if r == np - 1 else "SIGTERM"},
+        "exit": lambda r: {EXIT},
+        "return": lambda r: {EXIT},
+        "leave": lambda r: {EXIT} if r == np - 1 else {"SIGTERM", "MPI_Finalize"},
+        "late": lambda r: {EXIT} if r == np - 1 else {"MPI_Finalize"},
+        "unwritable": lambda r: {"MPI_Finalize"},
+        "kill": lambda r: {"interval"}}[mode]
 reasons = {x["rank"]: x["reason"] for x in prof["parts"]}
 for rank in range(np):
-    d = prof["ranks_data"][rank]
-    assert d["rank"] == rank and "error" not in d, d
-    assert reasons[rank] == want(rank), (rank, reasons[rank], want(rank))
-    work = [g for g in d["regions"] if g["name"] == "work"]
-    assert len(work) == 1 and work[0]["count"] == WORK, work
-    assert work[0]["wtime"] > 0 and work[0]["wtime"] <= d["wall"], (work, d["wall"])
-    sr = d["activities"]["MPI_Sendrecv"]
-    assert sr["ncalls"] == WORK, sr
-    assert 0 < sr["tmin"] <= sr["tmax"] <= sr["tsum"], sr
-    nxt = d["partners"][str((rank + 1) % np)]
-    prv = d["partners"][str((rank + np - 1) % np)]
-    if np > 2:  # distinct neighbours: sends to the next, receives from the previous
-        assert nxt["bytes"] == WORK * 400 and nxt["msgs"] == WORK, nxt
-        assert prv["rbytes"] == WORK * 400 and prv["rmsgs"] == WORK, prv
+    assert reasons[rank] in want(rank), (rank, reasons[rank], want(rank))
+    check_rank(prof["ranks_data"][rank], rank)
 print("fault %s on %d ranks: every rank's part, merged and checked (%s)" %
       (mode, np, ", ".join("%d:%s" % kv for kv in sorted(reasons.items()))))

@@ -7,6 +7,17 @@
  *   segv   the last rank writes to a PROT_NONE page, the others wait in
  *          MPI_Barrier;
  *   exit   every rank calls exit(0) without MPI_Finalize;
+ *   return every rank returns from main without MPI_Finalize;
+ *   sigabrt the last rank calls abort(), the others wait in MPI_Barrier;
+ *   leave  the last rank calls exit(0) at once, while the others still work
+ *          (0.3 s) before they call MPI_Finalize;
+ *   late   the others write DIR/ready.<rank> and call MPI_Finalize; the
+ *          last rank, once all those files are there, calls exit(0) 0.5 s
+ *          later, while they wait inside it (the case where the finalizing
+ *          ranks' data used to be lost; files, not messages, so the
+ *          figures checked stay those of the work);
+ *   normal every rank calls MPI_Finalize and returns 0 (so does
+ *          "unwritable", where the test made the profile's path a folder);
  *   kill   (BALLAST_PROFILE_INTERVAL set) every rank sleeps past the
  *          interval, makes one MPI_Barrier (its periodic part is written
  *          there), writes DIR/ready.<rank> and sleeps until SIGKILL. */
@@ -71,6 +82,32 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
   } else if (strcmp(mode, "exit") == 0) {
     exit(0);
+  } else if (strcmp(mode, "return") == 0) {
+    return 0;
+  } else if (strcmp(mode, "sigabrt") == 0) {
+    if (me == np - 1)
+      abort();
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (strcmp(mode, "leave") == 0 || strcmp(mode, "late") == 0) {
+    int early = strcmp(mode, "leave") == 0;
+    if (me == np - 1) {
+      for (int r = 0; !early && r < np - 1; r++) {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/ready.%d", dir, r);
+        while (access(p, F_OK) != 0)
+          usleep(10000);
+      }
+      if (!early)
+        usleep(500000);
+      exit(0);
+    }
+    if (early)
+      usleep(300000);
+    else
+      ready(dir, me);
+  } else if (strcmp(mode, "normal") == 0 || strcmp(mode, "unwritable") == 0) {
+    MPI_Finalize();
+    return 0;
   } else if (strcmp(mode, "kill") == 0) {
     usleep(400000);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -157,8 +157,9 @@ size_t trace_env_size(const char *var, size_t def, size_t min, int rank, const c
   else if (*end == 'M' || *end == 'm') mul = 1ull << 20, end++;
   else if (*end == 'G' || *end == 'g') mul = 1ull << 30, end++;
   if (errno || end == s || *end || s[0] == '-' || v > (1ull << 40) / mul || v * mul < min) {
-    trace_log(rank, tool, "%s=%s is not a size of at least %zu bytes (e.g. 4M); using %zu",
-              var, s, min, def);
+    if (rank <= 0) /* every rank reads the same value: one warning per job */
+      trace_log(rank, tool, "%s=%s is not a size of at least %zu bytes (e.g. 4M); using %zu",
+                var, s, min, def);
     return def;
   }
   return (size_t)(v * mul);
@@ -171,7 +172,8 @@ double trace_env_double(const char *var, double def, double min, int rank, const
   errno = 0;
   double v = strtod(s, &end);
   if (errno || end == s || *end || !(v >= min) || v > 1e12) {
-    trace_log(rank, tool, "%s=%s is not a number >= %g; using %g", var, s, min, def);
+    if (rank <= 0) /* every rank reads the same value: one warning per job */
+      trace_log(rank, tool, "%s=%s is not a number >= %g; using %g", var, s, min, def);
     return def;
   }
   return v;

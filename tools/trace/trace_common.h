@@ -52,7 +52,8 @@ void trace_log(int rank, const char *tool, const char *fmt, ...)
 
 /* Environment: a size with an optional K, M or G suffix (binary), a number
  * of microseconds, a flag. Unset gives def; a malformed or out-of-range value
- * gives def and one warning naming the variable. */
+ * gives def and one warning naming the variable, printed by rank 0 (rank
+ * <= 0) only, as the environment's warnings are. */
 size_t trace_env_size(const char *var, size_t def, size_t min, int rank, const char *tool);
 double trace_env_double(const char *var, double def, double min, int rank, const char *tool);
 int trace_env_flag(const char *var, int def);

@@ -1,0 +1,27 @@
+/* A test tool that crashes: at the entry of region "crash" it writes to a
+ * page it may not touch (PROT_NONE), after printing the address on stderr
+ * ("tt_crash: faulting at 0x..."), so the test can compare it with what the
+ * handlers receive. A real fault, not a NULL store (UBSan would stop that in
+ * the sanitizer build first). */
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <ballast/tool.h>
+
+static void on_enter(const ballast_tool_region_t *ev, void *ud) {
+  (void)ud;
+  if (!ev->name || strcmp(ev->name, "crash") != 0)
+    return;
+  volatile char *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return;
+  fprintf(stderr, "tt_crash: faulting at %p\n", (void *)(p + 24));
+  fflush(stderr);
+  p[24] = 1;
+}
+
+int ballast_tool_init_v1(const ballast_tool_api_v1_t *api, ballast_tool_t *tool);
+int ballast_tool_init_v1(const ballast_tool_api_v1_t *api, ballast_tool_t *tool) {
+  return api->on_region_enter(tool, on_enter, NULL);
+}
