@@ -43,6 +43,21 @@ static inline uintptr_t mon__handle_key(const void *h, size_t size) {
  *  MON_NO_PARTNER for negative ranks (MPI_PROC_NULL, MPI_ANY_SOURCE, MPI_ROOT)
  *  and ranks outside MPI_COMM_WORLD. Lock-free after the first call on comm. */
 int mon__w_rank(MPI_Comm comm, int rank);
+/**
+ * A communicator's rank translation held for later: a pending receive takes
+ * it when posted (mon__w_src_hold: a lookup and one atomic increment, no
+ * lock, no allocation once the communicator is cached) and names the
+ * status's MPI_SOURCE through it at completion (mon__w_src_rank), even when
+ * the program has freed the communicator meanwhile (MPI allows it) or the
+ * handle names another communicator by then. NULL when comm cannot be
+ * resolved (then no partner); every hold is released exactly once.
+ */
+typedef struct mon__wsrc mon__wsrc_t;
+mon__wsrc_t *mon__w_src_hold(MPI_Comm comm);
+/** World rank of \a rank through \a src (MON_NO_PARTNER as mon__w_rank). */
+int mon__w_src_rank(const mon__wsrc_t *src, int rank);
+/** Releases a hold of mon__w_src_hold (NULL does nothing). */
+void mon__w_src_release(mon__wsrc_t *src);
 /** World rank of \a rank in the group of window \a win (cached per window). */
 int mon__w_wrank(MPI_Win win, int rank);
 /** Frees the communicator and window caches (MPI_Finalize). */
@@ -122,7 +137,10 @@ enum {
 /**
  * Tracks request \a req posted by activity \a act: \a bytes and \a partner
  * for sends, or, with MON__WREQ_RECV, the communicator whose ranks the
- * status's MPI_SOURCE names. A persistent request starts inactive.
+ * status's MPI_SOURCE names (its translation is held now, mon__w_src_hold,
+ * so the program may free comm before the request completes), or
+ * MPI_COMM_NULL when \a partner is already known (a matched message) or
+ * there is none (a file). A persistent request starts inactive.
  * Thread safe (sharded table, one short spinlock per shard).
  */
 void mon__wreq_post(MPI_Request req, int act, int partner, uint64_t bytes,
@@ -145,10 +163,12 @@ void mon__wreq_failed(mon__tls_t *t, MPI_Request before, MPI_Request after);
 /** MPI_Request_free: stops tracking; an active send is credited now. */
 void mon__wreq_free(mon__tls_t *t, MPI_Request req);
 
-/** Remembers the communicator of a matched message (MPI_Mprobe). */
-void mon__wmsg_put(MPI_Message msg, MPI_Comm comm);
-/** Takes back the communicator of \a msg (MPI_COMM_NULL when unknown). */
-MPI_Comm mon__wmsg_take(MPI_Message msg);
+/** Remembers the sender (world rank) of a matched message (MPI_Mprobe),
+ *  known from the probe's status: its communicator may be freed before
+ *  MPI_Mrecv/MPI_Imrecv receives it. */
+void mon__wmsg_put(MPI_Message msg, int partner);
+/** Takes back the sender of \a msg (MON_NO_PARTNER when unknown). */
+int mon__wmsg_take(MPI_Message msg);
 
 /**
  * State of one Waitall/Waitany/Waitsome/Test* call: the request handles as

@@ -1,0 +1,85 @@
+/* Helpers of the MPI-semantics tests (tests/semantics): each program runs
+ * unwatched (linked to MPI only), under LD_PRELOAD=libballast.so, with
+ * BALLAST_MONITOR=0, and linked to ballast (SEM_MON: then it also checks
+ * ballast's accounting through mon's internal read API). Every value MPI
+ * gives the program is printed as a line "SEM <world rank> <what> <values>"
+ * and check_same.py requires the same lines in every run: a watched program
+ * must see exactly what an unwatched one sees. The CHECK macros of
+ * test_util.h assert what the MPI standard says the values are. */
+#ifndef BALLAST_TEST_SEM_UTIL_H
+#define BALLAST_TEST_SEM_UTIL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "test_util.h"
+
+#ifdef SEM_MON
+#include "mon/mon_hooks.h"
+#include "mon/mon_internal.h"
+#endif
+
+static inline int sem_rank(void) {
+  int r = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+/* One result line; the runs are compared line by line (sorted). */
+static inline void sem_out(const char *what, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  printf("SEM %d %s %s\n", sem_rank(), what, buf);
+  fflush(stdout);
+}
+
+/* Received bytes and messages ballast credited from world rank p so far
+ * (0 when not linked to ballast: only the watched build checks them). */
+typedef struct {
+  uint64_t rbytes, rmsgs, bytes, msgs;
+} sem_traffic_t;
+
+static inline sem_traffic_t sem_traffic(int p) {
+  sem_traffic_t r = {0, 0, 0, 0};
+#ifdef SEM_MON
+  mon__partner_t out;
+  memset(&out, 0, sizeof out);
+  CHECK_EQ(mon__partner_read(-1, p, &out), 0);
+  r.rbytes = out.rbytes;
+  r.rmsgs = out.rmsgs;
+  r.bytes = out.bytes;
+  r.msgs = out.msgs;
+#else
+  (void)p;
+#endif
+  return r;
+}
+
+/* Watched build only: traffic with world rank p moved by exactly these
+ * received (and sent) bytes and messages since b. */
+#ifdef SEM_MON
+#define SEM_CHECK_RECV(p, b, drbytes, drmsgs)                                \
+  do {                                                                       \
+    if (!mon__active())                                                      \
+      break; /* BALLAST_MONITOR=0: nothing is counted */                    \
+    sem_traffic_t now_ = sem_traffic(p);                                     \
+    CHECK_EQ(now_.rbytes - (b).rbytes, (drbytes));                           \
+    CHECK_EQ(now_.rmsgs - (b).rmsgs, (drmsgs));                              \
+  } while (0)
+#define SEM_CHECK_SENT(p, b, dbytes, dmsgs)                                  \
+  do {                                                                       \
+    if (!mon__active())                                                      \
+      break;                                                                 \
+    sem_traffic_t now_ = sem_traffic(p);                                     \
+    CHECK_EQ(now_.bytes - (b).bytes, (dbytes));                              \
+    CHECK_EQ(now_.msgs - (b).msgs, (dmsgs));                                 \
+  } while (0)
+#else
+#define SEM_CHECK_RECV(p, b, drbytes, drmsgs) ((void)(b))
+#define SEM_CHECK_SENT(p, b, dbytes, dmsgs) ((void)(b))
+#endif
+
+#endif
