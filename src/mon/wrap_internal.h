@@ -255,7 +255,8 @@ void mon__tool_mpi_exit(int act, MPI_Comm comm, int ret, int partner, uint64_t b
  * PMPI_Pcontrol call alone. */
 int mon__w_pcontrol(int level, const char *name, uint64_t *ticks);
 /*
- * Topology constructors with reorder = 1 (wrap_topo.c). mon__w_topo_prep_*()
+ * Cartesian and graph constructors with reorder = 1 (wrap_topo.c; the
+ * distributed graphs keep MPI's own order). mon__w_topo_prep_*()
  * maps the declared graph and splits the old communicator in the mapping's
  * order (library traffic, outside the wrapper's guard): 1 when *tp is ready,
  * 0 (the same on every rank) when the wrapper must call MPI's own
@@ -264,30 +265,17 @@ int mon__w_pcontrol(int level, const char *name, uint64_t *ticks);
  * mon__w_topo_done() frees what prep kept (always called).
  */
 typedef struct {
-  int kind;           /* 0 none, 1 cart, 2 graph, 3 distributed */
+  int kind;           /* 0 none, 1 cart, 2 graph */
   MPI_Comm split;     /* the old communicator in the mapping's order */
   int ndims;          /* cart */
   const int *dims, *periods;
   int nnodes;         /* graph */
   const int *index, *edges;
-  int indeg, outdeg;  /* distributed: this rank's new lists */
-  int *lists;         /* the lists' storage (owned) */
-  const int *src, *dst;
-  const int *srcw, *dstw; /* weights as MPI takes them (sentinels or into lists) */
-  MPI_Info info;
 } mon__topo_prep_t;
 int mon__w_topo_prep_cart(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                           int reorder, MPI_Comm *newcomm, mon__topo_prep_t *tp);
 int mon__w_topo_prep_graph(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                            int reorder, MPI_Comm *newcomm, mon__topo_prep_t *tp);
-int mon__w_topo_prep_dist(MPI_Comm comm, int n, const int nodes[], const int degrees[],
-                          const int targets[], const int weights[], MPI_Info info,
-                          int reorder, MPI_Comm *newcomm, mon__topo_prep_t *tp);
-int mon__w_topo_prep_dist_adjacent(MPI_Comm comm, int indegree, const int sources[],
-                                   const int sourceweights[], int outdegree,
-                                   const int destinations[], const int destweights[],
-                                   MPI_Info info, int reorder, MPI_Comm *newcomm,
-                                   mon__topo_prep_t *tp);
 int mon__w_topo_create(const mon__topo_prep_t *tp, MPI_Comm *newcomm);
 void mon__w_topo_done(mon__topo_prep_t *tp);
 /** Frees the wrappers' caches; called by MPI_Finalize after mon__finalize. */

@@ -16,11 +16,14 @@ Runs, each named in the output:
               too), when given
   linked_off  LINKED_APP with BALLAST_MONITOR=0
 
+Each process writes its result lines to WORKDIR/NAME_RUN.sem.<rank>.
+
 usage: check_same.py --name NAME --mpiexec MPIEXEC --np NP --plain PLAIN_APP
-                     --lib LIBBALLAST [--linked LINKED_APP] [--reorder]
+                     --lib LIBBALLAST [--linked LINKED_APP] [--reorder] [--workdir DIR]
                      [--env K=V ...] [--first LIB ...] [--timeout S] [-- ARGS...]
 """
 import argparse
+import glob
 import os
 import subprocess
 import sys
@@ -33,7 +36,10 @@ def fail(name, msg):
 
 
 def run(o, tag, app, preload, env):
-    cmd = [o.mpiexec, "-n", str(o.np), "--oversubscribe"]
+    out = os.path.join(o.workdir, "%s_%s.sem" % (o.name, tag))
+    for f in glob.glob(out + ".*"):
+        os.unlink(f)
+    cmd = [o.mpiexec, "-n", str(o.np), "--oversubscribe", "-x", "SEM_OUT=" + out]
     if preload:
         cmd += ["-x", "LD_PRELOAD=" + ":".join(o.first + [o.lib])]
     for kv in o.env + env:
@@ -59,7 +65,11 @@ def run(o, tag, app, preload, env):
         fail(o.name, "%s run exited with %d" % (tag, res.returncode))
     if not any(l.startswith("PASS ") for l in lines):
         fail(o.name, "%s run did not print PASS" % tag)
-    return sorted(l for l in lines if l.startswith("SEM "))
+    sem = []
+    for f in sorted(glob.glob(out + ".*")):
+        with open(f) as fh:
+            sem += [l.rstrip("\n") for l in fh if l.startswith("SEM ")]
+    return sorted(sem)
 
 
 def main():
@@ -74,6 +84,7 @@ def main():
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--first", action="append", default=[])
     ap.add_argument("--timeout", type=int, default=100)
+    ap.add_argument("--workdir", default=".")
     ap.add_argument("args", nargs="*")
     o = ap.parse_args()
     runs = [("plain", o.plain, False, []), ("preload", o.plain, True, []),

@@ -5,7 +5,9 @@
  * gives the program is printed as a line "SEM <world rank> <what> <values>"
  * and check_same.py requires the same lines in every run: a watched program
  * must see exactly what an unwatched one sees. The CHECK macros of
- * test_util.h assert what the MPI standard says the values are. */
+ * test_util.h assert what the MPI standard says the values are. With
+ * SEM_OUT set, each process writes its lines to SEM_OUT.<world rank>
+ * (mpiexec may cut lines of several processes into each other). */
 #ifndef BALLAST_TEST_SEM_UTIL_H
 #define BALLAST_TEST_SEM_UTIL_H
 
@@ -25,15 +27,40 @@ static inline int sem_rank(void) {
   return r;
 }
 
-/* One result line; the runs are compared line by line (sorted). */
+/* One result line keyed by \a key (a world rank, or a topology's vertex,
+ * which a reordering may host on another process); the runs are compared
+ * line by line (sorted). */
+static inline void sem_vout(int key, const char *what, const char *fmt, va_list ap) {
+  static FILE *fp;
+  if (fp == NULL) {
+    const char *base = getenv("SEM_OUT");
+    if (base != NULL && *base) {
+      char path[1024];
+      snprintf(path, sizeof path, "%s.%d", base, sem_rank());
+      fp = fopen(path, "a");
+      CHECK(fp != NULL);
+    } else {
+      fp = stdout;
+    }
+  }
+  char buf[2048];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  fprintf(fp, "SEM %d %s %s\n", key, what, buf);
+  fflush(fp);
+}
+
 static inline void sem_out(const char *what, const char *fmt, ...) {
-  char buf[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  sem_vout(sem_rank(), what, fmt, ap);
   va_end(ap);
-  printf("SEM %d %s %s\n", sem_rank(), what, buf);
-  fflush(stdout);
+}
+
+static inline void sem_out_as(int key, const char *what, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sem_vout(key, what, fmt, ap);
+  va_end(ap);
 }
 
 /* Received bytes and messages ballast credited from world rank p so far
