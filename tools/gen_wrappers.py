@@ -710,10 +710,6 @@ def f_kind(e):
     if k == "request_free":
         return (["mon__wreq_free(t, PMPI_Request_f2c(*request_f));"], [], [], [],
                 "ret == MPI_SUCCESS")
-    if k == "topo":
-        # The distributed graphs from Fortran: counted and timed, MPI's own
-        # order (see f_special for the Cartesian and graph constructors).
-        return f_generic(e)
     raise SpecError("%s: unhandled kind %s for Fortran" % (e.name, k))
 
 

@@ -15,6 +15,10 @@ Runs, each named in the output:
   linked      LINKED_APP (linked to ballast; it checks ballast's accounting
               too), when given
   linked_off  LINKED_APP with BALLAST_MONITOR=0
+With --ref REF_APP the reference is REF_APP unwatched (the C twin of a
+Fortran program) and every run above must print its lines. --watched-env
+K=V is set only in the runs where ballast watches and reorders (preload,
+linked): what the program must see differently there (SEM_EXPECT_REORDER).
 
 Each process writes its result lines to WORKDIR/NAME_RUN.sem.<rank>.
 
@@ -85,14 +89,18 @@ def main():
     ap.add_argument("--first", action="append", default=[])
     ap.add_argument("--timeout", type=int, default=100)
     ap.add_argument("--workdir", default=".")
+    ap.add_argument("--ref")
+    ap.add_argument("--watched-env", action="append", default=[])
     ap.add_argument("args", nargs="*")
     o = ap.parse_args()
-    runs = [("plain", o.plain, False, []), ("preload", o.plain, True, []),
-            ("preload_off", o.plain, True, ["BALLAST_MONITOR=0"])]
+    w = o.watched_env
+    runs = [("ref", o.ref, False, [])] if o.ref else []
+    runs += [("plain", o.plain, False, []), ("preload", o.plain, True, w),
+             ("preload_off", o.plain, True, ["BALLAST_MONITOR=0"])]
     if o.reorder:
         runs.append(("noreorder", o.plain, True, ["BALLAST_REORDER=off"]))
     if o.linked:
-        runs += [("linked", o.linked, False, []),
+        runs += [("linked", o.linked, False, w),
                  ("linked_off", o.linked, False, ["BALLAST_MONITOR=0"])]
     ref = None
     for tag, app, preload, env in runs:
@@ -105,10 +113,10 @@ def main():
         if got != ref:
             rs, gs = set(ref), set(got)
             for l in sorted(rs - gs)[:20]:
-                print("  plain only:   " + l)
+                print("  %s only: %s" % (runs[0][0], l))
             for l in sorted(gs - rs)[:20]:
                 print("  %s only: %s" % (tag, l))
-            fail(o.name, "%s run's results differ from the unwatched run's" % tag)
+            fail(o.name, "%s run's results differ from the %s run's" % (tag, runs[0][0]))
     print("%d result lines identical in %d runs" % (len(ref), len(runs)))
     print("PASS %s" % o.name)
 
