@@ -241,6 +241,9 @@ void mon__wreq_start(const MPI_Request *rq, int n) {
 }
 
 static void credit(mon__tls_t *t, const entry_t *e, const MPI_Status *st) {
+  int cancelled = 0;
+  if (st != NULL && PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
+    return; /* a cancelled send or receive moved nothing (MPI_Cancel) */
   if (e->flags & MON__WREQ_RECV) {
     if (st == NULL)
       return;
@@ -249,9 +252,6 @@ static void credit(mon__tls_t *t, const entry_t *e, const MPI_Status *st) {
     int src = e->src != NULL ? mon__w_src_rank(e->src, st->MPI_SOURCE) : e->partner;
     mon__account(t, e->act, src, mon__w_rbytes(st));
   } else {
-    int cancelled = 0;
-    if (st != NULL && PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
-      return; /* a cancelled send moved nothing */
     mon__account(t, e->act, e->partner, e->bytes);
   }
 }
