@@ -181,14 +181,27 @@ static int csr_init(csr_t *c, int n, int cap) {
 }
 
 /* The one ending of every constructor's preparation: agrees on whether each
- * rank built its CSR (\a rc), maps the graph and splits \a comm in the
- * mapping's order into *out; frees \a c. Collective; 1 when *out is split. */
+ * rank built its CSR (\a rc), maps the graph and splits (a duplicate of)
+ * \a comm in the mapping's order into *out; frees \a c. Collective; 1 when
+ * *out is split. */
 static int csr_reorder(MPI_Comm comm, const char *call, int rc, csr_t *c, MPI_Comm *out) {
+  /* The mapping's own communicators (the hardware discovery's shared-memory
+   * split, the split in the mapping's order) are made from a duplicate, so
+   * the program's communicator sees one communicator made, as MPI's own
+   * constructor would make it. Open MPI names the messages of nonblocking
+   * collectives (its communicator-id agreement among them) by a counter per
+   * communicator, and its distributed-graph constructor clashes with that
+   * counter at one value: extra communicators made on the program's
+   * communicator move the clash onto other calls (README, topologies). */
+  MPI_Comm lib = MPI_COMM_NULL;
+  int drc = MPI_Comm_dup(comm, &lib) == MPI_SUCCESS ? 0 : BALLAST_EMPI;
   int ok = 0;
-  if (!ballast__agree(comm, rc, NULL, NULL)) {
+  if (!ballast__agree(comm, rc ? rc : drc, NULL, NULL)) {
     mon__topo_graph_t g = {call, c->n, c->xadj, c->adj, c->w};
-    ok = reorder_split(comm, &g, out);
+    ok = reorder_split(lib, &g, out);
   }
+  if (lib != MPI_COMM_NULL)
+    MPI_Comm_free(&lib);
   if (!rc)
     csr_free(c);
   return ok;
