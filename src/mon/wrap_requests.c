@@ -5,8 +5,8 @@
  * MPI_Iallreduce, MPI_Rput, MPI_File_iread, ...) records the call and its
  * partner, and tracks the request with what completion needs: the posting
  * activity, the bytes and partner of a send, or for a receive the rank
- * translation of the communicator that names the status's MPI_SOURCE. The wait/test-family
- * wrappers capture the handles before PMPI (MPI overwrites completed
+ * translation of the communicator that names the status's MPI_SOURCE. The
+ * wait/test-family wrappers capture the handles before PMPI (MPI overwrites completed
  * non-persistent handles with MPI_REQUEST_NULL) and, for every completed
  * tracked request, credit its bytes to the posting activity (mon__account).
  * Persistent requests stay tracked: MPI_Start arms them and each completion

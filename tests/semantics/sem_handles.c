@@ -144,6 +144,13 @@ static void freed_type(void) {
   MPI_Isend(sb, 1, vec, right, 11, MPI_COMM_WORLD, &r[1]);
   CHECK_EQ(MPI_Type_free(&vec), MPI_SUCCESS);
   CHECK(vec == MPI_DATATYPE_NULL);
+  /* a new datatype (its handle may be the freed one's) used before the wait */
+  MPI_Datatype other;
+  MPI_Type_contiguous(2, MPI_DOUBLE, &other);
+  MPI_Type_commit(&other);
+  int osz = 0;
+  MPI_Type_size(other, &osz);
+  CHECK_EQ(osz, 16);
   MPI_Status st[2];
   CHECK_EQ(MPI_Waitall(2, r, st), MPI_SUCCESS);
   int el = -1, cnt = -1;
@@ -154,6 +161,7 @@ static void freed_type(void) {
   CHECK_EQ(el, 3);
   CHECK_EQ(cnt, 3);
   SEM_CHECK_RECV(left, b, 12, 1);
+  MPI_Type_free(&other);
   sem_out("freed_type", "%d %d %d %d %d %d / %d %d", rb[0], rb[1], rb[2], rb[3], rb[4],
           rb[5], el, cnt);
 }

@@ -2,7 +2,8 @@
  * The MPI-3.1 semantics a profiling layer must preserve, each asserted as
  * the standard states it and printed (check_same.py compares watched and
  * unwatched runs): MPI_PROC_NULL (3.11), MPI_ANY_SOURCE / MPI_ANY_TAG,
- * MPI_STATUS(ES)_IGNORE (3.2.6), persistent requests (3.9), generalized
+ * MPI_STATUS(ES)_IGNORE (3.2.6), MPI_Request_get_status (3.7.6: completion
+ * seen, request kept), persistent requests (3.9), generalized
  * requests (12.2), MPI_Cancel of a receive (3.8.4), zero counts, derived and
  * overlapping datatypes (4.1), intercommunicators with point to point and
  * collectives (6.6, 5.2.2), MPI_Comm_idup (6.4.2), error handlers that
@@ -86,9 +87,18 @@ static void wildcards(void) {
   MPI_Irecv(&r[1], 1, MPI_INT, left, MPI_ANY_TAG, MPI_COMM_WORLD, &q4[1]);
   MPI_Isend(&s[0], 1, MPI_INT, right, 30 + me, MPI_COMM_WORLD, &q4[2]);
   MPI_Isend(&s[1], 1, MPI_INT, right, 40 + me, MPI_COMM_WORLD, &q4[3]);
+  /* MPI_Request_get_status reports completion without freeing the request */
   int flag = 0;
+  MPI_Status gs;
+  while (!flag)
+    CHECK_EQ(MPI_Request_get_status(q4[1], &flag, &gs), MPI_SUCCESS);
+  CHECK(q4[1] != MPI_REQUEST_NULL);
+  CHECK_EQ(gs.MPI_SOURCE, left);
+  CHECK_EQ(gs.MPI_TAG, 40 + left);
+  flag = 0;
   while (!flag)
     CHECK_EQ(MPI_Testall(4, q4, &flag, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+  CHECK(q4[1] == MPI_REQUEST_NULL);
   CHECK_EQ(r[0], left);
   CHECK_EQ(r[1], -left);
   SEM_CHECK_RECV(left, b, 8, 2);
