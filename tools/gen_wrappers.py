@@ -298,6 +298,8 @@ def rule_transfer(e, status, pre, post):
         flags = ["MON__WREQ_RECV" if "recv" in r else "0"]
         if e.persistent:
             flags.append("MON__WREQ_PERSISTENT")
+        if e.category in ("p2p", "probe"):
+            flags.append("MON__WREQ_P2P")  # MPI_Cancel applies
         # A receive on a communicator: wreq_post holds its rank translation;
         # a matched message's sender is known already (recv_partner).
         post.append("mon__wreq_post(*%s, %s, %s, bytes, %s, %s);"

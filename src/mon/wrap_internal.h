@@ -132,6 +132,10 @@ uint64_t mon__w_nbr_alltoallw(const int *scounts, const MPI_Datatype *sts,
 enum {
   MON__WREQ_RECV = 1u,        /**< bytes and partner come from the status */
   MON__WREQ_PERSISTENT = 2u,  /**< survives completion; armed by MPI_Start */
+  MON__WREQ_P2P = 4u,         /**< point to point: MPI_Cancel applies, and its
+                                   status is MPI's own in full (a file's or a
+                                   collective's status may leave the cancelled
+                                   flag unset, so it is not read) */
 };
 
 /**

@@ -242,7 +242,8 @@ void mon__wreq_start(const MPI_Request *rq, int n) {
 
 static void credit(mon__tls_t *t, const entry_t *e, const MPI_Status *st) {
   int cancelled = 0;
-  if (st != NULL && PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
+  if ((e->flags & MON__WREQ_P2P) && st != NULL &&
+      PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
     return; /* a cancelled send or receive moved nothing (MPI_Cancel) */
   if (e->flags & MON__WREQ_RECV) {
     if (st == NULL)
