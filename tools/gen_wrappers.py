@@ -227,16 +227,19 @@ def rank_of(e, spec, status):
 
 
 def recv_src(e, spec, pre):
-    """recv=C -> (communicator expression, is_file)."""
+    """recv=C -> (communicator expression, known sender expression): a
+    communicator names the sender by the status's MPI_SOURCE; a matched
+    message's sender was recorded by MPI_Mprobe (its communicator may be
+    freed by now); a file has none."""
     h = e.param(spec)
     if h.base() == "MPI_Comm":
-        return spec, False
+        return spec, None
     if h.base() == "MPI_File":
-        return "MPI_COMM_NULL", True
+        return "MPI_COMM_NULL", "MON_NO_PARTNER"
     if h.base() == "MPI_Message":
-        # MPI sets the handle to MPI_MESSAGE_NULL: look the communicator up first.
-        pre.append("MPI_Comm mon_mc_ = mon__wmsg_take(*%s);" % spec)
-        return "mon_mc_", False
+        # MPI sets the handle to MPI_MESSAGE_NULL: look the sender up first.
+        pre.append("int mon_mp_ = mon__wmsg_take(*%s);" % spec)
+        return "MPI_COMM_NULL", "mon_mp_"
     raise SpecError("%s: recv handle %r must be a comm, file or message" % (e.name, spec))
 
 
@@ -268,18 +271,20 @@ def rule_transfer(e, status, pre, post, fortran=False):
     """recv=, recv+=, msg=, req= (and persistent), flag=: appends to pre and
     post, returns the condition under which post runs."""
     r = e.rule
-    recv_comm = None
+    recv_comm, recv_partner = None, None
     if "recv" in r:
-        recv_comm, is_file = recv_src(e, r["recv"], pre)
+        recv_comm, recv_partner = recv_src(e, r["recv"], pre)
         if "req" not in r:
             if not status:
                 raise SpecError("%s: recv= needs status=" % e.name)
             post.append("bytes += mon__w_rbytes(%s);" % status)
-            if not is_file:
+            if recv_partner is None:
                 post.append("partner = mon__w_rank(%s, %s->MPI_SOURCE);" % (recv_comm, status))
+            elif recv_partner != "MON_NO_PARTNER":
+                post.append("partner = %s;" % recv_partner)
     if "recv+" in r:
-        comm, is_file = recv_src(e, r["recv+"], pre)
-        if not status or is_file:
+        comm, known = recv_src(e, r["recv+"], pre)
+        if not status or known is not None:
             raise SpecError("%s: recv+= needs status= and a communicator" % e.name)
         post.append("mon__account(t, %s, mon__w_rank(%s, %s->MPI_SOURCE), mon__w_rbytes(%s));"
                     % (e.act, comm, status, status))
@@ -289,18 +294,27 @@ def rule_transfer(e, status, pre, post, fortran=False):
                     "%s->MPI_TAG, mon__w_rbytes(%s), mon__w_comm_id(%s), t1);"
                     % (e.act, comm, status, status, status, comm))
     if "msg" in r:
+        # The sender's world rank now, from the probe's status: the
+        # communicator may be freed before the message is received.
         m, c = r["msg"].split("@", 1)
         e.param(m), e.param(c)
-        post.append("mon__wmsg_put(*%s, %s);" % (m, c))
+        if not status:
+            raise SpecError("%s: msg= needs status=" % e.name)
+        post.append("mon__wmsg_put(*%s, mon__w_rank(%s, %s->MPI_SOURCE));" % (m, c, status))
     if "req" in r:
         req = r["req"]
         e.param(req)
         flags = ["MON__WREQ_RECV" if "recv" in r else "0"]
         if e.persistent:
             flags.append("MON__WREQ_PERSISTENT")
+        if e.category in ("p2p", "probe"):
+            flags.append("MON__WREQ_P2P")  # MPI_Cancel applies
+        # A receive on a communicator: wreq_post holds its rank translation;
+        # a matched message's sender is known already (recv_partner).
         cid = recv_comm if recv_comm not in (None, "MPI_COMM_NULL") else None
-        post.append("mon__wreq_post(*%s, %s, partner, bytes, %s, %s, %s, %s);"
-                    % (req, e.act, " | ".join(flags), recv_comm or "MPI_COMM_NULL",
+        post.append("mon__wreq_post(*%s, %s, %s, bytes, %s, %s, %s, %s);"
+                    % (req, e.act, recv_partner if recv_partner not in (None, "MON_NO_PARTNER")
+                       else "partner", " | ".join(flags), recv_comm or "MPI_COMM_NULL",
                        tool_tag(e, fortran), tool_comm_id(e, fortran, cid)))
         post.append("mon_posted_ = bytes; /* for the tools' mpi_exit */")
         post.append("bytes = 0; /* accounted when the request completes */")
@@ -761,10 +775,6 @@ def f_kind(e):
     if k == "request_free":
         return ([REQ_FREE_TICKS, "mon__wreq_free(t, PMPI_Request_f2c(*request_f));"], [], [], [],
                 "ret == MPI_SUCCESS")
-    if k == "topo":
-        # The distributed graphs from Fortran: counted and timed, MPI's own
-        # order (see f_special for the Cartesian and graph constructors).
-        return f_generic(e)
     raise SpecError("%s: unhandled kind %s for Fortran" % (e.name, k))
 
 

@@ -21,6 +21,15 @@
  *
  * Each entry also holds the caller's rank, the group size and, for topology
  * communicators, which neighbours exist (neighbourhood collectives' volumes).
+ *
+ * MPI lets a program free a communicator while operations on it are pending
+ * (MPI_Comm_free only marks it; MPICH's comm/cmfree tests this), and the
+ * handle may then name a new communicator before the wait. So a receive
+ * whose sender is known only at completion holds the entry itself
+ * (mon__w_src_hold, one atomic increment at post time) and translates the
+ * status's MPI_SOURCE through it (mon__w_src_rank), never through the handle.
+ * Entries are reference counted: the cache holds one reference while the
+ * handle lives, each pending receive one; the last release frees it.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -29,7 +38,8 @@
 #include "common/common_internal.h"
 #include "mon/wrap_internal.h"
 
-typedef struct {
+typedef struct mon__wsrc {
+  int refs;                /* the cache's reference + pending receives' */
   int id;                  /* the tools interface's comm_id (never reused) */
   int n;                   /* group size (remote group of an intercomm) */
   int lsize;               /* local group size */
@@ -41,6 +51,14 @@ typedef struct {
   unsigned char *out_ok;
   int ranks[];             /* world rank of each rank, -1 if none */
 } wgroup_t;
+
+/* Drops one reference; the last one frees the entry. Only the cache's own
+ * reference is dropped under the cache's mutex, so a free here is rare: a
+ * receive completing after its communicator was freed. */
+static void group_release(wgroup_t *w) {
+  if (__atomic_sub_fetch(&w->refs, 1, __ATOMIC_ACQ_REL) == 0)
+    free(w);
+}
 
 typedef struct {
   uintptr_t key;           /* 0 = empty slot */
@@ -157,7 +175,7 @@ static void cache_forget(cache_t *c, uintptr_t key) {
     if (s->key == key && s->val != NULL) {
       wgroup_t *g = s->val;
       MON__STREL(&s->val, NULL);
-      free(g);
+      group_release(g); /* pending receives may still hold it */
     }
   }
   pthread_mutex_unlock(&c->mu);
@@ -168,7 +186,8 @@ static void cache_free(cache_t *c) {
   ctab_t *tb = c->tab;
   if (tb != NULL)
     for (size_t i = 0; i < tb->cap; i++)
-      free(tb->slots[i].val);
+      if (tb->slots[i].val != NULL)
+        group_release(tb->slots[i].val);
   while (tb != NULL) {
     ctab_t *next = tb->retired;
     free(tb);
@@ -189,6 +208,7 @@ static wgroup_t *group_new(MPI_Group g, int myrank, int ndeg) {
   if (w == NULL)
     return NULL;
   memset(w, 0, sizeof *w);
+  w->refs = 1; /* the cache's */
   w->n = n;
   w->myrank = myrank;
   w->in_ok = (unsigned char *)&w->ranks[n];
@@ -400,6 +420,33 @@ int mon__w_comm_ranks(int comm_id, int *world_ranks, int max) {
   }
   pthread_mutex_unlock(&comms.mu);
   return n;
+}
+
+/* MPI_COMM_WORLD's translation is the identity: no table, never freed. */
+static wgroup_t world_src;
+
+mon__wsrc_t *mon__w_src_hold(MPI_Comm comm) {
+  if (comm == MPI_COMM_WORLD)
+    return &world_src;
+  wgroup_t *w = comm_get(comm);
+  /* The caller is inside a call on comm, so comm (and its entry) lives:
+   * no other thread may free it meanwhile in a correct program. */
+  if (w != NULL)
+    __atomic_add_fetch(&w->refs, 1, __ATOMIC_RELAXED);
+  return w;
+}
+
+int mon__w_src_rank(const mon__wsrc_t *src, int rank) {
+  if (src == NULL || rank < 0)
+    return MON_NO_PARTNER;
+  if (src == &world_src)
+    return rank;
+  return rank < src->n ? src->ranks[rank] : MON_NO_PARTNER;
+}
+
+void mon__w_src_release(mon__wsrc_t *src) {
+  if (src != NULL && src != &world_src)
+    group_release(src);
 }
 
 void mon__comm_forget(MPI_Comm comm) {

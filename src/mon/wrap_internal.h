@@ -51,6 +51,21 @@ int mon__w_comm_id(MPI_Comm comm);
 int mon__w_size_id(MPI_Comm comm, int *id);
 /** api->comm_ranks: the world ranks of the cached communicator \a comm_id. */
 int mon__w_comm_ranks(int comm_id, int *world_ranks, int max);
+/**
+ * A communicator's rank translation held for later: a pending receive takes
+ * it when posted (mon__w_src_hold: a lookup and one atomic increment, no
+ * lock, no allocation once the communicator is cached) and names the
+ * status's MPI_SOURCE through it at completion (mon__w_src_rank), even when
+ * the program has freed the communicator meanwhile (MPI allows it) or the
+ * handle names another communicator by then. NULL when comm cannot be
+ * resolved (then no partner); every hold is released exactly once.
+ */
+typedef struct mon__wsrc mon__wsrc_t;
+mon__wsrc_t *mon__w_src_hold(MPI_Comm comm);
+/** World rank of \a rank through \a src (MON_NO_PARTNER as mon__w_rank). */
+int mon__w_src_rank(const mon__wsrc_t *src, int rank);
+/** Releases a hold of mon__w_src_hold (NULL does nothing). */
+void mon__w_src_release(mon__wsrc_t *src);
 /** World rank of \a rank in the group of window \a win (cached per window). */
 int mon__w_wrank(MPI_Win win, int rank);
 /** Frees the communicator and window caches (MPI_Finalize). */
@@ -125,14 +140,22 @@ uint64_t mon__w_nbr_alltoallw(const int *scounts, const MPI_Datatype *sts,
 enum {
   MON__WREQ_RECV = 1u,        /**< bytes and partner come from the status */
   MON__WREQ_PERSISTENT = 2u,  /**< survives completion; armed by MPI_Start */
+  MON__WREQ_P2P = 4u,         /**< point to point: MPI_Cancel applies, and its
+                                   status is MPI's own in full (a file's or a
+                                   collective's status may leave the cancelled
+                                   flag unset, so it is not read) */
 };
 
 /**
  * Tracks request \a req posted by activity \a act: \a bytes and \a partner
  * for sends, or, with MON__WREQ_RECV, the communicator whose ranks the
- * status's MPI_SOURCE names; \a tag and \a comm_id (the tools' id, -1 when
- * no tool listens) are kept for the mpi_complete event. A persistent request
- * starts inactive. Thread safe (sharded table, one short spinlock per shard).
+ * status's MPI_SOURCE names (its translation is held now, mon__w_src_hold,
+ * so the program may free comm before the request completes), or
+ * MPI_COMM_NULL when \a partner is already known (a matched message) or
+ * there is none (a file); \a tag and \a comm_id (the tools' id, -1 when
+ * no tool listens) are kept for the mpi_complete event. A persistent
+ * request starts inactive. Thread safe (sharded table, one short spinlock
+ * per shard).
  */
 void mon__wreq_post(MPI_Request req, int act, int partner, uint64_t bytes,
                     unsigned flags, MPI_Comm comm, int tag, int comm_id);
@@ -154,10 +177,12 @@ void mon__wreq_failed(mon__tls_t *t, MPI_Request before, MPI_Request after);
 /** MPI_Request_free: stops tracking; an active send is credited now. */
 void mon__wreq_free(mon__tls_t *t, MPI_Request req);
 
-/** Remembers the communicator of a matched message (MPI_Mprobe). */
-void mon__wmsg_put(MPI_Message msg, MPI_Comm comm);
-/** Takes back the communicator of \a msg (MPI_COMM_NULL when unknown). */
-MPI_Comm mon__wmsg_take(MPI_Message msg);
+/** Remembers the sender (world rank) of a matched message (MPI_Mprobe),
+ *  known from the probe's status: its communicator may be freed before
+ *  MPI_Mrecv/MPI_Imrecv receives it. */
+void mon__wmsg_put(MPI_Message msg, int partner);
+/** Takes back the sender of \a msg (MON_NO_PARTNER when unknown). */
+int mon__wmsg_take(MPI_Message msg);
 
 /**
  * State of one Waitall/Waitany/Waitsome/Test* call: the request handles as
@@ -259,7 +284,8 @@ int mon__w_pcontrol(int level, const char *name, uint64_t *ticks);
 void mon__w_pcontrol_region(int level, const char *name);
 void mon__w_pcontrol_pass(int level, const char *name);
 /*
- * Topology constructors with reorder = 1 (wrap_topo.c). mon__w_topo_prep_*()
+ * Cartesian and graph constructors with reorder = 1 (wrap_topo.c; the
+ * distributed graphs keep MPI's own order). mon__w_topo_prep_*()
  * maps the declared graph and splits the old communicator in the mapping's
  * order (library traffic, outside the wrapper's guard): 1 when *tp is ready,
  * 0 (the same on every rank) when the wrapper must call MPI's own
@@ -268,30 +294,17 @@ void mon__w_pcontrol_pass(int level, const char *name);
  * mon__w_topo_done() frees what prep kept (always called).
  */
 typedef struct {
-  int kind;           /* 0 none, 1 cart, 2 graph, 3 distributed */
+  int kind;           /* 0 none, 1 cart, 2 graph */
   MPI_Comm split;     /* the old communicator in the mapping's order */
   int ndims;          /* cart */
   const int *dims, *periods;
   int nnodes;         /* graph */
   const int *index, *edges;
-  int indeg, outdeg;  /* distributed: this rank's new lists */
-  int *lists;         /* the lists' storage (owned) */
-  const int *src, *dst;
-  const int *srcw, *dstw; /* weights as MPI takes them (sentinels or into lists) */
-  MPI_Info info;
 } mon__topo_prep_t;
 int mon__w_topo_prep_cart(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                           int reorder, MPI_Comm *newcomm, mon__topo_prep_t *tp);
 int mon__w_topo_prep_graph(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                            int reorder, MPI_Comm *newcomm, mon__topo_prep_t *tp);
-int mon__w_topo_prep_dist(MPI_Comm comm, int n, const int nodes[], const int degrees[],
-                          const int targets[], const int weights[], MPI_Info info,
-                          int reorder, MPI_Comm *newcomm, mon__topo_prep_t *tp);
-int mon__w_topo_prep_dist_adjacent(MPI_Comm comm, int indegree, const int sources[],
-                                   const int sourceweights[], int outdegree,
-                                   const int destinations[], const int destweights[],
-                                   MPI_Info info, int reorder, MPI_Comm *newcomm,
-                                   mon__topo_prep_t *tp);
 int mon__w_topo_create(const mon__topo_prep_t *tp, MPI_Comm *newcomm);
 void mon__w_topo_done(mon__topo_prep_t *tp);
 /** Frees the wrappers' caches; called by MPI_Finalize after mon__finalize. */

@@ -4,9 +4,9 @@
  * A wrapper that posts an operation (MPI_Isend, MPI_Irecv, MPI_Send_init,
  * MPI_Iallreduce, MPI_Rput, MPI_File_iread, ...) records the call and its
  * partner, and tracks the request with what completion needs: the posting
- * activity, the bytes and partner of a send, or for a receive the
- * communicator that names the status's MPI_SOURCE. The wait/test-family
- * wrappers capture the handles before PMPI (MPI overwrites completed
+ * activity, the bytes and partner of a send, or for a receive the rank
+ * translation of the communicator that names the status's MPI_SOURCE. The
+ * wait/test-family wrappers capture the handles before PMPI (MPI overwrites completed
  * non-persistent handles with MPI_REQUEST_NULL) and, for every completed
  * tracked request, credit its bytes to the posting activity (mon__account).
  * Persistent requests stay tracked: MPI_Start arms them and each completion
@@ -29,8 +29,17 @@
  * A global count of tracked entries lets the wait/test wrappers skip all of
  * this in programs that have nothing outstanding.
  *
- * The same table type maps matched messages (MPI_Mprobe) to their
- * communicator until MPI_Mrecv/MPI_Imrecv consumes them.
+ * Everything completion needs is captured when the operation is posted, and
+ * no MPI handle is looked at again at completion: MPI lets a program free a
+ * communicator, datatype, group, window or file while operations on it are
+ * pending (MPICH's comm/cmfree), and by the time of the wait the handle may
+ * be dangling or name a new object. Sends keep their bytes (from the
+ * datatype) and partner's world rank; a receive holds its communicator's
+ * rank translation (mon__w_src_hold: an atomic increment, released when the
+ * entry goes); received bytes come from the status alone.
+ *
+ * The same table type maps matched messages (MPI_Mprobe) to their sender's
+ * world rank until MPI_Mrecv/MPI_Imrecv consumes them.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -43,10 +52,10 @@
 
 typedef struct {
   uintptr_t key;     /* handle; 0 = empty */
-  MPI_Comm comm;     /* receive / message: communicator of MPI_SOURCE */
+  mon__wsrc_t *src;  /* receive: held translation of MPI_SOURCE, or NULL */
   uint64_t bytes;    /* send: bytes per transfer */
   int act;           /* posting activity */
-  int partner;       /* send: world rank */
+  int partner;       /* send, matched message: world rank */
   unsigned flags;    /* MON__WREQ_* */
   int active;        /* persistent: armed by MPI_Start */
   uint64_t seq;      /* posting order within the shard */
@@ -152,13 +161,15 @@ static void del(shard_t *s, size_t i) {
   s->n--;
 }
 
-static void table_put(table_t *tb, const entry_t *e) {
+/* Returns 1 when added, -1 out of memory. */
+static int table_put(table_t *tb, const entry_t *e) {
   shard_t *s = shard_of(tb, e->key);
   lock(s);
   int added = put(s, e);
   unlock(s);
   if (added > 0)
     __atomic_add_fetch(&tb->count, 1, __ATOMIC_RELAXED);
+  return added;
 }
 
 /* Copies out and removes the entry of key; 0 when found. */
@@ -185,6 +196,9 @@ static void table_free(table_t *tb) {
   for (int i = 0; i < NSHARD; i++) {
     shard_t *s = &tb->sh[i];
     lock(s);
+    for (size_t k = 0; k < s->cap; k++)
+      if (s->e[k].key != 0)
+        mon__w_src_release(s->e[k].src); /* requests never completed */
     free(s->e);
     s->e = NULL;
     s->cap = s->n = 0;
@@ -200,10 +214,14 @@ void mon__wreq_post(MPI_Request req, int act, int partner, uint64_t bytes,
   uintptr_t key = MON__HANDLE_KEY(req);
   if (key == 0 || req == MPI_REQUEST_NULL)
     return;
-  entry_t e = {.key = key, .comm = comm, .bytes = bytes, .act = act,
+  /* The receive's translation is taken now, while comm is surely valid. */
+  mon__wsrc_t *src = (flags & MON__WREQ_RECV) && comm != MPI_COMM_NULL
+                         ? mon__w_src_hold(comm) : NULL;
+  entry_t e = {.key = key, .src = src, .bytes = bytes, .act = act,
                .partner = partner, .flags = flags,
                .active = !(flags & MON__WREQ_PERSISTENT), .tag = tag, .comm_id = comm_id};
-  table_put(&reqs, &e);
+  if (table_put(&reqs, &e) < 0)
+    mon__w_src_release(src);
 }
 
 void mon__wreq_start(const MPI_Request *rq, int n) {
@@ -225,19 +243,22 @@ void mon__wreq_start(const MPI_Request *rq, int n) {
 }
 
 static void credit(mon__tls_t *t, const entry_t *e, const MPI_Status *st) {
+  int cancelled = 0;
+  if ((e->flags & MON__WREQ_P2P) && st != NULL &&
+      PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
+    return; /* a cancelled send or receive moved nothing (MPI_Cancel) */
   if (e->flags & MON__WREQ_RECV) {
     if (st == NULL)
       return;
-    int src = e->comm == MPI_COMM_NULL ? MON_NO_PARTNER : mon__w_rank(e->comm, st->MPI_SOURCE);
+    /* Through the translation held since the post, never through the
+     * communicator's handle: the program may have freed it. */
+    int src = e->src != NULL ? mon__w_src_rank(e->src, st->MPI_SOURCE) : e->partner;
     uint64_t bytes = mon__w_rbytes(st);
     mon__account(t, e->act, src, bytes);
     if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_COMPLETE))
       mon__tool_mpi_complete(e->act, 1, src, st->MPI_TAG, bytes, e->comm_id,
                              mon__tl_done_ticks);
   } else {
-    int cancelled = 0;
-    if (st != NULL && PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
-      return; /* a cancelled send moved nothing */
     mon__account(t, e->act, e->partner, e->bytes);
     if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_COMPLETE))
       mon__tool_mpi_complete(e->act, 0, e->partner, e->tag, e->bytes, e->comm_id,
@@ -267,10 +288,12 @@ static void done_(mon__tls_t *t, uintptr_t key, const MPI_Status *st, int failed
     }
   }
   unlock(s);
-  if (i >= 0 && !(e.flags & MON__WREQ_PERSISTENT))
-    __atomic_sub_fetch(&reqs.count, 1, __ATOMIC_RELAXED);
   if (found && !failed)
     credit(t, &e, st);
+  if (i >= 0 && !(e.flags & MON__WREQ_PERSISTENT)) {
+    __atomic_sub_fetch(&reqs.count, 1, __ATOMIC_RELAXED);
+    mon__w_src_release(e.src);
+  }
 }
 
 static void done(mon__tls_t *t, uintptr_t key, const MPI_Status *st) {
@@ -294,25 +317,26 @@ void mon__wreq_free(mon__tls_t *t, MPI_Request req) {
   /* A freed active send still goes out; a freed receive's size is never known. */
   if (e.active && !(e.flags & MON__WREQ_RECV))
     credit(t, &e, NULL);
+  mon__w_src_release(e.src);
 }
 
 long mon__wreq_tracked(void) { return __atomic_load_n(&reqs.count, __ATOMIC_RELAXED); }
 
 /* ---- matched messages ------------------------------------------------------------ */
 
-void mon__wmsg_put(MPI_Message msg, MPI_Comm comm) {
+void mon__wmsg_put(MPI_Message msg, int partner) {
   uintptr_t key = MON__HANDLE_KEY(msg);
   if (key == 0 || msg == MPI_MESSAGE_NULL || msg == MPI_MESSAGE_NO_PROC)
     return;
-  entry_t e = {.key = key, .comm = comm};
-  table_put(&msgs, &e);
+  entry_t e = {.key = key, .partner = partner};
+  (void)table_put(&msgs, &e);
 }
 
-MPI_Comm mon__wmsg_take(MPI_Message msg) {
+int mon__wmsg_take(MPI_Message msg) {
   entry_t e;
   if (table_empty(&msgs) || table_take(&msgs, MON__HANDLE_KEY(msg), &e) != 0)
-    return MPI_COMM_NULL;
-  return e.comm;
+    return MON_NO_PARTNER;
+  return e.partner;
 }
 
 /* ---- the wait/test family ------------------------------------------------------- */
