@@ -141,13 +141,17 @@ static int reorder_size(MPI_Comm comm, int reorder) {
 static int reorder_split(MPI_Comm comm, const mon__topo_graph_t *g, MPI_Comm *out) {
   int vertex = -1;
   mon__topo_result_t res = {0};
+  /* The mapper agrees on failure, so every rank would warn alike: held, and
+   * printed once per job by the release (collective over comm). */
+  ballast__log_hold();
   int rc = mapper(comm, g, &vertex, &res);
   ballast__own_add(res.seconds, 0); /* the mapping is ballast's own work */
-  if (rc) {
+  if (rc)
     BALLAST_WARN("mon: %s: reordering failed (%s); MPI's own order is kept",
                  g->call, ballast_strerror(rc));
+  ballast__log_release(comm);
+  if (rc)
     return 0;
-  }
   if (MPI_Comm_split(comm, 0, vertex, out) != MPI_SUCCESS) {
     BALLAST_WARN("mon: %s: MPI_Comm_split failed; MPI's own order is kept", g->call);
     return 0;
