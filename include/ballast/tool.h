@@ -118,10 +118,12 @@
  *   name) lies inside the region it opens and MPI_Pcontrol(-1, name) after
  *   the region it closes (where pia counts them too).
  * - At MPI_Finalize, the regions still open on the thread that calls it are
- *   left, innermost first, before \c finalize. Tasks still open then, and
- *   regions still open on other threads, get no end event: a tool that draws
- *   slices closes them itself at \c finalize (the bundled trace writers do,
- *   innermost first, at the finalize event's time).
+ *   left, innermost first, before \c finalize; a task whose region is left
+ *   so ends right after it (its task_end follows its region's region_exit,
+ *   as with rta_task_end), so the events stay nested. Regions still open on
+ *   other threads get no end event: a tool that draws slices closes them
+ *   itself at \c finalize (the bundled trace writers do, innermost first, at
+ *   the finalize event's time).
  * - Timestamps never decrease along a thread's events, except that an
  *   mpi_exit's \c t_begin_ns lies before the events the call raised (it is
  *   exactly the \c t_ns of its mpi_enter).

@@ -69,4 +69,20 @@ typedef int (*mon__topo_mapper_t)(MPI_Comm comm, const mon__topo_graph_t *g,
 /** Sets the mapper (NULL: none). Called once, when the library is loaded. */
 void mon__topo_set_mapper(mon__topo_mapper_t fn);
 
+/* ---- regions left by MPI_Finalize (regions.c) -------------------------------
+ * MPI_Finalize leaves the regions still open on its thread, innermost first.
+ * The task runtime ends a task whose region that was right after it, so the
+ * tools' task and region events stay nested (ballast/tool.h).
+ */
+
+/** Regions open on the calling thread (0 outside any, or before mon runs). */
+int mon__region_depth(void);
+
+/** Called after MPI_Finalize left a region (its region_exit raised), with
+ *  the depth the region had (1 = outermost). */
+typedef void (*mon__region_left_fn)(int depth);
+
+/** Sets that hook (NULL: none). */
+void mon__set_finalize_left_hook(mon__region_left_fn fn);
+
 #endif

@@ -390,6 +390,9 @@ int ipm_region(int op, const char *name) {
   return BALLAST_EINVAL;
 }
 
+/* The task runtime's: ends a task whose region MPI_Finalize left. */
+static mon__region_left_fn finalize_left;
+
 int mon__regions_close_all(void) {
   mon__tls_t *t = mon__tl_self;
   if (!t || t->depth == 0)
@@ -398,9 +401,18 @@ int mon__regions_close_all(void) {
   mon__warn_once("open", meta(t->stack[n - 1].id)->name,
                  "mon: MPI_Finalize with %d region(s) still open (innermost "
                  "\"%s\"); closing them", n, meta(t->stack[n - 1].id)->name);
-  while (t->depth)
+  while (t->depth) {
+    int depth = t->depth;
     pop(t);
+    mon__region_left_fn fn = __atomic_load_n(&finalize_left, __ATOMIC_ACQUIRE);
+    if (fn)
+      fn(depth);
+  }
   return n;
+}
+
+void mon__set_finalize_left_hook(mon__region_left_fn fn) {
+  __atomic_store_n(&finalize_left, fn, __ATOMIC_RELEASE);
 }
 
 /* ---- handles (cheap form for rta) ------------------------------------------------------ */

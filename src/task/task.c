@@ -8,10 +8,34 @@
 #include <ballast/mon.h>
 
 #include "common/common_internal.h"
+#include "mon/mon_hooks.h"
 #include "tool/tool_internal.h"
 
 static rta_task_t **open_stack;  /* begun, not yet ended; innermost last */
+static int *open_depth;          /* per open task: its region's depth in mon */
 static int nopen, capopen;
+
+static void emit_task_end(const rta_task_t *t) {
+  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_END)) {
+    ballast_tool_task_t ev = {.t_ns = ballast__tool_now(), .key = t->key};
+    ballast__tool_emit_task_end(&ev);
+  }
+}
+
+/* MPI_Finalize left the region at \a depth: when it was the innermost open
+ * task's, that task ends now, so its end event follows its region's exit as
+ * rta_task_end's does and the tools' events stay nested. */
+static void on_finalize_left(int depth) {
+  if (nopen == 0)
+    return;
+  rta_task_t *o = open_stack[nopen - 1];
+  if (!o->in_region || open_depth[nopen - 1] != depth)
+    return;
+  nopen--;
+  o->open = 0;
+  o->in_region = 0;
+  emit_task_end(o);
+}
 
 /* ---- keys ------------------------------------------------------------------ */
 
@@ -530,7 +554,9 @@ int rta_reset(void) {
   }
   rta__index_drain(free_task_record);
   free(open_stack);
+  free(open_depth);
   open_stack = NULL;
+  open_depth = NULL;
   capopen = 0;
   return rta__cost_reset_config();
 }
@@ -593,7 +619,12 @@ int rta_task_begin(rta_task_t *t) {
     if (!s)
       return BALLAST_ENOMEM;
     open_stack = s;
+    int *d = ballast__realloc(open_depth, (size_t)cap * sizeof *d);
+    if (!d)
+      return BALLAST_ENOMEM;
+    open_depth = d;
     capopen = cap;
+    mon__set_finalize_left_hook(on_finalize_left);
   }
   /* The handle makes entering the region O(1), without hashing the key. */
   if (!t->region) {
@@ -612,6 +643,7 @@ int rta_task_begin(rta_task_t *t) {
   t->in_region = mon_region_enter(t->region) == 0;
   if (t->in_region)
     rta__cost_on_begin(t);
+  open_depth[nopen] = t->in_region ? mon__region_depth() : 0;
   open_stack[nopen++] = t;
   t->open = 1;
   return 0;
@@ -645,10 +677,7 @@ int rta_task_end(rta_task_t *t) {
   t->open = 0;
   t->in_region = 0;
   nopen--;
-  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_END)) {
-    ballast_tool_task_t ev = {.t_ns = ballast__tool_now(), .key = t->key};
-    ballast__tool_emit_task_end(&ev);
-  }
+  emit_task_end(t);
   return 0;
 }
 

@@ -6,7 +6,7 @@
  * Open MPI's, the program's, or the default): that one sees the kernel's own
  * si_code and failing address, as it would without ballast.
  *
- * Installed when the first tool attaches (at MPI_Init, after Open MPI and
+ * Installed before the first tool's init runs (at MPI_Init, after Open MPI and
  * mon installed theirs), removed after the finalize event. The dispatch
  * keeps "which callback this thread is in" (tool.c, tl_in); the handler
  * reads it, formats into a buffer on its stack and write(2)s: nothing here

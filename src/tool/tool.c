@@ -255,6 +255,9 @@ int ballast__tool_run_init(ballast_tool_t *t) {
   pthread_mutex_unlock(&lock);
   /* A tool's own MPI calls in its init are not the application's traffic. */
   ballast__lib_begin();
+  /* Armed before the first init runs, so a crash inside it is named too;
+   * with no tool attached the handlers only hand signals on. */
+  ballast__tool_crash_arm();
   const slot_t in_init = {NULL, NULL, t, EV_INIT};
   const slot_t *outer = tl_in;
   tl_in = &in_init;
@@ -272,8 +275,6 @@ int ballast__tool_run_init(ballast_tool_t *t) {
     t->state = T_OFF;
   }
   pthread_mutex_unlock(&lock);
-  if (attached)
-    ballast__tool_crash_arm();
   if (rc < 0) {
     BALLAST_WARN("tool \"%s\": its init returned %d (an error); running without it",
                  t->name, rc);

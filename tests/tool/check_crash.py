@@ -9,7 +9,9 @@ of 2 ranks, in three setups; each checks stderr on values:
  - own: the same without BALLAST_PROFILE (tool handler -> program's);
  - mpi+profile: no handler of the program's: Open MPI's prints the fault,
    "Signal code: Invalid permissions (2)" and the tool's address, never
-   "(-6)" (a signal raised anew).
+   "(-6)" (a signal raised anew);
+ - init: the tool, the only one loaded, faults in its init function: named
+   as crashing in its init, before any tool attached.
 usage: check_crash.py MPIEXEC APP TOOL MERGE"""
 import glob
 import json
@@ -23,10 +25,10 @@ mpiexec, app, tool, merge = sys.argv[1:5]
 NP = 2
 
 
-def run(own, profile):
+def run(own, profile, init=False):
     tmp = tempfile.mkdtemp(prefix="ballast_crash_")
     env = dict(os.environ, BALLAST_TOOLS=tool, BALLAST_REPORT="none", BALLAST_VERBOSE="1",
-               OMPI_MCA_odls_base_sigkill_timeout="5")
+               OMPI_MCA_odls_base_sigkill_timeout="5", TT_CRASH_INIT="1" if init else "0")
     env.pop("BALLAST_PROFILE", None)
     if profile:
         env["BALLAST_PROFILE"] = os.path.join(tmp, "p.json")
@@ -43,13 +45,13 @@ def run(own, profile):
     # ballast's line: the rank, the tool as loaded and its file, the event,
     # the signal with the kernel's si_code and the address.
     named = re.findall(r'ballast\[(\d+)\]: error: tool "([^"]+)"(?: \(([^)]+)\))? crashed in '
-                       r'its (\w+) callback: SIGSEGV \(si_code (-?\d+), address (0x[0-9a-f]+)\)',
+                       r'its (\w+) (?:callback|function): SIGSEGV \(si_code (-?\d+), address (0x[0-9a-f]+)\)',
                        err)
     assert len(named) == 1, "want one line naming the tool:\n" + err
     rank, name, file, event, code, where = named[0]
     assert int(rank) == NP - 1, named
     assert os.path.realpath(name) == os.path.realpath(tool), (name, tool)
-    assert event == "region_enter", named
+    assert event == ("init" if init else "region_enter"), named
     assert int(code) == 2 and int(where, 16) == addr, (named, hex(addr))
     return tmp, err, addr
 
@@ -93,3 +95,11 @@ else:
     m = re.search(r"Failing at address: (0x[0-9a-f]+)", err)
     assert m and int(m.group(1), 16) == addr, (m and m.group(1), hex(addr), err)
     print("mpi+profile: tool named, Open MPI reports si_code 2 at %s" % hex(addr))
+
+# 4. a crash in the init of the only tool loaded: named too (the handlers
+# are in place before the first init runs)
+tmp, err, addr = run(own=True, profile=False, init=True)
+got = re.findall(r"crash_app: SIGSEGV si_code (-?\d+) si_addr (0x[0-9a-f]+)", err)
+assert got == [("2", hex(addr))], (got, hex(addr), err)
+print("init: the only tool named as crashing in its init, program's handler got si_code 2 at %s"
+      % hex(addr))

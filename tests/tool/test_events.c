@@ -493,15 +493,35 @@ int main(int argc, char **argv) {
   test_lb();
   test_counts();
   mon_region_begin("left_open"); /* closed at MPI_Finalize, before finalize */
-  long rx = counts[0][TT_REGION_EXIT];
+  /* A task left open inside it: MPI_Finalize leaves the task's region, ends
+   * the task, then leaves "left_open": nested, innermost first. */
+  rta_task_t *root = NULL, *open_task = NULL;
+  rta_task_params_t p = RTA_TASK_PARAMS_INIT;
+  const char *rn = "fin", *tn = "t";
+  CHECK_EQ(rta_define_task(NULL, 1, &rn, &p, &root), 0);
+  CHECK_EQ(rta_define_task(root, 1, &tn, &p, &open_task), 0);
+  CHECK_EQ(rta_task_begin(open_task), 0);
+  long rx = counts[0][TT_REGION_EXIT], te = counts[0][TT_TASK_END];
+  nseq = 0;
+  seq_on = 1;
   MPI_Finalize();
+  seq_on = 0;
   CHECK_EQ(counts[0][TT_FINALIZE], 1);
   CHECK_EQ(counts[1][TT_FINALIZE], 1);
-  CHECK_EQ(counts[0][TT_REGION_EXIT], rx + 1);
+  CHECK_EQ(counts[0][TT_REGION_EXIT], rx + 2);
+  CHECK_EQ(counts[0][TT_TASK_END], te + 1);
+  int nrt = 0; /* the region and task events among them (ballast's own MPI calls aside) */
+  for (int k = 0; k < nseq; k++)
+    if (strchr("+-BE", seq_log[k][0]))
+      memmove(seq_log[nrt++], seq_log[k], sizeof seq_log[k]);
+  CHECK_EQ(nrt, 3);
+  CHECK_STREQ(seq_log[0], "-fin/t");
+  CHECK_STREQ(seq_log[1], "Efin/t");
+  CHECK_STREQ(seq_log[2], "-left_open");
   /* rank 1 got the tasks moved, rank 0 began them: every type on some rank */
   CHECK(counts[0][TT_TASK_MOVE] > 0);
   if (me == 0)
-    CHECK(counts[0][TT_TASK_BEGIN] == NT && counts[0][TT_TASK_END] == NT);
+    CHECK(counts[0][TT_TASK_BEGIN] == NT + 1 && counts[0][TT_TASK_END] == NT + 1);
   printf("PASS tool_events rank %d\n", me);
   return 0;
 }
