@@ -18,9 +18,10 @@ and checks on values:
     "others" (300 ms on rank 1) before "zero_only" (200 ms on rank 0 only);
     the full report lists every region of the profile, ordered by the
     average (never a smaller one before a larger); top activities likewise;
-  - ballast's own time: waiting grows by about the sleeps on the ranks that
-    wait (>= 60% of steps x SLEEP more than without sleeping), work does
-    not (less than 25% of that more); the report's ballast rows, the
+  - ballast's own time: the ranks that wait for the late one wait about the
+    sleeps (>= 60% of steps x SLEEP more than the late rank in the same
+    run), their work does not grow (less than 25% of that more than
+    without sleeping); the report's ballast rows, the
     profile's ballast_work/ballast_wait and the page's cards (BALLAST_HTML) agree;
   - the load-balancing chart: the profile's program step (wmax) is about
     SLEEP while the judged task time (tmax) is about the task's 1 ms, and
@@ -222,9 +223,12 @@ print("own time (s): " + ", ".join("%s rank %d work %.4f wait %.4f" % (k, r, wor
                                    for k, r in sorted(work)))
 for r in range(NP - 1):  # the ranks that wait for the late one
     if ("sleep", r) in wait and ("plain", r) in wait:
-        check(wait["sleep", r] - wait["plain", r] >= 0.6 * slept,
-              "rank %d waits %.4f s more with sleeps (>= %.4f)"
-              % (r, wait["sleep", r] - wait["plain", r], 0.6 * slept))
+        # Against the late rank of the same run, not against the plain run:
+        # on a loaded machine (the sanitizer build beside other jobs) the
+        # plain run's own waiting varies by more than the sleeps.
+        check(wait["sleep", r] - wait["sleep", NP - 1] >= 0.6 * slept,
+              "rank %d waits %.4f s more than the late rank (>= %.4f)"
+              % (r, wait["sleep", r] - wait["sleep", NP - 1], 0.6 * slept))
         check(work["sleep", r] - work["plain", r] <= 0.25 * slept,
               "rank %d: work %.4f s with sleeps vs %.4f without (grew less than %.4f)"
               % (r, work["sleep", r], work["plain", r], 0.25 * slept))
