@@ -1,0 +1,192 @@
+/*
+ * ballast-lb-small: load balancing of tasks whose cost drifts.
+ *
+ * NTASKS tasks "lb/t<k>" lie in a row; a hot spot, ten times the work of a
+ * cold task, moves along the row over the run, so whichever rank holds it
+ * is the slowest. Each rank starts with a contiguous slice of the row.
+ * ballast's automatic policy measures every task (rta_task_begin/end),
+ * judges the ranks' imbalance at every rta_lb_perform() and moves tasks
+ * when a remap pays for itself. A task's state is one registered array
+ * (rta_register_array): ballast moves it with the task, no callback needed.
+ *
+ * Each step prints the imbalance of the work (max/avg over ranks of the
+ * tasks' costs, owners from rta_lb_task_owner) as the tasks sit now and as
+ * they would without balancing, the measured time imbalance, and each remap.
+ * At the end every task's array is checked on whichever rank owns it. Exit
+ * status 1 when a check fails, no remap happened, or balancing did not
+ * lower the work imbalance.
+ *
+ * Usage: mpiexec -n 2 ballast-lb-small [steps (80)] [tasks (32)]
+ */
+#include <ballast.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { NVALS = 512, UNIT = 20000 }; /* doubles of state per task; sqrt per unit of cost */
+
+/* Cost of task k at a step: 1, plus up to 9 near the hot spot, which
+ * crosses the row once over the run. */
+static double cost(int k, int step, int steps, int ntasks) {
+  double centre = (double)step * ntasks / steps, d = (k - centre) / 2.0;
+  return 1.0 + 9.0 * exp(-d * d);
+}
+
+/* A task's work: a real computation proportional to its cost that reads
+ * its state; a[0] counts the steps the task ran, wherever it ran. */
+static double work(double *a, double c) {
+  double x = 0.0;
+  long n = (long)(c * UNIT);
+  for (long i = 0; i < n; i++) x = sqrt(x + a[1 + i % (NVALS - 1)]);
+  a[0] += 1.0;
+  return x;
+}
+
+/* Max/avg over ranks of the work the tasks' owners carry: from the live
+ * owners (live = 1) or from the initial slices (without balancing). */
+static double work_imbalance(rta_lb_context_t *ctx, int step, int steps, int ntasks,
+                             int size, int live) {
+  double load[64] = {0}, max = 0, sum = 0;
+  for (int k = 0; k < ntasks; k++) {
+    char key[32];
+    int owner = k * size / ntasks;
+    snprintf(key, sizeof key, "lb/t%d", k);
+    if (live && rta_lb_task_owner(ctx, key, &owner)) return -1;
+    load[owner] += cost(k, step, steps, ntasks);
+  }
+  for (int r = 0; r < size; r++) {
+    sum += load[r];
+    if (load[r] > max) max = load[r];
+  }
+  return max / (sum / size);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size, rc, bad = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int steps = argc > 1 ? atoi(argv[1]) : 80, ntasks = argc > 2 ? atoi(argv[2]) : 32;
+  if (steps < 10 || ntasks < size || size > 64) {
+    if (rank == 0) fprintf(stderr, "lb_small: want steps >= 10, ranks <= tasks, ranks <= 64\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+
+  /* The root is defined on every rank; each rank defines its slice. */
+  rta_task_t *root;
+  const char *rootname = "lb";
+  rc = rta_define_task(NULL, 1, &rootname, NULL, &root);
+  double **state = calloc((size_t)ntasks, sizeof *state);
+  for (int k = 0; k < ntasks && !rc; k++) {
+    if (k * size / ntasks != rank) continue;
+    char name[32];
+    const char *np = name;
+    rta_task_t *t;
+    int64_t dims = NVALS;
+    snprintf(name, sizeof name, "t%d", k);
+    state[k] = malloc(NVALS * sizeof(double));
+    state[k][0] = 0.0;
+    for (int i = 1; i < NVALS; i++) state[k][i] = k * NVALS + i; /* derived from the key */
+    rc = rta_define_task(root, 1, &np, NULL, &t);
+    if (!rc) rc = rta_register_array(t, (void **)&state[k], rta_type_elem(RTA_DOUBLE), 1, &dims);
+  }
+  /* Automatic balancing, judged over short windows so that a short run
+   * sees several remaps (the defaults suit runs of hundreds of steps). */
+  rta_lb_config_t cfg;
+  rta_lb_config_init(&cfg);
+  cfg.policy.mode = RTA_POLICY_AUTO;
+  cfg.policy.warmup = 2;
+  cfg.policy.window = 5;
+  rta_lb_context_t *ctx = NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+  rta_cost_config_t cc = {4, 2}; /* the cost of a task follows the hot spot within 4 steps */
+  if (!rc) rc = rta_cost_config_set(&cc);
+  /* Collective: every rank enters even after a local error, and all fail together. */
+  int rc2 = rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm);
+  if (rc || rc2) {
+    fprintf(stderr, "lb_small: rank %d: %s\n", rank, ballast_strerror(rc ? rc : rc2));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+
+  if (rank == 0) printf("step  hot  work-imbalance (unbalanced)  time-imbalance  my-tasks\n");
+  double sum_live = 0, sum_static = 0, sink = 0;
+  long long remaps = 0, moved = 0;
+  int counted = 0;
+  for (int s = 0; s < steps; s++) {
+    double t0 = MPI_Wtime();
+    /* This rank's tasks, as of the last remap. */
+    for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
+      rta_task_t *t = rta_lb_local_task(ctx, i);
+      void **slot;
+      int k = atoi(rta_task_name(t) + 1);
+      rta_task_begin(t);
+      if (rta_task_array(t, 0, &slot) == 0) sink += work(*(double **)slot, cost(k, s, steps, ntasks));
+      rta_task_end(t);
+    }
+    double mine = MPI_Wtime() - t0, tmax, tsum;
+    MPI_Allreduce(&mine, &tmax, 1, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(&mine, &tsum, 1, MPI_DOUBLE, MPI_SUM, comm);
+    double live = work_imbalance(ctx, s, steps, ntasks, size, 1);
+    double fixed = work_imbalance(ctx, s, steps, ntasks, size, 0);
+    if (rank == 0)
+      printf("%4d %4.0f %10.2f %14.2f %17.2f %11d\n", s, (double)s * ntasks / steps, live,
+             fixed, tmax / (tsum / size), rta_lb_nlocal(ctx));
+    if (remaps > 0) { /* compare from the first remap on */
+      sum_live += live;
+      sum_static += fixed;
+      counted++;
+    }
+
+    /* The load-balancing call: collective, outside every task. */
+    if ((rc = rta_lb_perform(ctx, &comm))) {
+      fprintf(stderr, "lb_small: rank %d: rta_lb_perform: %s\n", rank, ballast_strerror(rc));
+      MPI_Abort(comm, 1);
+    }
+    rta_lb_stats_t st;
+    rta_lb_stats(ctx, &st);
+    if (st.remaps > remaps && rank == 0)
+      printf("     remap %lld after step %d: %lld tasks moved, imbalance %.2f judged, %.2f predicted\n",
+             st.remaps, s, st.tasks_moved - moved, st.imbalance_before, st.imbalance_predicted);
+    remaps = st.remaps;
+    moved = st.tasks_moved;
+  }
+
+  /* The state check, on whichever rank owns each task now. */
+  int checked = 0;
+  for (int k = 0; k < ntasks; k++) {
+    char key[32];
+    int owner = -1;
+    snprintf(key, sizeof key, "lb/t%d", k);
+    if (rta_lb_task_owner(ctx, key, &owner) || owner != rank) continue;
+    rta_task_t *t;
+    void **slot;
+    if (rta_task_find(key, &t) || rta_task_array(t, 0, &slot)) { bad++; continue; }
+    const double *a = *(double **)slot;
+    int ok = a[0] == steps;
+    for (int i = 1; i < NVALS; i++) ok &= a[i] == k * NVALS + i;
+    if (!ok) fprintf(stderr, "lb_small: rank %d: %s holds wrong values (a[0] = %g)\n", rank, key, a[0]);
+    bad += !ok;
+    checked++;
+  }
+  int all[2] = {bad, checked};
+  MPI_Allreduce(MPI_IN_PLACE, all, 2, MPI_INT, MPI_SUM, comm);
+  double mean_live = counted ? sum_live / counted : 0, mean_static = counted ? sum_static / counted : 0;
+  int fail = all[0] || all[1] != ntasks || remaps < 1 || !(mean_live < mean_static);
+  if (rank == 0) {
+    printf("lb_small: %d ranks, %d tasks, %d steps: %lld remaps, %lld tasks moved\n", size,
+           ntasks, steps, remaps, moved);
+    printf("lb_small: work imbalance after the first remap %.2f, without balancing %.2f\n",
+           mean_live, mean_static);
+    printf("lb_small: state of %d tasks checked, %d wrong: %s\n", all[1], all[0],
+           fail ? "FAILED" : "passed");
+  }
+  if (sink < 0) printf("%g\n", sink); /* keeps the work from being optimised away */
+
+  rta_lb_destroy(ctx);
+  rta_reset();
+  for (int k = 0; k < ntasks; k++) free(state[k]); /* arrays that never left; rta freed the others */
+  free(state);
+  MPI_Finalize();
+  return fail;
+}
