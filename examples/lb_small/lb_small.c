@@ -44,10 +44,12 @@ static double work(double *a, double c) {
 }
 
 /* Max/avg over ranks of the work the tasks' owners carry: from the live
- * owners (live = 1) or from the initial slices (without balancing). */
+ * owners (live = 1) or from the initial slices (without balancing). `load` has
+ * room for `size` ranks. */
 static double work_imbalance(rta_lb_context_t *ctx, int step, int steps, int ntasks,
-                             int size, int live) {
-  double load[64] = {0}, max = 0, sum = 0;
+                             int size, int live, double *load) {
+  double max = 0, sum = 0;
+  for (int r = 0; r < size; r++) load[r] = 0;
   for (int k = 0; k < ntasks; k++) {
     char key[32];
     int owner = k * size / ntasks;
@@ -68,8 +70,10 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int steps = argc > 1 ? atoi(argv[1]) : 80, ntasks = argc > 2 ? atoi(argv[2]) : 32;
-  if (steps < 10 || ntasks < size || size > 64) {
-    if (rank == 0) fprintf(stderr, "lb_small: want steps >= 10, ranks <= tasks, ranks <= 64\n");
+  double *load = malloc((size_t)size * sizeof *load);
+  double **state = calloc((size_t)(ntasks > 0 ? ntasks : 1), sizeof *state);
+  if (steps < 10 || ntasks < size || !load || !state) {
+    if (rank == 0) fprintf(stderr, "lb_small: want steps >= 10 and at least one task per rank\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
 
@@ -77,7 +81,6 @@ int main(int argc, char **argv) {
   rta_task_t *root;
   const char *rootname = "lb";
   rc = rta_define_task(NULL, 1, &rootname, NULL, &root);
-  double **state = calloc((size_t)ntasks, sizeof *state);
   for (int k = 0; k < ntasks && !rc; k++) {
     if (k * size / ntasks != rank) continue;
     char name[32];
@@ -85,7 +88,10 @@ int main(int argc, char **argv) {
     rta_task_t *t;
     int64_t dims = NVALS;
     snprintf(name, sizeof name, "t%d", k);
-    state[k] = malloc(NVALS * sizeof(double));
+    if (!(state[k] = malloc(NVALS * sizeof(double)))) {
+      rc = BALLAST_ENOMEM;
+      break;
+    }
     state[k][0] = 0.0;
     for (int i = 1; i < NVALS; i++) state[k][i] = k * NVALS + i; /* derived from the key */
     rc = rta_define_task(root, 1, &np, NULL, &t);
@@ -120,15 +126,16 @@ int main(int argc, char **argv) {
       rta_task_t *t = rta_lb_local_task(ctx, i);
       void **slot;
       int k = atoi(rta_task_name(t) + 1);
-      rta_task_begin(t);
-      if (rta_task_array(t, 0, &slot) == 0) sink += work(*(double **)slot, cost(k, s, steps, ntasks));
-      rta_task_end(t);
+      /* begin/end clock the task: the cost model learns its cost from this */
+      if (rta_task_begin(t) || rta_task_array(t, 0, &slot)) MPI_Abort(comm, 1);
+      sink += work(*(double **)slot, cost(k, s, steps, ntasks));
+      if (rta_task_end(t)) MPI_Abort(comm, 1);
     }
     double mine = MPI_Wtime() - t0, tmax, tsum;
     MPI_Allreduce(&mine, &tmax, 1, MPI_DOUBLE, MPI_MAX, comm);
     MPI_Allreduce(&mine, &tsum, 1, MPI_DOUBLE, MPI_SUM, comm);
-    double live = work_imbalance(ctx, s, steps, ntasks, size, 1);
-    double fixed = work_imbalance(ctx, s, steps, ntasks, size, 0);
+    double live = work_imbalance(ctx, s, steps, ntasks, size, 1, load);
+    double fixed = work_imbalance(ctx, s, steps, ntasks, size, 0, load);
     if (rank == 0)
       printf("%4d %4.0f %10.2f %14.2f %17.2f %11d\n", s, (double)s * ntasks / steps, live,
              fixed, tmax / (tsum / size), rta_lb_nlocal(ctx));
@@ -187,6 +194,7 @@ int main(int argc, char **argv) {
   rta_reset();
   for (int k = 0; k < ntasks; k++) free(state[k]); /* arrays that never left; rta freed the others */
   free(state);
+  free(load);
   MPI_Finalize();
   return fail;
 }
