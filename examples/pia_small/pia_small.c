@@ -53,11 +53,13 @@ static void introspect(int steps, int rank, int size) {
     free(peer);
     return;
   }
-  if (rank == 0)
-    printf("after %3d steps: step region %lld times, %.4f s (%.4f s in MPI); "
-           "MPI_Sendrecv in exchange: %lld calls, %lld bytes; to rank %d: %lld bytes\n",
-           steps, step.count64, step.wtime, step.mtime, sr.ncalls, sr.nbytes, right,
-           peer[right].nbytes);
+  if (rank == 0) {
+    printf("after %d steps: region solve/step %lld times, %.4f s (%.4f s in MPI)\n", steps,
+           step.count64, step.wtime, step.mtime);
+    printf("  MPI_Sendrecv in solve/step/exchange: %lld calls, %lld bytes; "
+           "%lld bytes sent to rank %d, %lld received from rank %d\n",
+           sr.ncalls, sr.nbytes, peer[right].nbytes, right, peer[left].rbytes, left);
+  }
   expect_eq("step's count", step.count64, steps, rank);
   expect_eq("MPI_Sendrecv's calls in exchange", sr.ncalls, steps, rank);
   /* A Sendrecv's bytes are both halves: the message sent and the one received. */
