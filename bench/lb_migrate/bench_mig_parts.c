@@ -20,7 +20,7 @@
  * repetitions, and ratio = Alltoallv median / the mode's median.
  *
  * Usage: mpiexec -n 2 bench_mig_parts [reps] [S] [N] [huge] [scatter]
- * huge = 1: every buffer of 1 MiB and more comes from rta__alloc_large, as
+ * huge = 1: every buffer of 1 MiB and more comes from ballast__alloc_large, as
  * the pool gives them (2 MiB aligned, transparent huge pages); otherwise
  * malloc. scatter = 1: each side's parts are a random half of 2N buffers
  * allocated in turn, in random order, as a load-balancing context's states

@@ -15,7 +15,7 @@
 #include "common/env.h"
 #include "map/map_internal.h"
 #include "mon/mon_hooks.h"
-#include "task/task_internal.h"
+#include "task/task_hooks.h"
 #include "tool/tool_internal.h"
 
 /* The registry of contexts, keyed by application communicator (a list: a

@@ -1,8 +1,9 @@
 /*
  * Load-balancing contexts (private). lb.c holds the context, the call and
  * the communicators; lb_move.c adapts tasks to the migration engine;
- * lb_task_glue.c reaches into the task tree for what the public API does not
- * offer (defining an arriving task with its cost window, adopting an array);
+ * what it needs of the task tree beyond the public API (defining an
+ * arriving task with its cost window, adopting an array) is declared by the
+ * task runtime in task/task_hooks.h;
  * lb_gang.c places multiprocessor tasks; lb_report.c feeds mon's report.
  */
 #ifndef BALLAST_RTA_LB_INTERNAL_H
@@ -94,28 +95,6 @@ typedef struct {
  * this rank's after the move. */
 int rta__lb_move(rta_lb_context_t *ctx, rta_mapping_t *m,
                  const int *slot, rta__lb_move_result_t *res);
-
-/* ---- lb_task_glue.c ----------------------------------------------------- */
-
-/* Samples of the task's cost window, oldest first (n <= RTA window). */
-int rta__lb_cost_samples(const rta_task_t *t, double *out, int max,
-                         long long *total);
-/* Restores a window of samples (oldest first) on a freshly defined task. */
-int rta__lb_cost_restore(rta_task_t *t, const double *s, int n,
-                         long long total);
-/* The task's only registered array when it is a ballast element type, else
- * NULL; fills its element type and bytes. */
-void **rta__lb_single_elem_array(const rta_task_t *t, int *elem,
-                                 size_t *bytes);
-/* Stores \a mem (malloc'ed, adopted) as the task's single registered array
- * with the given dims; frees what the slot held. BALLAST_ESIZE when the task
- * does not have exactly one array of element type \a elem. */
-int rta__lb_adopt_array(rta_task_t *t, int elem, int ndims,
-                        const int64_t *dims, void *mem, size_t bytes);
-/* Frees every registered array of the task (free(*slot); *slot = NULL). */
-void rta__lb_free_arrays(rta_task_t *t);
-/* Dims of the single array (for the descriptor). */
-int rta__lb_array_shape(const rta_task_t *t, int *ndims, int64_t *dims);
 
 /* ---- lb_gang.c ---------------------------------------------------------- */
 

@@ -16,7 +16,7 @@
 #include "common/common_internal.h"
 #include "common/env.h"
 #include "map/map_internal.h"
-#include "task/task_internal.h"
+#include "task/task_hooks.h"
 
 #define FLUSH_STEPS 64     /* judged steps between two gathers of costs */
 #define COST_ROWS 512      /* sampled steps before the stride doubles */

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "common/common_internal.h"
-#include "task/task_internal.h"
+#include "task/task_hooks.h"
 
 #define MAX_DEPTH 64
 #define MAX_FILE (1LL << 30)
@@ -512,7 +512,7 @@ static int seed_costs(rta_lb_context_t *ctx, const rta__warm_t *w) {
       continue;
     for (int k = 0; k < n; k++)
       s[k] = row->cost;
-    seeded += rta__lb_cost_restore(ctx->local[i], s, n, n) == 0;
+    seeded += rta__task_cost_restore(ctx->local[i], s, n, n) == 0;
   }
   return seeded;
 }

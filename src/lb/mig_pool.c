@@ -12,8 +12,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <uthash.h>
+
 #include "common/common_internal.h"
-#include "task/task_internal.h" /* also uthash */
 
 /* Whether a block of n bytes may be cached: below 1 MiB always; from 1 MiB
  * only when 2 MiB aligned as alloc_large makes it (the application's
@@ -26,14 +27,14 @@
  * circulation; freeing it and receiving into a fresh huge page costs one
  * fault per 2 MiB once, after which the memory cycles through the pool. */
 static int huge_ready(const void *mem, size_t n) {
-  return n < RTA__HUGE_BYTES / 2 || ((uintptr_t)mem & (RTA__HUGE_BYTES - 1)) == 0;
+  return n < BALLAST__HUGE_BYTES / 2 || ((uintptr_t)mem & (BALLAST__HUGE_BYTES - 1)) == 0;
 }
 
 /* What a cached block of n bytes counts against the bound: a 2 MiB-aligned
  * block of 1-2 MiB holds a whole huge page (alloc_large), so 2 MiB; any
  * other block its n bytes. */
 static size_t block_cost(const void *mem, size_t n) {
-  return huge_ready(mem, n) && n >= RTA__HUGE_BYTES / 2 ? rta__large_len(n) : n;
+  return huge_ready(mem, n) && n >= BALLAST__HUGE_BYTES / 2 ? ballast__large_len(n) : n;
 }
 
 /* A cached block. Large blocks (RTA__POOL_MIN and more) serve any request
@@ -200,9 +201,9 @@ void *rta__mig_pool_take_len(rta__mig_pool_t *p, size_t n, size_t *len) {
     }
     p->misses++;
   }
-  void *mem = rta__alloc_large(n);
+  void *mem = ballast__alloc_large(n);
   if (len && mem)
-    *len = rta__large_len(n);
+    *len = ballast__large_len(n);
   return mem;
 }
 

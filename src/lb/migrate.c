@@ -13,8 +13,6 @@
 
 #include "common/common_internal.h"
 #include "common/env.h"
-#include "mon/mon_hooks.h"
-#include "task/task_internal.h" /* rta__large_len */
 
 #if defined(__linux__)
 #include <sys/uio.h>
@@ -580,7 +578,7 @@ static void alloc_receives(mig_t *m, int r) {
     if (!m->err && x->tail > 0 && !tail_in_agg(x) &&
         !(x->tbuf = rta__mig_pool_take_len(m->pool, x->tail, &x->tcap)))
       m->err = BALLAST_ENOMEM;
-    m->arrived += rta__large_len(x->head) + (tail_in_agg(x) ? 0 : rta__large_len(x->tail));
+    m->arrived += ballast__large_len(x->head) + (tail_in_agg(x) ? 0 : ballast__large_len(x->tail));
     if (m->err)
       BALLAST_WARN("migration: cannot allocate %zu bytes for task %lld from rank %d",
                    x->head + x->tail, (long long)x->task, x->peer);

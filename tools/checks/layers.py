@@ -13,10 +13,15 @@ installs mon's topology mapper.)
 
 1. Includes: a file of src/<layer>/ may include private headers ("x/y.h")
    only of the layers it sees (SEES below). The assertion layer, the task
-   runtime and load balancing see of mon only mon/mon_hooks.h.
+   runtime and load balancing see of mon only mon/mon_hooks.h; load
+   balancing sees of the task runtime only task/task_hooks.h (HOOKS). The
+   migration engine and its pool (ENGINE, in src/lb until they are a layer
+   of their own) include nothing but common and each other: the engine
+   knows nothing of tasks.
 2. Symbols (with BUILD_DIR): every symbol an object file of one layer leaves
-   undefined and another layer defines must belong to a layer it sees; a mon
-   symbol used from above pia must be public or declared in mon_hooks.h.
+   undefined and another layer defines must belong to a layer it sees; a
+   symbol of a layer seen through its hooks header only (mon from above
+   pia, task from lb) must be public or declared in that header.
    This catches calls up the stack that an extern declaration would hide from
    the include check.
 
@@ -38,8 +43,13 @@ SEES = {
     "map": {"common", "map"},
     "topo": {"common", "mon_hooks", "map", "topo"},
     "task": {"common", "tool", "mon_hooks", "pia", "map", "task"},
-    "lb": {"common", "tool", "mon_hooks", "pia", "assert", "map", "task", "lb"},
+    "lb": {"common", "tool", "mon_hooks", "pia", "assert", "map", "task_hooks", "lb"},
 }
+# Layers that offer the layers above one declared header, src/x/x_hooks.h.
+HOOKS = ("mon", "task")
+# The migration engine and its pool: files of src/lb that see common only.
+ENGINE = {"src/lb/migrate.c", "src/lb/migrate.h", "src/lb/mig_pool.c", "src/lb/mig_pool.h"}
+ENGINE_INCLUDES = {"lb/migrate.h", "lb/mig_pool.h"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -57,11 +67,15 @@ def check_includes(src):
                 if top not in ORDER:
                     continue
                 ok = top in SEES[layer] or (
-                    top == "mon" and inc == "mon/mon_hooks.h" and "mon_hooks" in SEES[layer])
+                    top in HOOKS and inc == f"{top}/{top}_hooks.h"
+                    and f"{top}_hooks" in SEES[layer])
+                rel = os.path.relpath(path, src)
                 if not ok:
-                    rel = os.path.relpath(path, src)
                     bad.append(f"{rel}: includes \"{inc}\" of layer {top}, "
                                f"which layer {layer} does not see")
+                elif rel in ENGINE and top != "common" and inc not in ENGINE_INCLUDES:
+                    bad.append(f"{rel}: includes \"{inc}\"; the migration engine "
+                               f"sees common only")
     return bad
 
 
@@ -81,9 +95,9 @@ def nm(objs, undefined):
     return syms
 
 
-def hook_names(src):
-    with open(os.path.join(src, "src", "mon", "mon_hooks.h"), encoding="utf-8") as f:
-        return set(re.findall(r"\b(mon__\w+)\s*\(", f.read()))
+def hook_names(src, layer):
+    with open(os.path.join(src, "src", layer, f"{layer}_hooks.h"), encoding="utf-8") as f:
+        return set(re.findall(r"\b(\w+__\w+)\s*\(", f.read()))
 
 
 def check_symbols(src, build):
@@ -96,7 +110,7 @@ def check_symbols(src, build):
     for l in ORDER:
         for sym in nm(objs[l], undefined=False):
             owner[sym] = l
-    hooks = hook_names(src)
+    hooks = {h: hook_names(src, h) for h in HOOKS}
     bad = []
     for l in ORDER:
         for sym, users in sorted(nm(objs[l], undefined=True).items()):
@@ -107,7 +121,8 @@ def check_symbols(src, build):
                 continue
             if o in SEES[l]:
                 continue
-            if o == "mon" and "mon_hooks" in SEES[l] and ("__" not in sym or sym in hooks):
+            if o in HOOKS and f"{o}_hooks" in SEES[l] and ("__" not in sym
+                                                         or sym in hooks[o]):
                 continue
             for u in sorted(users):
                 bad.append(f"{os.path.relpath(u, build)}: layer {l} uses {sym} of layer {o}, "
