@@ -74,27 +74,94 @@ static void ws(jp_t *j) {
     j->p++;
 }
 
-/* A string at j->p (after the quote); escapes \uXXXX keep ASCII only (keys
- * ballast writes are escaped that way only for control bytes). */
+/* Four hex digits at j->p as a number, -1 when they are not. */
+static long hex4(jp_t *j) {
+  long u = 0;
+  if (j->end - j->p < 4)
+    return -1;
+  for (int k = 0; k < 4; k++) {
+    int c = (unsigned char)*j->p++, d = c >= '0' && c <= '9'   ? c - '0'
+                                       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                              : -1;
+    if (d < 0)
+      return -1;
+    u = u * 16 + d;
+  }
+  return u;
+}
+
+/* The code point of a \u escape (j->p after the 'u'), a surrogate pair
+ * joined (Python's json, which ballast-profile-merge writes with, escapes
+ * every non-ASCII character so, and those beyond U+FFFF as pairs); -1 for
+ * a malformed one, a lone surrogate or U+0000 (a key cannot hold it). */
+static long jescape_u(jp_t *j) {
+  long u = hex4(j);
+  if (u >= 0xDC00 && u <= 0xDFFF)
+    return -1;
+  if (u >= 0xD800 && u <= 0xDBFF) {
+    if (j->end - j->p < 6 || j->p[0] != '\\' || j->p[1] != 'u')
+      return -1;
+    j->p += 2;
+    long lo = hex4(j);
+    if (lo < 0xDC00 || lo > 0xDFFF)
+      return -1;
+    u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+  }
+  return u > 0 ? u : -1;
+}
+
+/* Code point \a u as UTF-8 into \a out; its length (1-4). */
+static int utf8_put(long u, char *out) {
+  if (u < 0x80) {
+    out[0] = (char)u;
+    return 1;
+  }
+  if (u < 0x800) {
+    out[0] = (char)(0xC0 | (u >> 6));
+    out[1] = (char)(0x80 | (u & 0x3F));
+    return 2;
+  }
+  if (u < 0x10000) {
+    out[0] = (char)(0xE0 | (u >> 12));
+    out[1] = (char)(0x80 | ((u >> 6) & 0x3F));
+    out[2] = (char)(0x80 | (u & 0x3F));
+    return 3;
+  }
+  out[0] = (char)(0xF0 | (u >> 18));
+  out[1] = (char)(0x80 | ((u >> 12) & 0x3F));
+  out[2] = (char)(0x80 | ((u >> 6) & 0x3F));
+  out[3] = (char)(0x80 | (u & 0x3F));
+  return 4;
+}
+
+/* A string at j->p (after the quote), escapes decoded; \uXXXX (and
+ * surrogate pairs) become UTF-8, so keys written escaped (as
+ * ballast-profile-merge writes every non-ASCII character) match the task
+ * keys. NULL (j->bad set, or no memory) for a malformed one. */
 static char *jstring(jp_t *j) {
   size_t cap = 16, len = 0;
   char *s = ballast__malloc(cap);
   while (s && j->p < j->end && *j->p != '"') {
-    char c = *j->p++;
-    if (c == '\\' && j->p < j->end) {
-      c = *j->p++;
-      if (c == 'n') c = '\n';
-      else if (c == 't') c = '\t';
-      else if (c == 'r') c = '\r';
-      else if (c == 'b') c = '\b';
-      else if (c == 'f') c = '\f';
-      else if (c == 'u' && j->end - j->p >= 4) {
-        char hex[5] = {j->p[0], j->p[1], j->p[2], j->p[3], 0};
-        c = (char)strtol(hex, NULL, 16);
-        j->p += 4;
+    char c[4] = {*j->p++};
+    int n = 1;
+    if (c[0] == '\\' && j->p < j->end) {
+      c[0] = *j->p++;
+      if (c[0] == 'n') c[0] = '\n';
+      else if (c[0] == 't') c[0] = '\t';
+      else if (c[0] == 'r') c[0] = '\r';
+      else if (c[0] == 'b') c[0] = '\b';
+      else if (c[0] == 'f') c[0] = '\f';
+      else if (c[0] == 'u') {
+        long u = jescape_u(j);
+        if (u < 0) {
+          j->bad = 1;
+          break;
+        }
+        n = utf8_put(u, c);
       }
     }
-    if (len + 2 > cap) {
+    if (len + (size_t)n + 1 > cap) {
       char *t = ballast__realloc(s, cap *= 2);
       if (!t) {
         free(s);
@@ -102,9 +169,10 @@ static char *jstring(jp_t *j) {
       }
       s = t;
     }
-    s[len++] = c;
+    memcpy(s + len, c, (size_t)n);
+    len += (size_t)n;
   }
-  if (!s || j->p >= j->end) {
+  if (!s || j->bad || j->p >= j->end) {
     free(s);
     j->bad = 1;
     return NULL;
