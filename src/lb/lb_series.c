@@ -240,11 +240,13 @@ static void push_point(series_t *s, const point_t *p) {
   s->pts[s->npts++] = *p;
 }
 
-void rta__lb_series_step(rta_lb_context_t *ctx, const double *times,
-                         const double *walls, const rta_decision_t *d) {
+/* A judged step (before a remap it decides). */
+static void series_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
   series_t *s = ctx->series;
   if (!s)
     return;
+  const double *times = ev->times, *walls = ev->walls;
+  const rta_decision_t *d = ev->d;
   double mx = 0, sum = 0, wmx = 0, wsum = 0;
   for (int r = 0; r < ctx->size; r++) {
     mx = times[r] > mx ? times[r] : mx;
@@ -277,10 +279,14 @@ void rta__lb_series_step(rta_lb_context_t *ctx, const double *times,
     s->t_remap0 = MPI_Wtime();
 }
 
-void rta__lb_series_remap(rta_lb_context_t *ctx, const rta_decision_t *d, int rc) {
+/* After every remap carried out (committed or not, \a rc its code); a
+ * dropped candidate leaves no mark. */
+static void series_remap(rta_lb_context_t *ctx, const rta__lb_remap_end_t *ev) {
   series_t *s = ctx->series;
-  if (!s)
+  if (!s || ev->dropped)
     return;
+  const rta_decision_t *d = ev->d;
+  int rc = ev->rc;
   const rta_lb_stats_t *t = &ctx->stats;
   double local = MPI_Wtime() - s->t_remap0;
   if (s->nmarks == MAX_MARKS) {
@@ -358,7 +364,10 @@ static int *world_ranks(MPI_Comm base, int size) {
 static char *json(void *user);
 static char *rank_json(void *user);
 
-void rta__lb_series_open(rta_lb_context_t *ctx, double define_seconds) {
+/* Opened when the context is defined, with the seconds its definition took
+ * on this rank so far. */
+static void series_open(rta_lb_context_t *ctx, const rta__lb_defined_t *ev) {
+  double define_seconds = MPI_Wtime() - ev->t0;
   series_t *s = ballast__calloc(1, sizeof *s);
   if (!s || !(s->root = ballast__strdup(ctx->root_key)) ||
       !(s->node_of = ballast__malloc((size_t)ctx->size * sizeof *s->node_of))) {
@@ -394,7 +403,8 @@ void rta__lb_series_open(rta_lb_context_t *ctx, double define_seconds) {
   tail = &s->next;
 }
 
-void rta__lb_series_close(rta_lb_context_t *ctx) {
+/* Detached when the context is destroyed (its series stays). */
+static void series_close(rta_lb_context_t *ctx) {
   series_t *s = ctx->series;
   if (!s)
     return;
@@ -423,6 +433,13 @@ void rta__lb_series_close(rta_lb_context_t *ctx) {
       return;
     }
 }
+
+const rta__lb_listener_t rta__lb_series_listener = {
+    .name = "series",
+    .defined = series_open,
+    .step = series_step,
+    .remap_ended = series_remap,
+    .destroyed = series_close};
 
 /* ---- the profile's member ---------------------------------------------------- */
 
