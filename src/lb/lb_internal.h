@@ -210,7 +210,7 @@ rta_lb_context_t *rta__lb_contexts(void);
 
 /* ---- lb_record.c --------------------------------------------------------- */
 
-/* The load-balancing record (format in lb_record.h), written by a listener;
+/* The load-balancing record (format in lbrec/lbrec.h), written by a listener;
  * BALLAST_LB_RECORD starts one at each definition (the first context gets
  * the path itself, the k-th path.k), rta_lb_record() at any time. */
 /* Starts a record of \a ctx at \a path (collective): context, policy,

@@ -1,9 +1,9 @@
-/* Writing the load-balancing record (format and rules in lb_record.h): the
+/* Writing the load-balancing record (format and rules in lbrec/lbrec.h): the
  * hooks lb.c calls. Every rank buffers its own tasks' costs; rank 0 of the
  * context writes the file and gathers the buffers at the remaps, every 64
  * judged steps and at the end. */
 #include "lb/lb_internal.h"
-#include "lb/lb_record.h"
+#include "lbrec/lbrec.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -321,7 +321,7 @@ static const char *mode_name(rta_policy_mode_t m) {
 /* Rank 0: the header lines. */
 static void out_header(rta_lb_context_t *ctx, struct lb__recw *w, rta_graph_t *g0) {
   const rta_policy_config_t *p = rta_policy_config(ctx->policy);
-  out(w, "%s %d\nC ", LB__RECORD_MAGIC, LB__RECORD_VERSION);
+  out(w, "%s %d\nC ", LBREC__MAGIC, LBREC__VERSION);
   out_key(w, ctx->root_key);
   out(w, " %d %d %s %s %u %a\n", ctx->size, ctx->placement,
       rta_strategy_name(ctx->cfg.strategy),

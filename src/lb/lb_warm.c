@@ -1,7 +1,7 @@
 /*
  * Warm start (rta_lb_warm_start(), BALLAST_LB_WARMSTART): an earlier run of
  * the same task tree seeds the cost model and the first mapping. Two sources:
- * - a load-balancing record (lb_record.h): each task's last slot and mean
+ * - a load-balancing record (lbrec/lbrec.h): each task's last slot and mean
  *   measured cost, through the record's reader;
  * - a job profile (BALLAST_PROFILE; mon's JSON): the context's last task map
  *   from "lb_series" (keys carried over from earlier maps when a map omits
@@ -14,7 +14,7 @@
  * which remaps to it (lb.c: rta__lb_warm_slots).
  */
 #include "lb/lb_internal.h"
-#include "lb/lb_record.h"
+#include "lbrec/lbrec.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -352,8 +352,8 @@ static row_t *warm_find(const rta__warm_t *w, const char *key) {
 
 static int from_record(const rta_lb_context_t *ctx, const char *path, rta__warm_t **out,
                        char *why, size_t nwhy) {
-  lb__record_t *r;
-  int rc = lb__record_open(path, &r);
+  lbrec__t *r;
+  int rc = lbrec__open(path, &r);
   if (rc) {
     snprintf(why, nwhy, "not a readable load-balancing record (%s)", ballast_err_name(rc));
     return rc;
@@ -361,17 +361,17 @@ static int from_record(const rta_lb_context_t *ctx, const char *path, rta__warm_
   if (strcmp(r->root, ctx->root_key) || r->ranks != ctx->size) {
     snprintf(why, nwhy, "it records root \"%s\" on %d ranks, this context is \"%s\" "
              "on %d ranks (another task tree)", r->root, r->ranks, ctx->root_key, ctx->size);
-    lb__record_close(r);
+    lbrec__close(r);
     return BALLAST_EMISMATCH;
   }
   rta__warm_t *w = warm_alloc(r->nkeys);
   rc = w ? 0 : BALLAST_ENOMEM;
   for (int64_t k = 0; !rc && k < r->nkeys; k++) {
-    lb__rec_task_t t;
-    if (lb__record_task(r, r->keys[k], &t) == 0)
+    lbrec__task_t t;
+    if (lbrec__task(r, r->keys[k], &t) == 0)
       rc = warm_add(w, r->keys[k], t.nprocs == 1 ? t.slot : -1, t.mean_cost);
   }
-  lb__record_close(r);
+  lbrec__close(r);
   if (rc) {
     rta__lb_warm_free(w);
     return rc;
@@ -542,8 +542,8 @@ static int load(const rta_lb_context_t *ctx, const char *path, rta__warm_t **out
                               : rc == BALLAST_ETOOBIG ? "larger than 1 GiB" : "no memory to read it");
     return rc;
   }
-  size_t ml = strlen(LB__RECORD_MAGIC);
-  if (len >= ml && !memcmp(text, LB__RECORD_MAGIC, ml))
+  size_t ml = strlen(LBREC__MAGIC);
+  if (len >= ml && !memcmp(text, LBREC__MAGIC, ml))
     rc = from_record(ctx, path, out, why, nwhy);
   else
     rc = from_profile(ctx, text, len, out, why, nwhy);

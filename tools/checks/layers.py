@@ -5,11 +5,12 @@ Usage: layers.py SOURCE_DIR [BUILD_DIR]
 
 The layers, bottom up (src/<layer>/ each):
 
-    common ─ tool ─ mon ─ pia ─ assert ─ map ─ topo ─ task ─ lb
+    common ─ tool ─ mon ─ pia ─ assert ─ map ─ topo ─ task ─ lbrec ─ lb
 
 (tool is the tools interface's dispatch: it sees common only, and mon,
 pia, assert, task and lb see it. topo sees common, map and mon's hooks: it
-installs mon's topology mapper.)
+installs mon's topology mapper. lbrec, the policy and the load-balancing
+record's reader, sees common and map only: ballast-lbsim links it alone.)
 
 1. Includes: a file of src/<layer>/ may include private headers ("x/y.h")
    only of the layers it sees (SEES below). The assertion layer, the task
@@ -33,7 +34,7 @@ import re
 import subprocess
 import sys
 
-ORDER = ["common", "tool", "mon", "pia", "assert", "map", "topo", "task", "lb"]
+ORDER = ["common", "tool", "mon", "pia", "assert", "map", "topo", "task", "lbrec", "lb"]
 SEES = {
     "common": {"common"},
     "tool": {"common", "tool"},
@@ -43,7 +44,8 @@ SEES = {
     "map": {"common", "map"},
     "topo": {"common", "mon_hooks", "map", "topo"},
     "task": {"common", "tool", "mon_hooks", "pia", "map", "task"},
-    "lb": {"common", "tool", "mon_hooks", "pia", "assert", "map", "task_hooks", "lb"},
+    "lbrec": {"common", "map", "lbrec"},
+    "lb": {"common", "tool", "mon_hooks", "pia", "assert", "map", "task_hooks", "lbrec", "lb"},
 }
 # Layers that offer the layers above one declared header, src/x/x_hooks.h.
 HOOKS = ("mon", "task")
