@@ -1,5 +1,5 @@
 /* Plain-MPI micro test behind the migration engine's choice of messages
- * (src/lb/migrate.c): N parts of S bytes, each in a buffer of its own (as
+ * (src/mig/migrate.c): N parts of S bytes, each in a buffer of its own (as
  * task states are), go from every rank to the next, and the times of the
  * ways the engine could send them are compared with one MPI_Alltoallv of
  * the same bytes from and into one contiguous buffer:

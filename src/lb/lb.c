@@ -2,7 +2,7 @@
  * communicators the application uses, lookups. Moving state is lb_move.c,
  * gangs lb_gang.c, the report lb_report.c. */
 #include "lb/lb_internal.h"
-#include "lb/migrate.h"
+#include "mig/migrate.h"
 
 #include <limits.h>
 #include <math.h>
@@ -156,7 +156,7 @@ static void context_free(rta_lb_context_t *ctx) {
   rta_hw_destroy(ctx->hw);
   rta_policy_destroy(ctx->policy);
   rta__lb_warm_free(ctx->warm);
-  rta__mig_pool_destroy(ctx->pool);
+  mig__pool_destroy(ctx->pool);
   free(ctx->move_out);
   free(ctx->move_in);
   free(ctx->move_desc);

@@ -70,7 +70,7 @@ struct rta_lb_context {
   double coll_last, coll_cost, seconds_waiting;
   double seconds_remapping; /* this rank's wall time in remaps, dropped candidates included */
   int pending_after;      /* a remap happened: record the next judged imbalance */
-  struct rta__mig_pool *pool; /* touched memory kept for migrations (lb_move.c) */
+  struct mig__pool *pool; /* touched memory kept for migrations (lb_move.c) */
   /* kept from remap to remap (lb_move.c): the departures' records, the
    * arrivals' records, the departures' descriptors; their sizes */
   void *move_out, *move_in, *move_desc;

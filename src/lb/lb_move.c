@@ -22,7 +22,7 @@
  */
 #include "lb/lb_internal.h"
 #include "common/bytebuf.h"
-#include "lb/migrate.h"
+#include "mig/migrate.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -96,7 +96,7 @@ typedef struct {
   int64_t *in_of;  /* vertex -> index in in, -1 */
   int nout, nin;   /* departures in out, arrivals in in */
   ballast__wbuf_t desc; /* the departures' descriptors */
-  rta__mig_pool_t *pool;
+  mig__pool_t *pool;
   rta_task_t **made; /* inner tasks this move defined (arrivals' missing
                       * parents), in creation order: removed on rollback */
   int nmade, capmade;
@@ -514,14 +514,14 @@ static void move_event(const mctx_t *c, const rta_task_t *t, int from, int to,
 
 /* A departed array's memory, for the next arrivals (rta__task_give_arrays). */
 static void give_to_pool(void *pool, void *mem, size_t bytes) {
-  rta__mig_pool_give(pool, mem, bytes);
+  mig__pool_give(pool, mem, bytes);
 }
 
 static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
   mctx_t *c = vc;
   if (outgoing) /* the engine finishes the departures in their order */
     prefetch_out(c, (int)c->out_of[v]);
-  if (outcome == RTA__COMMIT && BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_MOVE)) {
+  if (outcome == MIG__COMMIT && BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_MOVE)) {
     size_t head, tail;
     if (outgoing) {
       const out_t *o = &c->out[c->out_of[v]];
@@ -537,7 +537,7 @@ static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
   }
   if (outgoing) {
     out_t *o = &c->out[c->out_of[v]];
-    if (outcome != RTA__COMMIT || !o->t || o->gone)
+    if (outcome != MIG__COMMIT || !o->t || o->gone)
       return;
     /* Arrays first: a release() that frees the structure holding the
      * application's pointers must not leave rta writing through them. The
@@ -549,7 +549,7 @@ static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
     o->gone = 1; /* removed with the others once the engine is done */
   } else {
     in_t *x = &c->in[c->in_of[v]];
-    if (outcome != RTA__COMMIT)
+    if (outcome != MIG__COMMIT)
       drop_arrival(x);
   }
 }
@@ -570,7 +570,7 @@ typedef struct {
   rta_mapping_t *m;                /* the new mapping (c.m), kept current */
   const int *slot;
   mctx_t c;
-  rta__move_t *moves;
+  mig__move_t *moves;
   rta_task_t **gone;               /* room for the departures' removal */
   int64_t *arrv;                   /* the arrivals' vertices, vertex order */
   int who, code;                   /* the failing rank and its code, -1 none */
@@ -705,7 +705,7 @@ static int move_describe(move_t *s) {
       continue;
     }
     if (s->slot[v] != me)
-      s->moves[nout++] = (rta__move_t){.task = v, .dest = s->slot[v]};
+      s->moves[nout++] = (mig__move_t){.task = v, .dest = s->slot[v]};
   }
   int err = place_departures(s, nout);
   ballast__wbuf_t *b = &s->c.desc;
@@ -731,26 +731,26 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
   /* op_unpack adopts every head: by default (mem_limit 0) the rounds do
    * not count batched heads, only staging and heads of their own message;
    * an explicit mem_limit bounds every byte received per round (rta_lb.h). */
-  const rta__migrate_ops_t ops = {op_size,   op_head,  op_pack,
+  const mig__ops_t ops = {op_size,   op_head,  op_pack,
                                   op_unpack, op_finish, op_start,
                                   ctx->cfg.mem_limit == 0};
   rta__task_slab_open(); /* the arrivals' records; closed in move_cleanup */
-  rta__migrate_stats_t st;
-  int rc = rta__migrate(ctx->base, s->moves, s->c.nout, &ops, &s->c,
+  mig__stats_t st;
+  int rc = mig__run(ctx->base, s->moves, s->c.nout, &ops, &s->c,
                         ctx->cfg.mem_limit, ctx->pool, &st);
   s->who = st.failed_rank;
   s->code = st.failed_code;
   size_t held;
   int blocks;
   long long hits, misses;
-  rta__mig_pool_info(ctx->pool, &held, &blocks, &hits, &misses);
+  mig__pool_info(ctx->pool, &held, &blocks, &hits, &misses);
   BALLAST_DEBUG("rta: migration: %lld tasks out, %lld in (%lld read from the "
                 "sources' memory); describing %.3f ms, states %.3f ms; pool %zu "
                 "bytes in %d blocks, %lld hits, %lld misses so far",
                 (long long)st.tasks_sent, (long long)st.tasks_received,
                 (long long)st.heads_read, (s->tm1 - s->tm0) * 1e3, st.seconds * 1e3,
                 held, blocks, hits, misses);
-  for (int k = 0; k < RTA__MIG_NPHASES; k++)
+  for (int k = 0; k < MIG__PH_NPHASES; k++)
     ctx->move_phase[RTA__LB_PH_PLAN + k] += st.phase[k];
   if (!rc) {
     /* The states' bytes, as before the descriptors shared their tails. */
@@ -813,7 +813,7 @@ int rta__lb_move(rta_lb_context_t *ctx, rta_mapping_t *m,
   memset(res, 0, sizeof *res);
   res->failed_rank = -1;
   if (!ctx->pool)
-    ctx->pool = rta__mig_pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
+    ctx->pool = mig__pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
   move_t s = {.ctx = ctx, .m = m, .slot = slot, .who = -1};
   s.c.m = m;
   s.c.pool = ctx->pool;

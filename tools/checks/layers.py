@@ -5,20 +5,19 @@ Usage: layers.py SOURCE_DIR [BUILD_DIR]
 
 The layers, bottom up (src/<layer>/ each):
 
-    common ─ tool ─ mon ─ pia ─ assert ─ map ─ topo ─ task ─ lbrec ─ lb
+    common ─ tool ─ mon ─ pia ─ assert ─ map ─ topo ─ task ─ lbrec ─ mig ─ lb
 
 (tool is the tools interface's dispatch: it sees common only, and mon,
 pia, assert, task and lb see it. topo sees common, map and mon's hooks: it
 installs mon's topology mapper. lbrec, the policy and the load-balancing
-record's reader, sees common and map only: ballast-lbsim links it alone.)
+record's reader, sees common and map only: ballast-lbsim links it alone.
+mig, the migration engine and its pool, sees common only: it knows nothing
+of tasks.)
 
 1. Includes: a file of src/<layer>/ may include private headers ("x/y.h")
    only of the layers it sees (SEES below). The assertion layer, the task
    runtime and load balancing see of mon only mon/mon_hooks.h; load
-   balancing sees of the task runtime only task/task_hooks.h (HOOKS). The
-   migration engine and its pool (ENGINE, in src/lb until they are a layer
-   of their own) include nothing but common and each other: the engine
-   knows nothing of tasks.
+   balancing sees of the task runtime only task/task_hooks.h (HOOKS).
 2. Symbols (with BUILD_DIR): every symbol an object file of one layer leaves
    undefined and another layer defines must belong to a layer it sees; a
    symbol of a layer seen through its hooks header only (mon from above
@@ -34,7 +33,7 @@ import re
 import subprocess
 import sys
 
-ORDER = ["common", "tool", "mon", "pia", "assert", "map", "topo", "task", "lbrec", "lb"]
+ORDER = ["common", "tool", "mon", "pia", "assert", "map", "topo", "task", "lbrec", "mig", "lb"]
 SEES = {
     "common": {"common"},
     "tool": {"common", "tool"},
@@ -45,13 +44,12 @@ SEES = {
     "topo": {"common", "mon_hooks", "map", "topo"},
     "task": {"common", "tool", "mon_hooks", "pia", "map", "task"},
     "lbrec": {"common", "map", "lbrec"},
-    "lb": {"common", "tool", "mon_hooks", "pia", "assert", "map", "task_hooks", "lbrec", "lb"},
+    "mig": {"common", "mig"},
+    "lb": {"common", "tool", "mon_hooks", "pia", "assert", "map", "task_hooks", "lbrec", "mig",
+           "lb"},
 }
 # Layers that offer the layers above one declared header, src/x/x_hooks.h.
 HOOKS = ("mon", "task")
-# The migration engine and its pool: files of src/lb that see common only.
-ENGINE = {"src/lb/migrate.c", "src/lb/migrate.h", "src/lb/mig_pool.c", "src/lb/mig_pool.h"}
-ENGINE_INCLUDES = {"lb/migrate.h", "lb/mig_pool.h"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -71,13 +69,10 @@ def check_includes(src):
                 ok = top in SEES[layer] or (
                     top in HOOKS and inc == f"{top}/{top}_hooks.h"
                     and f"{top}_hooks" in SEES[layer])
-                rel = os.path.relpath(path, src)
                 if not ok:
+                    rel = os.path.relpath(path, src)
                     bad.append(f"{rel}: includes \"{inc}\" of layer {top}, "
                                f"which layer {layer} does not see")
-                elif rel in ENGINE and top != "common" and inc not in ENGINE_INCLUDES:
-                    bad.append(f"{rel}: includes \"{inc}\"; the migration engine "
-                               f"sees common only")
     return bad
 
 
