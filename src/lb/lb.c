@@ -3,6 +3,7 @@
  * gangs lb_gang.c, the report lb_report.c. */
 #include "lb/lb_internal.h"
 #include "mig/migrate.h"
+#include "lbrec/lbrec.h"
 
 #include <limits.h>
 #include <math.h>
@@ -155,7 +156,7 @@ static void context_free(rta_lb_context_t *ctx) {
   rta_mapping_destroy(ctx->mapping);
   rta_hw_destroy(ctx->hw);
   rta_policy_destroy(ctx->policy);
-  rta__lb_warm_free(ctx->warm);
+  lbrec__warm_free(ctx->warm);
   mig__pool_destroy(ctx->pool);
   free(ctx->move_out);
   free(ctx->move_in);
@@ -901,7 +902,7 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     rta__lb_emit_remap_begun(ctx);
     rc = remap(ctx, &d, &cost, &dropped);
     ballast__lib_end();
-    rta__lb_warm_free(ctx->warm); /* one try: a failed warm remap is not repeated */
+    lbrec__warm_free(ctx->warm); /* one try: a failed warm remap is not repeated */
     ctx->warm = NULL;
     ctx->last = d;
     if (!dropped && d.imbalance > 0)

@@ -37,7 +37,7 @@ enum { RTA__LB_PH_DESCRIBE, RTA__LB_PH_DESCRIPTORS, RTA__LB_PH_PLAN,
        RTA__LB_PH_PACK, RTA__LB_PH_XFER, RTA__LB_PH_UNPACK, RTA__LB_PH_COMMIT,
        RTA__LB_PH_TREE, RTA__LB_PH_OTHER, RTA__LB_NPHASES };
 
-typedef struct rta__warm rta__warm_t; /* a warm start's table (lb_warm.c) */
+struct lbrec__warm; /* a warm start's table (lbrec.h) */
 
 struct rta_lb_context {
   MPI_Comm base;          /* dup of the application's comm; rank order fixed */
@@ -59,7 +59,7 @@ struct rta_lb_context {
   rta_decision_t last;
   rta_lb_stats_t stats;
   double last_exit;       /* MPI_Wtime at the end of the previous call */
-  rta__warm_t *warm;      /* a warm start the next call adopts, or NULL */
+  struct lbrec__warm *warm; /* a warm start the next call adopts, or NULL */
   long long steps_seen;   /* rta_steps() then: a step closed since is the application's */
   double *stepbuf;        /* 6 x size doubles: the per-step and per-remap allgathers,
                              then the step's times and wall times per rank */
@@ -115,7 +115,6 @@ void rta__lb_gangs_free(rta__gang_t *g, int n);
  * with their owner. Placement mode: only when that is a permutation (else
  * \a slot is left and BALLAST_EMISMATCH). Local, deterministic. */
 int rta__lb_warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int *slot);
-void rta__lb_warm_free(rta__warm_t *w);
 
 /* ---- lb_events.c: the registry's listeners ------------------------------
  * lb keeps one registry of contexts (lb.c: rta__lb_contexts) and one table

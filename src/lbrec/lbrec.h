@@ -1,7 +1,8 @@
 /*
  * lbrec, the layer of the load-balancing policy (policy.c, the public
- * ballast/rta_policy.h) and of the load-balancing record's format and reader
- * (record_read.c). It sees common and the map engine only, needs no MPI
+ * ballast/rta_policy.h), of the load-balancing record's format and reader
+ * (record_read.c) and of warm start's reading (warm_read.c: a record or a
+ * profile into a table of tasks' slots and costs). It sees common and the map engine only, needs no MPI
  * processes and no task runtime: ballast-lbsim links it as a library
  * (ballast_lbpolicy) and replays records with the very code the library runs.
  *
@@ -274,5 +275,29 @@ int lbrec__last_graph(const lbrec__t *r);
 
 /* The writer's hooks (lb_record.c) are declared in lb_internal.h with the
  * other hooks lb.c calls. */
+
+/* ---- warm start's table (warm_read.c) ----------------------------------------- */
+
+/* An earlier run's tasks: key -> (slot, seconds per step). */
+typedef struct lbrec__warm lbrec__warm_t;
+/*
+ * Reads \a path, a load-balancing record or a job profile (JSON; \uXXXX
+ * escapes and surrogate pairs decoded to UTF-8), for the context over root
+ * \a root on \a size ranks. 0 and *out (free with lbrec__warm_free);
+ * BALLAST_EIO (cannot read), BALLAST_ETOOBIG (over 1 GiB), BALLAST_ENOMEM,
+ * BALLAST_EPARSE (neither a record nor a profile, or malformed),
+ * BALLAST_EMISMATCH (no context over that root and number of ranks),
+ * BALLAST_ENOTSUP (the profile's last map is binned); \a why (\a nwhy
+ * bytes) says why. Local: no MPI.
+ */
+int lbrec__warm_read(const char *path, const char *root, int size, lbrec__warm_t **out,
+                     char *why, size_t nwhy);
+/* 1 and the task's \a slot (-1: not known) and \a cost (seconds per step,
+ * 0: not known) when \a key is in the table; 0 when not. */
+int lbrec__warm_find(const lbrec__warm_t *w, const char *key, int *slot, double *cost);
+/* Tasks in the table. */
+int64_t lbrec__warm_ntasks(const lbrec__warm_t *w);
+/* Frees the table; NULL does nothing. */
+void lbrec__warm_free(lbrec__warm_t *w);
 
 #endif /* BALLAST_LBREC_H */
