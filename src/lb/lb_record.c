@@ -1,5 +1,5 @@
-/* Writing the load-balancing record (format and rules in lbrec/lbrec.h): the
- * hooks lb.c calls. Every rank buffers its own tasks' costs; rank 0 of the
+/* Writing the load-balancing record (format and rules in lbrec/lbrec.h): a
+ * listener of lb's contexts (lb_events.c), attached first. Every rank buffers its own tasks' costs; rank 0 of the
  * context writes the file and gathers the buffers at the remaps, every 64
  * judged steps and at the end. */
 #include "lb/lb_internal.h"

@@ -10,7 +10,8 @@
  * context's communicator. Nothing here communicates, and nothing here can
  * fail into load balancing: without memory a series stops growing and says
  * so in the profile ("incomplete"). A destroyed context's series stays (the
- * context is detached) until the program exits.
+ * context is detached) until the program exits. A listener of lb's contexts
+ * (lb_events.c): lb never calls it by name.
  *
  * Bounds: at most MAX_POINTS points per series (when full, neighbouring
  * points are merged in pairs and each point then stands for twice as many

@@ -273,8 +273,8 @@ int lbrec__task(const lbrec__t *r, const char *key, lbrec__task_t *t);
 /* The last graph (highest g with vertices), or -1. */
 int lbrec__last_graph(const lbrec__t *r);
 
-/* The writer's hooks (lb_record.c) are declared in lb_internal.h with the
- * other hooks lb.c calls. */
+/* The writer (src/lb/lb_record.c) is a listener of lb's contexts; its start
+ * and stop are declared in lb_internal.h. */
 
 /* ---- warm start's table (warm_read.c) ----------------------------------------- */
 
