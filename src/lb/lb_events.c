@@ -7,11 +7,17 @@
 #include "lb/lb_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/common_internal.h"
 
-static const rta__lb_listener_t **table;
-static int nlisteners, caplisteners, builtin_done;
+/* The table starts in static room for the built-in listeners, so that
+ * attaching them cannot fail (a failure would hide this run's contexts from
+ * the record, the series and the report); more listeners grow it. */
+enum { ROOM = 4 };
+static const rta__lb_listener_t *room[ROOM];
+static const rta__lb_listener_t **table = room;
+static int nlisteners, caplisteners = ROOM, builtin_done;
 
 int rta__lb_listen(const rta__lb_listener_t *l) {
   if (!l)
@@ -20,10 +26,13 @@ int rta__lb_listen(const rta__lb_listener_t *l) {
     if (table[i] == l)
       return BALLAST_EEXIST;
   if (nlisteners == caplisteners) {
-    int cap = caplisteners ? 2 * caplisteners : 4;
-    const rta__lb_listener_t **t = ballast__realloc(table, (size_t)cap * sizeof *t);
+    int cap = 2 * caplisteners;
+    const rta__lb_listener_t **t =
+        ballast__realloc(table == room ? NULL : table, (size_t)cap * sizeof *t);
     if (!t)
       return BALLAST_ENOMEM;
+    if (table == room)
+      memcpy(t, room, sizeof room);
     table = t;
     caplisteners = cap;
   }
@@ -37,13 +46,12 @@ int rta__lb_listen(const rta__lb_listener_t *l) {
 static void attach_builtin(void) {
   static const rta__lb_listener_t *const builtin[] = {
       &rta__lb_record_listener, &rta__lb_report_listener, &rta__lb_series_listener};
+  _Static_assert(sizeof builtin / sizeof *builtin <= ROOM, "room for the built-in listeners");
   if (builtin_done)
     return;
   builtin_done = 1;
   for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++)
-    if (rta__lb_listen(builtin[i]) == BALLAST_ENOMEM)
-      BALLAST_WARN("rta: out of memory attaching load balancing's %s; it will "
-                   "not see this run's contexts", builtin[i]->name);
+    (void)rta__lb_listen(builtin[i]); /* in the static room: cannot fail */
 }
 
 /* Every listener that has \a event, in order. */
