@@ -179,7 +179,8 @@ static void context_open(rta_lb_context_t *ctx, double t0, double wait,
   contexts = ctx;
   const rta__lb_defined_t ev = {t0, g0};
   rta__lb_emit_defined(ctx, &ev);
-  ballast__own_add(MPI_Wtime() - t0, wait);
+  ctx->seconds_define = MPI_Wtime() - t0;
+  ballast__own_add(ctx->seconds_define, wait);
   ctx->seconds_waiting += wait;
   ctx->last_exit = MPI_Wtime();
   ctx->steps_seen = rta_steps();

@@ -69,6 +69,7 @@ struct rta_lb_context {
    * definition's included) */
   double coll_last, coll_cost, seconds_waiting;
   double seconds_remapping; /* this rank's wall time in remaps, dropped candidates included */
+  double seconds_define;    /* this rank's wall time in its definition, listeners included */
   int pending_after;      /* a remap happened: record the next judged imbalance */
   struct mig__pool *pool; /* touched memory kept for migrations (lb_move.c) */
   /* kept from remap to remap (lb_move.c): the departures' records, the
@@ -127,7 +128,9 @@ int rta__lb_warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int 
  * are local. No listener can fail into load balancing. */
 
 typedef struct {
-  double t0;                /* MPI_Wtime() when the definition began */
+  double t0;                /* MPI_Wtime() when the definition began (its
+                             * seconds, listeners included, are in
+                             * ctx->seconds_define once they all ran) */
   rta_graph_t *graph;       /* the definition's task graph, when a listener
                              * wanted it (wants_graph), else NULL; a
                              * listener may finalize it, not free it */

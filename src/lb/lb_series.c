@@ -365,10 +365,10 @@ static int *world_ranks(MPI_Comm base, int size) {
 static char *json(void *user);
 static char *rank_json(void *user);
 
-/* Opened when the context is defined, with the seconds its definition took
- * on this rank so far. */
+/* Opened when the context is defined (the seconds its definition took on
+ * this rank, the listeners' included, are read from the context). */
 static void series_open(rta_lb_context_t *ctx, const rta__lb_defined_t *ev) {
-  double define_seconds = MPI_Wtime() - ev->t0;
+  (void)ev; /* its definition's seconds: ctx->seconds_define, read later */
   series_t *s = ballast__calloc(1, sizeof *s);
   if (!s || !(s->root = ballast__strdup(ctx->root_key)) ||
       !(s->node_of = ballast__malloc((size_t)ctx->size * sizeof *s->node_of))) {
@@ -396,7 +396,6 @@ static void series_open(rta_lb_context_t *ctx, const rta__lb_defined_t *ev) {
   ballast__lib_end();
   s->stride = 1;
   s->open_mark = -1;
-  s->s_define = define_seconds;
   s->prev = ctx->stats;
   ctx->series = s;
   snapshot(s, 0);
@@ -412,6 +411,7 @@ static void series_close(rta_lb_context_t *ctx) {
   s->s_deciding = ctx->stats.seconds_deciding;
   s->s_waiting = ctx->seconds_waiting;
   s->s_remaps = ctx->seconds_remapping;
+  s->s_define = ctx->seconds_define;
   s->ctx = NULL;
   ctx->series = NULL;
   /* A program that defines contexts again and again keeps the series of
@@ -571,7 +571,7 @@ static char *rank_json(void *user) {
   (void)user;
   double def = closed_def, dec = closed_dec, rem = closed_rem, wait = closed_wait;
   for (series_t *s = all; s; s = s->next) {
-    def += s->s_define;
+    def += s->ctx ? s->ctx->seconds_define : s->s_define;
     dec += s->ctx ? s->ctx->stats.seconds_deciding : s->s_deciding;
     wait += s->ctx ? s->ctx->seconds_waiting : s->s_waiting;
     rem += s->ctx ? s->ctx->seconds_remapping : s->s_remaps;
