@@ -1,5 +1,5 @@
 /* Plain-MPI micro test behind the migration engine's choice of messages
- * (src/lb/migrate.c): N parts of S bytes, each in a buffer of its own (as
+ * (src/mig/migrate.c): N parts of S bytes, each in a buffer of its own (as
  * task states are), go from every rank to the next, and the times of the
  * ways the engine could send them are compared with one MPI_Alltoallv of
  * the same bytes from and into one contiguous buffer:
@@ -20,7 +20,7 @@
  * repetitions, and ratio = Alltoallv median / the mode's median.
  *
  * Usage: mpiexec -n 2 bench_mig_parts [reps] [S] [N] [huge] [scatter]
- * huge = 1: every buffer of 1 MiB and more comes from rta__alloc_large, as
+ * huge = 1: every buffer of 1 MiB and more comes from ballast__alloc_large, as
  * the pool gives them (2 MiB aligned, transparent huge pages); otherwise
  * malloc. scatter = 1: each side's parts are a random half of 2N buffers
  * allocated in turn, in random order, as a load-balancing context's states

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lb/migrate.h"
+#include "mig/migrate.h"
 #include "bench_util.h"
 #include "core_rtt/core_rtt.h"
 
@@ -32,7 +32,7 @@ typedef struct {
 } task_t;
 
 static task_t *tasks;
-static rta__mig_pool_t *pool; /* touched memory across repetitions, as a context keeps */
+static mig__pool_t *pool; /* touched memory across repetitions, as a context keeps */
 static int ntasks_total;
 /* BENCH_TAIL=N: every state also has an N-byte tail packed by the callback,
  * as a load-balancing context's task carries its descriptor (about 150
@@ -62,11 +62,11 @@ static int op_unpack(void *c, int64_t t, int src, void **head, size_t hb,
 }
 static void op_finish(void *c, int64_t t, int outgoing, int outcome) {
   (void)c;
-  if (outcome != RTA__COMMIT) {
+  if (outcome != MIG__COMMIT) {
     if (!outgoing) { free(tasks[t].staged); tasks[t].staged = NULL; }
     return;
   }
-  if (outgoing) { rta__mig_pool_give(pool, tasks[t].data, tasks[t].len); tasks[t].data = NULL; }
+  if (outgoing) { mig__pool_give(pool, tasks[t].data, tasks[t].len); tasks[t].data = NULL; }
   else { tasks[t].data = tasks[t].staged; tasks[t].staged = NULL; }
 }
 
@@ -74,13 +74,13 @@ static void op_finish(void *c, int64_t t, int outgoing, int outcome) {
 /* Per phase of the engine (migrate.h), the median over the repetitions of
  * the slowest rank's seconds per task moved, and the migration's time
  * beyond the Alltoallv's per task moved (every rank moves all T). */
-static void print_breakdown(double (*ph)[RTA__MIG_NPHASES], const double *tm,
+static void print_breakdown(double (*ph)[MIG__PH_NPHASES], const double *tm,
                             const double *ta, int reps, int T) {
-  static const char *const name[RTA__MIG_NPHASES] = {"plan", "pack", "exchange",
+  static const char *const name[MIG__PH_NPHASES] = {"plan", "pack", "exchange",
                                                      "unpack", "commit"};
   double *v = malloc(sizeof(double) * (size_t)reps);
   printf("#   us per task moved:");
-  for (int k = 0; k < RTA__MIG_NPHASES; k++) {
+  for (int k = 0; k < MIG__PH_NPHASES; k++) {
     for (int r = 0; r < reps; r++)
       v[r] = ph[r][k] / T * 1e6;
     printf(" %s %.3f", name[k], bench_median(v, reps));
@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
     ntasks_total = T * np;
     tasks = calloc((size_t)ntasks_total, sizeof *tasks);
     double *tm = malloc(sizeof(double) * (size_t)reps), *ta = malloc(sizeof(double) * (size_t)reps);
-    double (*ph)[RTA__MIG_NPHASES] = malloc(sizeof *ph * (size_t)reps);
+    double (*ph)[MIG__PH_NPHASES] = malloc(sizeof *ph * (size_t)reps);
     int *owner = malloc(sizeof(int) * (size_t)ntasks_total);
     for (int t = 0; t < ntasks_total; t++) {
       owner[t] = t % np;
@@ -126,11 +126,11 @@ int main(int argc, char **argv) {
         memset(tasks[t].data, t & 0xff, S);
       }
     }
-    rta__move_t *moves = malloc(sizeof *moves * (size_t)ntasks_total);
+    mig__move_t *moves = malloc(sizeof *moves * (size_t)ntasks_total);
     /* op_unpack adopts every head, as a load-balancing context's does. */
-    const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish,
+    const mig__ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish,
                                     NULL, 1};
-    pool = rta__mig_pool_create((size_t)256 << 20);
+    pool = mig__pool_create((size_t)256 << 20);
     /* Alltoallv buffers sized for the same bytes per rank. */
     size_t bytes_out = (size_t)T * S;
     unsigned char *sbuf = malloc(bytes_out), *rbuf = malloc(bytes_out);
@@ -148,15 +148,15 @@ int main(int argc, char **argv) {
         }
       MPI_Barrier(MPI_COMM_WORLD);
       double t0 = MPI_Wtime();
-      rta__migrate_stats_t st;
-      int rc = rta__migrate(MPI_COMM_WORLD, moves, n, &ops, NULL, (size_t)256 << 20, pool, &st);
+      mig__stats_t st;
+      int rc = mig__run(MPI_COMM_WORLD, moves, n, &ops, NULL, (size_t)256 << 20, pool, &st);
       MPI_Barrier(MPI_COMM_WORLD);
       tm[r] = MPI_Wtime() - t0;
       if (rc != 0) {
         fprintf(stderr, "migrate failed: %s\n", ballast_strerror(rc));
         MPI_Abort(MPI_COMM_WORLD, 1);
       }
-      MPI_Allreduce(st.phase, ph[r], RTA__MIG_NPHASES, MPI_DOUBLE, MPI_MAX,
+      MPI_Allreduce(st.phase, ph[r], MIG__PH_NPHASES, MPI_DOUBLE, MPI_MAX,
                     MPI_COMM_WORLD);
       for (int t = 0; t < ntasks_total; t++)
         owner[t] = (owner[t] + 1) % np;
@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
     }
     for (int t = 0; t < ntasks_total; t++)
       free(tasks[t].data);
-    rta__mig_pool_destroy(pool);
+    mig__pool_destroy(pool);
     free(tasks); free(tm); free(ta); free(ph); free(owner); free(moves); free(sbuf); free(rbuf);
     free(sc); free(sd);
   }

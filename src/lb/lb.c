@@ -2,7 +2,8 @@
  * communicators the application uses, lookups. Moving state is lb_move.c,
  * gangs lb_gang.c, the report lb_report.c. */
 #include "lb/lb_internal.h"
-#include "lb/migrate.h"
+#include "mig/migrate.h"
+#include "lbrec/lbrec.h"
 
 #include <limits.h>
 #include <math.h>
@@ -15,12 +16,15 @@
 #include "common/env.h"
 #include "map/map_internal.h"
 #include "mon/mon_hooks.h"
-#include "task/task_internal.h"
+#include "task/task_hooks.h"
 #include "tool/tool_internal.h"
 
 /* The registry of contexts, keyed by application communicator (a list: a
- * program has a handful of contexts). */
+ * program has a handful of contexts). The only one: the report and the
+ * series read it (rta__lb_contexts) or follow it through the listeners. */
 static rta_lb_context_t *contexts;
+
+rta_lb_context_t *rta__lb_contexts(void) { return contexts; }
 
 int rta_lb_config_default(rta_lb_config_t *cfg) {
   if (!cfg)
@@ -152,8 +156,8 @@ static void context_free(rta_lb_context_t *ctx) {
   rta_mapping_destroy(ctx->mapping);
   rta_hw_destroy(ctx->hw);
   rta_policy_destroy(ctx->policy);
-  rta__lb_warm_free(ctx->warm);
-  rta__mig_pool_destroy(ctx->pool);
+  lbrec__warm_free(ctx->warm);
+  mig__pool_destroy(ctx->pool);
   free(ctx->move_out);
   free(ctx->move_in);
   free(ctx->move_desc);
@@ -166,17 +170,20 @@ static void context_free(rta_lb_context_t *ctx) {
 }
 
 /* A context just defined (collectively, without error) joins the registry,
- * the report and the profile's series, and adopts a warm start named by the
- * environment (collective: rta_lb_warm_start). */
-static void context_open(rta_lb_context_t *ctx, double t_define, double wait) {
-  ballast__own_add(t_define, wait);
+ * its listeners hear of it (the record, the report, the profile's series),
+ * and it adopts a warm start named by the environment (collective:
+ * rta_lb_warm_start). \a g0: the definition's graph, when kept. */
+static void context_open(rta_lb_context_t *ctx, double t0, double wait,
+                         rta_graph_t *g0) {
+  ctx->next = contexts;
+  contexts = ctx;
+  const rta__lb_defined_t ev = {t0, g0};
+  rta__lb_emit_defined(ctx, &ev);
+  ctx->seconds_define = MPI_Wtime() - t0;
+  ballast__own_add(ctx->seconds_define, wait);
   ctx->seconds_waiting += wait;
   ctx->last_exit = MPI_Wtime();
   ctx->steps_seen = rta_steps();
-  ctx->next = contexts;
-  contexts = ctx;
-  rta__lb_report_add(ctx);
-  rta__lb_series_open(ctx, t_define);
   const char *warm = ctx->cfg.use_env ? ballast__env_string("BALLAST_LB_WARMSTART") : NULL;
   if (warm && *warm) /* a refusal is a warning: the context balances unseeded */
     (void)rta_lb_warm_start(ctx, warm);
@@ -199,9 +206,7 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
   if (rc0)
     return rc0;
   double t_define = MPI_Wtime();
-  char recbuf[4096];
-  const char *recpath = rta__lb_record_env_path(recbuf, sizeof recbuf);
-  rta_graph_t *g0 = NULL; /* the first graph, for the record */
+  rta_graph_t *g0 = NULL; /* the first graph, for listeners that want it */
   int inter = 0;
   if (comm == MPI_COMM_NULL || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
       inter) {
@@ -276,7 +281,7 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     mo.strategy = RTA_MAP_ROUNDROBIN;
     mo.fresh = 1;
     rc = rta__map_tasks_keep(base, root, ctx->hw, &mo, &ctx->mapping,
-                             recpath ? &g0 : NULL);
+                             rta__lb_wants_graph(ctx) ? &g0 : NULL);
   }
   if (!rc)
     rc = ballast__agree(base, adopt_first_mapping(ctx, root), NULL, NULL);
@@ -288,17 +293,16 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
                                              ctx->where, ctx->index, &ctx->app),
                         NULL, NULL);
   ballast__lib_end();
-  if (!rc && recpath) /* a record that cannot be written is only a warning */
-    (void)rta__lb_record_start(ctx, recpath, g0);
-  rta_graph_destroy(g0);
   if (rc) {
+    rta_graph_destroy(g0);
     if (ctx)
       context_free(ctx);
     else if (base != MPI_COMM_NULL)
       MPI_Comm_free(&base);
     return rc;
   }
-  context_open(ctx, MPI_Wtime() - t_define, t_dup - t_dup_min);
+  context_open(ctx, t_define, t_dup - t_dup_min, g0);
+  rta_graph_destroy(g0);
   *out = ctx;
   if (out_comm)
     *out_comm = ctx->app;
@@ -313,9 +317,7 @@ int rta_lb_destroy(rta_lb_context_t *ctx) {
       *p = ctx->next;
       break;
     }
-  rta__lb_report_remove(ctx);
-  rta__lb_series_close(ctx);
-  rta__lb_record_stop(ctx);
+  rta__lb_emit_destroyed(ctx);
   context_free(ctx);
   return 0;
 }
@@ -489,7 +491,7 @@ typedef struct {
   MPI_Comm app;           /* the new application communicator, or NULL */
   rta__lb_move_result_t mv;
   int who, code;          /* the failing rank and its code, -1 when none */
-  rta_graph_t *graph;     /* the graph mapped, when recording */
+  rta_graph_t *graph;     /* the graph mapped, when a listener wants it */
 } remap_t;
 
 /* The new mapping and its gangs. Collective over base. */
@@ -507,7 +509,7 @@ static int remap_map(rta_lb_context_t *ctx, remap_t *s) {
   rc = ballast__agree(ctx->base, rc, NULL, NULL);
   if (!rc)
     rc = rta__map_tasks_keep(ctx->base, root, ctx->hw, &mo, &s->m,
-                             ctx->rec ? &s->graph : NULL);
+                             rta__lb_wants_graph(ctx) ? &s->graph : NULL);
   if (!rc)
     rc = ballast__agree(ctx->base,
                         rta__lb_place_gangs(ctx, s->m, 0, &s->gangs, &s->ngangs),
@@ -720,14 +722,16 @@ static int candidate_wanted(rta_lb_context_t *ctx, const remap_t *s, double t_ma
    * (the same on every rank, so no rank enters the reduction below). */
   if (d->reason == RTA_REASON_WARM_START && c.tasks == 0) {
     d->remap = 0;
-    rta__lb_record_candidate(ctx, &c, 0, d);
+    const rta__lb_judged_t ev = {&c, 0, d};
+    rta__lb_emit_judged(ctx, &ev);
     return 0;
   }
   if (MPI_Allreduce(&t_map, &c.mapping_seconds, 1, MPI_DOUBLE, MPI_MAX, ctx->base) !=
       MPI_SUCCESS)
     return 1; /* no agreed figure: carry the remap out as decided */
   rta_policy_confirm(ctx->policy, &c, d);
-  rta__lb_record_candidate(ctx, &c, 1, d);
+  const rta__lb_judged_t ev = {&c, 1, d};
+  rta__lb_emit_judged(ctx, &ev);
   if (!d->remap) /* the mapping was paid for all the same */
     ctx->stats.seconds_mapping += c.mapping_seconds;
   return d->remap;
@@ -746,9 +750,13 @@ static int remap(rta_lb_context_t *ctx, rta_decision_t *d, rta_remap_measure_t *
     prepared = !(rc = remap_prepare(ctx, &s));
   double t_map = elapsed(ctx, t0, c0);
   double t1 = MPI_Wtime(), c1 = thread_cpu();
-  /* the record keeps a candidate's graph and slots whether or not it is
-   * carried out: the replay maps it again and judges it again */
-  rta__lb_record_mapped(ctx, &s.graph, s.m, s.slot);
+  /* listeners see a candidate's graph and slots whether or not it is
+   * carried out (the record's replay maps it again and judges it again);
+   * the graph is not needed after them */
+  const rta__lb_mapped_t mapped = {s.graph, s.m, s.slot};
+  rta__lb_emit_mapped(ctx, &mapped);
+  rta_graph_destroy(s.graph);
+  s.graph = NULL;
   if (prepared && !candidate_wanted(ctx, &s, t_map, d)) {
     *dropped = 1;
     remap_free(&s);
@@ -845,8 +853,6 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   int closed = 0;
   int err = close_step(ctx, &closed);
   double mine = err ? 0 : step_time(ctx, wall, closed);
-  if (closed)
-    rta__lb_record_costs(ctx);
   double *times = ctx->stepbuf + 4 * ctx->size, *walls = times + ctx->size;
   int rc = step_exchange(ctx, mine, err, wall);
   double wait = step_wait(ctx);
@@ -876,11 +882,11 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     forced = 2;
   }
   ctx->last = d;
-  rta__lb_series_step(ctx, times, walls, &d);
+  const rta__lb_step_t ev = {wall, times, walls, &d, forced, closed};
+  rta__lb_emit_step(ctx, &ev);
   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_LB_DECISION))
     decision_event(ctx, &d);
   note_decision(ctx, &d);
-  rta__lb_record_step(ctx, wall, times, &d, forced);
   double t_decided = MPI_Wtime();
   ctx->stats.seconds_deciding += t_decided - t_in;
   ballast__own_add(t_decided - t_in, wait);
@@ -894,19 +900,19 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
       ballast__tool_emit_remap_begin(&ev);
     }
     ballast__lib_begin();
-    rta__lb_record_remap_begin(ctx);
+    rta__lb_emit_remap_begun(ctx);
     rc = remap(ctx, &d, &cost, &dropped);
     ballast__lib_end();
-    rta__lb_record_remap_end(ctx, rc, dropped, &cost);
-    rta__lb_warm_free(ctx->warm); /* one try: a failed warm remap is not repeated */
+    lbrec__warm_free(ctx->warm); /* one try: a failed warm remap is not repeated */
     ctx->warm = NULL;
     ctx->last = d;
+    if (!dropped && d.imbalance > 0)
+      ctx->stats.imbalance_before = d.imbalance;
+    const rta__lb_remap_end_t end = {rc, dropped, &cost, &d};
+    rta__lb_emit_remap_ended(ctx, &end);
     if (dropped) {
       candidate_dropped(ctx, &d);
     } else {
-      if (d.imbalance > 0)
-        ctx->stats.imbalance_before = d.imbalance;
-      rta__lb_series_remap(ctx, &d, rc);
       /* A failed remap also restarts the warm-up, so a persistent failure is
        * retried after warmup + window steps, not at every step. */
       rta_policy_remap_measured(ctx->policy, &cost);

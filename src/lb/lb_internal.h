@@ -1,8 +1,9 @@
 /*
  * Load-balancing contexts (private). lb.c holds the context, the call and
  * the communicators; lb_move.c adapts tasks to the migration engine;
- * lb_task_glue.c reaches into the task tree for what the public API does not
- * offer (defining an arriving task with its cost window, adopting an array);
+ * what it needs of the task tree beyond the public API (defining an
+ * arriving task with its cost window, adopting an array) is declared by the
+ * task runtime in task/task_hooks.h;
  * lb_gang.c places multiprocessor tasks; lb_report.c feeds mon's report.
  */
 #ifndef BALLAST_RTA_LB_INTERNAL_H
@@ -36,7 +37,7 @@ enum { RTA__LB_PH_DESCRIBE, RTA__LB_PH_DESCRIPTORS, RTA__LB_PH_PLAN,
        RTA__LB_PH_PACK, RTA__LB_PH_XFER, RTA__LB_PH_UNPACK, RTA__LB_PH_COMMIT,
        RTA__LB_PH_TREE, RTA__LB_PH_OTHER, RTA__LB_NPHASES };
 
-typedef struct rta__warm rta__warm_t; /* a warm start's table (lb_warm.c) */
+struct lbrec__warm; /* a warm start's table (lbrec.h) */
 
 struct rta_lb_context {
   MPI_Comm base;          /* dup of the application's comm; rank order fixed */
@@ -58,7 +59,7 @@ struct rta_lb_context {
   rta_decision_t last;
   rta_lb_stats_t stats;
   double last_exit;       /* MPI_Wtime at the end of the previous call */
-  rta__warm_t *warm;      /* a warm start the next call adopts, or NULL */
+  struct lbrec__warm *warm; /* a warm start the next call adopts, or NULL */
   long long steps_seen;   /* rta_steps() then: a step closed since is the application's */
   double *stepbuf;        /* 6 x size doubles: the per-step and per-remap allgathers,
                              then the step's times and wall times per rank */
@@ -68,8 +69,9 @@ struct rta_lb_context {
    * definition's included) */
   double coll_last, coll_cost, seconds_waiting;
   double seconds_remapping; /* this rank's wall time in remaps, dropped candidates included */
+  double seconds_define;    /* this rank's wall time in its definition, listeners included */
   int pending_after;      /* a remap happened: record the next judged imbalance */
-  struct rta__mig_pool *pool; /* touched memory kept for migrations (lb_move.c) */
+  struct mig__pool *pool; /* touched memory kept for migrations (lb_move.c) */
   /* kept from remap to remap (lb_move.c): the departures' records, the
    * arrivals' records, the departures' descriptors; their sizes */
   void *move_out, *move_in, *move_desc;
@@ -95,28 +97,6 @@ typedef struct {
 int rta__lb_move(rta_lb_context_t *ctx, rta_mapping_t *m,
                  const int *slot, rta__lb_move_result_t *res);
 
-/* ---- lb_task_glue.c ----------------------------------------------------- */
-
-/* Samples of the task's cost window, oldest first (n <= RTA window). */
-int rta__lb_cost_samples(const rta_task_t *t, double *out, int max,
-                         long long *total);
-/* Restores a window of samples (oldest first) on a freshly defined task. */
-int rta__lb_cost_restore(rta_task_t *t, const double *s, int n,
-                         long long total);
-/* The task's only registered array when it is a ballast element type, else
- * NULL; fills its element type and bytes. */
-void **rta__lb_single_elem_array(const rta_task_t *t, int *elem,
-                                 size_t *bytes);
-/* Stores \a mem (malloc'ed, adopted) as the task's single registered array
- * with the given dims; frees what the slot held. BALLAST_ESIZE when the task
- * does not have exactly one array of element type \a elem. */
-int rta__lb_adopt_array(rta_task_t *t, int elem, int ndims,
-                        const int64_t *dims, void *mem, size_t bytes);
-/* Frees every registered array of the task (free(*slot); *slot = NULL). */
-void rta__lb_free_arrays(rta_task_t *t);
-/* Dims of the single array (for the descriptor). */
-int rta__lb_array_shape(const rta_task_t *t, int *ndims, int64_t *dims);
-
 /* ---- lb_gang.c ---------------------------------------------------------- */
 
 /* Places every gang of \a m (nprocs > 1) on one node, from the mapped slot
@@ -129,12 +109,6 @@ int rta__lb_place_gangs(rta_lb_context_t *ctx, const rta_mapping_t *m,
 int rta__lb_gang_comms(rta_lb_context_t *ctx, rta__gang_t *g, int n);
 void rta__lb_gangs_free(rta__gang_t *g, int n);
 
-/* ---- lb_report.c -------------------------------------------------------- */
-
-/* Registers the context for the end-of-run report and the profile. */
-void rta__lb_report_add(rta_lb_context_t *ctx);
-void rta__lb_report_remove(rta_lb_context_t *ctx);
-
 /* ---- lb_warm.c ---------------------------------------------------------- */
 
 /* Sets \a slot (the target of every vertex of \a m) from the warm start's
@@ -142,68 +116,111 @@ void rta__lb_report_remove(rta_lb_context_t *ctx);
  * with their owner. Placement mode: only when that is a permutation (else
  * \a slot is left and BALLAST_EMISMATCH). Local, deterministic. */
 int rta__lb_warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int *slot);
-void rta__lb_warm_free(rta__warm_t *w);
 
-/* ---- lb_series.c -------------------------------------------------------- */
+/* ---- lb_events.c: the registry's listeners ------------------------------
+ * lb keeps one registry of contexts (lb.c: rta__lb_contexts) and one table
+ * of listeners, called in a loop at each event of a context's life, in the
+ * order they attached; the record writer, the series and the report attach
+ * to it as tools attach to the tools interface, and the core never calls
+ * them by name. A listener fills the events it wants (NULL: not called).
+ * Events marked collective are raised by every rank of the context at the
+ * same point (a listener may communicate over ctx->base there); the others
+ * are local. No listener can fail into load balancing. */
 
-/* The context's series for the profile ("lb_series"): opened when the context
- * is defined (with the seconds its definition took on this rank), fed at
- * every judged step (before a remap) and after every remap (committed or
- * not, \a rc its code), detached when the context is destroyed. Local, no
- * communication; without memory a series stops growing, nothing fails. */
-void rta__lb_series_open(rta_lb_context_t *ctx, double define_seconds);
-void rta__lb_series_step(rta_lb_context_t *ctx, const double *times,
-                         const double *walls, const rta_decision_t *d);
-void rta__lb_series_remap(rta_lb_context_t *ctx, const rta_decision_t *d, int rc);
-void rta__lb_series_close(rta_lb_context_t *ctx);
+typedef struct {
+  double t0;                /* MPI_Wtime() when the definition began (its
+                             * seconds, listeners included, are in
+                             * ctx->seconds_define once they all ran) */
+  rta_graph_t *graph;       /* the definition's task graph, when a listener
+                             * wanted it (wants_graph), else NULL; a
+                             * listener may finalize it, not free it */
+} rta__lb_defined_t;
+
+typedef struct {
+  double wall;              /* this rank's wall time of the program's step */
+  const double *times;      /* the step times fed to the policy, per rank */
+  const double *walls;      /* the program's step per rank */
+  const rta_decision_t *d;  /* the policy's decision */
+  int forced;               /* 1: a failed assertion asked for the remap,
+                             * 2: a pending warm start did */
+  int closed;               /* the cost model closed a step for this call */
+} rta__lb_step_t;
+
+typedef struct {
+  rta_graph_t *graph;       /* the graph the engine mapped, or NULL (as
+                             * the defined event's) */
+  const rta_mapping_t *m;   /* the candidate mapping, NULL on failure */
+  const int *slot;          /* its target slots, NULL on failure */
+} rta__lb_mapped_t;
+
+typedef struct {
+  const rta_remap_candidate_t *c; /* the candidate's figures */
+  int judged;               /* rta_policy_confirm() judged it (0: a warm
+                             * map that moves nothing, dropped without it) */
+  const rta_decision_t *d;  /* the decision after the judgement */
+} rta__lb_judged_t;
+
+typedef struct {
+  int rc;                   /* the remap's code */
+  int dropped;              /* the candidate was not carried out */
+  const rta_remap_measure_t *cost; /* what the policy is given (not dropped) */
+  const rta_decision_t *d;  /* the step's decision */
+} rta__lb_remap_end_t;
+
+typedef struct rta__lb_listener {
+  const char *name;
+  /* Whether the task graphs mapped for \a ctx should be kept for the
+   * defined and mapped events (during the definition ctx->mapping is NULL). */
+  int (*wants_graph)(const rta_lb_context_t *ctx);
+  /* Collective: the context joined the registry. */
+  void (*defined)(rta_lb_context_t *ctx, const rta__lb_defined_t *ev);
+  /* Collective: a judged step, before a remap it decides. */
+  void (*step)(rta_lb_context_t *ctx, const rta__lb_step_t *ev);
+  /* Collective: a remap attempt begins. */
+  void (*remap_begun)(rta_lb_context_t *ctx);
+  /* Local: the candidate mapping exists (or failed). */
+  void (*mapped)(rta_lb_context_t *ctx, const rta__lb_mapped_t *ev);
+  /* Local: the policy judged the candidate. */
+  void (*judged)(rta_lb_context_t *ctx, const rta__lb_judged_t *ev);
+  /* Local: the remap attempt ended (committed, rolled back or dropped). */
+  void (*remap_ended)(rta_lb_context_t *ctx, const rta__lb_remap_end_t *ev);
+  /* Collective: the context leaves the registry, before it is freed. */
+  void (*destroyed)(rta_lb_context_t *ctx);
+} rta__lb_listener_t;
+
+/* Attaches \a l (not copied; it must outlive the program's contexts) after
+ * the others; the built-in listeners attach before the first context.
+ * 0; BALLAST_EEXIST when attached already; BALLAST_ENOMEM. */
+int rta__lb_listen(const rta__lb_listener_t *l);
+/* The built-in listeners (lb_record.c, lb_report.c, lb_series.c). */
+extern const rta__lb_listener_t rta__lb_record_listener;
+extern const rta__lb_listener_t rta__lb_report_listener;
+extern const rta__lb_listener_t rta__lb_series_listener;
+
+/* Raise one event to every listener, in order. */
+int rta__lb_wants_graph(const rta_lb_context_t *ctx);
+void rta__lb_emit_defined(rta_lb_context_t *ctx, const rta__lb_defined_t *ev);
+void rta__lb_emit_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev);
+void rta__lb_emit_remap_begun(rta_lb_context_t *ctx);
+void rta__lb_emit_mapped(rta_lb_context_t *ctx, const rta__lb_mapped_t *ev);
+void rta__lb_emit_judged(rta_lb_context_t *ctx, const rta__lb_judged_t *ev);
+void rta__lb_emit_remap_ended(rta_lb_context_t *ctx, const rta__lb_remap_end_t *ev);
+void rta__lb_emit_destroyed(rta_lb_context_t *ctx);
+
+/* The registry (lb.c): the live contexts, newest first, linked by ctx->next. */
+rta_lb_context_t *rta__lb_contexts(void);
 
 /* ---- lb_record.c --------------------------------------------------------- */
 
-/* The load-balancing record (format in lb_record.h). Every hook does
- * nothing when ctx->rec is NULL. Those marked collective are called by every
- * rank of the context at the same point; the others are local (rank 0
- * writes). A failure to write is one warning, after which the record stops
- * and the run goes on. */
-
-/* The path BALLAST_LB_RECORD asks for this process's next context (the first
- * context gets the path itself, the k-th path.k), in \a buf; NULL when
- * the variable is not set. */
-const char *rta__lb_record_env_path(char *buf, size_t n);
+/* The load-balancing record (format in lbrec/lbrec.h), written by a listener;
+ * BALLAST_LB_RECORD starts one at each definition (the first context gets
+ * the path itself, the k-th path.k), rta_lb_record() at any time. */
 /* Starts a record of \a ctx at \a path (collective): context, policy,
  * hardware model and, when not NULL, the graph \a g0 of the definition.
  * 0; BALLAST_EIO on every rank when rank 0 cannot open the path (warned);
  * BALLAST_ENOMEM. */
 int rta__lb_record_start(rta_lb_context_t *ctx, const char *path,
                          rta_graph_t *g0);
-/* This rank's measured task costs of the step just closed: the local tasks
- * the cost model sampled in it (rta__cost_sample_step, as step_time takes
- * them) (local). */
-void rta__lb_record_costs(rta_lb_context_t *ctx);
-/* A judged step: rank 0's \a wall seconds, the times fed to the policy and
- * the decision (\a forced: 1 a performance assertion asked for the remap,
- * 2 a pending warm start did).
- * Collective: every 64 steps the buffered costs are gathered. */
-void rta__lb_record_step(rta_lb_context_t *ctx, double wall, const double *times,
-                         const rta_decision_t *d, int forced);
-/* Before a remap attempt (collective): gathers costs and partner bytes,
- * numbers the attempt, notes its seed, whether a warm map is pending and the
- * statistics the remap's figures are taken from. */
-void rta__lb_record_remap_begin(rta_lb_context_t *ctx);
-/* Inside the remap, once the new mapping exists or failed (local): the
- * graph the engine mapped (taken over and freed, *g set to NULL), the new
- * mapping \a m and the target slots (either may be NULL on failure). */
-void rta__lb_record_mapped(rta_lb_context_t *ctx, rta_graph_t **g,
-                           const rta_mapping_t *m, const int *target);
-/* The candidate mapping's figures \a c and the decision \a d after the
- * policy judged it (\a judged 1: rta_policy_confirm() was called; 0: a warm
- * map that moves nothing, dropped without it) (local). */
-void rta__lb_record_candidate(rta_lb_context_t *ctx, const rta_remap_candidate_t *c,
-                              int judged, const rta_decision_t *d);
-/* After the remap attempt (local): its outcome from the statistics (\a
- * dropped: the candidate was not carried out) and, unless dropped, what
- * rta_policy_remap_measured() was given. */
-void rta__lb_record_remap_end(rta_lb_context_t *ctx, int rc, int dropped,
-                              const rta_remap_measure_t *m);
 /* Ends the record (collective): last costs, the Z line, close. */
 void rta__lb_record_stop(rta_lb_context_t *ctx);
 

@@ -22,7 +22,7 @@
  */
 #include "lb/lb_internal.h"
 #include "common/bytebuf.h"
-#include "lb/migrate.h"
+#include "mig/migrate.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -30,7 +30,7 @@
 
 #include "common/common_internal.h"
 #include "mon/mon_hooks.h"
-#include "task/task_internal.h"
+#include "task/task_hooks.h"
 #include "tool/tool_internal.h"
 
 #define MAX_SAMPLES 1024
@@ -96,7 +96,7 @@ typedef struct {
   int64_t *in_of;  /* vertex -> index in in, -1 */
   int nout, nin;   /* departures in out, arrivals in in */
   ballast__wbuf_t desc; /* the departures' descriptors */
-  rta__mig_pool_t *pool;
+  mig__pool_t *pool;
   rta_task_t **made; /* inner tasks this move defined (arrivals' missing
                       * parents), in creation order: removed on rollback */
   int nmade, capmade;
@@ -144,7 +144,7 @@ static int describe(out_t *o, int64_t v, ballast__wbuf_t *b) {
   }
   int elem = 0;
   size_t abytes = 0;
-  o->raw_slot = o->user_bytes == 0 ? rta__lb_single_elem_array(t, &elem, &abytes)
+  o->raw_slot = o->user_bytes == 0 ? rta__task_single_array(t, &elem, &abytes)
                                    : NULL;
   o->raw = o->raw_slot != NULL && (abytes == 0 || *o->raw_slot != NULL);
   int ndims = 0;
@@ -152,7 +152,7 @@ static int describe(out_t *o, int64_t v, ballast__wbuf_t *b) {
   o->lead = -1;
   o->head_bytes = 0;
   if (o->raw) {
-    rta__lb_array_shape(t, &ndims, dims);
+    rta__task_array_shape(t, &ndims, dims);
     o->arr_bytes = abytes;
   } else {
     o->lead = rta__arrays_lead(t, &o->head_bytes);
@@ -181,7 +181,7 @@ static int describe(out_t *o, int64_t v, ballast__wbuf_t *b) {
   }
   double s[MAX_SAMPLES];
   long long total = 0;
-  int ns = rta__lb_cost_samples(t, s, MAX_SAMPLES, &total);
+  int ns = rta__task_cost_export(t, s, MAX_SAMPLES, &total);
   ballast__put_i64(b, ns);
   ballast__put_i64(b, total);
   for (int i = 0; i < ns; i++)
@@ -314,7 +314,7 @@ static int define_arrival(mctx_t *c, in_t *x) {
       rc = rta_define_task(parent, 1, &name, &p, &x->t);
   }
   if (!rc)
-    rc = rta__lb_cost_restore(x->t, s, (int)ns, total);
+    rc = rta__task_cost_restore(x->t, s, (int)ns, total);
   free(ce);
   return rc;
 }
@@ -340,14 +340,6 @@ static int op_size(void *vc, int64_t v, size_t *head, size_t *tail) {
   return 0;
 }
 
-/* The n-th registered array's pointer. */
-static void **array_slot(const rta_task_t *t, int n) {
-  const rta__array_t *a = t->arrays;
-  for (int i = 0; a && i < n; i++)
-    a = a->next;
-  return a ? a->slot : NULL;
-}
-
 static int op_head(void *vc, int64_t v, const void **ptr) {
   mctx_t *c = vc;
   int64_t i = c->out_of[v];
@@ -358,7 +350,9 @@ static int op_head(void *vc, int64_t v, const void **ptr) {
   if (i + 8 < c->nout && c->out[i + 8].raw_slot)
     __builtin_prefetch(c->out[i + 8].raw_slot);
 #endif
-  void **slot = o->raw ? o->raw_slot : array_slot(o->t, o->lead);
+  void **slot = o->raw_slot;
+  if (!o->raw && rta_task_array(o->t, o->lead, &slot) != 0)
+    return BALLAST_EINVAL;
   if (!slot || !*slot)
     return BALLAST_EINVAL;
   *ptr = *slot;
@@ -397,7 +391,7 @@ static int op_pack(void *vc, int64_t v, void *buf, size_t bytes) {
 static void drop_arrival(in_t *x) {
   if (!x->t)
     return;
-  rta__lb_free_arrays(x->t);
+  rta__task_free_arrays(x->t);
   if (x->unpacked && x->ops.release)
     x->ops.release(x->t, x->user);
   rta_task_remove(x->t);
@@ -460,9 +454,9 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
     return BALLAST_ECALLBACK;
   }
   if (has_ops && x->ops.unpack) {
-    x->t->arriving = 1;
+    rta__task_arriving(x->t, 1);
     int urc = x->ops.unpack(x->t, tail, x->user_bytes, x->user);
-    x->t->arriving = 0;
+    rta__task_arriving(x->t, 0);
     if (urc != 0) {
       BALLAST_WARN("rta: load balancing: the unpack callback of \"%s\" failed",
                    rta_task_key(x->t));
@@ -484,7 +478,7 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
     }
   }
   if (x->raw) {
-    rc = rta__lb_adopt_array(x->t, x->raw_elem, x->raw_ndims, x->raw_dims,
+    rc = rta__task_adopt_array(x->t, x->raw_elem, x->raw_ndims, x->raw_dims,
                              *head, hbytes);
     if (!rc)
       *head = NULL; /* adopted: it is the task's array now */
@@ -518,11 +512,16 @@ static void move_event(const mctx_t *c, const rta_task_t *t, int from, int to,
   ballast__tool_emit_task_move(&ev);
 }
 
+/* A departed array's memory, for the next arrivals (rta__task_give_arrays). */
+static void give_to_pool(void *pool, void *mem, size_t bytes) {
+  mig__pool_give(pool, mem, bytes);
+}
+
 static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
   mctx_t *c = vc;
   if (outgoing) /* the engine finishes the departures in their order */
     prefetch_out(c, (int)c->out_of[v]);
-  if (outcome == RTA__COMMIT && BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_MOVE)) {
+  if (outcome == MIG__COMMIT && BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_MOVE)) {
     size_t head, tail;
     if (outgoing) {
       const out_t *o = &c->out[c->out_of[v]];
@@ -538,24 +537,19 @@ static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
   }
   if (outgoing) {
     out_t *o = &c->out[c->out_of[v]];
-    if (outcome != RTA__COMMIT || !o->t || o->gone)
+    if (outcome != MIG__COMMIT || !o->t || o->gone)
       return;
     /* Arrays first: a release() that frees the structure holding the
      * application's pointers must not leave rta writing through them. The
      * memory of arrays of ballast element types goes to the pool (touched
      * memory for the next arrivals), the rest is freed. */
-    for (rta__array_t *a = o->t->arrays; a; a = a->next)
-      if (a->type.kind == RTA_TYPE_ELEM && *a->slot) {
-        rta__mig_pool_give(c->pool, *a->slot, a->mem_bytes);
-        *a->slot = NULL;
-      }
-    rta__lb_free_arrays(o->t);
+    rta__task_give_arrays(o->t, give_to_pool, c->pool);
     if (o->has_ops && o->ops.release)
       o->ops.release(o->t, o->user);
     o->gone = 1; /* removed with the others once the engine is done */
   } else {
     in_t *x = &c->in[c->in_of[v]];
-    if (outcome != RTA__COMMIT)
+    if (outcome != MIG__COMMIT)
       drop_arrival(x);
   }
 }
@@ -576,7 +570,7 @@ typedef struct {
   rta_mapping_t *m;                /* the new mapping (c.m), kept current */
   const int *slot;
   mctx_t c;
-  rta__move_t *moves;
+  mig__move_t *moves;
   rta_task_t **gone;               /* room for the departures' removal */
   int64_t *arrv;                   /* the arrivals' vertices, vertex order */
   int who, code;                   /* the failing rank and its code, -1 none */
@@ -711,7 +705,7 @@ static int move_describe(move_t *s) {
       continue;
     }
     if (s->slot[v] != me)
-      s->moves[nout++] = (rta__move_t){.task = v, .dest = s->slot[v]};
+      s->moves[nout++] = (mig__move_t){.task = v, .dest = s->slot[v]};
   }
   int err = place_departures(s, nout);
   ballast__wbuf_t *b = &s->c.desc;
@@ -737,26 +731,26 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
   /* op_unpack adopts every head: by default (mem_limit 0) the rounds do
    * not count batched heads, only staging and heads of their own message;
    * an explicit mem_limit bounds every byte received per round (rta_lb.h). */
-  const rta__migrate_ops_t ops = {op_size,   op_head,  op_pack,
+  const mig__ops_t ops = {op_size,   op_head,  op_pack,
                                   op_unpack, op_finish, op_start,
                                   ctx->cfg.mem_limit == 0};
   rta__task_slab_open(); /* the arrivals' records; closed in move_cleanup */
-  rta__migrate_stats_t st;
-  int rc = rta__migrate(ctx->base, s->moves, s->c.nout, &ops, &s->c,
+  mig__stats_t st;
+  int rc = mig__run(ctx->base, s->moves, s->c.nout, &ops, &s->c,
                         ctx->cfg.mem_limit, ctx->pool, &st);
   s->who = st.failed_rank;
   s->code = st.failed_code;
   size_t held;
   int blocks;
   long long hits, misses;
-  rta__mig_pool_info(ctx->pool, &held, &blocks, &hits, &misses);
+  mig__pool_info(ctx->pool, &held, &blocks, &hits, &misses);
   BALLAST_DEBUG("rta: migration: %lld tasks out, %lld in (%lld read from the "
                 "sources' memory); describing %.3f ms, states %.3f ms; pool %zu "
                 "bytes in %d blocks, %lld hits, %lld misses so far",
                 (long long)st.tasks_sent, (long long)st.tasks_received,
                 (long long)st.heads_read, (s->tm1 - s->tm0) * 1e3, st.seconds * 1e3,
                 held, blocks, hits, misses);
-  for (int k = 0; k < RTA__MIG_NPHASES; k++)
+  for (int k = 0; k < MIG__PH_NPHASES; k++)
     ctx->move_phase[RTA__LB_PH_PLAN + k] += st.phase[k];
   if (!rc) {
     /* The states' bytes, as before the descriptors shared their tails. */
@@ -819,7 +813,7 @@ int rta__lb_move(rta_lb_context_t *ctx, rta_mapping_t *m,
   memset(res, 0, sizeof *res);
   res->failed_rank = -1;
   if (!ctx->pool)
-    ctx->pool = rta__mig_pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
+    ctx->pool = mig__pool_create(ctx->cfg.mem_limit); /* NULL: no cache */
   move_t s = {.ctx = ctx, .m = m, .slot = slot, .who = -1};
   s.c.m = m;
   s.c.pool = ctx->pool;

@@ -1,9 +1,9 @@
-/* Writing the load-balancing record (format and rules in lb_record.h): the
- * hooks lb.c calls. Every rank buffers its own tasks' costs; rank 0 of the
+/* Writing the load-balancing record (format and rules in lbrec/lbrec.h): a
+ * listener of lb's contexts (lb_events.c), attached first. Every rank buffers its own tasks' costs; rank 0 of the
  * context writes the file and gathers the buffers at the remaps, every 64
  * judged steps and at the end. */
 #include "lb/lb_internal.h"
-#include "lb/lb_record.h"
+#include "lbrec/lbrec.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 #include "common/common_internal.h"
 #include "common/env.h"
 #include "map/map_internal.h"
-#include "task/task_internal.h"
+#include "task/task_hooks.h"
 
 #define FLUSH_STEPS 64     /* judged steps between two gathers of costs */
 #define COST_ROWS 512      /* sampled steps before the stride doubles */
@@ -282,7 +282,10 @@ static void buffer_bytes(rta_lb_context_t *ctx) {
 
 /* ---- the hooks -------------------------------------------------------------- */
 
-const char *rta__lb_record_env_path(char *buf, size_t n) {
+/* The path BALLAST_LB_RECORD asks for this process's next context (the first
+ * context gets the path itself, the k-th path.k), in \a buf; NULL when
+ * the variable is not set. */
+static const char *env_path(char *buf, size_t n) {
   static int contexts; /* contexts defined by this process while recording */
   const char *p = ballast__env_string("BALLAST_LB_RECORD");
   if (!p || !*p)
@@ -318,7 +321,7 @@ static const char *mode_name(rta_policy_mode_t m) {
 /* Rank 0: the header lines. */
 static void out_header(rta_lb_context_t *ctx, struct lb__recw *w, rta_graph_t *g0) {
   const rta_policy_config_t *p = rta_policy_config(ctx->policy);
-  out(w, "%s %d\nC ", LB__RECORD_MAGIC, LB__RECORD_VERSION);
+  out(w, "%s %d\nC ", LBREC__MAGIC, LBREC__VERSION);
   out_key(w, ctx->root_key);
   out(w, " %d %d %s %s %u %a\n", ctx->size, ctx->placement,
       rta_strategy_name(ctx->cfg.strategy),
@@ -368,12 +371,14 @@ int rta__lb_record_start(rta_lb_context_t *ctx, const char *path, rta_graph_t *g
   return 0;
 }
 
-void rta__lb_record_costs(rta_lb_context_t *ctx) {
+/* This rank's measured task costs of the step \a step just closed and
+ * judged: the local tasks the cost model sampled in it
+ * (rta__cost_sample_step, as step_time takes them) (local). */
+static void record_costs(rta_lb_context_t *ctx, long long step) {
   struct lb__recw *w = ctx->rec;
   if (!w)
     return;
   w->buf.n = w->pending; /* costs of a step that was never judged */
-  long long step = ctx->stats.steps + 1;
   if ((step - 1) % w->stride != 0)
     return;
   long long now = rta_steps();
@@ -389,11 +394,20 @@ void rta__lb_record_costs(rta_lb_context_t *ctx) {
   }
 }
 
-void rta__lb_record_step(rta_lb_context_t *ctx, double wall, const double *times,
-                         const rta_decision_t *d, int forced) {
+/* A judged step: its costs when the cost model closed one, then rank 0's
+ * wall seconds, the times fed to the policy and the decision (forced: 1 a
+ * performance assertion asked for the remap, 2 a pending warm start did).
+ * Collective: every 64 steps the buffered costs are gathered. */
+static void record_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
   struct lb__recw *w = ctx->rec;
   if (!w)
     return;
+  if (ev->closed)
+    record_costs(ctx, ctx->stats.steps);
+  double wall = ev->wall;
+  const double *times = ev->times;
+  const rta_decision_t *d = ev->d;
+  int forced = ev->forced;
   long long step = ctx->stats.steps;
   w->pending = w->buf.n;
   if ((step - 1) % w->stride == 0 && ++w->sampled % COST_ROWS == 0)
@@ -410,7 +424,10 @@ void rta__lb_record_step(rta_lb_context_t *ctx, double wall, const double *times
     gather(ctx);
 }
 
-void rta__lb_record_remap_begin(rta_lb_context_t *ctx) {
+/* Before a remap attempt (collective): gathers costs and partner bytes,
+ * numbers the attempt, notes its seed, whether a warm map is pending and the
+ * statistics the remap's figures are taken from. */
+static void record_remap_begun(rta_lb_context_t *ctx) {
   struct lb__recw *w = ctx->rec;
   if (!w)
     return;
@@ -424,10 +441,15 @@ void rta__lb_record_remap_begin(rta_lb_context_t *ctx) {
   w->warm = ctx->warm != NULL;
 }
 
-void rta__lb_record_mapped(rta_lb_context_t *ctx, rta_graph_t **g,
-                           const rta_mapping_t *m, const int *target) {
+/* Inside the remap, once the new mapping exists or failed (local): the
+ * graph the engine mapped, the new mapping and the target slots (either
+ * may be NULL on failure). */
+static void record_mapped(rta_lb_context_t *ctx, const rta__lb_mapped_t *ev) {
   struct lb__recw *w = ctx->rec;
-  if (w && ctx->rank == 0 && m && g && *g) {
+  const rta_mapping_t *m = ev->m;
+  const int *target = ev->slot;
+  rta_graph_t *const *g = &ev->graph;
+  if (w && ctx->rank == 0 && m && *g) {
     int k = w->k;
     int64_t n = rta_mapping_ntasks(m);
     out_graph(w, k, ctx->stats.steps, m, *g);
@@ -449,14 +471,14 @@ void rta__lb_record_mapped(rta_lb_context_t *ctx, rta_graph_t **g,
           q->max_avg_load_node, q->edge_cut, q->hop_bytes, q->internode_volume,
           (double)q->tasks_migrated, q->bytes_migrated);
   }
-  if (g) {
-    rta_graph_destroy(*g);
-    *g = NULL;
-  }
 }
 
-void rta__lb_record_candidate(rta_lb_context_t *ctx, const rta_remap_candidate_t *c,
-                              int judged, const rta_decision_t *d) {
+/* The candidate's figures and the decision after the policy judged it
+ * (local). */
+static void record_judged(rta_lb_context_t *ctx, const rta__lb_judged_t *ev) {
+  const rta_remap_candidate_t *c = ev->c;
+  const rta_decision_t *d = ev->d;
+  int judged = ev->judged;
   struct lb__recw *w = ctx->rec;
   if (!w || ctx->rank != 0 || !room(w))
     return;
@@ -466,8 +488,11 @@ void rta__lb_record_candidate(rta_lb_context_t *ctx, const rta_remap_candidate_t
       d->predicted_imbalance, d->tasks_to_move);
 }
 
-void rta__lb_record_remap_end(rta_lb_context_t *ctx, int rc, int dropped,
-                              const rta_remap_measure_t *m) {
+/* After the remap attempt (local): its outcome from the statistics and,
+ * unless dropped, what rta_policy_remap_measured() was given. */
+static void record_remap_ended(rta_lb_context_t *ctx, const rta__lb_remap_end_t *ev) {
+  int rc = ev->rc, dropped = ev->dropped;
+  const rta_remap_measure_t *m = ev->cost;
   struct lb__recw *w = ctx->rec;
   if (!w || ctx->rank != 0 || !room(w))
     return;
@@ -517,3 +542,35 @@ int rta_lb_record(rta_lb_context_t *ctx, const char *path) {
   }
   return rta__lb_record_start(ctx, path, NULL);
 }
+
+/* ---- the listener -------------------------------------------------------- */
+
+/* Graphs are kept while a record runs, and at a definition when
+ * BALLAST_LB_RECORD will start one (ctx->mapping is not made yet). */
+static int record_wants_graph(const rta_lb_context_t *ctx) {
+  if (ctx->rec)
+    return 1;
+  const char *p = ctx->mapping ? NULL : ballast__env_string("BALLAST_LB_RECORD");
+  return p && *p;
+}
+
+/* BALLAST_LB_RECORD: a record of every context from its definition; one
+ * that cannot be written is only a warning. */
+static void record_defined(rta_lb_context_t *ctx, const rta__lb_defined_t *ev) {
+  char buf[4096];
+  const char *path = env_path(buf, sizeof buf);
+  if (path)
+    (void)rta__lb_record_start(ctx, path, ev->graph);
+}
+
+const rta__lb_listener_t rta__lb_record_listener = {
+    .name = "record",
+    .wants_graph = record_wants_graph,
+    .defined = record_defined,
+    .step = record_step,
+    .remap_begun = record_remap_begun,
+    .mapped = record_mapped,
+    .judged = record_judged,
+    .remap_ended = record_remap_ended,
+    .destroyed = rta__lb_record_stop,
+};

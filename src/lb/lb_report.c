@@ -2,7 +2,8 @@
  * tasks and bytes moved, time mapping and migrating, imbalance before and
  * after. The figures of a destroyed context are kept (folded into `done`),
  * so a program that destroys its contexts before MPI_Finalize still reports
- * them. */
+ * them. A listener of the registry (lb_events.c): the live contexts are
+ * read from the registry itself, however many there are. */
 #include "lb/lb_internal.h"
 
 #include <stdio.h>
@@ -11,10 +12,7 @@
 #include "common/common_internal.h"
 #include "mon/mon_hooks.h"
 
-#define MAX_LIVE 64
-
-static rta_lb_context_t *live[MAX_LIVE];
-static int nlive, registered, ncontexts;
+static int registered, ncontexts;
 static rta_lb_stats_t done;
 
 static void fold(rta_lb_stats_t *a, const rta_lb_stats_t *s) {
@@ -42,11 +40,26 @@ static void fold(rta_lb_stats_t *a, const rta_lb_stats_t *s) {
 
 static rta_lb_stats_t total(void) {
   rta_lb_stats_t t = done;
-  for (int i = 0; i < nlive; i++) {
+  /* Oldest first, as the contexts were defined (the registry lists the
+   * newest first): the imbalances are the latest context's. */
+  int n = 0;
+  for (const rta_lb_context_t *c = rta__lb_contexts(); c; c = c->next)
+    n++;
+  const rta_lb_context_t **v = ballast__malloc((size_t)(n ? n : 1) * sizeof *v);
+  int k = 0;
+  for (const rta_lb_context_t *c = rta__lb_contexts(); c; c = c->next, k++) {
     rta_lb_stats_t s;
-    rta_lb_stats(live[i], &s);
+    if (v)
+      v[n - 1 - k] = c;
+    else if (rta_lb_stats(c, &s) == 0) /* no memory: newest first */
+      fold(&t, &s);
+  }
+  for (int i = 0; v && i < n; i++) {
+    rta_lb_stats_t s;
+    rta_lb_stats(v[i], &s);
     fold(&t, &s);
   }
+  free(v);
   return t;
 }
 
@@ -83,23 +96,22 @@ static char *json(void *user) {
   return s;
 }
 
-void rta__lb_report_add(rta_lb_context_t *ctx) {
+static void report_defined(rta_lb_context_t *ctx, const rta__lb_defined_t *ev) {
+  (void)ctx;
+  (void)ev;
   if (!registered) {
     mon__section_t s = {.name = "load_balancing", .report = report, .json = json};
     registered = mon__report_add_section(&s) == 0;
   }
   ncontexts++;
-  if (nlive < MAX_LIVE)
-    live[nlive++] = ctx;
 }
 
-void rta__lb_report_remove(rta_lb_context_t *ctx) {
-  for (int i = 0; i < nlive; i++)
-    if (live[i] == ctx) {
-      rta_lb_stats_t s;
-      rta_lb_stats(ctx, &s);
-      fold(&done, &s);
-      live[i] = live[--nlive];
-      return;
-    }
+/* Its figures stay in the report once it is gone. */
+static void report_destroyed(rta_lb_context_t *ctx) {
+  rta_lb_stats_t s;
+  rta_lb_stats(ctx, &s);
+  fold(&done, &s);
 }
+
+const rta__lb_listener_t rta__lb_report_listener = {
+    .name = "report", .defined = report_defined, .destroyed = report_destroyed};

@@ -10,7 +10,8 @@
  * context's communicator. Nothing here communicates, and nothing here can
  * fail into load balancing: without memory a series stops growing and says
  * so in the profile ("incomplete"). A destroyed context's series stays (the
- * context is detached) until the program exits.
+ * context is detached) until the program exits. A listener of lb's contexts
+ * (lb_events.c): lb never calls it by name.
  *
  * Bounds: at most MAX_POINTS points per series (when full, neighbouring
  * points are merged in pairs and each point then stands for twice as many
@@ -240,11 +241,13 @@ static void push_point(series_t *s, const point_t *p) {
   s->pts[s->npts++] = *p;
 }
 
-void rta__lb_series_step(rta_lb_context_t *ctx, const double *times,
-                         const double *walls, const rta_decision_t *d) {
+/* A judged step (before a remap it decides). */
+static void series_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
   series_t *s = ctx->series;
   if (!s)
     return;
+  const double *times = ev->times, *walls = ev->walls;
+  const rta_decision_t *d = ev->d;
   double mx = 0, sum = 0, wmx = 0, wsum = 0;
   for (int r = 0; r < ctx->size; r++) {
     mx = times[r] > mx ? times[r] : mx;
@@ -277,10 +280,14 @@ void rta__lb_series_step(rta_lb_context_t *ctx, const double *times,
     s->t_remap0 = MPI_Wtime();
 }
 
-void rta__lb_series_remap(rta_lb_context_t *ctx, const rta_decision_t *d, int rc) {
+/* After every remap carried out (committed or not, \a rc its code); a
+ * dropped candidate leaves no mark. */
+static void series_remap(rta_lb_context_t *ctx, const rta__lb_remap_end_t *ev) {
   series_t *s = ctx->series;
-  if (!s)
+  if (!s || ev->dropped)
     return;
+  const rta_decision_t *d = ev->d;
+  int rc = ev->rc;
   const rta_lb_stats_t *t = &ctx->stats;
   double local = MPI_Wtime() - s->t_remap0;
   if (s->nmarks == MAX_MARKS) {
@@ -358,7 +365,10 @@ static int *world_ranks(MPI_Comm base, int size) {
 static char *json(void *user);
 static char *rank_json(void *user);
 
-void rta__lb_series_open(rta_lb_context_t *ctx, double define_seconds) {
+/* Opened when the context is defined (the seconds its definition took on
+ * this rank, the listeners' included, are read from the context). */
+static void series_open(rta_lb_context_t *ctx, const rta__lb_defined_t *ev) {
+  (void)ev; /* its definition's seconds: ctx->seconds_define, read later */
   series_t *s = ballast__calloc(1, sizeof *s);
   if (!s || !(s->root = ballast__strdup(ctx->root_key)) ||
       !(s->node_of = ballast__malloc((size_t)ctx->size * sizeof *s->node_of))) {
@@ -386,7 +396,6 @@ void rta__lb_series_open(rta_lb_context_t *ctx, double define_seconds) {
   ballast__lib_end();
   s->stride = 1;
   s->open_mark = -1;
-  s->s_define = define_seconds;
   s->prev = ctx->stats;
   ctx->series = s;
   snapshot(s, 0);
@@ -394,13 +403,15 @@ void rta__lb_series_open(rta_lb_context_t *ctx, double define_seconds) {
   tail = &s->next;
 }
 
-void rta__lb_series_close(rta_lb_context_t *ctx) {
+/* Detached when the context is destroyed (its series stays). */
+static void series_close(rta_lb_context_t *ctx) {
   series_t *s = ctx->series;
   if (!s)
     return;
   s->s_deciding = ctx->stats.seconds_deciding;
   s->s_waiting = ctx->seconds_waiting;
   s->s_remaps = ctx->seconds_remapping;
+  s->s_define = ctx->seconds_define;
   s->ctx = NULL;
   ctx->series = NULL;
   /* A program that defines contexts again and again keeps the series of
@@ -423,6 +434,13 @@ void rta__lb_series_close(rta_lb_context_t *ctx) {
       return;
     }
 }
+
+const rta__lb_listener_t rta__lb_series_listener = {
+    .name = "series",
+    .defined = series_open,
+    .step = series_step,
+    .remap_ended = series_remap,
+    .destroyed = series_close};
 
 /* ---- the profile's member ---------------------------------------------------- */
 
@@ -553,7 +571,7 @@ static char *rank_json(void *user) {
   (void)user;
   double def = closed_def, dec = closed_dec, rem = closed_rem, wait = closed_wait;
   for (series_t *s = all; s; s = s->next) {
-    def += s->s_define;
+    def += s->ctx ? s->ctx->seconds_define : s->s_define;
     dec += s->ctx ? s->ctx->stats.seconds_deciding : s->s_deciding;
     wait += s->ctx ? s->ctx->seconds_waiting : s->s_waiting;
     rem += s->ctx ? s->ctx->seconds_remapping : s->s_remaps;

@@ -1,497 +1,44 @@
 /*
  * Warm start (rta_lb_warm_start(), BALLAST_LB_WARMSTART): an earlier run of
- * the same task tree seeds the cost model and the first mapping. Two sources:
- * - a load-balancing record (lb_record.h): each task's last slot and mean
- *   measured cost, through the record's reader;
- * - a job profile (BALLAST_PROFILE; mon's JSON): the context's last task map
- *   from "lb_series" (keys carried over from earlier maps when a map omits
- *   them), and each task's time per step from the ranks' region data (a
- *   task is clocked as a region named by its key: wall minus MPI time, capped
- *   by CPU time, over its count, summed over ranks).
- * Either gives a table key -> (slot, seconds per step). Every rank reads the
- * file itself and builds the same table; the ranks agree on failure.
- * The table is kept on the context until its next load-balancing call,
- * which remaps to it (lb.c: rta__lb_warm_slots).
+ * the same task tree seeds the cost model and the first mapping. The table
+ * key -> (slot, seconds per step) is read by lbrec (warm_read.c: from a
+ * load-balancing record or a job profile); here it is checked against the
+ * context, seeds the costs of this rank's tasks and is kept on the context
+ * until its next load-balancing call, which remaps to it (lb.c:
+ * rta__lb_warm_slots). Every rank reads the file itself and builds the same
+ * table; the ranks agree on failure.
  */
 #include "lb/lb_internal.h"
-#include "lb/lb_record.h"
+#include "lbrec/lbrec.h"
 
-#include <ctype.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/common_internal.h"
-#include "task/task_internal.h"
-
-#define MAX_DEPTH 64
-#define MAX_FILE (1LL << 30)
-
-/* One task of the earlier run. */
-typedef struct {
-  char *key;
-  int slot;    /* where it ran last; -1: not known */
-  double cost; /* seconds per step; 0: not known */
-  long long count;
-} row_t;
-
-struct rta__warm {
-  int64_t n;
-  row_t *rows; /* sorted by key */
-};
-
-/* ---- a small JSON reader (the profile is ballast's own output) ------------ */
-
-typedef struct jv {
-  char type; /* 'o' object, 'a' array, 's' string, 'n' number, 'b' bool, 'z' null */
-  double num;
-  char *str;
-  int n, cap;
-  char **keys;      /* objects: n member names */
-  struct jv *items; /* objects and arrays: n values */
-} jv_t;
-
-typedef struct {
-  const char *p, *end;
-  int bad;
-} jp_t;
-
-static void jv_free(jv_t *v) {
-  for (int i = 0; i < v->n; i++) {
-    if (v->keys)
-      free(v->keys[i]);
-    jv_free(&v->items[i]);
-  }
-  free(v->keys);
-  free(v->items);
-  free(v->str);
-}
-
-static void ws(jp_t *j) {
-  while (j->p < j->end && isspace((unsigned char)*j->p))
-    j->p++;
-}
-
-/* A string at j->p (after the quote); escapes \uXXXX keep ASCII only (keys
- * ballast writes are escaped that way only for control bytes). */
-static char *jstring(jp_t *j) {
-  size_t cap = 16, len = 0;
-  char *s = ballast__malloc(cap);
-  while (s && j->p < j->end && *j->p != '"') {
-    char c = *j->p++;
-    if (c == '\\' && j->p < j->end) {
-      c = *j->p++;
-      if (c == 'n') c = '\n';
-      else if (c == 't') c = '\t';
-      else if (c == 'r') c = '\r';
-      else if (c == 'b') c = '\b';
-      else if (c == 'f') c = '\f';
-      else if (c == 'u' && j->end - j->p >= 4) {
-        char hex[5] = {j->p[0], j->p[1], j->p[2], j->p[3], 0};
-        c = (char)strtol(hex, NULL, 16);
-        j->p += 4;
-      }
-    }
-    if (len + 2 > cap) {
-      char *t = ballast__realloc(s, cap *= 2);
-      if (!t) {
-        free(s);
-        return NULL;
-      }
-      s = t;
-    }
-    s[len++] = c;
-  }
-  if (!s || j->p >= j->end) {
-    free(s);
-    j->bad = 1;
-    return NULL;
-  }
-  j->p++;
-  s[len] = 0;
-  return s;
-}
-
-static int jvalue(jp_t *j, jv_t *v, int depth);
-
-/* Appends a member (object: \a key owned) or item; 0 or -1. */
-static int jpush(jv_t *v, char *key, jv_t *item) {
-  if (v->n == v->cap) {
-    int cap = v->cap ? 2 * v->cap : 4;
-    jv_t *it = ballast__realloc(v->items, (size_t)cap * sizeof *it);
-    if (!it)
-      return -1;
-    v->items = it;
-    if (v->type == 'o') {
-      char **k = ballast__realloc(v->keys, (size_t)cap * sizeof *k);
-      if (!k)
-        return -1;
-      v->keys = k;
-    }
-    v->cap = cap;
-  }
-  if (v->type == 'o')
-    v->keys[v->n] = key;
-  v->items[v->n++] = *item;
-  return 0;
-}
-
-/* The members of an object or items of an array, after its bracket. */
-static int jcompound(jp_t *j, jv_t *v, int depth) {
-  char close = v->type == 'o' ? '}' : ']';
-  ws(j);
-  if (j->p < j->end && *j->p == close) {
-    j->p++;
-    return 0;
-  }
-  for (;;) {
-    char *key = NULL;
-    ws(j);
-    if (v->type == 'o') {
-      if (j->p >= j->end || *j->p != '"')
-        return j->bad = 1, -1;
-      j->p++;
-      if (!(key = jstring(j)))
-        return -1;
-      ws(j);
-      if (j->p >= j->end || *j->p++ != ':') {
-        free(key);
-        return j->bad = 1, -1;
-      }
-    }
-    jv_t item;
-    if (jvalue(j, &item, depth + 1) || jpush(v, key, &item)) {
-      if (!j->bad)
-        jv_free(&item);
-      free(key);
-      return j->bad = 1, -1;
-    }
-    ws(j);
-    if (j->p < j->end && *j->p == ',') {
-      j->p++;
-      continue;
-    }
-    if (j->p < j->end && *j->p == close) {
-      j->p++;
-      return 0;
-    }
-    return j->bad = 1, -1;
-  }
-}
-
-static int jvalue(jp_t *j, jv_t *v, int depth) {
-  memset(v, 0, sizeof *v);
-  ws(j);
-  if (j->p >= j->end || depth > MAX_DEPTH)
-    return j->bad = 1, -1;
-  char c = *j->p;
-  if (c == '{' || c == '[') {
-    j->p++;
-    v->type = c == '{' ? 'o' : 'a';
-    if (jcompound(j, v, depth)) {
-      jv_free(v);
-      memset(v, 0, sizeof *v);
-      return j->bad = 1, -1;
-    }
-    return 0;
-  }
-  if (c == '"') {
-    j->p++;
-    v->type = 's';
-    return (v->str = jstring(j)) ? 0 : (j->bad = 1, -1);
-  }
-  static const char *words[] = {"true", "false", "null"};
-  for (int w = 0; w < 3; w++) {
-    size_t l = strlen(words[w]);
-    if ((size_t)(j->end - j->p) >= l && !strncmp(j->p, words[w], l)) {
-      j->p += l;
-      v->type = w < 2 ? 'b' : 'z';
-      v->num = w == 0;
-      return 0;
-    }
-  }
-  char *e;
-  v->type = 'n';
-  v->num = strtod(j->p, &e);
-  if (e == j->p || e > j->end)
-    return j->bad = 1, -1;
-  j->p = e;
-  return 0;
-}
-
-static const jv_t *jget(const jv_t *o, const char *key) {
-  if (!o || o->type != 'o')
-    return NULL;
-  for (int i = 0; i < o->n; i++)
-    if (!strcmp(o->keys[i], key))
-      return &o->items[i];
-  return NULL;
-}
-
-static double jnum(const jv_t *o, const char *key, double dflt) {
-  const jv_t *v = jget(o, key);
-  return v && v->type == 'n' ? v->num : dflt;
-}
-
-/* A number as a rank or count: -1 unless a whole number in 0..INT_MAX. */
-static int jint(double x) {
-  return x >= 0 && x <= (double)INT_MAX && x == floor(x) ? (int)x : -1;
-}
-
-/* ---- the table ------------------------------------------------------------- */
-
-void rta__lb_warm_free(rta__warm_t *w) {
-  if (!w)
-    return;
-  for (int64_t i = 0; i < w->n; i++)
-    free(w->rows[i].key);
-  free(w->rows);
-  free(w);
-}
-
-static rta__warm_t *warm_alloc(int64_t n) {
-  rta__warm_t *w = ballast__calloc(1, sizeof *w);
-  if (w && !(w->rows = ballast__calloc((size_t)(n ? n : 1), sizeof *w->rows))) {
-    free(w);
-    return NULL;
-  }
-  return w;
-}
-
-/* Appends a row (key copied); 0 or BALLAST_ENOMEM. Room for it exists. */
-static int warm_add(rta__warm_t *w, const char *key, int slot, double cost) {
-  row_t *r = &w->rows[w->n];
-  if (!(r->key = ballast__strdup(key)))
-    return BALLAST_ENOMEM;
-  r->slot = slot;
-  r->cost = cost;
-  w->n++;
-  return 0;
-}
-
-static int row_cmp(const void *a, const void *b) {
-  return strcmp(((const row_t *)a)->key, ((const row_t *)b)->key);
-}
-
-static row_t *warm_find(const rta__warm_t *w, const char *key) {
-  row_t k = {.key = (char *)key};
-  return bsearch(&k, w->rows, (size_t)w->n, sizeof *w->rows, row_cmp);
-}
-
-/* ---- from a record ----------------------------------------------------------- */
-
-static int from_record(const rta_lb_context_t *ctx, const char *path, rta__warm_t **out,
-                       char *why, size_t nwhy) {
-  lb__record_t *r;
-  int rc = lb__record_open(path, &r);
-  if (rc) {
-    snprintf(why, nwhy, "not a readable load-balancing record (%s)", ballast_err_name(rc));
-    return rc;
-  }
-  if (strcmp(r->root, ctx->root_key) || r->ranks != ctx->size) {
-    snprintf(why, nwhy, "it records root \"%s\" on %d ranks, this context is \"%s\" "
-             "on %d ranks (another task tree)", r->root, r->ranks, ctx->root_key, ctx->size);
-    lb__record_close(r);
-    return BALLAST_EMISMATCH;
-  }
-  rta__warm_t *w = warm_alloc(r->nkeys);
-  rc = w ? 0 : BALLAST_ENOMEM;
-  for (int64_t k = 0; !rc && k < r->nkeys; k++) {
-    lb__rec_task_t t;
-    if (lb__record_task(r, r->keys[k], &t) == 0)
-      rc = warm_add(w, r->keys[k], t.nprocs == 1 ? t.slot : -1, t.mean_cost);
-  }
-  lb__record_close(r);
-  if (rc) {
-    rta__lb_warm_free(w);
-    return rc;
-  }
-  qsort(w->rows, (size_t)w->n, sizeof *w->rows, row_cmp);
-  *out = w;
-  return 0;
-}
-
-/* ---- from a profile ------------------------------------------------------------ */
-
-/* The last context of "lb_series" over this root and number of ranks. */
-static const jv_t *profile_context(const jv_t *prof, const rta_lb_context_t *ctx,
-                                   char *why, size_t nwhy) {
-  const jv_t *cs = jget(jget(prof, "lb_series"), "contexts"), *found = NULL;
-  size_t used = (size_t)snprintf(why, nwhy, "it holds no load-balancing context over root "
-                                 "\"%s\" on %d ranks (another task tree; it has:",
-                                 ctx->root_key, ctx->size);
-  for (int i = 0; cs && cs->type == 'a' && i < cs->n; i++) {
-    const jv_t *c = &cs->items[i], *root = jget(c, "root");
-    if (!root || root->type != 's')
-      continue;
-    if (!strcmp(root->str, ctx->root_key) && jint(jnum(c, "ranks", -1)) == ctx->size)
-      found = c;
-    if (used < nwhy)
-      used += (size_t)snprintf(why + used, nwhy - used, " \"%s\" on %d ranks", root->str,
-                               jint(jnum(c, "ranks", -1)));
-  }
-  if (used < nwhy)
-    snprintf(why + used, nwhy - used, "%s)", cs && cs->n ? "" : " none");
-  return found;
-}
-
-/* Keys and owners of the context's last task map (keys carried over from
- * the earlier maps that wrote them). */
-static int profile_map(const jv_t *c, rta__warm_t **out, char *why, size_t nwhy) {
-  const jv_t *snaps = jget(jget(c, "task_map"), "snapshots"), *keys = NULL, *last = NULL;
-  for (int i = 0; snaps && snaps->type == 'a' && i < snaps->n; i++) {
-    const jv_t *k = jget(&snaps->items[i], "keys");
-    if (k && k->type == 'a')
-      keys = k;
-    last = &snaps->items[i];
-  }
-  const jv_t *owner = jget(last, "owner"), *detail = jget(last, "detail");
-  if (!last || !detail || !detail->num) {
-    snprintf(why, nwhy, "its last task map is %s (a profile keeps per-task maps up to "
-             "4,096 tasks; use a load-balancing record)", last ? "binned" : "missing");
-    return BALLAST_ENOTSUP;
-  }
-  if (!keys || !owner || owner->type != 'a' || owner->n != keys->n) {
-    snprintf(why, nwhy, "its last task map has no keys or owners of its size");
-    return BALLAST_EPARSE;
-  }
-  rta__warm_t *w = warm_alloc(keys->n);
-  int rc = w ? 0 : BALLAST_ENOMEM;
-  for (int i = 0; !rc && i < keys->n; i++)
-    if (keys->items[i].type == 's' && owner->items[i].type == 'n')
-      rc = warm_add(w, keys->items[i].str, jint(owner->items[i].num), 0);
-  if (rc) {
-    rta__lb_warm_free(w);
-    return rc;
-  }
-  qsort(w->rows, (size_t)w->n, sizeof *w->rows, row_cmp);
-  *out = w;
-  return 0;
-}
-
-/* Each task's seconds per step from the regions named by its key, over
- * every rank: wall minus MPI time, capped by CPU time, over the count. */
-static void profile_costs(const jv_t *prof, rta__warm_t *w) {
-  const jv_t *ranks = jget(prof, "ranks_data");
-  double *sum = ballast__calloc((size_t)(w->n ? w->n : 1), sizeof *sum);
-  if (!sum)
-    return; /* the map alone still serves */
-  for (int r = 0; ranks && ranks->type == 'a' && r < ranks->n; r++) {
-    const jv_t *regs = jget(&ranks->items[r], "regions");
-    for (int i = 0; regs && regs->type == 'a' && i < regs->n; i++) {
-      const jv_t *g = &regs->items[i], *name = jget(g, "name");
-      row_t *row = name && name->type == 's' ? warm_find(w, name->str) : NULL;
-      if (!row)
-        continue;
-      double t = jnum(g, "wtime", 0) - jnum(g, "mtime", 0), cpu = jnum(g, "cputime", 0);
-      if (cpu > 0 && cpu < t)
-        t = cpu;
-      sum[row - w->rows] += t > 0 ? t : 0;
-      double cnt = jnum(g, "count", 0);
-      row->count += cnt > 0 && cnt < 1e18 ? (long long)cnt : 0;
-    }
-  }
-  for (int64_t i = 0; i < w->n; i++)
-    w->rows[i].cost = w->rows[i].count > 0 ? sum[i] / (double)w->rows[i].count : 0;
-  free(sum);
-}
-
-/* The whole file in memory (NUL-terminated). */
-static int slurp(const char *path, char **text, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return BALLAST_EIO;
-  char *b = NULL;
-  size_t n = 0, cap = 0;
-  int rc = 0;
-  for (;;) {
-    if (n + 65536 + 1 > cap) {
-      if ((long long)cap > MAX_FILE) {
-        rc = BALLAST_ETOOBIG;
-        break;
-      }
-      char *t = ballast__realloc(b, cap = 2 * cap + 65536 + 1);
-      if (!t) {
-        rc = BALLAST_ENOMEM;
-        break;
-      }
-      b = t;
-    }
-    size_t got = fread(b + n, 1, cap - n - 1, f);
-    n += got;
-    if (got == 0)
-      break;
-  }
-  if (!rc && ferror(f))
-    rc = BALLAST_EIO;
-  fclose(f);
-  if (rc) {
-    free(b);
-    return rc;
-  }
-  b[n] = 0;
-  *text = b;
-  *len = n;
-  return 0;
-}
-
-static int from_profile(const rta_lb_context_t *ctx, const char *text, size_t len,
-                        rta__warm_t **out, char *why, size_t nwhy) {
-  jp_t j = {text, text + len, 0};
-  jv_t doc;
-  if (jvalue(&j, &doc, 0)) {
-    snprintf(why, nwhy, "neither a load-balancing record nor a JSON profile (malformed "
-             "JSON near byte %lld)", (long long)(j.p - text));
-    return BALLAST_EPARSE;
-  }
-  const jv_t *prof = jget(&doc, "ballast_profile");
-  int rc = 0;
-  const jv_t *c = NULL;
-  if (!prof) {
-    snprintf(why, nwhy, "a JSON file but not a ballast profile (no \"ballast_profile\")");
-    rc = BALLAST_EPARSE;
-  } else if (!(c = profile_context(prof, ctx, why, nwhy)))
-    rc = BALLAST_EMISMATCH;
-  if (!rc && !(rc = profile_map(c, out, why, nwhy)))
-    profile_costs(prof, *out);
-  jv_free(&doc);
-  return rc;
-}
+#include "task/task_hooks.h"
 
 /* ---- the warm start ------------------------------------------------------------ */
 
 /* The table from \a path (record or profile), checked against the context:
  * at least half of its single-processor tasks must be in it. */
-static int load(const rta_lb_context_t *ctx, const char *path, rta__warm_t **out,
+static int load(const rta_lb_context_t *ctx, const char *path, lbrec__warm_t **out,
                 char *why, size_t nwhy) {
-  char *text = NULL;
-  size_t len = 0;
-  int rc = slurp(path, &text, &len);
-  if (rc) {
-    snprintf(why, nwhy, "%s", rc == BALLAST_EIO ? "cannot open or read it"
-                              : rc == BALLAST_ETOOBIG ? "larger than 1 GiB" : "no memory to read it");
-    return rc;
-  }
-  size_t ml = strlen(LB__RECORD_MAGIC);
-  if (len >= ml && !memcmp(text, LB__RECORD_MAGIC, ml))
-    rc = from_record(ctx, path, out, why, nwhy);
-  else
-    rc = from_profile(ctx, text, len, out, why, nwhy);
-  free(text);
+  int rc = lbrec__warm_read(path, ctx->root_key, ctx->size, out, why, nwhy);
   if (rc)
     return rc;
   int64_t n = 0, found = 0;
   for (int64_t v = 0; v < rta_mapping_ntasks(ctx->mapping); v++)
     if (rta_mapping_nprocs(ctx->mapping, v) == 1) {
+      int slot;
+      double cost;
       n++;
-      found += warm_find(*out, rta_mapping_key(ctx->mapping, v)) != NULL;
+      found += lbrec__warm_find(*out, rta_mapping_key(ctx->mapping, v), &slot, &cost);
     }
   if (2 * found < n || found == 0) {
     snprintf(why, nwhy, "only %lld of the context's %lld tasks are in it (another task "
              "tree)", (long long)found, (long long)n);
-    rta__lb_warm_free(*out);
+    lbrec__warm_free(*out);
     *out = NULL;
     return BALLAST_EMISMATCH;
   }
@@ -500,19 +47,21 @@ static int load(const rta_lb_context_t *ctx, const char *path, rta__warm_t **out
 
 /* Seeds the cost window of this rank's tasks that have measured nothing yet
  * with the earlier run's time per step (min_steps samples: measured at once). */
-static int seed_costs(rta_lb_context_t *ctx, const rta__warm_t *w) {
+static int seed_costs(rta_lb_context_t *ctx, const lbrec__warm_t *w) {
   int seeded = 0;
   double s[64];
   int n = rta__cost_min_steps();
   n = n > 64 ? 64 : n;
   for (int i = 0; i < ctx->nlocal; i++) {
     rta_task_cost_t c;
-    const row_t *row = warm_find(w, rta_task_key(ctx->local[i]));
-    if (!row || row->cost <= 0 || rta_task_cost(ctx->local[i], &c) || c.total_steps > 0)
+    int slot;
+    double cost = 0;
+    if (!lbrec__warm_find(w, rta_task_key(ctx->local[i]), &slot, &cost) || cost <= 0 ||
+        rta_task_cost(ctx->local[i], &c) || c.total_steps > 0)
       continue;
     for (int k = 0; k < n; k++)
-      s[k] = row->cost;
-    seeded += rta__lb_cost_restore(ctx->local[i], s, n, n) == 0;
+      s[k] = cost;
+    seeded += rta__task_cost_restore(ctx->local[i], s, n, n) == 0;
   }
   return seeded;
 }
@@ -529,7 +78,7 @@ int rta_lb_warm_start(rta_lb_context_t *ctx, const char *path) {
     return BALLAST_EDISABLED;
   }
   char why[512] = "";
-  rta__warm_t *w = NULL;
+  lbrec__warm_t *w = NULL;
   int rc = load(ctx, path, &w, why, sizeof why);
   int who = -1, code = 0;
   ballast__lib_begin();
@@ -545,32 +94,33 @@ int rta_lb_warm_start(rta_lb_context_t *ctx, const char *path) {
       BALLAST_WARN("rta: warm start of context \"%s\" from %s refused on rank %d (%s); "
                    "the context balances from its own measurements", ctx->root_key,
                    path, who, ballast_err_name(code));
-    rta__lb_warm_free(w);
+    lbrec__warm_free(w);
     return arc;
   }
   int seeded = seed_costs(ctx, w);
-  rta__lb_warm_free(ctx->warm);
+  lbrec__warm_free(ctx->warm);
   ctx->warm = w;
   BALLAST_INFO("rta: warm start of context \"%s\" from %s: %lld tasks known, %d of this "
                "rank's seeded; the next load-balancing call adopts the earlier map",
-               ctx->root_key, path, (long long)w->n, seeded);
+               ctx->root_key, path, (long long)lbrec__warm_ntasks(w), seeded);
   return 0;
 }
 
 int rta__lb_warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int *slot) {
-  const rta__warm_t *w = ctx->warm;
+  const lbrec__warm_t *w = ctx->warm;
   int64_t n = rta_mapping_ntasks(m);
   int *want = ballast__malloc((size_t)(n ? n : 1) * sizeof *want);
   int *used = ballast__calloc((size_t)ctx->size, sizeof *used);
   int ok = want && used;
   for (int64_t v = 0; ok && v < n; v++) {
-    const row_t *row = warm_find(w, rta_mapping_key(m, v));
+    int was = -1;
+    double cost;
     want[v] = slot[v];
     if (rta_mapping_nprocs(m, v) != 1)
       continue;
     /* Unknown tasks stay where they are; their estimates serve. */
-    want[v] = (row && row->slot >= 0 && row->slot < ctx->size) ? row->slot
-                                                                : rta_mapping_owner(m, v);
+    int known = lbrec__warm_find(w, rta_mapping_key(m, v), &was, &cost);
+    want[v] = (known && was >= 0 && was < ctx->size) ? was : rta_mapping_owner(m, v);
     if (want[v] >= 0 && want[v] < ctx->size)
       used[want[v]]++;
   }
@@ -586,3 +136,4 @@ int rta__lb_warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int 
   free(used);
   return ok ? 0 : (want && used ? BALLAST_EMISMATCH : BALLAST_ENOMEM);
 }
+

@@ -12,7 +12,7 @@
 
 #include <ballast/rta.h>
 
-#include "lb/migrate.h"
+#include "mig/migrate.h"
 #include "test_util.h"
 
 #define NT 24
@@ -309,9 +309,9 @@ static void test_overdecomposition(void) {
   failed = 0;
   for (int attempt = 0; attempt < 6 && !failed; attempt++) {
     if (me == 0)
-      rta__migrate_fail_alloc_after(1);
+      mig__fail_alloc_after(1);
     int rc = rta_perform_load_balancing(&comm);
-    rta__migrate_fail_alloc_after(0);
+    mig__fail_alloc_after(0);
     if (rc == 0)
       continue;
     failed = 1;

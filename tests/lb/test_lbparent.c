@@ -13,7 +13,7 @@
 
 #include <ballast/rta.h>
 
-#include "lb/migrate.h"
+#include "mig/migrate.h"
 #include "test_util.h"
 
 #define K 4   /* stages under mp/all */

@@ -17,7 +17,7 @@
 
 #include "lb/lb_internal.h"
 #include "common/util.h"
-#include "lb/migrate.h"
+#include "mig/migrate.h"
 #include "test_util.h"
 
 #define NT 16
@@ -116,13 +116,13 @@ static char *local_keys(rta_lb_context_t *ctx) {
 
 static void check_pool_bound(rta_lb_context_t *ctx) {
   size_t held;
-  rta__mig_pool_info(ctx->pool, &held, NULL, NULL, NULL);
+  mig__pool_info(ctx->pool, &held, NULL, NULL, NULL);
   CHECK_LE(held, POOL_CAP);
-  CHECK_EQ(rta__mig_pool_held(), held); /* the only pool of the process */
+  CHECK_EQ(mig__pool_held(), held); /* the only pool of the process */
 }
 
 static void test_pool_unit(void) {
-  rta__mig_pool_t *p = rta__mig_pool_create(POOL_CAP);
+  mig__pool_t *p = mig__pool_create(POOL_CAP);
   CHECK(p != NULL);
   const size_t b = 300000;
   void *blk[4];
@@ -135,159 +135,159 @@ static void test_pool_unit(void) {
   int nb;
   long long hits, misses;
   for (int i = 0; i < 3; i++)
-    rta__mig_pool_give(p, blk[i], b);
-  rta__mig_pool_info(p, &held, &nb, &hits, &misses);
+    mig__pool_give(p, blk[i], b);
+  mig__pool_info(p, &held, &nb, &hits, &misses);
   CHECK_EQ(held, 3 * b);
   CHECK_EQ(nb, 3);
   /* A fourth block exceeds the bound: the oldest (blk[0]) is freed. */
-  rta__mig_pool_give(p, blk[3], b);
-  rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+  mig__pool_give(p, blk[3], b);
+  mig__pool_info(p, &held, &nb, NULL, NULL);
   CHECK_EQ(held, 3 * b);
   CHECK_EQ(nb, 3);
-  CHECK_EQ(rta__mig_pool_held(), 3 * b);
+  CHECK_EQ(mig__pool_held(), 3 * b);
   /* Too small to cache, and larger than the bound: freed, not kept. */
-  rta__mig_pool_give(p, malloc(1000), 1000);
-  rta__mig_pool_give(p, malloc(POOL_CAP + 1), POOL_CAP + 1);
-  rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+  mig__pool_give(p, malloc(1000), 1000);
+  mig__pool_give(p, malloc(POOL_CAP + 1), POOL_CAP + 1);
+  mig__pool_info(p, &held, &nb, NULL, NULL);
   CHECK_EQ(held, 3 * b);
   /* A request of 100 KB does not take a 300 KB block (more than twice). */
-  void *x = rta__mig_pool_take(p, 100000);
+  void *x = mig__pool_take(p, 100000);
   CHECK(x != NULL);
-  rta__mig_pool_info(p, &held, &nb, &hits, &misses);
+  mig__pool_info(p, &held, &nb, &hits, &misses);
   CHECK_EQ(nb, 3);
   CHECK_EQ(hits, 0);
   CHECK_EQ(misses, 1);
   free(x);
   /* Requests that fit are served from the cache, never with the evicted block. */
   for (int i = 0; i < 3; i++) {
-    void *y = rta__mig_pool_take(p, 250000 + (size_t)i);
+    void *y = mig__pool_take(p, 250000 + (size_t)i);
     CHECK(y == blk[1] || y == blk[2] || y == blk[3]);
     CHECK_EQ(((unsigned char *)y)[b - 1], (unsigned char)(y == blk[1] ? 1 : y == blk[2] ? 2 : 3));
-    rta__mig_pool_give(p, y, b); /* back, as a buffer nobody kept */
-    rta__mig_pool_info(p, NULL, &nb, &hits, NULL);
+    mig__pool_give(p, y, b); /* back, as a buffer nobody kept */
+    mig__pool_info(p, NULL, &nb, &hits, NULL);
     CHECK_EQ(nb, 3);
     CHECK_EQ(hits, i + 1);
   }
   /* An injected allocation failure (common's hook, which the engine's
-   * rta__migrate_fail_alloc_after arms for a migration) fails a take the
+   * mig__fail_alloc_after arms for a migration) fails a take the
    * cache cannot serve and leaves the cache as it was; a take served from
    * the cache allocates nothing, so the hook passes it by. */
   ballast__alloc_fail_after(1);
-  CHECK(rta__mig_pool_take(p, 100000) == NULL);
-  rta__mig_pool_info(p, NULL, &nb, &hits, &misses);
+  CHECK(mig__pool_take(p, 100000) == NULL);
+  mig__pool_info(p, NULL, &nb, &hits, &misses);
   CHECK_EQ(nb, 3);
   CHECK_EQ(hits, 3);
   CHECK_EQ(misses, 2);
   ballast__alloc_fail_after(1);
-  void *hit = rta__mig_pool_take(p, b);
+  void *hit = mig__pool_take(p, b);
   CHECK(hit == blk[1] || hit == blk[2] || hit == blk[3]);
   CHECK_EQ(ballast__alloc_count(), 0);
   ballast__alloc_fail_after(0);
-  rta__mig_pool_give(p, hit, b);
-  rta__mig_pool_info(p, NULL, &nb, NULL, NULL);
+  mig__pool_give(p, hit, b);
+  mig__pool_info(p, NULL, &nb, NULL, NULL);
   CHECK_EQ(nb, 3);
-  rta__mig_pool_destroy(p);
-  CHECK_EQ(rta__mig_pool_held(), 0);
-  rta__mig_pool_destroy(NULL);
+  mig__pool_destroy(p);
+  CHECK_EQ(mig__pool_held(), 0);
+  mig__pool_destroy(NULL);
   /* Small blocks serve requests of exactly their size; the oldest block of
    * either class is evicted first. */
-  p = rta__mig_pool_create(100 << 10);
+  p = mig__pool_create(100 << 10);
   unsigned char *sa = malloc(16384), *sb = malloc(16384), *lg = malloc(70 << 10);
   sa[0] = 'a';
   sb[0] = 'b';
-  rta__mig_pool_give(p, sa, 16384);
-  rta__mig_pool_give(p, lg, 70 << 10);
-  rta__mig_pool_give(p, sb, 16384); /* over 100 KiB: sa, the oldest, goes */
-  rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+  mig__pool_give(p, sa, 16384);
+  mig__pool_give(p, lg, 70 << 10);
+  mig__pool_give(p, sb, 16384); /* over 100 KiB: sa, the oldest, goes */
+  mig__pool_info(p, &held, &nb, NULL, NULL);
   CHECK_EQ(nb, 2);
   CHECK_EQ(held, (size_t)(70 << 10) + 16384);
-  void *w = rta__mig_pool_take(p, 16000); /* not exactly 16384: fresh */
-  rta__mig_pool_info(p, NULL, &nb, &hits, &misses);
+  void *w = mig__pool_take(p, 16000); /* not exactly 16384: fresh */
+  mig__pool_info(p, NULL, &nb, &hits, &misses);
   CHECK_EQ(nb, 2);
   CHECK_EQ(hits, 0);
   free(w);
-  unsigned char *got = rta__mig_pool_take(p, 16384);
+  unsigned char *got = mig__pool_take(p, 16384);
   CHECK(got == sb);
   CHECK_EQ(got[0], 'b');
-  got = rta__mig_pool_take(p, 16384); /* none left of that size */
-  rta__mig_pool_info(p, NULL, &nb, &hits, &misses);
+  got = mig__pool_take(p, 16384); /* none left of that size */
+  mig__pool_info(p, NULL, &nb, &hits, &misses);
   CHECK_EQ(hits, 1);
   CHECK_EQ(misses, 2);
   CHECK_EQ(nb, 1);
-  rta__mig_pool_give(p, got, 16384);
-  rta__mig_pool_give(p, sb, 16384); /* over 100 KiB: lg, now the oldest, goes */
-  rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+  mig__pool_give(p, got, 16384);
+  mig__pool_give(p, sb, 16384); /* over 100 KiB: lg, now the oldest, goes */
+  mig__pool_info(p, &held, &nb, NULL, NULL);
   CHECK_EQ(nb, 2);
   CHECK_EQ(held, 2 * (size_t)16384);
-  CHECK_EQ(rta__mig_pool_held(), held);
-  rta__mig_pool_destroy(p);
-  CHECK_EQ(rta__mig_pool_held(), 0);
+  CHECK_EQ(mig__pool_held(), held);
+  mig__pool_destroy(p);
+  CHECK_EQ(mig__pool_held(), 0);
 
   /* From 1 MiB only 2 MiB-aligned blocks (huge pages, as take allocates
    * them) are kept; an application's plain malloc'ed array is freed. */
-  p = rta__mig_pool_create(16 << 20);
+  p = mig__pool_create(16 << 20);
   const size_t mb = (size_t)1 << 20;
   unsigned char *plain = malloc(mb); /* glibc: a 16-byte header into a page */
   CHECK(plain != NULL);
   memset(plain, 1, mb);
   if ((uintptr_t)plain & ((2 << 20) - 1)) {
-    rta__mig_pool_give(p, plain, mb);
-    rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+    mig__pool_give(p, plain, mb);
+    mig__pool_info(p, &held, &nb, NULL, NULL);
     CHECK_EQ(nb, 0);
     CHECK_EQ(held, 0);
   } else {
     free(plain); /* aligned by chance: nothing to check */
   }
-  unsigned char *hp = rta__mig_pool_take(p, mb + 1);
+  unsigned char *hp = mig__pool_take(p, mb + 1);
   CHECK(hp != NULL);
   CHECK_EQ((uintptr_t)hp & ((2 << 20) - 1), 0);
   hp[mb] = 7;
-  rta__mig_pool_give(p, hp, mb + 1);
-  rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+  mig__pool_give(p, hp, mb + 1);
+  mig__pool_info(p, &held, &nb, NULL, NULL);
   CHECK_EQ(nb, 1);
   CHECK_EQ(held, 2 * mb); /* the whole huge page it holds counts */
-  CHECK(rta__mig_pool_take(p, mb) == hp); /* served from the pool */
+  CHECK(mig__pool_take(p, mb) == hp); /* served from the pool */
   CHECK_EQ(hp[mb], 7);
   free(hp);
   /* The bound holds in huge pages: 16 blocks of 1 MiB + 1 are 32 MiB of
    * memory, and a 16 MiB pool keeps 8 of them. */
   for (int i = 0; i < 16; i++) {
-    unsigned char *q = rta__mig_pool_take(p, mb + 1);
+    unsigned char *q = mig__pool_take(p, mb + 1);
     CHECK(q != NULL);
     memset(q, i, mb + 1);
-    rta__mig_pool_give(p, q, mb + 1);
-    rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+    mig__pool_give(p, q, mb + 1);
+    mig__pool_info(p, &held, &nb, NULL, NULL);
     CHECK_LE(held, (size_t)16 << 20);
   }
-  rta__mig_pool_destroy(p);
-  CHECK_EQ(rta__mig_pool_held(), 0);
-  p = rta__mig_pool_create(16 << 20);
+  mig__pool_destroy(p);
+  CHECK_EQ(mig__pool_held(), 0);
+  p = mig__pool_create(16 << 20);
   unsigned char *blocks[16];
   for (int i = 0; i < 16; i++)
-    blocks[i] = rta__mig_pool_take(p, mb + 1); /* all fresh: none cached yet */
+    blocks[i] = mig__pool_take(p, mb + 1); /* all fresh: none cached yet */
   for (int i = 0; i < 16; i++)
-    rta__mig_pool_give(p, blocks[i], mb + 1);
-  rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+    mig__pool_give(p, blocks[i], mb + 1);
+  mig__pool_info(p, &held, &nb, NULL, NULL);
   CHECK_EQ(nb, 8);
   CHECK_EQ(held, (size_t)16 << 20);
   /* take_len reports what a block holds, so it goes back whole: taken for a
    * 1 MiB request, the 2 MiB block serves a 2 MiB one next. */
-  rta__mig_pool_destroy(p);
-  p = rta__mig_pool_create(16 << 20);
+  mig__pool_destroy(p);
+  p = mig__pool_create(16 << 20);
   size_t len = 0;
-  unsigned char *t1 = rta__mig_pool_take_len(p, mb, &len);
+  unsigned char *t1 = mig__pool_take_len(p, mb, &len);
   CHECK(t1 != NULL);
   CHECK_EQ(len, 2 * mb);
-  rta__mig_pool_give(p, t1, len);
-  CHECK(rta__mig_pool_take_len(p, 2 * mb, &len) == t1);
+  mig__pool_give(p, t1, len);
+  CHECK(mig__pool_take_len(p, 2 * mb, &len) == t1);
   CHECK_EQ(len, 2 * mb);
   free(t1);
-  unsigned char *t2 = rta__mig_pool_take_len(p, 100, &len); /* fresh, small */
+  unsigned char *t2 = mig__pool_take_len(p, 100, &len); /* fresh, small */
   CHECK(t2 != NULL);
   CHECK_EQ(len, 100);
   free(t2);
-  rta__mig_pool_destroy(p);
-  CHECK_EQ(rta__mig_pool_held(), 0);
+  mig__pool_destroy(p);
+  CHECK_EQ(mig__pool_held(), 0);
 
   /* rta_alloc_array: plain below 1 MiB, 2 MiB aligned from there, free()-able. */
   void *a0 = rta_alloc_array(0), *a1 = rta_alloc_array(100);
@@ -300,10 +300,10 @@ static void test_pool_unit(void) {
   free(a1);
   free(a3);
 
-  void *z = rta__mig_pool_take(NULL, 100000); /* no pool: plain memory */
+  void *z = mig__pool_take(NULL, 100000); /* no pool: plain memory */
   CHECK(z != NULL);
-  rta__mig_pool_give(NULL, z, 100000);          /* no pool: freed */
-  CHECK_EQ(rta__mig_pool_held(), 0);
+  mig__pool_give(NULL, z, 100000);          /* no pool: freed */
+  CHECK_EQ(mig__pool_held(), 0);
 }
 
 static void test_context(void) {
@@ -355,7 +355,7 @@ static void test_context(void) {
   }
   long long hits, all_hits;
   size_t held, max_held;
-  rta__mig_pool_info(ctx->pool, &held, NULL, &hits, NULL);
+  mig__pool_info(ctx->pool, &held, NULL, &hits, NULL);
   MPI_Allreduce(&hits, &all_hits, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   CHECK_GT(all_hits, 0); /* arrivals landed in memory of states that left */
   MPI_Allreduce(&held, &max_held, 1, MPI_UNSIGNED_LONG, MPI_MAX, MPI_COMM_WORLD);
@@ -371,10 +371,10 @@ static void test_context(void) {
       if (fault == 0)
         fail_unpack_rank = np - 1;
       else if (me == 0)
-        rta__migrate_fail_alloc_after(1);
+        mig__fail_alloc_after(1);
       int rc = rta_perform_load_balancing(&comm);
       fail_unpack_rank = -1;
-      rta__migrate_fail_alloc_after(0);
+      mig__fail_alloc_after(0);
       int any = rc != 0, all;
       MPI_Allreduce(&any, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
       CHECK_EQ(any, all); /* every rank rolled back, or none */
@@ -404,51 +404,51 @@ static void test_context(void) {
     free(s);
   }
   CHECK_EQ(rta_lb_destroy(ctx), 0);
-  CHECK_EQ(rta__mig_pool_held(), 0); /* every cached byte returned */
+  CHECK_EQ(mig__pool_held(), 0); /* every cached byte returned */
   CHECK_EQ(rta_task_remove(root), 0);
 }
 
 /* The pool's choice of transport for batch-sized heads (BALLAST_LB_TRANSPORT
  * auto, mig_pool.h): batches until they are measured, then reads until
  * they are, then the faster by its last measure, the slower measured again
- * once in RTA__POOL_RETRY + 1 choices, and a change of which is faster
+ * once in MIG__POOL_RETRY + 1 choices, and a change of which is faster
  * followed; measures of nothing are ignored. Local: no MPI. */
 static void test_transport_choice(void) {
-  CHECK_EQ(rta__mig_pool_transport(NULL), RTA__MIG_BATCH);
-  rta__mig_pool_t *p = rta__mig_pool_create(POOL_CAP);
+  CHECK_EQ(mig__pool_transport(NULL), MIG__BATCH);
+  mig__pool_t *p = mig__pool_create(POOL_CAP);
   CHECK(p != NULL);
-  CHECK_EQ(rta__mig_pool_transport(p), RTA__MIG_BATCH);
-  CHECK_EQ(rta__mig_pool_transport(p), RTA__MIG_BATCH); /* still unmeasured */
-  rta__mig_pool_transport_note(p, RTA__MIG_BATCH, 0.010, (size_t)1 << 20);
-  rta__mig_pool_transport_note(p, RTA__MIG_READ, 0.001, 0); /* no bytes: ignored */
-  rta__mig_pool_transport_note(p, 7, 0.001, (size_t)1 << 20); /* no such transport */
-  CHECK_EQ(rta__mig_pool_transport(p), RTA__MIG_READ);
-  CHECK_EQ(rta__mig_pool_transport(p), RTA__MIG_READ); /* until measured */
-  rta__mig_pool_transport_note(p, RTA__MIG_READ, 0.005, (size_t)1 << 20);
+  CHECK_EQ(mig__pool_transport(p), MIG__BATCH);
+  CHECK_EQ(mig__pool_transport(p), MIG__BATCH); /* still unmeasured */
+  mig__pool_transport_note(p, MIG__BATCH, 0.010, (size_t)1 << 20);
+  mig__pool_transport_note(p, MIG__READ, 0.001, 0); /* no bytes: ignored */
+  mig__pool_transport_note(p, 7, 0.001, (size_t)1 << 20); /* no such transport */
+  CHECK_EQ(mig__pool_transport(p), MIG__READ);
+  CHECK_EQ(mig__pool_transport(p), MIG__READ); /* until measured */
+  mig__pool_transport_note(p, MIG__READ, 0.005, (size_t)1 << 20);
   /* Steady: reads twice as fast, every choice measured. */
-  int batches = 0, n = 3 * (int)(RTA__POOL_RETRY + 1);
+  int batches = 0, n = 3 * (int)(MIG__POOL_RETRY + 1);
   for (int i = 0; i < n; i++) {
-    int t = rta__mig_pool_transport(p);
-    CHECK(t == RTA__MIG_BATCH || t == RTA__MIG_READ);
-    batches += t == RTA__MIG_BATCH;
-    rta__mig_pool_transport_note(p, t, t == RTA__MIG_READ ? 0.005 : 0.010,
+    int t = mig__pool_transport(p);
+    CHECK(t == MIG__BATCH || t == MIG__READ);
+    batches += t == MIG__BATCH;
+    mig__pool_transport_note(p, t, t == MIG__READ ? 0.005 : 0.010,
                                  (size_t)1 << 20);
   }
   CHECK_EQ(batches, 3);
   /* The batches become the faster at their next measure: then mostly them. */
   int t;
-  while ((t = rta__mig_pool_transport(p)) != RTA__MIG_BATCH)
-    rta__mig_pool_transport_note(p, t, 0.005, (size_t)1 << 20);
-  rta__mig_pool_transport_note(p, RTA__MIG_BATCH, 0.002, (size_t)1 << 20);
+  while ((t = mig__pool_transport(p)) != MIG__BATCH)
+    mig__pool_transport_note(p, t, 0.005, (size_t)1 << 20);
+  mig__pool_transport_note(p, MIG__BATCH, 0.002, (size_t)1 << 20);
   int reads = 0;
-  for (unsigned i = 0; i < RTA__POOL_RETRY + 1; i++) {
-    t = rta__mig_pool_transport(p);
-    reads += t == RTA__MIG_READ;
-    rta__mig_pool_transport_note(p, t, t == RTA__MIG_READ ? 0.005 : 0.002,
+  for (unsigned i = 0; i < MIG__POOL_RETRY + 1; i++) {
+    t = mig__pool_transport(p);
+    reads += t == MIG__READ;
+    mig__pool_transport_note(p, t, t == MIG__READ ? 0.005 : 0.002,
                                  (size_t)1 << 20);
   }
   CHECK_EQ(reads, 1);
-  rta__mig_pool_destroy(p);
+  mig__pool_destroy(p);
 }
 
 int main(int argc, char **argv) {

@@ -10,7 +10,7 @@
 
 #include <ballast/common.h>
 
-#include "lb/migrate.h"
+#include "mig/migrate.h"
 #include "test_util.h"
 
 /* Beyond the first 64, small states: a rank sends a few hundred heads to
@@ -118,19 +118,19 @@ static int op_unpack(void *ctx, int64_t t, int src, void **head, size_t hbytes,
   tasks[t].staged_len = n;
   return 0;
 }
-static rta__mig_pool_t *pool; /* NULL in the first half of the remaps */
+static mig__pool_t *pool; /* NULL in the first half of the remaps */
 static int pending_owner[NTASKS];
 static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
   (void)ctx;
   if (outgoing) {
-    if (outcome == RTA__COMMIT) {
+    if (outcome == MIG__COMMIT) {
       /* What left goes to the pool, as the load-balancing context does. */
-      rta__mig_pool_give(pool, tasks[t].data, tasks[t].len);
+      mig__pool_give(pool, tasks[t].data, tasks[t].len);
       tasks[t].data = NULL;
       tasks[t].owner = pending_owner[t];
     }
   } else {
-    if (outcome == RTA__COMMIT) {
+    if (outcome == MIG__COMMIT) {
       tasks[t].data = tasks[t].staged;
       tasks[t].len = tasks[t].staged_len;
       tasks[t].owner = me;
@@ -141,11 +141,11 @@ static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
   }
 }
 
-static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish,
+static const mig__ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish,
                                        NULL, 0};
-static const rta__migrate_ops_t ops_kept = {op_size, op_head, op_pack, op_unpack,
+static const mig__ops_t ops_kept = {op_size, op_head, op_pack, op_unpack,
                                             op_finish, NULL, 1};
-static const rta__migrate_ops_t *ops_now = &ops;
+static const mig__ops_t *ops_now = &ops;
 
 /* Checks every task this rank owns against its expected bytes, and that the
  * owners agree globally: each task owned by exactly one rank. */
@@ -181,8 +181,8 @@ static int heads_to_one_peer;
 static int moves_all, moves_counted;
 
 /* Draws a new owner for every task (same draw on every rank) and migrates. */
-static int remap(size_t mem_limit, rta__migrate_stats_t *st, int *owner_now) {
-  rta__move_t moves[NTASKS];
+static int remap(size_t mem_limit, mig__stats_t *st, int *owner_now) {
+  mig__move_t moves[NTASKS];
   int n = 0, heads[64] = {0};
   moves_counted = 0;
   for (int t = 0; t < NTASKS; t++) {
@@ -201,7 +201,7 @@ static int remap(size_t mem_limit, rta__migrate_stats_t *st, int *owner_now) {
     if (heads[p] > heads_to_one_peer)
       heads_to_one_peer = heads[p];
   moves_all = n;
-  int rc = rta__migrate(MPI_COMM_WORLD, moves, n, ops_now, NULL, mem_limit, pool, st);
+  int rc = mig__run(MPI_COMM_WORLD, moves, n, ops_now, NULL, mem_limit, pool, st);
   if (rc == 0)
     for (int t = 0; t < NTASKS; t++)
       owner_now[t] = pending_owner[t];
@@ -226,11 +226,11 @@ int main(int argc, char **argv) {
   verify(owner);
 
   /* Many random remaps, alternating a generous and a tight memory bound. */
-  rta__migrate_stats_t st;
+  mig__stats_t st;
   long long moved = 0, heads_read = 0;
   for (int it = 0; it < 12; it++) {
     if (it == 6) {
-      pool = rta__mig_pool_create((size_t)2 << 20);
+      pool = mig__pool_create((size_t)2 << 20);
       CHECK(pool != NULL);
     }
     size_t limit = (it % 2) ? (size_t)np * 200000 : 0;
@@ -288,9 +288,9 @@ int main(int argc, char **argv) {
     size_t held;
     int blocks;
     long long hits, misses, all_hits;
-    rta__mig_pool_info(pool, &held, &blocks, &hits, &misses);
+    mig__pool_info(pool, &held, &blocks, &hits, &misses);
     CHECK_LE(held, (size_t)2 << 20);
-    CHECK_EQ(rta__mig_pool_held(), held);
+    CHECK_EQ(mig__pool_held(), held);
     MPI_Allreduce(&hits, &all_hits, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     CHECK_GT(all_hits, 0);
   }
@@ -321,7 +321,7 @@ int main(int argc, char **argv) {
       rng = s2;
       if (dest == me) { fail_unpack_task = victim; expect_here = 1; }
     }
-    if (scenario == 2 && me == bad) { rta__migrate_fail_alloc_after(1); expect_here = 1; }
+    if (scenario == 2 && me == bad) { mig__fail_alloc_after(1); expect_here = 1; }
     if (scenario == 3 && owner[victim] == me) { lie_size_task = victim; }
     int rc = remap(0, &st, owner);
     CHECK_NE(rc, 0);
@@ -333,7 +333,7 @@ int main(int argc, char **argv) {
     if (scenario == 3)
       CHECK(rc == BALLAST_ESIZE || rc == BALLAST_EREMOTE);
     fail_pack_task = fail_unpack_task = lie_size_task = -1;
-    rta__migrate_fail_alloc_after(0);
+    mig__fail_alloc_after(0);
     for (int t = 0; t < NTASKS; t++)
       CHECK_EQ(owner[t], before[t]);
     verify(owner); /* identical bytes, same owners */
@@ -344,16 +344,16 @@ int main(int argc, char **argv) {
 
   /* Bad input: a move to oneself is refused everywhere, nothing moves. */
   {
-    rta__move_t self_move = {0, me};
+    mig__move_t self_move = {0, me};
     int n = owner[0] == me ? 1 : 0;
-    int rc = rta__migrate(MPI_COMM_WORLD, &self_move, n, &ops, NULL, 0, pool, &st);
+    int rc = mig__run(MPI_COMM_WORLD, &self_move, n, &ops, NULL, 0, pool, &st);
     CHECK_NE(rc, 0);
     verify(owner);
   }
   for (int t = 0; t < NTASKS; t++)
     free(tasks[t].data);
-  rta__mig_pool_destroy(pool);
-  CHECK_EQ(rta__mig_pool_held(), 0);
+  mig__pool_destroy(pool);
+  CHECK_EQ(mig__pool_held(), 0);
   TEST_PASS("lb_migrate");
   MPI_Finalize();
   return 0;

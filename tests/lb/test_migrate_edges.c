@@ -19,7 +19,7 @@
 #include <ballast/rta.h>
 
 #include "common/util.h"
-#include "lb/migrate.h"
+#include "mig/migrate.h"
 #include "test_util.h"
 
 #define KB ((size_t)1 << 10)
@@ -109,7 +109,7 @@ typedef struct {
 static task_t tasks[NTASKS];
 static int me, np;
 static int owner[NTASKS], pending[NTASKS];
-static rta__mig_pool_t *pool;
+static mig__pool_t *pool;
 static int64_t fail_unpack = -1, fail_pack = -1;
 static long long unpacks_checked;
 
@@ -198,15 +198,15 @@ static int op_unpack(void *ctx, int64_t t, int src, void **head, size_t hbytes,
 static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
   (void)ctx;
   if (outgoing) {
-    if (outcome == RTA__COMMIT) {
+    if (outcome == MIG__COMMIT) {
       /* As the load-balancing context does: the head to the pool. */
-      rta__mig_pool_give(pool, tasks[t].head, spec((int)t).head);
+      mig__pool_give(pool, tasks[t].head, spec((int)t).head);
       free(tasks[t].tail);
       tasks[t].head = tasks[t].tail = NULL;
     }
     return;
   }
-  if (outcome == RTA__COMMIT) {
+  if (outcome == MIG__COMMIT) {
     tasks[t].head = tasks[t].sh;
     tasks[t].tail = tasks[t].st;
   } else {
@@ -216,7 +216,7 @@ static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
   tasks[t].sh = tasks[t].st = NULL;
 }
 
-static const rta__migrate_ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish,
+static const mig__ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish,
                                        NULL, 0};
 
 /* Every owned state has its bytes, no staging is left, each task has
@@ -237,8 +237,8 @@ static void verify(void) {
   for (int t = 0; t < NTASKS; t++)
     CHECK_EQ(all[t], 1);
   size_t held = 0;
-  rta__mig_pool_info(pool, &held, NULL, NULL, NULL);
-  CHECK_EQ(rta__mig_pool_held(), held);
+  mig__pool_info(pool, &held, NULL, NULL, NULL);
+  CHECK_EQ(mig__pool_held(), held);
 }
 
 static unsigned long long rng = 987654321;
@@ -255,21 +255,21 @@ static unsigned long long local_rng;
  * migrates with the moves in shuffled order, and updates owner[] on
  * success. Returns the engine's code; rounds_range (may be NULL) gets the
  * bounds of the rounds a mem_limit of 1 must take (see below). */
-static int remap(size_t mem_limit, rta__migrate_stats_t *st, int *rounds_range) {
-  rta__move_t moves[NTASKS];
+static int remap(size_t mem_limit, mig__stats_t *st, int *rounds_range) {
+  mig__move_t moves[NTASKS];
   int n = 0;
   for (int t = 0; t < NTASKS; t++) {
     pending[t] = (owner[t] + 1 + rnd(np - 1)) % np;
     if (owner[t] == me)
-      moves[n++] = (rta__move_t){t, pending[t]};
+      moves[n++] = (mig__move_t){t, pending[t]};
   }
   for (int i = n - 1; i > 0; i--) { /* not in destination order */
     int j = rnd_of(&local_rng, i + 1);
-    rta__move_t x = moves[i];
+    mig__move_t x = moves[i];
     moves[i] = moves[j];
     moves[j] = x;
   }
-  int rc = rta__migrate(MPI_COMM_WORLD, moves, n, &ops, NULL, mem_limit, pool, st);
+  int rc = mig__run(MPI_COMM_WORLD, moves, n, &ops, NULL, mem_limit, pool, st);
   if (rounds_range) {
     /* One task per round, except that an empty state (task 0) adds no
      * bytes and shares the round of the move after it unless it is last in
@@ -290,7 +290,7 @@ static int remap(size_t mem_limit, rta__migrate_stats_t *st, int *rounds_range) 
 }
 
 /* Totals of a committed remap: every task moved, bytes sent == received. */
-static void check_totals(const rta__migrate_stats_t *st) {
+static void check_totals(const mig__stats_t *st) {
   long long v[4] = {st->tasks_sent, st->tasks_received, (long long)st->bytes_sent,
                     (long long)st->bytes_received};
   long long s[4];
@@ -323,99 +323,99 @@ static void test_alloc_and_pool(void) {
   CHECK(same(grown, 1, MB, 0));
   free(grown);
 
-  rta__mig_pool_t *p = rta__mig_pool_create(8 * MB);
+  mig__pool_t *p = mig__pool_create(8 * MB);
   CHECK(p != NULL);
   size_t held = 0;
   int nb = 0;
   /* Kept: below 1 MiB whatever the alignment, and 2 MiB-aligned blocks. */
-  rta__mig_pool_give(p, below, MB - 1);
-  rta__mig_pool_give(p, over, 2 * MB + 1);
-  rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+  mig__pool_give(p, below, MB - 1);
+  mig__pool_give(p, over, 2 * MB + 1);
+  mig__pool_info(p, &held, &nb, NULL, NULL);
   CHECK_EQ(nb, 2);
   CHECK_EQ(held, 3 * MB);
-  CHECK_EQ(rta__mig_pool_held(), held);
+  CHECK_EQ(mig__pool_held(), held);
   /* Refused: a plain malloc'ed block of 1 MiB (glibc never aligns it to
    * 2 MiB: its header sits in front of the data); the counts do not move. */
   unsigned char *plain = malloc(MB);
   CHECK(plain != NULL);
   if ((uintptr_t)plain % (2 * MB)) {
-    rta__mig_pool_give(p, plain, MB);
-    rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+    mig__pool_give(p, plain, MB);
+    mig__pool_info(p, &held, &nb, NULL, NULL);
     CHECK_EQ(nb, 2);
     CHECK_EQ(held, 3 * MB);
   } else {
     free(plain);
   }
   /* The cached blocks serve takes of their size class, bytes intact. */
-  unsigned char *b1 = rta__mig_pool_take(p, 2 * MB);
+  unsigned char *b1 = mig__pool_take(p, 2 * MB);
   CHECK(b1 == over);
   CHECK(same(b1, 2, 2 * MB + 1, 0));
-  unsigned char *b2 = rta__mig_pool_take(p, MB - 1);
+  unsigned char *b2 = mig__pool_take(p, MB - 1);
   CHECK(b2 == below);
   CHECK(same(b2, 3, MB - 1, 0));
-  rta__mig_pool_info(p, &held, &nb, NULL, NULL);
+  mig__pool_info(p, &held, &nb, NULL, NULL);
   CHECK_EQ(nb, 0);
   CHECK_EQ(held, 0);
-  CHECK_EQ(rta__mig_pool_held(), 0);
+  CHECK_EQ(mig__pool_held(), 0);
   free(b1);
   free(b2);
-  rta__mig_pool_destroy(p);
+  mig__pool_destroy(p);
 }
 
 /* The pool's best fit among large blocks (the smallest of n to 2n bytes,
  * found through its bins per size), and a bound that follows the
- * migrations when the pool was created without one (rta__mig_pool_follow),
+ * migrations when the pool was created without one (mig__pool_follow),
  * while an explicit bound stays. */
 static void test_pool_fit_and_follow(void) {
-  rta__mig_pool_t *p = rta__mig_pool_create(8 * MB);
+  mig__pool_t *p = mig__pool_create(8 * MB);
   CHECK(p != NULL);
   void *b80 = malloc(80 * KB), *b96 = malloc(96 * KB), *b200 = malloc(200 * KB);
   CHECK(b80 && b96 && b200);
-  rta__mig_pool_give(p, b200, 200 * KB);
-  rta__mig_pool_give(p, b80, 80 * KB);
-  rta__mig_pool_give(p, b96, 96 * KB);
-  CHECK(rta__mig_pool_take(p, 90 * KB) == b96);
-  CHECK(rta__mig_pool_take(p, 70 * KB) == b80);
-  void *miss = rta__mig_pool_take(p, 64 * KB); /* 200 KiB is over twice that */
+  mig__pool_give(p, b200, 200 * KB);
+  mig__pool_give(p, b80, 80 * KB);
+  mig__pool_give(p, b96, 96 * KB);
+  CHECK(mig__pool_take(p, 90 * KB) == b96);
+  CHECK(mig__pool_take(p, 70 * KB) == b80);
+  void *miss = mig__pool_take(p, 64 * KB); /* 200 KiB is over twice that */
   CHECK(miss != b200);
-  CHECK(rta__mig_pool_take(p, 120 * KB) == b200);
+  CHECK(mig__pool_take(p, 120 * KB) == b200);
   free(miss);
   free(b80);
   free(b96);
   free(b200);
-  rta__mig_pool_destroy(p);
+  mig__pool_destroy(p);
 
   /* Blocks of 8 MiB, 2 MiB aligned, never touched (no pages behind them). */
   enum { NB = 12 };
   size_t held = 0;
   int nb = 0;
   for (int follows = 0; follows < 2; follows++) {
-    p = rta__mig_pool_create(follows ? 0 : RTA__MIG_MEM_DEFAULT);
+    p = mig__pool_create(follows ? 0 : MIG__MEM_DEFAULT);
     CHECK(p != NULL);
     /* A following bound keeps a quarter more than arrived: NB + NB / 4. */
-    rta__mig_pool_follow(p, (size_t)NB * 8 * MB);
+    mig__pool_follow(p, (size_t)NB * 8 * MB);
     for (int i = 0; i < NB + NB / 4 + 1; i++) {
       void *b = rta_alloc_array(8 * MB);
       CHECK(b != NULL);
-      rta__mig_pool_give(p, b, 8 * MB);
+      mig__pool_give(p, b, 8 * MB);
     }
-    rta__mig_pool_info(p, &held, &nb, NULL, NULL);
-    CHECK_EQ(held, follows ? (size_t)(NB + NB / 4) * 8 * MB : RTA__MIG_MEM_DEFAULT);
-    CHECK_EQ(nb, follows ? NB + NB / 4 : (int)(RTA__MIG_MEM_DEFAULT / (8 * MB)));
+    mig__pool_info(p, &held, &nb, NULL, NULL);
+    CHECK_EQ(held, follows ? (size_t)(NB + NB / 4) * 8 * MB : MIG__MEM_DEFAULT);
+    CHECK_EQ(nb, follows ? NB + NB / 4 : (int)(MIG__MEM_DEFAULT / (8 * MB)));
     /* Smaller migrations: the bound stays while the large one is among the
-     * last RTA__POOL_FOLLOW_LAST, then down to the default, oldest first. */
-    for (unsigned k = 1; k < RTA__POOL_FOLLOW_LAST; k++)
-      rta__mig_pool_follow(p, MB);
-    rta__mig_pool_info(p, &held, &nb, NULL, NULL);
-    CHECK_EQ(held, follows ? (size_t)(NB + NB / 4) * 8 * MB : RTA__MIG_MEM_DEFAULT);
-    rta__mig_pool_follow(p, MB);
-    rta__mig_pool_info(p, &held, &nb, NULL, NULL);
-    CHECK_EQ(held, RTA__MIG_MEM_DEFAULT);
-    CHECK_EQ(nb, (int)(RTA__MIG_MEM_DEFAULT / (8 * MB)));
-    CHECK_EQ(rta__mig_pool_held(), held);
-    rta__mig_pool_destroy(p);
+     * last MIG__POOL_FOLLOW_LAST, then down to the default, oldest first. */
+    for (unsigned k = 1; k < MIG__POOL_FOLLOW_LAST; k++)
+      mig__pool_follow(p, MB);
+    mig__pool_info(p, &held, &nb, NULL, NULL);
+    CHECK_EQ(held, follows ? (size_t)(NB + NB / 4) * 8 * MB : MIG__MEM_DEFAULT);
+    mig__pool_follow(p, MB);
+    mig__pool_info(p, &held, &nb, NULL, NULL);
+    CHECK_EQ(held, MIG__MEM_DEFAULT);
+    CHECK_EQ(nb, (int)(MIG__MEM_DEFAULT / (8 * MB)));
+    CHECK_EQ(mig__pool_held(), held);
+    mig__pool_destroy(p);
   }
-  CHECK_EQ(rta__mig_pool_held(), 0);
+  CHECK_EQ(mig__pool_held(), 0);
 }
 
 int main(int argc, char **argv) {
@@ -448,7 +448,7 @@ int main(int argc, char **argv) {
   }
   verify();
 
-  rta__migrate_stats_t st;
+  mig__stats_t st;
   int rr[2] = {0, 0};
   /* 1. Default bound (one round), then one task per round (mem_limit 1:
    * the per-round budget rounds down to 1 byte), then a bound a few batch
@@ -456,7 +456,7 @@ int main(int argc, char **argv) {
   const size_t limits[3] = {0, 1, (size_t)np * 400 * KB};
   for (int it = 0; it < 6; it++) {
     if (it == 3) {
-      pool = rta__mig_pool_create(16 * MB);
+      pool = mig__pool_create(16 * MB);
       CHECK(pool != NULL);
     }
     size_t lim = limits[it % 3];
@@ -517,14 +517,14 @@ int main(int argc, char **argv) {
     for (int n = 1; n < 10000; n++) {
       unsigned long long save = rng;
       if (me == bad)
-        rta__migrate_fail_alloc_after(n);
+        mig__fail_alloc_after(n);
       int rc = remap(lim, &st, NULL);
       /* A remap can get through with its n-th allocation failed: the pool's
        * bookkeeping of a block handed back (the pool then frees the block
        * instead of caching it). The sweep is complete once the remap made
        * fewer than n allocations. */
       int more = me == bad && ballast__alloc_count() >= n;
-      rta__migrate_fail_alloc_after(0);
+      mig__fail_alloc_after(0);
       MPI_Allreduce(MPI_IN_PLACE, &more, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
       if (rc == 0) {
         check_totals(&st);
@@ -580,9 +580,9 @@ int main(int argc, char **argv) {
     int inject = epoch % 3 == 2;
     unsigned long long save = rng;
     if (inject && me == epoch % np)
-      rta__migrate_fail_alloc_after(1 + epoch % 5);
+      mig__fail_alloc_after(1 + epoch % 5);
     int rc = remap(lim, &st, NULL);
-    rta__migrate_fail_alloc_after(0);
+    mig__fail_alloc_after(0);
     if (rc) {
       CHECK(inject);
       CHECK_EQ(st.failed_rank, epoch % np);
@@ -603,8 +603,8 @@ int main(int argc, char **argv) {
     free(ref[t][0]);
     free(ref[t][1]);
   }
-  rta__mig_pool_destroy(pool);
-  CHECK_EQ(rta__mig_pool_held(), 0);
+  mig__pool_destroy(pool);
+  CHECK_EQ(mig__pool_held(), 0);
   TEST_PASS("lb_migrate_edges");
   MPI_Finalize();
   return 0;

@@ -11,7 +11,7 @@
 #include <ballast/rta.h>
 
 #include "common/util.h"
-#include "lb/lb_record.h"
+#include "lbrec/lbrec.h"
 #include "map/map_internal.h"
 #include "test_util.h"
 
@@ -24,10 +24,10 @@ static int read_text(const char *t, size_t n) {
   CHECK(f != NULL);
   CHECK_EQ(fwrite(t, 1, n, f), n);
   CHECK_EQ(fclose(f), 0);
-  lb__record_t *r = NULL;
-  int rc = lb__record_open(tmp, &r);
+  lbrec__t *r = NULL;
+  int rc = lbrec__open(tmp, &r);
   CHECK(rc == 0 ? r != NULL : r == NULL);
-  lb__record_close(r);
+  lbrec__close(r);
   return rc;
 }
 
@@ -53,8 +53,8 @@ static int read_with_line(int n, const char *line) {
 }
 
 static void test_good(const char *path) {
-  lb__record_t *r;
-  CHECK_EQ(lb__record_open(path, &r), 0);
+  lbrec__t *r;
+  CHECK_EQ(lbrec__open(path, &r), 0);
   CHECK_STREQ(r->root, "s");
   CHECK_EQ(r->ranks, 2);
   CHECK_EQ((int)r->strategy, (int)RTA_MAP_BLOCK);
@@ -74,22 +74,22 @@ static void test_good(const char *path) {
   CHECK_EQ(r->nevents, 80);
   CHECK_NEAR(r->steps[39].times[0], 0.004, 0);
   CHECK_EQ(r->closed, 1);
-  lb__rec_task_t t;
-  CHECK_EQ(lb__record_task(r, "s/t0", &t), 0);
+  lbrec__task_t t;
+  CHECK_EQ(lbrec__task(r, "s/t0", &t), 0);
   CHECK_NEAR(t.work, 0.003, 0);
   CHECK_EQ(t.slot, 0);
   CHECK_EQ(t.ncosts, 40);
   CHECK_NEAR(t.mean_cost, 0.003, 1e-15);
-  CHECK_EQ(lb__record_task(r, "s/t 3", &t), 0);
+  CHECK_EQ(lbrec__task(r, "s/t 3", &t), 0);
   CHECK_EQ(t.slot, 1);
-  CHECK_EQ(lb__record_task(r, "s/t4", &t), BALLAST_ENOTFOUND);
+  CHECK_EQ(lbrec__task(r, "s/t4", &t), BALLAST_ENOTFOUND);
   const char *keys[] = {"s/t 3", "s/t0", "s/t1", "s/t2"};
   /* the hash is over the graph's vertex order (the mapping's sorted keys) */
   const char *order[] = {"s/t0", "s/t1", "s/t2", "s/t 3"};
-  CHECK(lb__record_tree_hash(r, 0) == lb__record_keys_hash(order, 4));
-  CHECK(lb__record_tree_hash(r, 0) != lb__record_keys_hash(keys, 4));
-  CHECK_EQ(lb__record_last_graph(r), 0);
-  lb__record_close(r);
+  CHECK(lbrec__tree_hash(r, 0) == lbrec__keys_hash(order, 4));
+  CHECK(lbrec__tree_hash(r, 0) != lbrec__keys_hash(keys, 4));
+  CHECK_EQ(lbrec__last_graph(r), 0);
+  lbrec__close(r);
   TEST_PASS("lbsim_records: the synthetic record reads back its values");
 }
 
@@ -132,10 +132,10 @@ static void test_bad(void) {
   CHECK_EQ(read_with_line(15, "X 0.01 0.001 2048 2"), BALLAST_EPARSE);
   CHECK_EQ(read_with_line(15, "T1 0.005 0.004 0.002"), BALLAST_EPARSE);
   CHECK_EQ(read_with_line(15, "T 1 0.005 0.004 0.002 7"), BALLAST_EPARSE); /* extra */
-  lb__record_t *r = (lb__record_t *)1;
-  CHECK_EQ(lb__record_open("/nonexistent-dir/x.rec", &r), BALLAST_EIO);
+  lbrec__t *r = (lbrec__t *)1;
+  CHECK_EQ(lbrec__open("/nonexistent-dir/x.rec", &r), BALLAST_EIO);
   CHECK(r == NULL);
-  CHECK_EQ(lb__record_open(NULL, &r), BALLAST_EINVAL);
+  CHECK_EQ(lbrec__open(NULL, &r), BALLAST_EINVAL);
   /* every cut: a whole-line prefix may read, a cut inside a line never does */
   int ok = 0, refused = 0;
   for (size_t n = 0; n < ntext; n += 3) {

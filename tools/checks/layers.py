@@ -5,18 +5,23 @@ Usage: layers.py SOURCE_DIR [BUILD_DIR]
 
 The layers, bottom up (src/<layer>/ each):
 
-    common ─ tool ─ mon ─ pia ─ assert ─ map ─ topo ─ task ─ lb
+    common ─ tool ─ mon ─ pia ─ assert ─ map ─ topo ─ task ─ lbrec ─ mig ─ lb
 
 (tool is the tools interface's dispatch: it sees common only, and mon,
 pia, assert, task and lb see it. topo sees common, map and mon's hooks: it
-installs mon's topology mapper.)
+installs mon's topology mapper. lbrec, the policy and the load-balancing
+record's reader, sees common and map only: ballast-lbsim links it alone.
+mig, the migration engine and its pool, sees common only: it knows nothing
+of tasks.)
 
 1. Includes: a file of src/<layer>/ may include private headers ("x/y.h")
    only of the layers it sees (SEES below). The assertion layer, the task
-   runtime and load balancing see of mon only mon/mon_hooks.h.
+   runtime and load balancing see of mon only mon/mon_hooks.h; load
+   balancing sees of the task runtime only task/task_hooks.h (HOOKS).
 2. Symbols (with BUILD_DIR): every symbol an object file of one layer leaves
-   undefined and another layer defines must belong to a layer it sees; a mon
-   symbol used from above pia must be public or declared in mon_hooks.h.
+   undefined and another layer defines must belong to a layer it sees; a
+   symbol of a layer seen through its hooks header only (mon from above
+   pia, task from lb) must be public or declared in that header.
    This catches calls up the stack that an extern declaration would hide from
    the include check.
 
@@ -28,7 +33,7 @@ import re
 import subprocess
 import sys
 
-ORDER = ["common", "tool", "mon", "pia", "assert", "map", "topo", "task", "lb"]
+ORDER = ["common", "tool", "mon", "pia", "assert", "map", "topo", "task", "lbrec", "mig", "lb"]
 SEES = {
     "common": {"common"},
     "tool": {"common", "tool"},
@@ -38,8 +43,13 @@ SEES = {
     "map": {"common", "map"},
     "topo": {"common", "mon_hooks", "map", "topo"},
     "task": {"common", "tool", "mon_hooks", "pia", "map", "task"},
-    "lb": {"common", "tool", "mon_hooks", "pia", "assert", "map", "task", "lb"},
+    "lbrec": {"common", "map", "lbrec"},
+    "mig": {"common", "mig"},
+    "lb": {"common", "tool", "mon_hooks", "pia", "assert", "map", "task_hooks", "lbrec", "mig",
+           "lb"},
 }
+# Layers that offer the layers above one declared header, src/x/x_hooks.h.
+HOOKS = ("mon", "task")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -57,7 +67,8 @@ def check_includes(src):
                 if top not in ORDER:
                     continue
                 ok = top in SEES[layer] or (
-                    top == "mon" and inc == "mon/mon_hooks.h" and "mon_hooks" in SEES[layer])
+                    top in HOOKS and inc == f"{top}/{top}_hooks.h"
+                    and f"{top}_hooks" in SEES[layer])
                 if not ok:
                     rel = os.path.relpath(path, src)
                     bad.append(f"{rel}: includes \"{inc}\" of layer {top}, "
@@ -81,9 +92,9 @@ def nm(objs, undefined):
     return syms
 
 
-def hook_names(src):
-    with open(os.path.join(src, "src", "mon", "mon_hooks.h"), encoding="utf-8") as f:
-        return set(re.findall(r"\b(mon__\w+)\s*\(", f.read()))
+def hook_names(src, layer):
+    with open(os.path.join(src, "src", layer, f"{layer}_hooks.h"), encoding="utf-8") as f:
+        return set(re.findall(r"\b(\w+__\w+)\s*\(", f.read()))
 
 
 def check_symbols(src, build):
@@ -96,7 +107,7 @@ def check_symbols(src, build):
     for l in ORDER:
         for sym in nm(objs[l], undefined=False):
             owner[sym] = l
-    hooks = hook_names(src)
+    hooks = {h: hook_names(src, h) for h in HOOKS}
     bad = []
     for l in ORDER:
         for sym, users in sorted(nm(objs[l], undefined=True).items()):
@@ -107,7 +118,8 @@ def check_symbols(src, build):
                 continue
             if o in SEES[l]:
                 continue
-            if o == "mon" and "mon_hooks" in SEES[l] and ("__" not in sym or sym in hooks):
+            if o in HOOKS and f"{o}_hooks" in SEES[l] and ("__" not in sym
+                                                         or sym in hooks[o]):
                 continue
             for u in sorted(users):
                 bad.append(f"{os.path.relpath(u, build)}: layer {l} uses {sym} of layer {o}, "

@@ -7,13 +7,14 @@
  * and buffers nobody kept are cached, bounded, and become the next receive
  * and pack buffers. Blocks go out to adopters, who free() them, so every
  * block comes from malloc or posix_memalign. */
-#include "lb/mig_pool.h"
+#include "mig/mig_pool.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <uthash.h>
+
 #include "common/common_internal.h"
-#include "task/task_internal.h" /* also uthash */
 
 /* Whether a block of n bytes may be cached: below 1 MiB always; from 1 MiB
  * only when 2 MiB aligned as alloc_large makes it (the application's
@@ -26,19 +27,19 @@
  * circulation; freeing it and receiving into a fresh huge page costs one
  * fault per 2 MiB once, after which the memory cycles through the pool. */
 static int huge_ready(const void *mem, size_t n) {
-  return n < RTA__HUGE_BYTES / 2 || ((uintptr_t)mem & (RTA__HUGE_BYTES - 1)) == 0;
+  return n < BALLAST__HUGE_BYTES / 2 || ((uintptr_t)mem & (BALLAST__HUGE_BYTES - 1)) == 0;
 }
 
 /* What a cached block of n bytes counts against the bound: a 2 MiB-aligned
  * block of 1-2 MiB holds a whole huge page (alloc_large), so 2 MiB; any
  * other block its n bytes. */
 static size_t block_cost(const void *mem, size_t n) {
-  return huge_ready(mem, n) && n >= RTA__HUGE_BYTES / 2 ? rta__large_len(n) : n;
+  return huge_ready(mem, n) && n >= BALLAST__HUGE_BYTES / 2 ? ballast__large_len(n) : n;
 }
 
-/* A cached block. Large blocks (RTA__POOL_MIN and more) serve any request
- * of half their size or more, best fit; small ones (RTA__POOL_SMALL to
- * RTA__POOL_MIN) serve requests of exactly their size. Every block sits in
+/* A cached block. Large blocks (MIG__POOL_MIN and more) serve any request
+ * of half their size or more, best fit; small ones (MIG__POOL_SMALL to
+ * MIG__POOL_MIN) serve requests of exactly their size. Every block sits in
  * a bin per size (uthash), so a take finds an exact fit in O(1) and a
  * large take's best fit in one pass over the distinct sizes, not over the
  * blocks: a remap of 4,096 states of 64 KiB caches thousands of large
@@ -64,10 +65,10 @@ typedef struct bin {
 
 enum { SMALL = 0, LARGE = 1 };
 
-struct rta__mig_pool {
+struct mig__pool {
   size_t cap, bytes;
   int follows;                /* created with cap 0: the bound follows arrivals */
-  size_t recent[RTA__POOL_FOLLOW_LAST]; /* the last migrations' arrivals */
+  size_t recent[MIG__POOL_FOLLOW_LAST]; /* the last migrations' arrivals */
   unsigned nrecent;
   block_t *old[2], *young[2]; /* per class */
   int n;
@@ -78,29 +79,29 @@ struct rta__mig_pool {
                                * blocks, each record a malloc and a free */
   unsigned long long seq;
   long long hits, misses;
-  /* The transport of batch-sized heads (rta__mig_pool_transport): the last
+  /* The transport of batch-sized heads (mig__pool_transport): the last
    * ns per byte each measured, and the choice count when it did (0: never). */
   double ns_per_byte[2];
   unsigned long long measured[2], choices;
 };
 
-static size_t held_total; /* bytes in every pool (rta__mig_pool_held) */
+static size_t held_total; /* bytes in every pool (mig__pool_held) */
 
-size_t rta__mig_pool_held(void) { return held_total; }
+size_t mig__pool_held(void) { return held_total; }
 
-rta__mig_pool_t *rta__mig_pool_create(size_t cap) {
-  rta__mig_pool_t *p = ballast__calloc(1, sizeof *p);
+mig__pool_t *mig__pool_create(size_t cap) {
+  mig__pool_t *p = ballast__calloc(1, sizeof *p);
   if (p) {
-    p->cap = cap ? cap : RTA__MIG_MEM_DEFAULT;
+    p->cap = cap ? cap : MIG__MEM_DEFAULT;
     p->follows = cap == 0;
   }
   return p;
 }
 
-static int class_of(size_t len) { return len >= RTA__POOL_MIN ? LARGE : SMALL; }
+static int class_of(size_t len) { return len >= MIG__POOL_MIN ? LARGE : SMALL; }
 
 /* Unlinks b from its lists (the caller frees or hands out b->mem). */
-static void pool_unlink(rta__mig_pool_t *p, block_t *b) {
+static void pool_unlink(mig__pool_t *p, block_t *b) {
   int k = class_of(b->len);
   if (b->prev)
     b->prev->next = b->next;
@@ -128,7 +129,7 @@ static void pool_unlink(rta__mig_pool_t *p, block_t *b) {
   p->n--;
 }
 
-void rta__mig_pool_destroy(rta__mig_pool_t *p) {
+void mig__pool_destroy(mig__pool_t *p) {
   if (!p)
     return;
   for (int k = 0; k < 2; k++)
@@ -152,14 +153,14 @@ void rta__mig_pool_destroy(rta__mig_pool_t *p) {
 }
 
 /* Whether cache hits count as allocations for common's failure hook (only
- * while a migration runs with rta__migrate_fail_alloc_after armed). */
+ * while a migration runs with mig__fail_alloc_after armed). */
 static int hits_count;
 
-void rta__mig_pool_count_hits(int on) { hits_count = on; }
+void mig__pool_count_hits(int on) { hits_count = on; }
 
 /* The bin of the smallest large blocks that can serve n (n to 2n bytes),
  * NULL when none. */
-static bin_t *best_fit(rta__mig_pool_t *p, size_t n) {
+static bin_t *best_fit(mig__pool_t *p, size_t n) {
   bin_t *best = NULL;
   for (bin_t *bin = p->bins; bin; bin = bin->hh.next)
     if (bin->len >= n && bin->len / 2 <= n && class_of(bin->len) == LARGE &&
@@ -169,19 +170,19 @@ static bin_t *best_fit(rta__mig_pool_t *p, size_t n) {
 }
 
 /* Keeps the record of a block that left the pool for the next give. */
-static void spare_put(rta__mig_pool_t *p, block_t *b) {
+static void spare_put(mig__pool_t *p, block_t *b) {
   b->bnext = p->spare;
   p->spare = b;
 }
 
-void *rta__mig_pool_take(rta__mig_pool_t *p, size_t n) {
-  return rta__mig_pool_take_len(p, n, NULL);
+void *mig__pool_take(mig__pool_t *p, size_t n) {
+  return mig__pool_take_len(p, n, NULL);
 }
 
-void *rta__mig_pool_take_len(rta__mig_pool_t *p, size_t n, size_t *len) {
+void *mig__pool_take_len(mig__pool_t *p, size_t n, size_t *len) {
   if (len)
     *len = n;
-  if (p && n >= RTA__POOL_SMALL) {
+  if (p && n >= MIG__POOL_SMALL) {
     bin_t *bin = NULL;
     HASH_FIND(hh, p->bins, &n, sizeof n, bin);
     if (!bin && class_of(n) == LARGE)
@@ -200,14 +201,14 @@ void *rta__mig_pool_take_len(rta__mig_pool_t *p, size_t n, size_t *len) {
     }
     p->misses++;
   }
-  void *mem = rta__alloc_large(n);
+  void *mem = ballast__alloc_large(n);
   if (len && mem)
-    *len = rta__large_len(n);
+    *len = ballast__large_len(n);
   return mem;
 }
 
 /* Frees the oldest blocks until the pool holds at most \a keep bytes. */
-static void evict(rta__mig_pool_t *p, size_t keep) {
+static void evict(mig__pool_t *p, size_t keep) {
   while (p->bytes > keep) {
     block_t *o = p->old[SMALL], *l = p->old[LARGE];
     block_t *v = !o ? l : !l ? o : (o->seq < l->seq ? o : l);
@@ -228,28 +229,28 @@ static void evict(rta__mig_pool_t *p, size_t keep) {
  * MiB: 114-134 arrivals, 0-30 misses per rank and remap, each a fresh 2 MiB
  * huge page at 0.2-3 ms per MiB on the VM, the host faulting it in), and a
  * remap runs at the pace of its slowest rank. So the bound is the largest
- * of the last RTA__POOL_FOLLOW_LAST migrations' arrivals and a quarter more,
+ * of the last MIG__POOL_FOLLOW_LAST migrations' arrivals and a quarter more,
  * for a remap that brings more than any of them. Keeping it does
  * not raise the rank's footprint above the migration's own peak: the pool
  * only keeps blocks given to it, and after the commit the live states plus
  * the pool are at most what was alive while both the departed and the
  * arrived states were (live before + the pool before + fresh arrivals). */
-void rta__mig_pool_follow(rta__mig_pool_t *p, size_t arrived) {
+void mig__pool_follow(mig__pool_t *p, size_t arrived) {
   if (!p || !p->follows)
     return;
-  p->recent[p->nrecent++ % RTA__POOL_FOLLOW_LAST] = arrived;
-  size_t cap = RTA__MIG_MEM_DEFAULT;
-  for (unsigned i = 0; i < RTA__POOL_FOLLOW_LAST; i++)
+  p->recent[p->nrecent++ % MIG__POOL_FOLLOW_LAST] = arrived;
+  size_t cap = MIG__MEM_DEFAULT;
+  for (unsigned i = 0; i < MIG__POOL_FOLLOW_LAST; i++)
     cap = p->recent[i] > cap ? p->recent[i] : cap;
-  p->cap = cap == RTA__MIG_MEM_DEFAULT ? cap : cap + cap / 4;
+  p->cap = cap == MIG__MEM_DEFAULT ? cap : cap + cap / 4;
   evict(p, p->cap);
 }
 
-void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
+void mig__pool_give(mig__pool_t *p, void *mem, size_t n) {
   if (!mem)
     return;
   size_t cost = block_cost(mem, n);
-  if (!p || n < RTA__POOL_SMALL || cost > p->cap || !huge_ready(mem, n)) {
+  if (!p || n < MIG__POOL_SMALL || cost > p->cap || !huge_ready(mem, n)) {
     free(mem);
     return;
   }
@@ -297,32 +298,32 @@ void rta__mig_pool_give(rta__mig_pool_t *p, void *mem, size_t n) {
 
 /* Which transport next: each is measured once (batches first), then the
  * faster by its last measure, the other measured again after
- * RTA__POOL_RETRY choices since its last measure, because what makes one
+ * MIG__POOL_RETRY choices since its last measure, because what makes one
  * faster (the placement of the ranks' cores, bench/core_rtt) changes while a
  * job runs: on the 2-core VM, for tens of seconds at a time. */
-int rta__mig_pool_transport(rta__mig_pool_t *p) {
+int mig__pool_transport(mig__pool_t *p) {
   if (!p)
-    return RTA__MIG_BATCH;
+    return MIG__BATCH;
   p->choices++;
-  if (!p->measured[RTA__MIG_BATCH])
-    return RTA__MIG_BATCH;
-  if (!p->measured[RTA__MIG_READ])
-    return RTA__MIG_READ;
-  int best = p->ns_per_byte[RTA__MIG_READ] < p->ns_per_byte[RTA__MIG_BATCH]
-                 ? RTA__MIG_READ : RTA__MIG_BATCH;
+  if (!p->measured[MIG__BATCH])
+    return MIG__BATCH;
+  if (!p->measured[MIG__READ])
+    return MIG__READ;
+  int best = p->ns_per_byte[MIG__READ] < p->ns_per_byte[MIG__BATCH]
+                 ? MIG__READ : MIG__BATCH;
   int other = !best;
-  return p->choices - p->measured[other] > RTA__POOL_RETRY ? other : best;
+  return p->choices - p->measured[other] > MIG__POOL_RETRY ? other : best;
 }
 
-void rta__mig_pool_transport_note(rta__mig_pool_t *p, int transport, double seconds,
+void mig__pool_transport_note(mig__pool_t *p, int transport, double seconds,
                                   size_t bytes) {
-  if (!p || bytes == 0 || (transport != RTA__MIG_BATCH && transport != RTA__MIG_READ))
+  if (!p || bytes == 0 || (transport != MIG__BATCH && transport != MIG__READ))
     return;
   p->ns_per_byte[transport] = seconds * 1e9 / (double)bytes;
   p->measured[transport] = p->choices ? p->choices : 1;
 }
 
-void rta__mig_pool_info(const rta__mig_pool_t *p, size_t *bytes, int *blocks,
+void mig__pool_info(const mig__pool_t *p, size_t *bytes, int *blocks,
                         long long *hits, long long *misses) {
   if (bytes)
     *bytes = p ? p->bytes : 0;

@@ -1,6 +1,7 @@
 /*
- * rta's migration engine (private). Moves opaque task states between the ranks
- * of a communicator with bounded memory, and commits only when every rank has
+ * The migration engine (layer mig, private: lb includes it; it sees common
+ * only). Moves opaque task states between the ranks of a communicator with
+ * bounded memory, and commits only when every rank has
  * unpacked everything it received: otherwise every rank rolls back and keeps
  * its old state.
  *
@@ -40,7 +41,7 @@
  * protocol, so no rank hangs and no message is left unreceived.
  *
  * Receive and pack buffers of large states come from a pool of memory that
- * has already been touched (rta__mig_pool_t, mig_pool.h) when the caller gives one:
+ * has already been touched (mig__pool_t, mig_pool.h) when the caller gives one:
  * fresh memory costs a page fault per page on first touch, which on a
  * virtual machine is slower than the transfer itself.
  */
@@ -51,15 +52,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lb/mig_pool.h"
+#include "mig/mig_pool.h"
 
 /** One outgoing move, known to the source rank. */
 typedef struct {
   int64_t task; /* the caller's global task number (sent in the header) */
   int dest;     /* destination rank in comm; the source's own rank is refused */
-} rta__move_t;
+} mig__move_t;
 
-enum { RTA__COMMIT = 1, RTA__ROLLBACK = 0 };
+enum { MIG__COMMIT = 1, MIG__ROLLBACK = 0 };
 
 typedef struct {
   /* Bytes of a task's state, head and tail (source side). */
@@ -86,19 +87,19 @@ typedef struct {
   int (*start)(void *ctx);
   /* Nonzero when unpack keeps every head it is given (sets *head = NULL
    * whenever it succeeds): received heads are then the new states' memory,
-   * not staging, and the round budget (rta__migrate's mem_limit) does not
+   * not staging, and the round budget (mig__run's mem_limit) does not
    * count the heads that travel in batches (below 128 KiB). 0: every head
    * counts. */
   int heads_kept;
-} rta__migrate_ops_t;
+} mig__ops_t;
 
-/* The engine's phases, timed on each rank (rta__migrate_stats_t.phase):
+/* The engine's phases, timed on each rank (mig__stats_t.phase):
  * planning (sizes, rounds, the headers' exchange), packing (receive
  * buffers, aggregates, batches), the exchange (the agreements, messages
  * posted and waited for), unpacking (the unpack callbacks, buffers for
  * small heads) and the commit (the finish callbacks, buffers freed). */
-enum { RTA__MIG_PLAN, RTA__MIG_PACK, RTA__MIG_XFER, RTA__MIG_UNPACK,
-       RTA__MIG_COMMIT, RTA__MIG_NPHASES };
+enum { MIG__PH_PLAN, MIG__PH_PACK, MIG__PH_XFER, MIG__PH_UNPACK,
+       MIG__PH_COMMIT, MIG__PH_NPHASES };
 
 typedef struct {
   int64_t tasks_sent, tasks_received;
@@ -106,10 +107,10 @@ typedef struct {
   int rounds;
   int64_t heads_read; /* heads this rank read from its sources' memory */
   double seconds;
-  double phase[RTA__MIG_NPHASES]; /* seconds per phase on this rank */
+  double phase[MIG__PH_NPHASES]; /* seconds per phase on this rank */
   int failed_rank; /* first rank that failed, -1 when none */
   int failed_code; /* its BALLAST_E* code */
-} rta__migrate_stats_t;
+} mig__stats_t;
 
 /*
  * Collective over comm. \a mem_limit bounds the bytes a rank packs and
@@ -120,18 +121,18 @@ typedef struct {
  * local error code, or BALLAST_EREMOTE when the failure was on another rank;
  * in both cases every rank has rolled back.
  */
-int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
-                 const rta__migrate_ops_t *ops, void *ctx, size_t mem_limit,
-                 rta__mig_pool_t *pool, rta__migrate_stats_t *stats);
+int mig__run(MPI_Comm comm, const mig__move_t *moves, int nmoves,
+                 const mig__ops_t *ops, void *ctx, size_t mem_limit,
+                 mig__pool_t *pool, mig__stats_t *stats);
 
 /* Test hook: the n-th allocation from the start of the next migration
  * fails (n <= 0: none, and disarms). One mechanism with common's
- * ballast__alloc_fail_after (util.h): this arms that hook when rta__migrate
+ * ballast__alloc_fail_after (util.h): this arms that hook when mig__run
  * starts, so n counts from the engine's first allocation (allocations in
  * the callbacks it calls, and the pool's own bookkeeping, count too), and
  * while the migration runs, blocks taken from the pool count as
  * allocations, those served from its cache included. The hook stays armed
  * after the migration until disarmed. */
-void rta__migrate_fail_alloc_after(int n);
+void mig__fail_alloc_after(int n);
 
 #endif /* BALLAST_RTA_MIGRATE_H */

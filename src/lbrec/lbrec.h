@@ -1,8 +1,15 @@
 /*
- * The load-balancing record (private): what BALLAST_LB_RECORD=path and
+ * lbrec, the layer of the load-balancing policy (policy.c, the public
+ * ballast/rta_policy.h), of the load-balancing record's format and reader
+ * (record_read.c) and of warm start's reading (warm_read.c: a record or a
+ * profile into a table of tasks' slots and costs). It sees common and the map engine only, needs no MPI
+ * processes and no task runtime: ballast-lbsim links it as a library
+ * (ballast_lbpolicy) and replays records with the very code the library runs.
+ *
+ * The load-balancing record: what BALLAST_LB_RECORD=path and
  * rta_lb_record() write, what ballast-lbsim replays and what a warm start
- * reads. The writer is lb_record.c (hooks called from lb.c), the reader
- * lb_record_read.c (no MPI: ballast-lbsim links it with the map engine).
+ * reads. The writer is src/lb/lb_record.c (a listener of lb's contexts),
+ * the reader record_read.c.
  *
  * ---- Format, version 2 -----------------------------------------------------
  * Line-oriented text, one record per line, tokens separated by one space,
@@ -114,8 +121,8 @@
  * flushed at the same points). An unwritable path is a warning and the run
  * goes on without a record.
  */
-#ifndef BALLAST_LB_RECORD_H
-#define BALLAST_LB_RECORD_H
+#ifndef BALLAST_LBREC_H
+#define BALLAST_LBREC_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -123,25 +130,25 @@
 #include <ballast/rta_hw.h>
 #include <ballast/rta_policy.h>
 
-#define LB__RECORD_MAGIC "ballast-lbrecord"
-#define LB__RECORD_VERSION 2
+#define LBREC__MAGIC "ballast-lbrecord"
+#define LBREC__VERSION 2
 
-/* ---- reading (lb_record_read.c) --------------------------------------------- */
+/* ---- reading (record_read.c) --------------------------------------------- */
 
 /* One vertex of a recorded task graph. */
 typedef struct {
-  int key;        /* index into lb__record_t.keys */
+  int key;        /* index into lbrec__t.keys */
   int nprocs;
   int owner;      /* rank that owned it when the graph was built */
   double work;    /* vertex weight the engine got (seconds when measured) */
   double state;   /* state bytes */
-} lb__rec_vertex_t;
+} lbrec__vertex_t;
 
 /* One recorded task graph and what the engine made of it. */
 typedef struct {
   long long step;     /* steps judged when it was built */
   int64_t n;          /* vertices */
-  lb__rec_vertex_t *v;
+  lbrec__vertex_t *v;
   int64_t *xadj;      /* CSR of the edges u < v: xadj[n + 1] */
   int64_t *adj;
   double *adjw;
@@ -149,31 +156,31 @@ typedef struct {
   int *target;        /* the slots tasks moved to, or NULL */
   int has_quality;
   double quality[7];  /* the Q line's figures in its order */
-} lb__rec_graph_t;
+} lbrec__graph_t;
 
 typedef enum {
-  LB__EV_STEP = 0,  /* T: step times; index into steps[] */
-  LB__EV_DECIDE,    /* D: index into decisions[] */
-  LB__EV_REMAP,     /* R: index into remaps[] */
-  LB__EV_REMAPPED,  /* X: index into measures[] */
-  LB__EV_CANDIDATE  /* J: index into candidates[] */
-} lb__rec_event_kind_t;
+  LBREC__EV_STEP = 0,  /* T: step times; index into steps[] */
+  LBREC__EV_DECIDE,    /* D: index into decisions[] */
+  LBREC__EV_REMAP,     /* R: index into remaps[] */
+  LBREC__EV_REMAPPED,  /* X: index into measures[] */
+  LBREC__EV_CANDIDATE  /* J: index into candidates[] */
+} lbrec__event_kind_t;
 
 typedef struct {
-  lb__rec_event_kind_t kind;
+  lbrec__event_kind_t kind;
   int64_t index;
-} lb__rec_event_t;
+} lbrec__event_t;
 
 typedef struct {
   long long step;
   double wall;        /* rank 0's wall seconds for the step */
   double *times;      /* ranks entries */
-} lb__rec_step_t;
+} lbrec__step_t;
 
 typedef struct {
   rta_decision_t d;
   int forced;         /* 1 assertion, 2 warm start */
-} lb__rec_decision_t;
+} lbrec__decision_t;
 
 typedef struct {
   long long step;
@@ -182,7 +189,7 @@ typedef struct {
   rta_remap_candidate_t c;
   rta_decision_t d;   /* remap, reason, predicted_gain, remap_cost,
                          predicted_imbalance, tasks_to_move after it */
-} lb__rec_candidate_t;
+} lbrec__candidate_t;
 
 typedef struct {
   long long step;
@@ -192,17 +199,17 @@ typedef struct {
   unsigned seed;      /* the engine's seed */
   int warm;           /* a warm map set the targets */
   int64_t cand;       /* its J line in candidates[], or -1 */
-} lb__rec_remap_t;
+} lbrec__remap_t;
 
 typedef struct {
   long long step;
   int64_t n;
   int *key;
   double *cost;
-} lb__rec_costs_t;
+} lbrec__costs_t;
 
 /* A whole record in memory. Read-only for its users. */
-typedef struct lb__record {
+typedef struct lbrec__record {
   int version;
   char *root;
   int ranks, placement;
@@ -216,38 +223,38 @@ typedef struct lb__record {
   char **keys;
   int64_t *key_order;     /* key ids sorted by key (lookups) */
   int ngraphs;
-  lb__rec_graph_t *graphs;   /* graphs[g], g as in the G line (gaps: n 0) */
+  lbrec__graph_t *graphs;   /* graphs[g], g as in the G line (gaps: n 0) */
   int64_t nsteps, ndecisions, nremaps, nmeasures, ncandidates, ncostrows;
-  lb__rec_step_t *steps;
-  lb__rec_decision_t *decisions;
-  lb__rec_remap_t *remaps;
+  lbrec__step_t *steps;
+  lbrec__decision_t *decisions;
+  lbrec__remap_t *remaps;
   rta_remap_measure_t *measures;
-  lb__rec_candidate_t *candidates;
-  lb__rec_costs_t *costrows;
+  lbrec__candidate_t *candidates;
+  lbrec__costs_t *costrows;
   int64_t nevents;
-  lb__rec_event_t *events;   /* T, D, J, R and X lines in file order */
+  lbrec__event_t *events;   /* T, D, J, R and X lines in file order */
   double *bytes;          /* ranks x ranks: the last B lines (per step), or NULL */
   int closed;             /* the Z line was read */
   long long dropped;      /* Z's dropped lines */
-} lb__record_t;
+} lbrec__t;
 
 /*
- * Reads the record at \a path. 0 and *out (free with lb__record_close);
+ * Reads the record at \a path. 0 and *out (free with lbrec__close);
  * BALLAST_EIO when the file cannot be opened; BALLAST_EPARSE for a file that
  * is not a record, of another version, malformed or cut inside a line
  * (a warning names the file, line and what is wrong); BALLAST_ENOMEM.
  * Nothing is returned on error.
  */
-int lb__record_open(const char *path, lb__record_t **out);
+int lbrec__open(const char *path, lbrec__t **out);
 /* Frees a record; NULL does nothing. */
-void lb__record_close(lb__record_t *r);
+void lbrec__close(lbrec__t *r);
 
 /* Identity of a task tree: a 64-bit hash of the sorted leaf keys of graph
  * \a g (FNV-1a over the keys with their NUL). A warm start compares it with
  * its own tree's to refuse another tree's record. 0 when g has no vertex. */
-uint64_t lb__record_tree_hash(const lb__record_t *r, int g);
+uint64_t lbrec__tree_hash(const lbrec__t *r, int g);
 /* The same hash over \a n sorted keys. */
-uint64_t lb__record_keys_hash(const char *const *keys, int64_t n);
+uint64_t lbrec__keys_hash(const char *const *keys, int64_t n);
 
 /* What the record knows of one task, from its last graph holding it. */
 typedef struct {
@@ -258,15 +265,39 @@ typedef struct {
                          committed remap holding it, else its owner */
   double mean_cost;   /* mean of its W costs since the last remap (0: none) */
   long long ncosts;   /* W samples behind mean_cost */
-} lb__rec_task_t;
+} lbrec__task_t;
 
 /* 0 and *t; BALLAST_ENOTFOUND when no graph of the record has \a key.
  * O(log keys + vertices of the graphs searched + W costs after them). */
-int lb__record_task(const lb__record_t *r, const char *key, lb__rec_task_t *t);
+int lbrec__task(const lbrec__t *r, const char *key, lbrec__task_t *t);
 /* The last graph (highest g with vertices), or -1. */
-int lb__record_last_graph(const lb__record_t *r);
+int lbrec__last_graph(const lbrec__t *r);
 
-/* The writer's hooks (lb_record.c) are declared in lb_internal.h with the
- * other hooks lb.c calls. */
+/* The writer (src/lb/lb_record.c) is a listener of lb's contexts; its start
+ * and stop are declared in lb_internal.h. */
 
-#endif /* BALLAST_LB_RECORD_H */
+/* ---- warm start's table (warm_read.c) ----------------------------------------- */
+
+/* An earlier run's tasks: key -> (slot, seconds per step). */
+typedef struct lbrec__warm lbrec__warm_t;
+/*
+ * Reads \a path, a load-balancing record or a job profile (JSON; \uXXXX
+ * escapes and surrogate pairs decoded to UTF-8), for the context over root
+ * \a root on \a size ranks. 0 and *out (free with lbrec__warm_free);
+ * BALLAST_EIO (cannot read), BALLAST_ETOOBIG (over 1 GiB), BALLAST_ENOMEM,
+ * BALLAST_EPARSE (neither a record nor a profile, or malformed),
+ * BALLAST_EMISMATCH (no context over that root and number of ranks),
+ * BALLAST_ENOTSUP (the profile's last map is binned); \a why (\a nwhy
+ * bytes) says why. Local: no MPI.
+ */
+int lbrec__warm_read(const char *path, const char *root, int size, lbrec__warm_t **out,
+                     char *why, size_t nwhy);
+/* 1 and the task's \a slot (-1: not known) and \a cost (seconds per step,
+ * 0: not known) when \a key is in the table; 0 when not. */
+int lbrec__warm_find(const lbrec__warm_t *w, const char *key, int *slot, double *cost);
+/* Tasks in the table. */
+int64_t lbrec__warm_ntasks(const lbrec__warm_t *w);
+/* Frees the table; NULL does nothing. */
+void lbrec__warm_free(lbrec__warm_t *w);
+
+#endif /* BALLAST_LBREC_H */

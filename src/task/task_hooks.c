@@ -1,17 +1,25 @@
-/* What load balancing needs from the task tree beyond the public API: the
- * cost window of a moving task, and its registered arrays when they are
- * adopted or freed wholesale. Reads and writes task.c / cost.c /
- * task_array.c records through rta_internal.h. */
-#include "lb/lb_internal.h"
+/* What load balancing needs from the task tree beyond the public API
+ * (task_hooks.h): the cost window of a moving task, and its registered
+ * arrays when they are adopted, handed back or freed wholesale. Reads and
+ * writes the records of task.c, cost.c and task_array.c. */
 #include "task/task_internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/common_internal.h"
 
-int rta__lb_cost_samples(const rta_task_t *t, double *out, int max,
-                         long long *total) {
+/* The views task_hooks.h's inline prefetch reads through. */
+_Static_assert(offsetof(struct rta_task, arrays) == offsetof(rta__task_view_t, arrays),
+               "struct rta_task must begin with its array list");
+_Static_assert(offsetof(rta__array_t, slot) == offsetof(rta__array_view_t, slot),
+               "rta__array_t must begin with the application's pointer");
+_Static_assert(sizeof(struct rta_task) <= RTA__TASK_RECORD_BYTES,
+               "a task record outgrew RTA__TASK_RECORD_BYTES");
+
+int rta__task_cost_export(const rta_task_t *t, double *out, int max,
+                          long long *total) {
   const rta__cost_t *c = &t->cost;
   int n = c->ring ? c->n : 0;
   if (n > max)
@@ -22,8 +30,8 @@ int rta__lb_cost_samples(const rta_task_t *t, double *out, int max,
   return n;
 }
 
-int rta__lb_cost_restore(rta_task_t *t, const double *s, int n,
-                         long long total) {
+int rta__task_cost_restore(rta_task_t *t, const double *s, int n,
+                           long long total) {
   rta_cost_config_t cfg;
   rta_cost_config_get(&cfg);
   rta__cost_t *c = &t->cost;
@@ -47,8 +55,7 @@ int rta__lb_cost_restore(rta_task_t *t, const double *s, int n,
   return 0;
 }
 
-void **rta__lb_single_elem_array(const rta_task_t *t, int *elem,
-                                 size_t *bytes) {
+void **rta__task_single_array(const rta_task_t *t, int *elem, size_t *bytes) {
   if (t->narrays != 1 || t->arrays->type.kind != RTA_TYPE_ELEM)
     return NULL;
   *elem = (int)t->arrays->type.u.elem;
@@ -56,7 +63,7 @@ void **rta__lb_single_elem_array(const rta_task_t *t, int *elem,
   return t->arrays->slot;
 }
 
-int rta__lb_array_shape(const rta_task_t *t, int *ndims, int64_t *dims) {
+int rta__task_array_shape(const rta_task_t *t, int *ndims, int64_t *dims) {
   if (t->narrays < 1)
     return BALLAST_ENOTFOUND;
   *ndims = t->arrays->ndims;
@@ -64,8 +71,8 @@ int rta__lb_array_shape(const rta_task_t *t, int *ndims, int64_t *dims) {
   return 0;
 }
 
-int rta__lb_adopt_array(rta_task_t *t, int elem, int ndims,
-                        const int64_t *dims, void *mem, size_t bytes) {
+int rta__task_adopt_array(rta_task_t *t, int elem, int ndims,
+                          const int64_t *dims, void *mem, size_t bytes) {
   if (t->narrays != 1 || t->arrays->type.kind != RTA_TYPE_ELEM ||
       (int)t->arrays->type.u.elem != elem || ndims < 1 ||
       ndims > RTA_MAX_DIMS) {
@@ -94,12 +101,25 @@ int rta__lb_adopt_array(rta_task_t *t, int elem, int ndims,
   return 0;
 }
 
-void rta__lb_free_arrays(rta_task_t *t) {
+void rta__task_free_arrays(rta_task_t *t) {
   for (rta__array_t *a = t->arrays; a; a = a->next) {
     free(*a->slot);
     *a->slot = NULL;
   }
 }
+
+void rta__task_give_arrays(rta_task_t *t,
+                           void (*give)(void *arg, void *mem, size_t bytes),
+                           void *arg) {
+  for (rta__array_t *a = t->arrays; a; a = a->next)
+    if (a->type.kind == RTA_TYPE_ELEM && *a->slot) {
+      give(arg, *a->slot, a->mem_bytes);
+      *a->slot = NULL;
+    }
+  rta__task_free_arrays(t);
+}
+
+void rta__task_arriving(rta_task_t *t, int on) { t->arriving = (unsigned char)(on != 0); }
 
 int rta_task_array_dims(const rta_task_t *t, void **array, int64_t *dims) {
   if (!t || !array || !dims)

@@ -1,7 +1,8 @@
-/* rta's migration engine: bounded-memory transport of task states with an
- * all-or-nothing commit. The protocol is described in migrate.h. */
+/* The migration engine (layer mig, sees common only): bounded-memory
+ * transport of task states with an all-or-nothing commit. The protocol is
+ * described in migrate.h. */
 #define _GNU_SOURCE /* process_vm_readv */
-#include "lb/migrate.h"
+#include "mig/migrate.h"
 
 #include <ballast/common.h>
 
@@ -13,8 +14,6 @@
 
 #include "common/common_internal.h"
 #include "common/env.h"
-#include "mon/mon_hooks.h"
-#include "task/task_internal.h" /* rta__large_len */
 
 #if defined(__linux__)
 #include <sys/uio.h>
@@ -78,9 +77,9 @@ typedef struct {
 typedef struct {
   MPI_Comm comm;
   int rank, nprocs;
-  const rta__migrate_ops_t *ops;
+  const mig__ops_t *ops;
   void *ctx;
-  rta__mig_pool_t *pool;
+  mig__pool_t *pool;
   size_t budget;    /* bytes packed and received per round and rank */
   item_t *out;      /* outgoing states, sorted by peer then round */
   item_t *in;       /* incoming states, grouped by peer */
@@ -93,7 +92,7 @@ typedef struct {
   int *spair, *rpair; /* per peer: PAIR_WORDS (exchange_counts) */
   int *read_from;     /* per peer: this rank reads the peer's batch heads */
   int *read_by;       /* per peer: the peer reads this rank's batch heads */
-  int transport;      /* RTA__MIG_BATCH or RTA__MIG_READ: this rank's choice */
+  int transport;      /* MIG__BATCH or MIG__READ: this rank's choice */
   long long misses0;  /* the pool's misses before this migration */
   double xfer_s;      /* the exchanges' seconds, for the pool's choice of
                        * transport (with st's bytes both ways) */
@@ -105,9 +104,9 @@ typedef struct {
   int *blen;
   batch_t *bat;     /* this round's batch messages, at most one per part */
   int nbat;
-  size_t arrived;   /* bytes of the blocks received into (rta__mig_pool_follow) */
+  size_t arrived;   /* bytes of the blocks received into (mig__pool_follow) */
   int err, who, code; /* local error; the agreed failing rank and its code */
-  rta__migrate_stats_t st;
+  mig__stats_t st;
   double mark;        /* MPI_Wtime at the end of the last timed phase (lap) */
 } mig_t;
 
@@ -229,15 +228,15 @@ static void free_types(mig_t *m) {
 static void give_aggregates(mig_t *m) {
   for (int p = 0; m->peer && p < m->nprocs; p++) {
     peer_t *q = &m->peer[p];
-    rta__mig_pool_give(m->pool, q->sagg, q->scap);
-    rta__mig_pool_give(m->pool, q->ragg, q->rcap);
+    mig__pool_give(m->pool, q->sagg, q->scap);
+    mig__pool_give(m->pool, q->ragg, q->rcap);
     q->sagg = q->ragg = NULL;
   }
 }
 
 static void give_item(mig_t *m, item_t *x) {
-  rta__mig_pool_give(m->pool, x->hbuf, x->hcap);
-  rta__mig_pool_give(m->pool, x->tbuf, x->tcap);
+  mig__pool_give(m->pool, x->hbuf, x->hcap);
+  mig__pool_give(m->pool, x->tbuf, x->tcap);
   x->hbuf = x->tbuf = NULL;
 }
 
@@ -265,8 +264,8 @@ static void alloc_per_peer(mig_t *m) {
 
 /* 1. Validate and size every outgoing state. A local problem is recorded
  * and the rank still takes part in the agreement that follows. */
-static void size_moves(mig_t *m, const rta__move_t *moves) {
-  const rta__migrate_ops_t *ops = m->ops;
+static void size_moves(mig_t *m, const mig__move_t *moves) {
+  const mig__ops_t *ops = m->ops;
   if (m->nmoves < 0 || (m->nmoves > 0 && !moves) || !ops || !ops->size ||
       !ops->head || !ops->pack || !ops->unpack || !ops->finish)
     m->err = BALLAST_EINVAL;
@@ -282,7 +281,7 @@ static void size_moves(mig_t *m, const rta__move_t *moves) {
   }
   for (int i = 0; !m->err && i < m->nmoves; i++) {
     item_t *x = &m->out[i];
-    const rta__move_t *mv = &moves[i];
+    const mig__move_t *mv = &moves[i];
     if (mv->dest < 0 || mv->dest >= m->nprocs || mv->dest == m->rank) {
       BALLAST_WARN("migration: task %lld has destination %d (comm size %d, own rank %d)",
                    (long long)mv->task, mv->dest, m->nprocs, m->rank);
@@ -364,7 +363,7 @@ static void plan_rounds(mig_t *m) {
  * read in the near state, and at 0.26-0.35 batched and 0.50-0.65 read in
  * the far one (bench_mig_parts, hidx 256 against cma; bench/README.md
  * lb_migrate). Neither wins everywhere, so by default each rank chooses
- * from what its last migrations measured (rta__mig_pool_transport), at the
+ * from what its last migrations measured (mig__pool_transport), at the
  * price of one migration in nine on the slower one (on the VM at 4 KiB,
  * auto cost the engine 0.07 us per task against batches fixed when batches
  * were the faster: 0.37 against 0.29, three runs); BALLAST_LB_TRANSPORT
@@ -395,10 +394,10 @@ static int choose_transport(const mig_t *m) {
   if (ballast__env_enum("BALLAST_LB_TRANSPORT", &mode) != 1)
     mode = 0;
   if (!MIG_CMA || mode == 1)
-    return RTA__MIG_BATCH;
+    return MIG__BATCH;
   if (mode == 2)
-    return RTA__MIG_READ;
-  return rta__mig_pool_transport(m->pool);
+    return MIG__READ;
+  return mig__pool_transport(m->pool);
 }
 
 /* Which peers this rank reads from: those on its node that send it states,
@@ -408,7 +407,7 @@ static void decide_reads(mig_t *m) {
   for (int p = 0; p < m->nprocs; p++) {
     const int *w = &m->rpair[PAIR_WORDS * p];
     m->read_from[p] = 0;
-    if (m->transport != RTA__MIG_READ || p == m->rank || w[0] <= 1 || w[3] != node_id())
+    if (m->transport != MIG__READ || p == m->rank || w[0] <= 1 || w[3] != node_id())
       continue;
     uint64_t got = 0, addr = (uint64_t)(uint32_t)w[4] | (uint64_t)(uint32_t)w[5] << 32;
     struct iovec l = {&got, sizeof got}, r = {(void *)(uintptr_t)addr, sizeof got};
@@ -575,19 +574,19 @@ static void alloc_receives(mig_t *m, int r) {
       x->off = m->peer[x->peer].rlen;
       m->peer[x->peer].rlen += agg_bytes(x);
     }
-    if (x->head > 0 && !(x->hbuf = rta__mig_pool_take_len(m->pool, x->head, &x->hcap)))
+    if (x->head > 0 && !(x->hbuf = mig__pool_take_len(m->pool, x->head, &x->hcap)))
       m->err = BALLAST_ENOMEM;
     if (!m->err && x->tail > 0 && !tail_in_agg(x) &&
-        !(x->tbuf = rta__mig_pool_take_len(m->pool, x->tail, &x->tcap)))
+        !(x->tbuf = mig__pool_take_len(m->pool, x->tail, &x->tcap)))
       m->err = BALLAST_ENOMEM;
-    m->arrived += rta__large_len(x->head) + (tail_in_agg(x) ? 0 : rta__large_len(x->tail));
+    m->arrived += ballast__large_len(x->head) + (tail_in_agg(x) ? 0 : ballast__large_len(x->tail));
     if (m->err)
       BALLAST_WARN("migration: cannot allocate %zu bytes for task %lld from rank %d",
                    x->head + x->tail, (long long)x->task, x->peer);
   }
   for (int p = 0; p < m->nprocs && !m->err; p++) {
     peer_t *q = &m->peer[p];
-    if (q->rlen > 0 && !(q->ragg = rta__mig_pool_take_len(m->pool, q->rlen, &q->rcap)))
+    if (q->rlen > 0 && !(q->ragg = mig__pool_take_len(m->pool, q->rlen, &q->rcap)))
       m->err = BALLAST_ENOMEM;
   }
 }
@@ -599,7 +598,7 @@ static int pack_one(mig_t *m, item_t *x) {
   if (x->tail == 0)
     return 0;
   void *dst = agg; /* NULL: a buffer and a message of its own */
-  if (!dst && !(dst = x->tbuf = rta__mig_pool_take_len(m->pool, x->tail, &x->tcap))) {
+  if (!dst && !(dst = x->tbuf = mig__pool_take_len(m->pool, x->tail, &x->tcap))) {
     BALLAST_WARN("migration: cannot allocate %zu bytes to pack task %lld",
                  x->tail, (long long)x->task);
     return BALLAST_ENOMEM;
@@ -627,7 +626,7 @@ static void pack_sends(mig_t *m, int oi, int oend) {
   }
   for (int p = 0; p < m->nprocs && !m->err; p++) {
     peer_t *q = &m->peer[p];
-    if (q->slen > 0 && !(q->sagg = rta__mig_pool_take_len(m->pool, q->slen, &q->scap)))
+    if (q->slen > 0 && !(q->sagg = mig__pool_take_len(m->pool, q->slen, &q->scap)))
       m->err = BALLAST_ENOMEM;
   }
   for (int i = oi; i < oend && !m->err; i++)
@@ -778,7 +777,7 @@ static void unpack_round(mig_t *m, int r, int oi, int oend) {
   give_aggregates(m);
   free_types(m);
   for (int i = oi; i < oend; i++) {
-    rta__mig_pool_give(m->pool, m->out[i].tbuf, m->out[i].tcap);
+    mig__pool_give(m->pool, m->out[i].tbuf, m->out[i].tcap);
     m->out[i].tbuf = NULL;
     m->st.tasks_sent++;
     m->st.bytes_sent += m->out[i].head + m->out[i].tail;
@@ -814,13 +813,13 @@ static int run_rounds(mig_t *m) {
       m->err = build_batches(m, m->out, oi, oend, r, 1);
     if (!m->err)
       m->err = build_batches(m, m->in, 0, m->nin, r, 0);
-    lap(m, RTA__MIG_PACK);
+    lap(m, MIG__PH_PACK);
     if (agree(m))
       return 1;
     exchange_round(m, r, oi, oend);
-    lap(m, RTA__MIG_XFER);
+    lap(m, MIG__PH_XFER);
     unpack_round(m, r, oi, oend);
-    lap(m, RTA__MIG_UNPACK);
+    lap(m, MIG__PH_UNPACK);
     oi = oend;
   }
   return 0;
@@ -834,25 +833,25 @@ static int run_rounds(mig_t *m) {
  * on the VM, which made the batches of a first migration look slow). */
 static void note_transport(mig_t *m) {
   long long misses = 0;
-  rta__mig_pool_info(m->pool, NULL, NULL, NULL, &misses);
+  mig__pool_info(m->pool, NULL, NULL, NULL, &misses);
   if (4 * (misses - m->misses0) > m->nin)
     return;
   size_t batched = 0;
   for (int i = 0; i < m->nin; i++)
     batched += head_in_batch(&m->in[i]) ? m->in[i].head : 0;
   if (batched >= ((size_t)1 << 20))
-    rta__mig_pool_transport_note(m->pool,
-                                 m->st.heads_read > 0 ? RTA__MIG_READ : RTA__MIG_BATCH,
+    mig__pool_transport_note(m->pool,
+                                 m->st.heads_read > 0 ? MIG__READ : MIG__BATCH,
                                  m->xfer_s,
                                  (size_t)(m->st.bytes_sent + m->st.bytes_received));
 }
 
 /* 5. Commit everywhere or roll back everywhere, then free everything. */
 static void finish(mig_t *m) {
-  int outcome = (m->who < 0) ? RTA__COMMIT : RTA__ROLLBACK;
-  const rta__migrate_ops_t *ops = m->ops;
-  if (outcome == RTA__COMMIT) { /* before the departed states reach the pool */
-    rta__mig_pool_follow(m->pool, m->arrived);
+  int outcome = (m->who < 0) ? MIG__COMMIT : MIG__ROLLBACK;
+  const mig__ops_t *ops = m->ops;
+  if (outcome == MIG__COMMIT) { /* before the departed states reach the pool */
+    mig__pool_follow(m->pool, m->arrived);
     note_transport(m);
   }
   if (ops && ops->finish) {
@@ -863,10 +862,10 @@ static void finish(mig_t *m) {
         ops->finish(m->ctx, m->in[i].task, 0, outcome);
   }
   for (int i = 0; i < m->nmoves && m->out; i++)
-    rta__mig_pool_give(m->pool, m->out[i].tbuf, m->out[i].tcap);
+    mig__pool_give(m->pool, m->out[i].tbuf, m->out[i].tcap);
   for (int i = 0; i < m->nin && m->in; i++) {
-    rta__mig_pool_give(m->pool, m->in[i].hbuf, m->in[i].hcap);
-    rta__mig_pool_give(m->pool, m->in[i].tbuf, m->in[i].tcap);
+    mig__pool_give(m->pool, m->in[i].hbuf, m->in[i].hcap);
+    mig__pool_give(m->pool, m->in[i].tbuf, m->in[i].tcap);
   }
   give_aggregates(m);
   free_types(m);
@@ -885,8 +884,8 @@ static void finish(mig_t *m) {
 }
 
 /* The agreed outcome as the caller sees it: stats and the return code. */
-static int report(mig_t *m, double t0, rta__migrate_stats_t *stats) {
-  rta__migrate_stats_t *st = &m->st;
+static int report(mig_t *m, double t0, mig__stats_t *stats) {
+  mig__stats_t *st = &m->st;
   st->failed_rank = m->who;
   st->failed_code = m->code;
   st->seconds = MPI_Wtime() - t0;
@@ -912,18 +911,18 @@ static int report(mig_t *m, double t0, rta__migrate_stats_t *stats) {
  * sweep over n then fails every take in turn, not only those the cache
  * could not serve. The hook stays armed after the migration (a test reads
  * ballast__alloc_count() to know whether its sweep is complete) until
- * rta__migrate_fail_alloc_after(0) or ballast__alloc_fail_after(0). */
+ * mig__fail_alloc_after(0) or ballast__alloc_fail_after(0). */
 static int fail_alloc_at_start; /* 0: no migration arms the hook */
 
-void rta__migrate_fail_alloc_after(int n) {
+void mig__fail_alloc_after(int n) {
   fail_alloc_at_start = n > 0 ? n : 0;
   if (n <= 0)
     ballast__alloc_fail_after(0);
 }
 
-int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
-                 const rta__migrate_ops_t *ops, void *ctx, size_t mem_limit,
-                 rta__mig_pool_t *pool, rta__migrate_stats_t *stats) {
+int mig__run(MPI_Comm comm, const mig__move_t *moves, int nmoves,
+                 const mig__ops_t *ops, void *ctx, size_t mem_limit,
+                 mig__pool_t *pool, mig__stats_t *stats) {
   mig_t m = {.comm = comm, .ops = ops, .ctx = ctx, .pool = pool,
              .nmoves = nmoves, .who = -1};
   m.st.failed_rank = -1;
@@ -932,7 +931,7 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   MPI_Comm_rank(comm, &m.rank);
   MPI_Comm_size(comm, &m.nprocs);
   if (mem_limit == 0)
-    mem_limit = RTA__MIG_MEM_DEFAULT;
+    mem_limit = MIG__MEM_DEFAULT;
   m.budget = mem_limit / (size_t)m.nprocs;
   if (m.budget == 0)
     m.budget = 1;
@@ -943,14 +942,14 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
   int armed = fail_alloc_at_start;
   if (armed) {
     ballast__alloc_fail_after(armed);
-    rta__mig_pool_count_hits(1);
+    mig__pool_count_hits(1);
     fail_alloc_at_start = 0;
   }
   /* Each agreement covers the local steps since the one before; after a
    * failure every rank skips to finish, which rolls back. */
   ballast__lib_begin();
   m.transport = choose_transport(&m);
-  rta__mig_pool_info(pool, NULL, NULL, NULL, &m.misses0);
+  mig__pool_info(pool, NULL, NULL, NULL, &m.misses0);
   alloc_per_peer(&m);
   size_moves(&m, moves);
   if (!agree(&m)) {
@@ -958,16 +957,16 @@ int rta__migrate(MPI_Comm comm, const rta__move_t *moves, int nmoves,
     exchange_counts(&m);
     if (!agree(&m)) {
       exchange_headers(&m);
-      lap(&m, RTA__MIG_PLAN);
+      lap(&m, MIG__PH_PLAN);
       if (!run_rounds(&m))
         agree(&m);
     }
   }
-  lap(&m, RTA__MIG_XFER); /* the agreement after a failure, or the last */
+  lap(&m, MIG__PH_XFER); /* the agreement after a failure, or the last */
   finish(&m);
-  lap(&m, RTA__MIG_COMMIT);
+  lap(&m, MIG__PH_COMMIT);
   ballast__lib_end();
   if (armed)
-    rta__mig_pool_count_hits(0);
+    mig__pool_count_hits(0);
   return report(&m, t0, stats);
 }
