@@ -13,6 +13,7 @@ pkgs=(
   iproute2
   libotf2-trace-dev otf2-tools python3-otf2
   chromium
+  doxygen
 )
 # Extra packages named by the caller (e.g. benchmarks: libtrilinos-zoltan-dev).
 pkgs+=("$@")

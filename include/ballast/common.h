@@ -29,6 +29,8 @@
 extern "C" {
 #endif
 
+/** Marks a public symbol: exported from the shared library, which hides
+ *  everything else (empty outside the library's own build). */
 #if defined(BALLAST_BUILDING)
 #define BALLAST_API __attribute__((visibility("default")))
 #else
@@ -64,9 +66,11 @@ extern "C" {
 /** Error codes: BALLAST_EINVAL, BALLAST_ENOMEM, ... (all negative). */
 typedef enum {
   BALLAST_OK = 0,
+/** \cond */
 #define BALLAST_ERR_ENUM_(name, val, msg) BALLAST_##name = (val),
   BALLAST_ERRNO_MAP(BALLAST_ERR_ENUM_)
 #undef BALLAST_ERR_ENUM_
+/** \endcond */
   BALLAST_ERRNO_MIN_ = -21
 } ballast_errno_t;
 

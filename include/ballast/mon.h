@@ -124,9 +124,11 @@ BALLAST_API int mon_region_end(const char *name);
 /** IPM compatibility: operations of ipm_region() (the same values as
  *  MPI_Pcontrol's levels: 1 enters, -1 leaves). */
 #ifndef IPM_START
+/** IPM compatibility: ipm_region()'s operation that enters a region. */
 #define IPM_START 1
 #endif
 #ifndef IPM_END
+/** IPM compatibility: ipm_region()'s operation that leaves a region. */
 #define IPM_END (-1)
 #endif
 

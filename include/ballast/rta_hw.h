@@ -180,7 +180,7 @@ typedef struct {
    *  NULL: defaults (6 between packages, 1 inside one; see
    *  rta_hw_node_level()). Must match the number of levels of the node. */
   const double *level_costs;
-  int nlevel_costs;
+  int nlevel_costs;          /**< number of entries of level_costs */
 } rta_hw_options_t;
 
 /** \brief Fills \a o with the defaults (all NULL/0). */

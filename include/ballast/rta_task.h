@@ -256,10 +256,11 @@ typedef enum { RTA_TYPE_ELEM = 1, RTA_TYPE_MPI = 2 } rta_type_kind_t;
 /** An element type: a ballast element type or an MPI datatype. Build it with
  * rta_type_elem() or rta_type_mpi(). */
 typedef struct {
-  rta_type_kind_t kind;
+  rta_type_kind_t kind;      /**< which member of \c u holds the type */
+  /** The type itself, as \c kind says. */
   union {
-    rta_elem_t elem;
-    MPI_Datatype mpi;
+    rta_elem_t elem;         /**< a ballast element type (RTA_TYPE_ELEM) */
+    MPI_Datatype mpi;        /**< an MPI datatype (RTA_TYPE_MPI) */
   } u;
 } rta_type_t;
 

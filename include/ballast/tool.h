@@ -335,7 +335,7 @@ typedef struct {
 
 /** A remap starts (after a REMAP verdict). Collective. */
 typedef struct {
-  uint64_t t_ns;
+  uint64_t t_ns;             /**< when it happened (the clock of now_ns()) */
   const char *context;       /**< key of the context's root task */
   long step;                 /**< as in the decision */
   const char *strategy;      /**< mapping strategy, e.g. "twophase" */
@@ -343,10 +343,10 @@ typedef struct {
 
 /** A remap ended, committed or rolled back. Collective. */
 typedef struct {
-  uint64_t t_ns;
-  const char *context;
-  long step;
-  const char *strategy;
+  uint64_t t_ns;             /**< when it happened (the clock of now_ns()) */
+  const char *context;       /**< key of the context's root task */
+  long step;                 /**< as in the decision */
+  const char *strategy;      /**< mapping strategy, e.g. "twophase" */
   long tasks_moved;          /**< tasks moved, all ranks (0 when rolled back) */
   uint64_t bytes_moved;      /**< state bytes moved, all ranks (0 when rolled back) */
   double mapping_s;          /**< seconds computing the mapping (max over ranks) */
@@ -359,7 +359,7 @@ typedef struct {
  * arrives at (before remap_end; a rolled-back remap raises none).
  */
 typedef struct {
-  uint64_t t_ns;
+  uint64_t t_ns;             /**< when it happened (the clock of now_ns()) */
   const char *key;           /**< the task's key */
   int from;                  /**< MPI_COMM_WORLD rank it left */
   int to;                    /**< MPI_COMM_WORLD rank it went to */
@@ -372,22 +372,32 @@ typedef struct {
  * still usable (see \ref tool_safe). No event follows.
  */
 typedef struct {
-  uint64_t t_ns;
+  uint64_t t_ns;             /**< when it happened (the clock of now_ns()) */
 } ballast_tool_finalize_t;
 
 /* ---- callbacks ------------------------------------------------------------------- */
 
+/** Callback of the event raised when an MPI call starts (ballast_tool_mpi_enter_t); \a user_data is the pointer given at registration. */
 typedef void (*ballast_tool_mpi_enter_fn)(const ballast_tool_mpi_enter_t *ev, void *user_data);
+/** Callback of the event raised when an MPI call returns (ballast_tool_mpi_exit_t); \a user_data is the pointer given at registration. */
 typedef void (*ballast_tool_mpi_exit_fn)(const ballast_tool_mpi_exit_t *ev, void *user_data);
+/** Callback of the event raised when a region is entered or left (ballast_tool_region_t); \a user_data is the pointer given at registration. */
 typedef void (*ballast_tool_region_fn)(const ballast_tool_region_t *ev, void *user_data);
+/** Callback of the event raised when a task begins or ends (ballast_tool_task_t); \a user_data is the pointer given at registration. */
 typedef void (*ballast_tool_task_fn)(const ballast_tool_task_t *ev, void *user_data);
+/** Callback of the event raised when the load-balancing policy's decision (ballast_tool_lb_decision_t); \a user_data is the pointer given at registration. */
 typedef void (*ballast_tool_lb_decision_fn)(const ballast_tool_lb_decision_t *ev,
                                             void *user_data);
+/** Callback of the event raised when a remap starts (ballast_tool_remap_begin_t); \a user_data is the pointer given at registration. */
 typedef void (*ballast_tool_remap_begin_fn)(const ballast_tool_remap_begin_t *ev,
                                             void *user_data);
+/** Callback of the event raised when a remap ends (ballast_tool_remap_end_t); \a user_data is the pointer given at registration. */
 typedef void (*ballast_tool_remap_end_fn)(const ballast_tool_remap_end_t *ev, void *user_data);
+/** Callback of the event raised when a task moved (ballast_tool_task_move_t); \a user_data is the pointer given at registration. */
 typedef void (*ballast_tool_task_move_fn)(const ballast_tool_task_move_t *ev, void *user_data);
+/** Callback of the event raised when the run ends (ballast_tool_finalize_t); \a user_data is the pointer given at registration. */
 typedef void (*ballast_tool_finalize_fn)(const ballast_tool_finalize_t *ev, void *user_data);
+/** Callback of the event raised when a nonblocking MPI operation completes (ballast_tool_mpi_complete_t); \a user_data is the pointer given at registration. */
 typedef void (*ballast_tool_mpi_complete_fn)(const ballast_tool_mpi_complete_t *ev,
                                              void *user_data);
 
@@ -406,16 +416,28 @@ typedef struct ballast_tool_api_v1 {
   int version;   /**< BALLAST_TOOL_VERSION of the library (1) */
   int size;      /**< sizeof the table in the library: fields beyond it do not exist */
 
+  /** Registers \a fn for MPI call entries (codes as above). */
+
   int (*on_mpi_enter)(ballast_tool_t *tool, ballast_tool_mpi_enter_fn fn, void *user_data);
+  /** Registers \a fn for MPI call exits (codes as above). */
   int (*on_mpi_exit)(ballast_tool_t *tool, ballast_tool_mpi_exit_fn fn, void *user_data);
+  /** Registers \a fn for region entries (codes as above). */
   int (*on_region_enter)(ballast_tool_t *tool, ballast_tool_region_fn fn, void *user_data);
+  /** Registers \a fn for region exits (codes as above). */
   int (*on_region_exit)(ballast_tool_t *tool, ballast_tool_region_fn fn, void *user_data);
+  /** Registers \a fn for task begins (codes as above). */
   int (*on_task_begin)(ballast_tool_t *tool, ballast_tool_task_fn fn, void *user_data);
+  /** Registers \a fn for task ends (codes as above). */
   int (*on_task_end)(ballast_tool_t *tool, ballast_tool_task_fn fn, void *user_data);
+  /** Registers \a fn for load-balancing decisions (codes as above). */
   int (*on_lb_decision)(ballast_tool_t *tool, ballast_tool_lb_decision_fn fn, void *user_data);
+  /** Registers \a fn for remap starts (codes as above). */
   int (*on_remap_begin)(ballast_tool_t *tool, ballast_tool_remap_begin_fn fn, void *user_data);
+  /** Registers \a fn for remap ends (codes as above). */
   int (*on_remap_end)(ballast_tool_t *tool, ballast_tool_remap_end_fn fn, void *user_data);
+  /** Registers \a fn for task moves (codes as above). */
   int (*on_task_move)(ballast_tool_t *tool, ballast_tool_task_move_fn fn, void *user_data);
+  /** Registers \a fn for the end of the run (codes as above). */
   int (*on_finalize)(ballast_tool_t *tool, ballast_tool_finalize_fn fn, void *user_data);
 
   /** The clock of every event's \c t_ns (see \ref tool_order). */
@@ -429,6 +451,7 @@ typedef struct ballast_tool_api_v1 {
   const char *(*tool_name)(ballast_tool_t *tool);
 
   /* Since BALLAST_TOOL_API_V1_1_SIZE (see \ref tool_version): */
+  /** Registers \a fn for completions of nonblocking MPI operations (codes as above). */
   int (*on_mpi_complete)(ballast_tool_t *tool, ballast_tool_mpi_complete_fn fn,
                          void *user_data);
   /**
