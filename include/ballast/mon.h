@@ -136,7 +136,7 @@ BALLAST_API int mon_region_end(const char *name);
  * \brief IPM's region call: ipm_region(IPM_START, name) is
  * mon_region_begin(name), ipm_region(IPM_END, name) is mon_region_end(name).
  * MPI_Pcontrol(1, name) and MPI_Pcontrol(-1, name) do the same.
- * \return as mon_region_begin / mon_region_end; BALLAST_EINVAL for another
+ * \return as mon_region_begin() / mon_region_end(); BALLAST_EINVAL for another
  * \a op. Not collective; thread safe.
  */
 BALLAST_API int ipm_region(int op, const char *name);

@@ -190,8 +190,9 @@ BALLAST_API int pia_assert_create(const char *expr, int *id);
 
 /**
  * \brief Create an assertion with options (a region or the whole run as
- * target, a source, flags). Errors as pia_assert_create(); also
- * BALLAST_EINVAL for an empty region name.
+ * target, a source, flags).
+ * \return as pia_assert_create(); also BALLAST_EINVAL for an empty region
+ *         name.
  */
 BALLAST_API int pia_assert_create_ex(const pia_assert_options_t *o, int *id);
 
@@ -218,7 +219,8 @@ BALLAST_API int pia_assert_end(int id);
  * \return 0; BALLAST_EINVAL for NULL \a out; BALLAST_ENOTFOUND for a bad id. */
 BALLAST_API int pia_assert_result(int id, pia_assert_result_t *out);
 
-/** \brief Number of assertions created (file and code), >= 0. */
+/** \brief The assertions created so far.
+ * \return the number of assertions created (file and code), >= 0. */
 BALLAST_API int pia_assert_count(void);
 
 /** \brief The text of assertion \a id (owned by ballast), or NULL. */

@@ -76,7 +76,7 @@ BALLAST_API int rta_graph_set_vertex(rta_graph_t *g, int64_t v, double work,
 BALLAST_API int rta_graph_add_edge(rta_graph_t *g, int64_t u, int64_t v,
                                    double bytes);
 
-/** \brief Number of vertices (0 for NULL). */
+/** \brief The graph's vertices. \return the number of vertices (0 for NULL). */
 BALLAST_API int64_t rta_graph_nvert(const rta_graph_t *g);
 
 /**
@@ -200,7 +200,8 @@ BALLAST_API void rta_hw_options_init(rta_hw_options_t *o);
  */
 BALLAST_API int rta_hw_discover(MPI_Comm comm, rta_hw_t **out);
 
-/** \brief rta_hw_discover() with options (\a opt may be NULL). Collective. */
+/** \brief rta_hw_discover() with options (\a opt may be NULL). Collective.
+ * \return as rta_hw_discover(). */
 BALLAST_API int rta_hw_discover_ex(MPI_Comm comm, const rta_hw_options_t *opt,
                                    rta_hw_t **out);
 
@@ -244,22 +245,33 @@ BALLAST_API int rta_hw_refresh_links(rta_hw_t *hw, MPI_Comm comm);
 /** \brief Frees a model. NULL does nothing. */
 BALLAST_API void rta_hw_destroy(rta_hw_t *hw);
 
-/** \brief Number of slots (ranks, or cores of a simulated machine). */
+/** \brief The model's slots.
+ * \return the number of slots (ranks, or cores of a simulated machine);
+ *         BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_hw_nslots(const rta_hw_t *hw);
-/** \brief Number of nodes. */
+/** \brief The model's nodes.
+ * \return the number of nodes; BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_hw_nnodes(const rta_hw_t *hw);
-/** \brief Node of \a slot, or BALLAST_EINVAL. */
+/** \brief The node of \a slot.
+ * \return the node index (>= 0); BALLAST_EINVAL for NULL or a slot out of range. */
 BALLAST_API int rta_hw_slot_node(const rta_hw_t *hw, int slot);
-/** \brief Number of slots on \a node, or BALLAST_EINVAL. */
+/** \brief The slots on \a node.
+ * \return the number of slots on it; BALLAST_EINVAL for NULL or a node out of range. */
 BALLAST_API int rta_hw_node_nslots(const rta_hw_t *hw, int node);
-/** \brief Core (leaf of the node's hwloc tree) of \a slot, or BALLAST_EINVAL. */
+/** \brief The core (leaf of the node's hwloc tree) of \a slot.
+ * \return the core's index (>= 0); BALLAST_EINVAL for NULL or a slot out
+ *         of range. */
 BALLAST_API int rta_hw_slot_core(const rta_hw_t *hw, int slot);
-/** \brief Non-zero when every slot's core binding was known (not guessed). */
+/** \brief Whether the slots' core bindings were known.
+ * \return non-zero when every slot's core binding was known (not guessed),
+ *         0 when some were guessed or for NULL. */
 BALLAST_API int rta_hw_bound(const rta_hw_t *hw);
 
 /**
  * \brief Number of tree levels of \a node (hwloc levels with arity > 1, from
- * the root down; the leaves are cores), or BALLAST_EINVAL.
+ * the root down; the leaves are cores).
+ * \return the number of levels; BALLAST_EINVAL for NULL or a node out of
+ *         range.
  */
 BALLAST_API int rta_hw_node_nlevels(const rta_hw_t *hw, int node);
 
@@ -408,7 +420,8 @@ BALLAST_API int rta_map_graph(const rta_graph_t *g, const rta_hw_t *hw,
                               unsigned seed, int64_t *slot_of_vertex,
                               rta_map_quality_t *q);
 
-/** \brief rta_map_graph() with options (\a opt may be NULL: defaults). */
+/** \brief rta_map_graph() with options (\a opt may be NULL: defaults).
+ * \return as rta_map_graph(). */
 BALLAST_API int rta_map_graph_ex(const rta_graph_t *g, const rta_hw_t *hw,
                                  rta_strategy_t s, const int64_t *prev,
                                  const rta_map_options_t *opt,

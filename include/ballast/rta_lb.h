@@ -384,7 +384,8 @@ BALLAST_API int rta_lb_find(MPI_Comm comm, rta_lb_context_t **ctx);
 /** \brief The context's current application communicator (MPI_COMM_NULL for NULL). */
 BALLAST_API MPI_Comm rta_lb_comm(const rta_lb_context_t *ctx);
 
-/** \brief 1 in placement mode, 0 in over-decomposition, -1 for NULL. */
+/** \brief The context's mode.
+ * \return 1 in placement mode, 0 in over-decomposition, -1 for NULL. */
 BALLAST_API int rta_lb_placement(const rta_lb_context_t *ctx);
 
 /**
@@ -396,10 +397,14 @@ BALLAST_API int rta_lb_placement(const rta_lb_context_t *ctx);
 BALLAST_API int rta_lb_task_owner(const rta_lb_context_t *ctx, const char *key,
                                int *rank);
 
-/** \brief Number of leaf tasks of the context (all ranks), as of its last mapping. */
+/** \brief The context's leaf tasks.
+ * \return the number of leaf tasks of the context (all ranks), as of its last
+ *         mapping; 0 for NULL. */
 BALLAST_API int64_t rta_lb_ntasks(const rta_lb_context_t *ctx);
 
-/** \brief Number of leaf tasks this process owns (gangs it is a member of included). */
+/** \brief The leaf tasks this process owns.
+ * \return the number of leaf tasks this process owns (gangs it is a member
+ *         of included); 0 for NULL. */
 BALLAST_API int rta_lb_nlocal(const rta_lb_context_t *ctx);
 
 /**

@@ -166,7 +166,8 @@ BALLAST_API int rta_task_remove(rta_task_t *task);
 
 /**
  * \brief Removes every task and resets the cost model and its configuration.
- * Call before MPI_Finalize to free everything. \return 0.
+ * Call before MPI_Finalize to free everything. \return 0 (success; it
+ * cannot fail).
  */
 BALLAST_API int rta_reset(void);
 
@@ -176,13 +177,17 @@ BALLAST_API const char *rta_task_key(const rta_task_t *task);
 BALLAST_API const char *rta_task_name(const rta_task_t *task);
 /** \brief The parent, or NULL for a root. */
 BALLAST_API rta_task_t *rta_task_parent(const rta_task_t *task);
-/** \brief Number of children defined on this process (0 for NULL). */
+/** \brief The task's children on this process.
+ * \return the number of children defined on this process (0 for NULL). */
 BALLAST_API int rta_task_nchildren(const rta_task_t *task);
 /** \brief The i-th child in definition order, or NULL when out of range. */
 BALLAST_API rta_task_t *rta_task_child(const rta_task_t *task, int i);
-/** \brief Number of stages (define_task calls) under the task on this process. */
+/** \brief The task's stages on this process.
+ * \return the number of stages (define_task calls) under the task on this
+ *         process. */
 BALLAST_API int rta_task_nstages(const rta_task_t *task);
-/** \brief The stage of the task under its parent (0-based; -1 for a root or NULL). */
+/** \brief The stage of the task under its parent.
+ * \return the stage index (0-based); -1 for a root or NULL. */
 BALLAST_API int rta_task_stage(const rta_task_t *task);
 /**
  * \brief The task's parameters as stored by rta (read-only; the partner keys
@@ -220,9 +225,11 @@ BALLAST_API int rta_begin_task(const char *key);
  * innermost open task (the open tasks stay as they were).
  */
 BALLAST_API int rta_end_task(const char *key);
-/** \brief rta_begin_task() by handle, without the key lookup. Same codes. */
+/** \brief rta_begin_task() by handle, without the key lookup.
+ * \return as rta_begin_task(). */
 BALLAST_API int rta_task_begin(rta_task_t *task);
-/** \brief rta_end_task() by handle, without the key lookup. Same codes. */
+/** \brief rta_end_task() by handle, without the key lookup.
+ * \return as rta_end_task(). */
 BALLAST_API int rta_task_end(rta_task_t *task);
 /** \brief The innermost open task, or NULL. */
 BALLAST_API rta_task_t *rta_task_current(void);
@@ -354,7 +361,8 @@ BALLAST_API int rta_unregister_array(rta_task_t *task, void **array);
  */
 BALLAST_API int rta_task_array(const rta_task_t *task, int i, void ***slot);
 
-/** \brief Number of arrays registered on the task (0 for NULL). */
+/** \brief The arrays registered on the task.
+ * \return the number of arrays registered on the task (0 for NULL). */
 BALLAST_API int rta_task_narrays(const rta_task_t *task);
 
 /**
@@ -386,7 +394,8 @@ typedef struct {
 BALLAST_API int rta_cost_config_set(const rta_cost_config_t *cfg);
 /** \brief The current configuration. \return 0; BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_cost_config_get(rta_cost_config_t *cfg);
-/** \brief Sets only the window (min_steps is clamped to it). Codes as rta_cost_config_set(). */
+/** \brief Sets only the window (min_steps is clamped to it).
+ * \return as rta_cost_config_set(). */
 BALLAST_API int rta_cost_set_window(int steps);
 
 /**
@@ -412,7 +421,9 @@ BALLAST_API int rta_cost_set_window(int steps);
  */
 BALLAST_API int rta_step(void);
 
-/** \brief Steps closed by rta_step() so far (the first mark included). */
+/** \brief The steps closed so far.
+ * \return the number of steps closed by rta_step() so far (the first mark
+ *         included). */
 BALLAST_API long long rta_steps(void);
 
 /** What the cost model knows of one task. */
@@ -505,25 +516,33 @@ BALLAST_API int rta_map_tasks(MPI_Comm comm, rta_task_t *root,
 
 /** \brief Destroys a mapping; NULL does nothing. */
 BALLAST_API void rta_mapping_destroy(rta_mapping_t *m);
-/** \brief Number of leaf tasks (vertices) in the mapping, 0 for NULL. */
+/** \brief The mapping's leaf tasks.
+ * \return the number of leaf tasks (vertices) in the mapping, 0 for NULL. */
 BALLAST_API int64_t rta_mapping_ntasks(const rta_mapping_t *m);
 /** \brief Key of task \a i (sorted order), NULL when out of range. */
 BALLAST_API const char *rta_mapping_key(const rta_mapping_t *m, int64_t i);
-/** \brief Index of the task of \a key (binary search), or -1. */
+/** \brief Finds the task of \a key (binary search).
+ * \return its index; -1 when the mapping has no such task. */
 BALLAST_API int64_t rta_mapping_find(const rta_mapping_t *m, const char *key);
-/** \brief The rank (slot) the mapping assigns to task \a i, or -1 when out of range. */
+/** \brief The rank (slot) the mapping assigns to task \a i.
+ * \return the rank; -1 when out of range. */
 BALLAST_API int rta_mapping_slot(const rta_mapping_t *m, int64_t i);
-/** \brief The rank that owns task \a i now (lowest definer), or -1 when out of range. */
+/** \brief The rank that owns task \a i now (lowest definer).
+ * \return the rank; -1 when out of range. */
 BALLAST_API int rta_mapping_owner(const rta_mapping_t *m, int64_t i);
-/** \brief Processes that defined task \a i (1, or up to nprocs for a multiprocessor task). */
+/** \brief The processes that defined task \a i.
+ * \return their number: 1, or up to nprocs for a multiprocessor task. */
 BALLAST_API int rta_mapping_ndefiners(const rta_mapping_t *m, int64_t i);
-/** \brief nprocs of task \a i, or -1 when out of range. */
+/** \brief The nprocs of task \a i.
+ * \return the number of processes the task asked for; -1 when out of range. */
 BALLAST_API int rta_mapping_nprocs(const rta_mapping_t *m, int64_t i);
 /** \brief The vertex weight used for task \a i (see rta_map_tasks()), or -1. */
 BALLAST_API double rta_mapping_work(const rta_mapping_t *m, int64_t i);
 /** \brief The state bytes used for task \a i, or -1. */
 BALLAST_API double rta_mapping_state_bytes(const rta_mapping_t *m, int64_t i);
-/** \brief 1 when the mapping was computed in placement mode (one leaf per rank). */
+/** \brief The mapping's mode.
+ * \return 1 when the mapping was computed in placement mode (one leaf per
+ *         rank), 0 otherwise. */
 BALLAST_API int rta_mapping_placement(const rta_mapping_t *m);
 /** \brief Quality figures of the mapping (computed by the mapping engine), or
  * NULL. The figures are the same on every rank except the seconds* timings,
