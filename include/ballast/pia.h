@@ -392,6 +392,8 @@ BALLAST_API int pia_interval_mark(pia_interval_t *iv);
  * \brief The change of a tracked region since the last mark (or since it was
  * tracked): count, count64, wtime, mtime, cputime and the hardware counters
  * are differences; id and name are the region's.
+ * \param iv the interval that tracks the region.
+ * \param id the region.
  * \param out overwritten (caller-owned).
  * \return 0; BALLAST_EINVAL when iv or out is NULL; BALLAST_ENOTFOUND when the
  *         region is not tracked by iv.

@@ -95,6 +95,7 @@ BALLAST_API int64_t rta_graph_nedges(rta_graph_t *g);
  * counts cannot fit in what is left of a regular file is refused before
  * anything is allocated; from a pipe, memory grows with the arcs read.
  * \param f open file; \param what name used in error messages (may be NULL).
+ * \param out receives the graph; the caller owns it (rta_graph_destroy()).
  * \return 0; BALLAST_EPARSE with a message naming the line/field that is
  *         wrong (truncated file, bad header, counts larger than the file,
  *         a NUL byte in a number, out-of-range neighbour or weight,
@@ -118,6 +119,10 @@ BALLAST_API int rta_graph_save_grf(rta_graph_t *g, FILE *f);
 /**
  * \brief Generates a 3D stencil on an nx*ny*nz grid (no periodicity),
  * vertex (x,y,z) = x + nx*(y + ny*z), work 1, state \a state_bytes.
+ * \param nx,ny,nz the grid's dimensions (>= 1).
+ * \param face_bytes bytes exchanged per step across a face.
+ * \param state_bytes the state size of every vertex.
+ * \param out receives the graph; the caller owns it (rta_graph_destroy()).
  * \param points 7 (faces, weight \a face_bytes) or 27 (faces \a face_bytes,
  *        edges face_bytes/2, corners face_bytes/4; the issue's 4/2/1 is
  *        face_bytes = 4).
@@ -406,6 +411,9 @@ BALLAST_API void rta_map_options_init(rta_map_options_t *o);
  * communication. The first call after rta_graph_add_edge() merges the pending
  * edges into the graph's CSR (the graph is logically const, but two threads
  * must not map or evaluate one graph at the same time).
+ * \param g the task graph.
+ * \param hw the hardware model.
+ * \param s the strategy.
  * \param prev NULL, or the previous slot of every vertex (-1: none): the
  *        SCOTCH strategies then remap (SCOTCH_graphRemap) with a migration
  *        cost from the state sizes, and the quality counts what moves.
@@ -454,6 +462,9 @@ BALLAST_API int rta_map_graph_par(const rta_graph_t *g, const rta_hw_t *hw,
  * several vertices keeps the lowest-numbered one and each other one takes the
  * free slot nearest (rta_hw_slot_distance(), then the lowest number) to the
  * slot SCOTCH chose. Deterministic.
+ * \param g the graph, with as many vertices as \a hw has slots.
+ * \param hw the hardware model.
+ * \param opt mapping options (may be NULL: defaults).
  * \param comm MPI_COMM_NULL: runs alone (not collective). Otherwise collective
  *        over \a comm as rta_map_graph_par() (phase 2 shared among the
  *        ranks); every rank passes the same inputs and gets the same result.
@@ -469,7 +480,13 @@ BALLAST_API int rta_map_permutation(const rta_graph_t *g, const rta_hw_t *hw,
 
 /**
  * \brief Computes the quality of a given mapping (seconds* fields 0 except
- * seconds_metrics). \param prev may be NULL. \return 0 or BALLAST_EINVAL
+ * seconds_metrics).
+ * \param g the task graph. \param hw the hardware model.
+ * \param slot_of_vertex the slot of every vertex.
+ * \param prev the previous slot of every vertex, to count what moved; may be
+ *        NULL.
+ * \param q receives the quality record.
+ * \return 0 or BALLAST_EINVAL
  * (a slot out of range), BALLAST_ENOMEM.
  */
 BALLAST_API int rta_map_evaluate(const rta_graph_t *g, const rta_hw_t *hw,
