@@ -9,11 +9,13 @@ Reads every *.h in INCLUDE_DIR (include/ballast) and checks, per STYLE.md
   1. every public function (a BALLAST_API declaration or a static inline
      definition) has a doc comment (/** ... */ or /*! ... */ right before it,
      or /**< ... */ right after it);
-  2. every function returning int (or int64_t, long) says what the int means: its doc comment
-     has a return clause (\\return, @return, \\retval or a sentence with
-     "Returns"/"returns") that either names 0 or success and at least one
-     BALLAST_E* code (a status), or states another meaning (a count, a
-     boolean, an index, ...);
+  2. every function returning an integer (int, int64_t, long) says what it
+     means: its doc comment has a return clause (\\return, @return, \\retval
+     or a sentence with "Returns"/"returns") that names 0 or success and at
+     least one BALLAST_E* code (a status), or states another meaning (a
+     count, a boolean, an index, ...), or refers to the call whose codes it
+     shares ("\\return as f()", or a deprecated "old name of f()"), which
+     must pass in turn; a bare -1 (a sentinel, not a BALLAST_E* code) fails;
   3. every BALLAST_E* name a doc comment mentions is in the error list
      (BALLAST_ERRNO_MAP of common.h).
 
