@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
   CHECK_EQ(rta__task_desc_unpack(buf, sz, &used, &t), BALLAST_EINVAL);
   free(buf);
-  TEST_PASS("rta_task_desc: round trip and bad descriptions");
+  TEST_PASS("task_desc: round trip and bad descriptions");
   CHECK_EQ(rta_reset(), 0);
   MPI_Finalize();
   return 0;
