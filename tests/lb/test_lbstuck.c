@@ -2,9 +2,10 @@
  * - the application calls rta_step() itself and then
  *   rta_perform_load_balancing(), which the header invites: the call must
  *   not close a second, empty step, see no task time and judge wall time.
- *   Rank 1 sleeps outside its tasks, so wall time is imbalanced (about 1.5) while
- *   the tasks are balanced: the judgement must be the one of a single
- *   rta_step() per step (balanced, no remap), in both calling patterns;
+ *   Rank 1 sleeps outside its tasks, so wall time is imbalanced (about
+ *   1.5) while the tasks are balanced: the judgement must be the one of a
+ *   single rta_step() per step (balanced, no remap), in both calling
+ *   patterns;
  * - placement mode where no permutation helps (rank 0's task is 3x rank
  *   1's): the policy must not remap every warmup + window steps moving
  *   nothing; each candidate is dropped and the next one waits longer. */
