@@ -753,7 +753,8 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
   for (int k = 0; k < MIG__PH_NPHASES; k++)
     ctx->move_phase[RTA__LB_PH_PLAN + k] += st.phase[k];
   if (!rc) {
-    /* The states' bytes, as before the descriptors shared their tails. */
+    /* The states' bytes only (wire_sizes leaves the descriptors out): the
+     * figure weighs the application's state, not the wire format. */
     res->tasks = st.tasks_sent;
     for (int i = 0; i < s->c.nout; i++) {
       const out_t *o = &s->c.out[i];

@@ -938,8 +938,9 @@ static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
   int bad_opt = 0;
   if (opt) {
     c.o = *opt;
-    /* Reaching SCOTCH's strategy parser, "bal=inf" fails with SCOTCH's raw
-     * message; a negative or NaN value used to mean the default silently. */
+    /* Checked here: reaching SCOTCH's strategy parser, "bal=inf" fails with
+     * SCOTCH's raw message, and a negative or NaN value must not pass for
+     * the default without a word. */
     if (!isfinite(c.o.balrat) || c.o.balrat < 0 ||
         !isfinite(c.o.steps_between_remaps) || c.o.steps_between_remaps < 0) {
       BALLAST_WARN("mapping options: balrat %g and steps_between_remaps %g "

@@ -1,6 +1,6 @@
 /*
  * Internal contract of the task graph, the hardware model and the mapping
- * engine (src/rta/graph*.c, hw*.c, map*.c). Never installed.
+ * engine (src/map/graph*.c, hw*.c, map*.c, arch_check.c). Never installed.
  *
  * Conventions:
  *  - Vertex ids are int64_t in the API and in our CSR's offsets; neighbour

@@ -4,9 +4,7 @@
  * and a diffusion of the load, their greedy refinement, then the default's
  * rule, the lowest hop-bytes within SCOTCH's remap's migration, by
  * multilevel refinements (map_refine.c) with the nodes and then the cores
- * as parts. The relabelling of a fresh mapping onto the old places is no
- * longer a candidate (it never won); it stays for its own use and test.
- * Internal, never installed.
+ * as parts. Internal, never installed.
  */
 #ifndef BALLAST_RTA_MAP_REMAP_H
 #define BALLAST_RTA_MAP_REMAP_H
@@ -43,19 +41,6 @@ static inline double rta__dist(const rta__dist_t *d, int a, int b) {
 double rta__remap_cost(const rta_graph_t *g, const rta_hw_t *hw,
                        const int64_t *slot, const int64_t *prev, double steps,
                        double *hop, double *mig);
-
-/**
- * Renames the places of \a slot, in place, so that as much state as
- * possible stays where \a prev had it, without changing any distance
- * between two slots (so hop-bytes and loads are unchanged): whole nodes are
- * permuted when every inter-node distance is equal, then, inside a node,
- * the children of each level of its tree (sockets, caches, cores), top
- * down, each level by an optimal assignment of the overlap in state bytes.
- * Nodes must be identical and hold exactly one slot per core; otherwise
- * nothing changes. 0 or BALLAST_ENOMEM.
- */
-int rta__relabel(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
-                 int64_t *slot);
 
 /**
  * Greedy refinement of rta__remap_cost(), in place: up to \a passes sweeps

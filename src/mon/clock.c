@@ -118,8 +118,6 @@ uint64_t mon__thread_cpu_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-double mon__thread_cputime(void) { return (double)mon__thread_cpu_ns() * 1e-9; }
-
 uint64_t mon__process_cpu_ns(void) {
   struct timespec ts;
   if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)

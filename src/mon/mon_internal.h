@@ -53,8 +53,6 @@ uint64_t mon__ticks_ns(uint64_t ticks);
 uint64_t mon__now_ns(void);
 /** Seconds per tick (calibrated once at mon__init). */
 double mon__tick_seconds(void);
-/** Process CPU time of the calling thread in seconds. */
-double mon__thread_cputime(void);
 
 /* ---- life cycle ------------------------------------------------------------ */
 

@@ -1,7 +1,7 @@
 /* The process's tasks by key: an open-addressing table of (hash, task)
  * pairs, linear probing, at most half full.
  *
- * Why not uthash (as before): its chains run through the task records, so a
+ * Why not uthash: its chains run through the task records, so a
  * lookup that finds nothing, the duplicate check of every definition,
  * touched a cold record per element of the chain (up to ten), and a
  * deletion touched its neighbours in two lists. A remap defines and removes

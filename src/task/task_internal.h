@@ -127,29 +127,9 @@ void rta__index_drain(void (*fn)(rta_task_t *));
  *  rta__index_prefetch_key, task_hooks.h). */
 void rta__index_prefetch(const rta_task_t *t);
 
-
 /** Iterates over every task defined on this process (the index's order). */
 rta_task_t *rta__task_first(void);
 rta_task_t *rta__task_next(const rta_task_t *t);
-
-/* ---- task descriptions (task_desc.c) -------------------------------------
- * What a destination needs to define a moving task: key, stage and
- * parameters (never callbacks or user pointers, which are local). */
-
-/** Bytes of the task's description (a multiple of 8). */
-int rta__task_desc_size(const rta_task_t *t, size_t *bytes);
-/** Writes the description; BALLAST_ESIZE when len is too small. */
-int rta__task_desc_pack(const rta_task_t *t, void *buf, size_t len,
-                        size_t *used);
-/**
- * Defines the described task here, under its parent (found by key; it must
- * be defined here, with the stage): BALLAST_ENOTFOUND without the parent,
- * BALLAST_EEXIST when the key is already defined, BALLAST_ESIZE for a
- * truncated or corrupt description.
- */
-int rta__task_desc_unpack(const void *buf, size_t len, size_t *used,
-                          rta_task_t **out);
-
 
 /** Number of tasks defined on this process. */
 int64_t rta__task_count(void);

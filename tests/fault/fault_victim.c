@@ -14,7 +14,7 @@
  *   late   the others write DIR/ready.<rank> and call MPI_Finalize; the
  *          last rank, once all those files are there, calls exit(0) 0.5 s
  *          later, while they wait inside it (the case where the finalizing
- *          ranks' data used to be lost; files, not messages, so the
+ *          ranks' data is most at risk; files, not messages, so the
  *          figures checked stay those of the work);
  *   normal every rank calls MPI_Finalize and returns 0 (so does
  *          "unwritable", where the test made the profile's path a folder);

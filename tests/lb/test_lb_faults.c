@@ -7,11 +7,12 @@
  * 0 on every rank, or it returned an error on every rank (the failing
  * rank's own code there, BALLAST_EREMOTE elsewhere) and nothing moved: each
  * rank has the same tasks, with the same state objects, every byte of their
- * arrays and callback state as before, the same owner answers and the same
- * communicator. A rank's sweep ends when an attempt succeeds without the
- * hook firing. Over-decomposition (tasks with callback bytes and registered
- * arrays, the single-array path, callback bytes only), placement mode, and
- * with 4 ranks on 2 pretended nodes a gang (its ranks and communicator). */
+ * arrays and callback state as before the attempt, the same owner answers
+ * and the same communicator. A rank's sweep ends when an attempt succeeds
+ * without the hook firing. Over-decomposition (tasks with callback bytes
+ * and registered arrays, the single-array path, callback bytes only),
+ * placement mode, and with 4 ranks on 2 pretended nodes a gang (its ranks
+ * and communicator). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,13 +1,14 @@
-/* Two ways the automatic policy got stuck, on real runs (2 ranks):
+/* Two ways the automatic policy could get stuck, on real runs (2 ranks):
  * - the application calls rta_step() itself and then
- *   rta_perform_load_balancing(), which the header invites: the call used to
- *   close a second, empty step, see no task time and judge wall time. Rank 1
- *   sleeps outside its tasks, so wall time is imbalanced (about 1.5) while
- *   the tasks are balanced: the judgement must be the one of a single
- *   rta_step() per step (balanced, no remap), in both calling patterns;
+ *   rta_perform_load_balancing(), which the header invites: the call must
+ *   not close a second, empty step, see no task time and judge wall time.
+ *   Rank 1 sleeps outside its tasks, so wall time is imbalanced (about
+ *   1.5) while the tasks are balanced: the judgement must be the one of a
+ *   single rta_step() per step (balanced, no remap), in both calling
+ *   patterns;
  * - placement mode where no permutation helps (rank 0's task is 3x rank
- *   1's): the policy used to remap every warmup + window steps moving
- *   nothing; now each candidate is dropped and the next one waits longer. */
+ *   1's): the policy must not remap every warmup + window steps moving
+ *   nothing; each candidate is dropped and the next one waits longer. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -33,9 +33,8 @@ typedef struct {
 
 /* Sizes around each transport's boundaries (migrate.c: tails below AGG_MAX
  * = 64 KiB in the aggregate, heads below BATCH_MAX = 1 MiB and larger
- * tails below it in the batch, parts of 1 MiB and more alone). Before
- * issue 18 a state below 64 KiB travelled whole in the aggregate; the
- * sizes stay, their notes say where each part goes now. */
+ * tails below it in the batch, parts of 1 MiB and more alone): each note
+ * says where the state's parts go. */
 static const spec_t fixed[NFIXED] = {
     {0, 0},                /* empty state: nothing on the wire */
     {1, 0},                /* a 1-byte head in the batch */

@@ -1,11 +1,11 @@
 /* The automatic remap policy against synthetic step-time sequences: noise,
  * warm-up, a single outlier, a real drift, a remap whose cost exceeds its
  * gain, the new warm-up after a remap, the off and explicit modes, the
- * environment overrides and bad input; and the ways the policy used to get
- * stuck: one slow measured remap blocking every later remap (its trust now
- * decays), a candidate mapping that moves nothing or gains less than its
- * migration (dropped, with a back-off), gain and cost of a candidate. Each case checks the exact step at
- * which the policy fires (or that it never does). */
+ * environment overrides and bad input; and the ways a policy can get stuck:
+ * one slow measured remap blocking every later remap (its trust decays), a
+ * candidate mapping that moves nothing or gains less than its migration
+ * (dropped, with a back-off), gain and cost of a candidate. Each case checks
+ * the exact step at which the policy fires (or that it never does). */
 #include <ballast/rta_policy.h>
 
 #include <math.h>
@@ -342,9 +342,9 @@ static int run_until_fire(rta_policy_t *p, int max, rta_decision_t *d) {
 }
 
 /* Placement mode with no permutation that helps: every candidate moves
- * nothing. The policy used to remap every warmup + window steps, paying the
- * mapping each time; now the candidate is dropped and the next judgement
- * waits 1, 2, 4, 8, 16, 16, ... windows. */
+ * nothing. Remapping every warmup + window steps would pay the mapping each
+ * time for nothing; the candidate is dropped and the next judgement waits
+ * 1, 2, 4, 8, 16, 16, ... windows. */
 static void test_nothing_moves_backs_off(void) {
   const int W = 4;
   rta_policy_t *p = make(2, 2, W, 1.10, 100, 0.0);

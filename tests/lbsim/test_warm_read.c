@@ -54,7 +54,7 @@ int main(void) {
   expect(w, "md/\xe5\x9d\x97_7", 1, 0.0);
   int s;
   double c;
-  CHECK_EQ(lbrec__warm_find(w, "md/bl", &s, &c), 0); /* the old reader's truncation */
+  CHECK_EQ(lbrec__warm_find(w, "md/bl", &s, &c), 0); /* no key cut at the escape */
   lbrec__warm_free(w);
   TEST_PASS("warm_read: \\u escapes and surrogate pairs decode to the tasks' UTF-8 keys");
 

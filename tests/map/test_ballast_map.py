@@ -161,4 +161,4 @@ with tempfile.TemporaryDirectory() as d:
 
 if fails:
     sys.exit(1)
-print("PASS rtamap_ballast_map")
+print("PASS map_tool")

@@ -183,7 +183,7 @@ int main(int argc, char **argv) {
   rta_hw_destroy(hw);
   free(slot);
   rta_graph_destroy(g);
-  TEST_PASS("rtamap_hw_discover");
+  TEST_PASS("map_hw_discover");
   MPI_Finalize();
   return 0;
 }

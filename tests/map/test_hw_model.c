@@ -157,6 +157,6 @@ int main(void) {
   test_caches_and_costs();
   test_xml();
   test_arch_files();
-  TEST_PASS("rtamap_hw_model");
+  TEST_PASS("map_hw_model");
   return 0;
 }

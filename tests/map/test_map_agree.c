@@ -118,7 +118,7 @@ int main(int argc, char **argv) {
     sweep_discover(rank, size, victim);
   }
   free(prev);
-  TEST_PASS("rtamap_agree");
+  TEST_PASS("map_agree");
   MPI_Finalize();
   return 0;
 }

@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
   /* Different strategies give different mappings (the hashes mean something). */
   CHECK(h[0] != h[2] && h[1] != h[2]);
   free(all);
-  TEST_PASS("rtamap_determinism");
+  TEST_PASS("map_determinism");
   MPI_Finalize();
   return 0;
 }

@@ -1,21 +1,19 @@
-/* ballast's own remap candidates (src/rta/map_remap.c) and their use by
+/* ballast's own remap candidates (src/map/map_remap.c) and their use by
  * rta_map_graph_ex() with prev:
  *  1. the combined cost against a hand computation;
- *  2. relabelling undoes a distance-preserving renaming exactly (nodes,
- *     sockets, cores permuted: nothing migrates, hop-bytes unchanged);
- *  3. the greedy refinement never raises the combined cost of a balanced
+ *  2. the greedy refinement never raises the combined cost of a balanced
  *     mapping nor its imbalance above the tolerance, and repairs overload;
- *  4. the diffusion from the old mapping balances a local 4x load change
+ *  3. the diffusion from the old mapping balances a local 4x load change
  *     while moving fewer tasks than a fresh mapping;
- *  5. the multilevel refinement never raises the overload above the
+ *  4. the multilevel refinement never raises the overload above the
  *     tolerance, nor the combined cost when there is no overload, lowers
  *     the overload of an overloaded start, and is deterministic; within a
  *     migration budget it never moves more tasks or bytes than allowed;
- *  6. the node-level refinement within a migration budget (then the slot
+ *  5. the node-level refinement within a migration budget (then the slot
  *     level, as the remap does): never over the budget, never more node or
  *     core overload, fewer bytes between nodes and fewer hop-bytes, tasks
  *     that stay on their node keep their slot, deterministic;
- *  7. a remap through the API: balance within the tolerance (or no worse
+ *  6. a remap through the API: balance within the tolerance (or no worse
  *     than SCOTCH's remap alone), lower hop-bytes than SCOTCH's remap alone
  *     for no more tasks or bytes moved, deterministic. */
 #include <stdlib.h>
@@ -86,38 +84,6 @@ static void cost_by_hand(void) {
   rta_hw_destroy(hw);
 }
 
-static void relabel_undoes_renaming(void) {
-  rta_hw_t *hw = NULL; /* 4 nodes x 2 sockets x 4 cores, slot = node * 8 + core */
-  CHECK_EQ(rta_hw_create_sim(4, "pack:2 core:4", NULL, NULL, &hw), 0);
-  rta_graph_t *g = NULL;
-  CHECK_EQ(rta_graph_stencil3d(12, 12, 12, 27, 4.0, 1000.0, &g), 0);
-  int64_t n = rta_graph_nvert(g);
-  int64_t *prev = malloc(n * sizeof *prev), *slot = malloc(n * sizeof *slot);
-  CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_TWOPHASE, NULL, 1, prev, NULL), 0);
-  /* rename: nodes 0 <-> 2, sockets of node 1 swapped, cores of every
-   * socket rotated by one */
-  for (int64_t v = 0; v < n; v++) {
-    int node = (int)(prev[v] / 8), core = (int)(prev[v] % 8);
-    int sock = core / 4, c = (core % 4 + 1) % 4;
-    if (node == 0 || node == 2)
-      node = 2 - node;
-    if (node == 1)
-      sock = 1 - sock;
-    slot[v] = node * 8 + sock * 4 + c;
-  }
-  double hop0, hop1;
-  rta__remap_cost(g, hw, prev, NULL, 10, &hop0, NULL);
-  rta__remap_cost(g, hw, slot, NULL, 10, &hop1, NULL);
-  CHECK_NEAR(hop1, hop0, 1e-6 * hop0);
-  CHECK_GT(moved(n, slot, prev), n / 2);
-  CHECK_EQ(rta__relabel(g, hw, prev, slot), 0);
-  CHECK_EQ(moved(n, slot, prev), 0);
-  free(prev);
-  free(slot);
-  rta_graph_destroy(g);
-  rta_hw_destroy(hw);
-}
-
 /* 4 nodes x 2 sockets x 4 cores = 32 slots and a 16^3 27-point stencil
  * of 4 KiB states; returns the stencil's side. */
 static int fixture(rta_hw_t **hw, rta_graph_t **g) {
@@ -150,7 +116,6 @@ static void refine_and_diffuse(void) {
   double after = max_avg(g, hw, slot);
   CHECK_DLE(after, 1.10);
   CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_TWOPHASE, NULL, 3, fresh, NULL), 0);
-  CHECK_EQ(rta__relabel(g, hw, prev, fresh), 0);
   CHECK_LT(moved(n, slot, prev), moved(n, fresh, prev));
   /* refinement repairs overload: from the old mapping itself */
   memcpy(slot, prev, n * sizeof *slot);
@@ -368,11 +333,10 @@ static void remap_through_api(void) {
 
 int main(void) {
   cost_by_hand();
-  relabel_undoes_renaming();
   refine_and_diffuse();
   refine_multilevel();
   refine_nodes_budget();
   remap_through_api();
-  TEST_PASS("rtamap_remap");
+  TEST_PASS("map_remap");
   return 0;
 }

@@ -167,6 +167,6 @@ int main(void) {
   free(work);
   rta_hw_destroy(hw);
   rta_graph_destroy(g);
-  TEST_PASS("rtamap_strategies");
+  TEST_PASS("map_strategies");
   return 0;
 }

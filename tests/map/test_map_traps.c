@@ -293,6 +293,6 @@ int main(void) {
   trap_metrics_by_hand();
   trap_balrat_per_phase();
   trap_remap_unknown_parts();
-  TEST_PASS("rtamap_traps");
+  TEST_PASS("map_traps");
   return 0;
 }

@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_task_narrays(t), 7);
   CHECK_EQ(rta_task_arrays_packed_size(t, &bytes), 0);
   CHECK_EQ(bytes, expect);
-  TEST_PASS("rta_task_array: packed sizes");
+  TEST_PASS("task_array: packed sizes");
 
   /* Bad input. */
   float *bad = NULL;
@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
   int64_t d0[] = {0}; /* NULL with no element is an empty array: accepted */
   CHECK_EQ(rta_register_array(t, (void **)&bad, fl, 1, d0), 0);
   CHECK_EQ(rta_unregister_array(t, (void **)&bad), 0);
-  TEST_PASS("rta_task_array: bad input");
+  TEST_PASS("task_array: bad input");
 
   /* Round trip: pack t, unpack into a task whose arrays are registered with
    * the same types but other (dummy) shapes, as an unpack callback would. */
@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 15; i++)
     if (i % 3 != 2)
       CHECK_EQ(vi2[i], vi[i]);
-  TEST_PASS("rta_task_array: pack/unpack round trip");
+  TEST_PASS("task_array: pack/unpack round trip");
 
   free(buf);
   free(d), free(ia), free(cs), free(z), free(md), free(vi);

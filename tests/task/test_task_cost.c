@@ -47,7 +47,7 @@ static void monitoring_off(void) {
   CHECK(c.est_work == 5.0);
   CHECK_EQ(rta_steps(), 4);
   CHECK_EQ(rta_reset(), 0);
-  TEST_PASS("rta_task_cost: monitoring off");
+  TEST_PASS("task_cost: monitoring off");
 }
 
 /* One run of the synthetic workload. The bookkeeping is checked hard; the
@@ -180,7 +180,7 @@ int main(int argc, char **argv) {
   for (int attempt = 0; attempt < 5 && !ok; attempt++)
     ok = run_attempt(attempt);
   CHECK(ok);
-  TEST_PASS("rta_task_cost: moving averages and estimate switch");
+  TEST_PASS("task_cost: moving averages and estimate switch");
 
   CHECK_EQ(rta_cost_config_get(&cfg), 0);
   CHECK_EQ(cfg.window, 10); /* rta_reset restored the defaults */

@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
   const char *n[] = {ln};
   CHECK_EQ(rta_define_task(grp, 1, n, NULL, NULL), 0);
   CHECK_EQ(map(root), BALLAST_EMISMATCH);
-  TEST_PASS("rta_task_mismatch: different parameters");
+  TEST_PASS("task_mismatch: different parameters");
 
   /* The same shared task with partners declared in two orders: no error. */
   const char *on[] = {"o"};
@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_mapping_owner(m, pi), 0);
   CHECK_EQ(rta_mapping_ntasks(m), size - 1);
   rta_mapping_destroy(m);
-  TEST_PASS("rta_task_mismatch: leaves defined on several ranks");
+  TEST_PASS("task_mismatch: leaves defined on several ranks");
 
   /* A partner key that is no leaf under the root. */
   rta_comm_est_t ghost = {"u/nobody", 4};
@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
   const char *en[] = {"empty"};
   CHECK_EQ(rta_define_task(NULL, 1, en, NULL, &root), 0);
   CHECK_EQ(map(root), BALLAST_ENOTFOUND);
-  TEST_PASS("rta_task_mismatch: unknown partners, roots");
+  TEST_PASS("task_mismatch: unknown partners, roots");
 
   /* A bad argument on one rank only. */
   m = (rta_mapping_t *)&m;
@@ -132,7 +132,7 @@ int main(int argc, char **argv) {
   rta_hw_destroy(sim);
   /* And everything still works afterwards. */
   CHECK_EQ(map(ok), 0);
-  TEST_PASS("rta_task_mismatch: local errors agreed on");
+  TEST_PASS("task_mismatch: local errors agreed on");
 
   rta_hw_destroy(hw);
   CHECK_EQ(rta_reset(), 0);

@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
   check_children(gone2);
   CHECK_EQ(rta_reset(), 0);
 
-  TEST_PASS("rta_task_remove_batch: batch removal = one-by-one removal");
+  TEST_PASS("task_remove_batch: batch removal = one-by-one removal");
   MPI_Finalize();
   return 0;
 }

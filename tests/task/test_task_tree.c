@@ -92,7 +92,7 @@ static void test_construction(void) {
   rta_task_set_data(blocks[3], &x);
   CHECK(rta_task_data(blocks[3]) == &x);
   CHECK(rta_task_data(blocks[4]) == NULL);
-  TEST_PASS("rta_task_tree: construction and lookup");
+  TEST_PASS("task_tree: construction and lookup");
 }
 
 static void test_bad_define(void) {
@@ -183,7 +183,7 @@ static void test_bad_define(void) {
   memset(longname, 'z', 299);
   longname[299] = 0;
   CHECK_EQ(rta_task_find(longname, &t), BALLAST_ENAMETOOLONG);
-  TEST_PASS("rta_task_tree: bad definitions and lookups");
+  TEST_PASS("task_tree: bad definitions and lookups");
 }
 
 static void test_begin_end(void) {
@@ -245,7 +245,7 @@ static void test_begin_end(void) {
   CHECK_EQ(mon_region_end("inner"), 0);
   CHECK_EQ(rta_task_end(forces), 0);
   CHECK(rta_task_current() == NULL);
-  TEST_PASS("rta_task_tree: begin/end nesting");
+  TEST_PASS("task_tree: begin/end nesting");
 }
 
 static void test_serial_and_remove(void) {
@@ -284,7 +284,7 @@ static void test_serial_and_remove(void) {
   CHECK_EQ(rta_reset(), 0);
   CHECK_EQ(rta_task_find("md", &t), BALLAST_ENOTFOUND);
   CHECK_EQ(rta_task_find("app/kid", &t), BALLAST_ENOTFOUND);
-  TEST_PASS("rta_task_tree: callbacks, removal, reset");
+  TEST_PASS("task_tree: callbacks, removal, reset");
 }
 
 int main(int argc, char **argv) {

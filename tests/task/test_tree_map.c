@@ -130,7 +130,7 @@ static void stencil(void) {
   CHECK_DLE(rta_mapping_quality(m)->max_avg_load_core, 1.5);
   free(count);
   rta_mapping_destroy(m);
-  TEST_PASS("rta_tree_map: stencil, over-decomposition");
+  TEST_PASS("task_tree_map: stencil, over-decomposition");
 }
 
 /* Each rank sends \a bytes to its right neighbour inside its task, \a steps
@@ -178,7 +178,7 @@ static void placement(void) {
   m = map(root, RTA_MAP_ROUNDROBIN, 1);
   CHECK(rta_mapping_quality(m)->edge_cut == 0.0);
   rta_mapping_destroy(m);
-  TEST_PASS("rta_tree_map: placement mode, measured bytes");
+  TEST_PASS("task_tree_map: placement mode, measured bytes");
 }
 
 static void scaled(void) {
@@ -212,7 +212,7 @@ static void scaled(void) {
   CHECK_NEAR(rta_mapping_quality(m)->edge_cut, 1000.0 * size, 1e-6);
   check_same_everywhere(m);
   rta_mapping_destroy(m);
-  TEST_PASS("rta_tree_map: declared bytes scaled by measured bytes");
+  TEST_PASS("task_tree_map: declared bytes scaled by measured bytes");
 }
 
 /* D. A communicator whose ranks are the world's in reverse, a simulated
@@ -272,7 +272,7 @@ static void reversed(void) {
   rta_mapping_destroy(m);
   rta_hw_destroy(sim);
   MPI_Comm_free(&rev);
-  TEST_PASS("rta_tree_map: measured bytes on a reordered communicator");
+  TEST_PASS("task_tree_map: measured bytes on a reordered communicator");
 }
 
 int main(int argc, char **argv) {

@@ -1,7 +1,7 @@
 /* Two tools loaded together (BALLAST_TOOLS=tt_a.so:tt_b.so) both see every
  * event type, in load order (tt_a, then tt_b, with the same event struct);
  * mpi_exit's t_begin_ns is exactly its mpi_enter's t_ns (with tt_a loaded
- * before tt_b, which is where it used to drift); comm_id and tag are the
+ * before tt_b, the order in which a drift would show); comm_id and tag are the
  * call's, mpi_complete gives each completed message (tag, source, size from
  * the status) inside the call that completed it, api->comm_ranks the
  * members; a task's events enclose its region's and MPI_Pcontrol's events

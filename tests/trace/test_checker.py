@@ -55,7 +55,7 @@ BAD = {
     "pid is not an integer": setitem(1, "pid", "0"),
     "process_name for pids": lambda evs: evs.pop(0),
     # A task and its region share the name: interleaved, the E of one
-    # closes the other's B (what speedscope refused before issue 27).
+    # closes the other's B (a trace speedscope refuses).
     "of cat 'task' closes the B of cat 'region'": setitem(7, "cat", "task"),
     "has args": lambda evs: evs[1].update(args={"id": 1}) or evs[7].update(args={"id": 2}),
     "while its task is not the innermost": lambda evs: evs[1:1] + [

@@ -1,6 +1,6 @@
 /* mon_profile_write when rank 0 cannot hold the gathered text: every rank
- * must send nothing (they used to send their parts into zero receive counts,
- * a truncation error that aborts the job), rank 0 returns BALLAST_ENOMEM,
+ * must send nothing (parts sent into zero receive counts would be a
+ * truncation error that aborts the job), rank 0 returns BALLAST_ENOMEM,
  * the others 0, and the next call writes a whole, valid profile.
  *
  * Linked with -Wl,--wrap=malloc: malloc calls of the statically linked
@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(y, peer);
 
   char path[64];
-  snprintf(path, sizeof path, "/tmp/ballast_monrev_profile_%d.json", (int)getpid());
+  snprintf(path, sizeof path, "/tmp/ballast_mon_profile_oom_%d.json", (int)getpid());
   int bcast_path_len = (int)strlen(path) + 1;
   MPI_Bcast(path, bcast_path_len, MPI_CHAR, 0, MPI_COMM_WORLD);
 
@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
     CHECK(strstr(text, "\"error\"") == NULL);
     remove(path);
   }
-  TEST_PASS("monrev_profile_oom: rank 0 out of memory, nobody sends, next profile whole");
+  TEST_PASS("mon_profile_oom: rank 0 out of memory, nobody sends, next profile whole");
   MPI_Finalize();
   return 0;
 }

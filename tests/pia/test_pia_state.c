@@ -1,4 +1,4 @@
-/* PIA's documented codes outside a monitored run (review of pia.h):
+/* PIA's documented codes outside a monitored run (pia.h):
  *  - partner queries return BALLAST_ESTATE after MPI_Finalize, also when an
  *    earlier query during the run had already looked the world size up;
  *  - with monitoring off ("off" argument, BALLAST_MONITOR=0) no region

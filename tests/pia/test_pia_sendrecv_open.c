@@ -1,4 +1,4 @@
-/* Behaviour pia.h documents, pinned (review of the header against the code):
+/* Behaviour pia.h documents, pinned:
  *  - MPI_Sendrecv counts both halves in the partner volumes: the message sent
  *    under nbytes/nmsgs of the destination, the message received under
  *    rbytes/rmsgs of its source;
