@@ -99,12 +99,15 @@ void ballast_log(int level, const char *fmt, ...) {
   const char *t = tag[level < 0 ? 0 : (level > 3 ? 3 : level)];
   if (level <= BALLAST_LOG_WARN && ballast__log_keep(t, msg))
     return;
-  int rank = ballast__world_rank();
+  ballast__log_line(ballast__world_rank(), t, msg, "");
+}
+
+void ballast__log_line(int rank, const char *tag, const char *msg, const char *note) {
   /* One fprintf per message so lines from threads do not interleave. */
   if (rank >= 0)
-    fprintf(stderr, "ballast[%d]: %s: %s\n", rank, t, msg);
+    fprintf(stderr, "ballast[%d]: %s: %s%s\n", rank, tag, msg, note);
   else
-    fprintf(stderr, "ballast: %s: %s\n", t, msg);
+    fprintf(stderr, "ballast: %s: %s%s\n", tag, msg, note);
 }
 
 __thread int ballast__tl_lib_depth;

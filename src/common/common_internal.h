@@ -84,6 +84,9 @@ int ballast__agree(MPI_Comm comm, int err, int *who, int *code);
  * held. Not for a step that may not reach the release on every rank.
  */
 void ballast__log_hold(void);
+/** ballast_log's one line: "ballast[rank]: tag: msg" plus \a note ("ballast:
+ *  tag: ..." for a negative rank), one fprintf on stderr. */
+void ballast__log_line(int rank, const char *tag, const char *msg, const char *note);
 void ballast__log_release(MPI_Comm comm);
 /** ballast_log's side: 1 when the line (\a tag "warning" or "error") was
  *  kept by a hold of this thread. */

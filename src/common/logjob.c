@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/common_internal.h"
+#include "common/util.h"
 
 typedef struct {
   int depth; /* nested holds */
@@ -44,24 +45,16 @@ int ballast__log_keep(const char *tag, const char *msg) {
   return 1;
 }
 
-/* FNV-1a, 64 bits, as a non-negative long long for MPI_MAX. */
+/* The project's FNV-1a, as a non-negative long long for MPI_MAX. */
 static long long hash_of(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 1099511628211ull;
-  }
-  return (long long)(h >> 1);
+  return (long long)(ballast__fnv1a(BALLAST__FNV_OFFSET, s, n) >> 1);
 }
 
 /* As ballast_log prints them, one fprintf per line. */
 static void print_kept(const char *buf, size_t len, int rank, const char *note) {
   for (const char *l = buf; l < buf + len;) {
     const char *tag = l, *msg = l + strlen(l) + 1;
-    if (rank >= 0)
-      fprintf(stderr, "ballast[%d]: %s: %s%s\n", rank, tag, msg, note);
-    else
-      fprintf(stderr, "ballast: %s: %s%s\n", tag, msg, note);
+    ballast__log_line(rank, tag, msg, note);
     l = msg + strlen(msg) + 1;
   }
 }
@@ -98,9 +91,13 @@ void ballast__log_release(MPI_Comm comm) {
   long long in[5] = {!has, has, has ? hh : -1, has ? LLONG_MAX - hh : -1,
                      has ? INT_MAX - rank : -1};
   long long out[5];
-  int nhas = 0, one = (int)has;
-  int bad = PMPI_Allreduce(in, out, 5, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS ||
-            PMPI_Allreduce(&one, &nhas, 1, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS;
+  int bad = PMPI_Allreduce(in, out, 5, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS;
+  /* How many ranks kept lines is needed only when some did and some did
+   * not; every rank knows that from out[0] and out[1], so the count is one
+   * more reduction only then, and none at a start with nothing to say. */
+  int nhas = has ? size : 0, one = (int)has;
+  if (!bad && out[0] && out[1])
+    bad = PMPI_Allreduce(&one, &nhas, 1, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS;
   if (has) {
     int same = !bad && out[2] == hh && LLONG_MAX - out[3] == hh;
     int first = INT_MAX - (int)out[4];

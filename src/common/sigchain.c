@@ -15,6 +15,17 @@ static int is_fault(int sig, const siginfo_t *info) {
          (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGTRAP);
 }
 
+void ballast__sig_install(const int *sigs, int n, void (*fn)(int, siginfo_t *, void *),
+                          struct sigaction *old) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = fn;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  for (int k = 0; k < n; k++)
+    sigaction(sigs[k], &sa, &old[k]);
+}
+
 void ballast__sig_chain(int sig, siginfo_t *info, void *ctx, const struct sigaction *old) {
   int saved = errno;
   if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {

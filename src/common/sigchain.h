@@ -1,5 +1,5 @@
-/* Handing a caught signal on to the handler that was there before, with the
- * signal's own details; never installed. */
+/* Installing ballast's signal handlers, and handing a caught signal on to the
+ * handler that was there before, with the signal's own details. */
 #ifndef BALLAST_COMMON_SIGCHAIN_H
 #define BALLAST_COMMON_SIGCHAIN_H
 
@@ -26,6 +26,14 @@
  * back first with sigaction() to make it one-shot). Async-signal-safe.
  */
 void ballast__sig_chain(int sig, siginfo_t *info, void *ctx, const struct sigaction *old);
+
+/**
+ * Installs \a fn (SA_SIGINFO, no extra mask) for each of the \a n signals
+ * \a sigs, keeping what was there before in \a old[k], for
+ * ballast__sig_chain and for putting it back.
+ */
+void ballast__sig_install(const int *sigs, int n, void (*fn)(int, siginfo_t *, void *),
+                          struct sigaction *old);
 
 /** The signal's name ("SIGSEGV"), or "signal" for one not listed.
  *  Async-signal-safe. */

@@ -351,13 +351,7 @@ void mon__fault_init(void) {
   sigbuf = malloc(sigcap);
   if (!sigbuf)
     sigcap = 0;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_signal;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  for (int k = 0; k < NSIGS; k++)
-    sigaction(sigs[k], &sa, &old_act[k]);
+  ballast__sig_install(sigs, NSIGS, on_signal, old_act);
   armed = 1;
   double iv = read_interval();
   if (iv > 0) {

@@ -78,13 +78,7 @@ void ballast__tool_crash_arm(void) {
   if (!__atomic_compare_exchange_n(&armed, &want, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
     return;
   crash_rank = ballast__world_rank();
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_crash;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  for (int k = 0; k < NSIGS; k++)
-    sigaction(sigs[k], &sa, &old_act[k]);
+  ballast__sig_install(sigs, NSIGS, on_crash, old_act);
 }
 
 void ballast__tool_crash_disarm(void) {
