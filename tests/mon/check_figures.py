@@ -25,7 +25,9 @@ and checks on values:
     profile's ballast_work/ballast_wait and the page's cards (BALLAST_HTML) agree;
   - the load-balancing chart: the profile's program step (wmax) is about
     SLEEP while the judged task time (tmax) is about the task's 1 ms, and
-    the page's chart is labelled and draws both.
+    the page's chart is labelled and draws both;
+  - compute: the page's per-rank compute is the wall time less MPI_Init,
+    MPI time and ballast's own time, and its MPI_Init column the profile's.
 Any failure prints what differed and exits 1.
 """
 import html
@@ -97,6 +99,17 @@ def page_table(page, section):
         return []
     t = re.search(r"<table>(.*?)</table>", m.group(1), re.S)
     return [html.unescape(c) for c in re.findall(r"<tr><td>(.*?)</td>", t.group(1))] if t else []
+
+
+def page_rows(page, section):
+    """Every row of the numbers table of a page section: header -> cells."""
+    m = re.search(r'<section id="%s">(.*?)</section>' % section, page, re.S)
+    t = re.search(r"<table>(.*?)</table>", m.group(1), re.S) if m else None
+    if not t:
+        return []
+    head = [html.unescape(h) for h in re.findall(r"<th>(.*?)</th>", t.group(1))]
+    return [dict(zip(head, (html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", row))))
+            for row in re.findall(r"<tr><td>.*?</tr>", t.group(1))]
 
 
 def page_cards(page):
@@ -251,6 +264,21 @@ if bw and bt and ("sleep", 0) in work:
         check(abs(secs(cards["ballast's own work"]) - sum(ws) / NP) <= 0.01 * sum(ws) / NP + 1e-4,
               "page's work %r == profile's average %r" % (cards["ballast's own work"],
                                                          sum(ws) / NP))
+
+# ---- compute: the wall time less MPI_Init, MPI time and ballast's own time ---------
+# (the page's per-rank numbers, against the same run's profile)
+ranks_page = {int(row.get("rank", -1)): row for row in page_rows(page, "ranks")}
+check(len(ranks_page) == NP, "the page's per-rank table has %d ranks" % len(ranks_page))
+for r in docs.get("sleep", {}).get("ranks_data", []):
+    row = ranks_page.get(r["rank"], {})
+    init = float(row.get("MPI_Init s", "nan"))
+    comp = float(row.get("compute s", "nan"))
+    want = r["wall"] - r["mpi_init"] - r["mpi_time"] - r["ballast_work"] - r["ballast_wait"]
+    check(abs(init - r["mpi_init"]) <= 2e-6 and r["mpi_init"] > 0,
+          "rank %d: page's MPI_Init %r == profile's %r (> 0)" % (r["rank"], init, r["mpi_init"]))
+    check(abs(comp - max(0.0, want)) <= 5e-6,
+          "rank %d: page's compute %r == wall - MPI_Init - MPI - ballast %r"
+          % (r["rank"], comp, want))
 
 # ---- the load-balancing chart: the program's step beside the task time -------------
 ctxs = d.get("lb_series", {}).get("contexts", [])
