@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""ballast-cube refuses every malformed or unsupported archive with one
+message naming the problem and exit status 1 (never a signal), on one and on
+two ranks; then runs the in-process mutation fuzz of the reader.
+
+Usage: test_cube_errors.py MPIEXEC BALLAST_CUBE CUBE_FUZZ
+"""
+import io
+import os
+import struct
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cubegen  # noqa: E402
+
+
+def valid(path, **kw):
+    t = cubegen.make_tree("binary", 7)
+    locs = [(k, k, 0, "t%d" % k) for k in range(2)]
+    m = [dict(id=0, uniq="time", type=kw.get("type", "EXCLUSIVE"), dtype=kw.get("dtype", "DOUBLE"),
+              row=lambda x: struct.pack("<2d", x, x + 0.5))]
+    cubegen.write_cubex(path, t, list(range(t.n)), locs, m, version=kw.get("version", "4.4"))
+
+
+def rewrite(src, dst, edit):
+    """Copies the archive's members through edit(name, bytes) -> bytes or
+    None (dropped)."""
+    with tarfile.open(src) as ti, tarfile.open(dst, "w", format=tarfile.USTAR_FORMAT) as to:
+        for m in ti.getmembers():
+            data = edit(m.name, ti.extractfile(m).read())
+            if data is None:
+                continue
+            info = tarfile.TarInfo(m.name)
+            info.size = len(data)
+            to.addfile(info, io.BytesIO(data))
+
+
+def anchor_edit(old, new):
+    return lambda n, d: d.replace(old, new, 1) if n == "anchor.xml" else d
+
+
+def cases(d):
+    base = os.path.join(d, "base.cubex")
+    valid(base)
+    raw = open(base, "rb").read()
+    out = []
+
+    def add(name, expect, data=None, edit=None, **kw):
+        p = os.path.join(d, name + ".cubex")
+        if kw:
+            valid(p, **kw)
+        elif edit:
+            rewrite(base, p, edit)
+        else:
+            open(p, "wb").write(data)
+        out.append((name, p, expect))
+
+    add("version", "version '5.0' is not supported", version="5.0")
+    add("histogram", "data type 'HISTOGRAM'", dtype="HISTOGRAM")
+    add("metric_type", "unknown type 'WEIRD'", type="WEIRD")
+    add("empty", "empty archive", data=b"\0" * 1024)
+    add("not_tar", "bad header checksum", data=b"hello, this is not an archive" * 40)
+    with tarfile.open(base) as tf:
+        cut = tf.getmember("0.data").offset_data + 20
+    add("truncated_data", "member '0.data' of 122 bytes runs past the end", data=raw[:cut])
+    add("cut_header", "truncated archive", data=raw[:700])
+    bad = bytearray(raw)
+    bad[3] ^= 0x20  # a letter of the first member's name: the checksum fails
+    add("checksum", "bad header checksum", data=bytes(bad))
+    add("no_anchor", "no anchor.xml", edit=lambda n, dd: None if n == "anchor.xml" else dd)
+    add("no_data", "0.index without 0.data", edit=lambda n, dd: None if n == "0.data" else dd)
+    add("index_marker", "does not begin with CUBEX.INDEX",
+        edit=lambda n, dd: b"CUBEX.INDIX" + dd[11:] if n == "0.index" else dd)
+    add("index_format", "index format 2 is not supported",
+        edit=lambda n, dd: dd[:17] + b"\x02" if n == "0.index" else dd)
+    add("endian", "bad endianness mark",
+        edit=lambda n, dd: dd[:11] + struct.pack("<I", 7) + dd[15:] if n == "0.index" else dd)
+    add("data_marker", "does not begin with CUBEX.DATA",
+        edit=lambda n, dd: b"XUBEX.DATA" + dd[10:] if n == "0.data" else dd)
+    add("data_size", "holds 130 bytes, expected 122",
+        edit=lambda n, dd: dd + b"\0" * 8 if n == "0.data" else dd)
+    add("xml_syntax", "anchor.xml line", edit=anchor_edit(b"</metrics>", b"</metricz>"))
+    add("xml_entity", "unknown entity", edit=anchor_edit(b"<name>main", b"<name>&bogus;main"))
+    add("callee", "which is not defined", edit=anchor_edit(b'calleeId="3"', b'calleeId="99"'))
+    add("loc_dup", "location id 0 used twice", edit=anchor_edit(b'<location id="1"',
+                                                                  b'<location id="0"'))
+    add("no_cnodes", "no call paths", edit=lambda n, dd: dd.replace(b"<cnode", b"<cnodx")
+        .replace(b"</cnode>", b"</cnodx>") if n == "anchor.xml" else dd)
+    out.append(("missing", os.path.join(d, "nonexistent.cubex"), "No such file"))
+    out.append(("directory", d, "not a regular file"))
+    return out
+
+
+def main(argv):
+    mpiexec, tool, fuzz = argv[1:4]
+    failures = 0
+    with tempfile.TemporaryDirectory() as d:
+        for i, (name, path, expect) in enumerate(cases(d)):
+            np_ = 2 if i % 4 == 0 else 1
+            r = subprocess.run([mpiexec, "-n", str(np_), "--oversubscribe", tool, "-e", "mem",
+                                path], capture_output=True, text=True, timeout=60)
+            lines = [l for l in r.stderr.splitlines() if l.startswith("ballast-cube:")]
+            ok = (r.returncode == 1 and len(lines) == 1 and expect in lines[0]
+                  and "signal" not in r.stderr.lower() and "mem rank" not in r.stdout)
+            print("%-15s np=%d exit %d: %s" % (name, np_, r.returncode,
+                                                lines[0] if lines else r.stderr.strip()[:200]))
+            if not ok:
+                print("  FAILED: expected one line with %r" % expect)
+                failures += 1
+        base = os.path.join(d, "fuzz.cubex")
+        t = cubegen.make_tree("random", 30, seed=3)
+        m = [dict(id=0, uniq="v", type="EXCLUSIVE", dtype="UINT64",
+                  row=lambda x: struct.pack("<3Q", x, 2 * x, 3 * x)),
+             dict(id=1, uniq="t", type="INCLUSIVE", dtype="DOUBLE",
+                  row=lambda x: struct.pack("<3d", x, 1, 2)),
+             dict(id=2, uniq="s", type="EXCLUSIVE", dtype="MAXDOUBLE", present={1, 4, 9},
+                  row=lambda x: struct.pack("<3d", x, 1, 2))]
+        cubegen.write_cubex(base, t, list(range(t.n)), [(k, k, 0, "t") for k in range(3)], m)
+        r = subprocess.run([fuzz, base, "3000", "31", "40", os.path.join(d, "mut.cubex")],
+                           capture_output=True, text=True, timeout=240)
+        print(r.stdout.strip(), r.stderr.strip())
+        if r.returncode != 0 or "PASS" not in r.stdout:
+            print("cube_fuzz FAILED (exit %d)" % r.returncode)
+            failures += 1
+    print("PASS" if failures == 0 else "FAIL (%d)" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
