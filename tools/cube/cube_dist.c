@@ -115,7 +115,7 @@ static int ballast_map(const cube_t *c, MPI_Comm comm, unsigned seed, int32_t *o
   rta_graph_t *g = NULL;
   rta_hw_t *hw = NULL;
   int64_t *slot = malloc((size_t)n * sizeof *slot);
-  int rc = slot ? rta_graph_create(n, &g) : BALLAST_ENOMEM;
+  int rc = (slot && owner) ? rta_graph_create(n, &g) : BALLAST_ENOMEM;
   for (int64_t i = 0; !rc && i < n; i++) {
     double rows = 0;
     for (int m = 0; m < c->nmetric; m++)
@@ -148,6 +148,10 @@ int dist_compute(const cube_t *c, dist_t d, unsigned seed, MPI_Comm comm, int32_
   MPI_Comm_size(comm, &size);
   int64_t n = c->ncnode;
   if (d == DIST_BALLAST) return ballast_map(c, comm, seed, owner, err, errlen);
+  if (!owner) {
+    snprintf(err, errlen, "out of memory");
+    return BALLAST_ENOMEM;
+  }
   if (d == DIST_CHAIN) {
     int rc = chains(c, size, owner);
     if (rc) snprintf(err, errlen, "out of memory");

@@ -79,7 +79,7 @@ int srv_open(const char *path, dist_t d, unsigned seed, MPI_Comm comm, srv_t **o
     s->owner = malloc((size_t)s->c->ncnode * sizeof *s->owner);
     rc = s->owner ? 0 : BALLAST_ENOMEM;
     /* dist_compute() is collective for "ballast": every rank calls it. */
-    int r2 = dist_compute(s->c, d, seed, s->comm, s->owner ? s->owner : NULL, err, errlen);
+    int r2 = dist_compute(s->c, d, seed, s->comm, s->owner, err, errlen);
     rc = agree(s, rc ? rc : r2);
   }
   if (!rc) rc = agree(s, own_cnodes(s));
