@@ -211,6 +211,42 @@ def big_tree(mpiexec, tool, d):
     return bad
 
 
+def forest(mpiexec, tool, d):
+    """Two roots (main and other): the inclusive rows' order restarts per
+    root; exclusive values of the inclusive metric and top-k over both."""
+    t = cubegen.Tree([-1, 0, 1, 1, 0, -1, 5, 6, 5],
+                     ["main", "a", "b", "c", "d", "other", "e", "f", "g"])
+    ex = [float(i + 1) for i in range(t.n)]
+    incl = [sum(ex[y] for y in t.subtree(x)) for x in range(t.n)]
+    m = [dict(id=0, uniq="t", type="INCLUSIVE", dtype="DOUBLE",
+              row=lambda x: struct.pack("<2d", incl[x], 2 * incl[x])),
+         dict(id=1, uniq="e", type="EXCLUSIVE", dtype="DOUBLE",
+              row=lambda x: struct.pack("<2d", ex[x], 2 * ex[x]))]
+    path = os.path.join(d, "forest.cubex")
+    cubegen.write_cubex(path, t, [10 + i for i in range(t.n)], [(0, 0, 0, "a"), (1, 1, 0, "b")], m)
+    q, want = [], []
+    for x in range(t.n):
+        q += ["-e", "incl t " + t.path(x), "-e", "excl t " + t.path(x), "-e", "incl e " + t.path(x)]
+        want += ["value %r" % (3 * incl[x]), "value %r" % (3 * ex[x]), "value %r" % (3 * incl[x])]
+    q += ["-e", "top 3 t excl", "-e", "top 3 e incl"]
+    for vals in ([3 * v for v in ex], [3 * v for v in incl]):
+        order = sorted(range(t.n), key=lambda x: (-vals[x], x))[:3]
+        want += ["top %d %r %s" % (i + 1, vals[x], t.path(x)) for i, x in enumerate(order)]
+    bad = 0
+    for np_ in (1, 2):
+        for s in STRATEGIES:
+            r = subprocess.run([mpiexec, "-n", str(np_), "--oversubscribe", tool, "-s", s] + q +
+                               [path], capture_output=True, text=True, timeout=120)
+            have = [l for l in r.stdout.splitlines() if not l.startswith("> ")]
+            ok = r.returncode == 0 and [parse_vals(h) for h in have] == [parse_vals(w)
+                                                                         for w in want]
+            print("forest %-10s np=%d: %s" % (s, np_, "ok" if ok else "WRONG"))
+            if not ok:
+                print("  have %r\n  want %r\n%s" % (have, want, r.stderr))
+                bad += 1
+    return bad
+
+
 def main(argv):
     mpiexec, tool = argv[1], argv[2]
     ta, ids, locs, metrics, VA = build(11)
@@ -251,6 +287,7 @@ def main(argv):
                 print("output of %s on %d ranks differs from plain on 1" % k)
                 failures += 1
         failures += big_tree(mpiexec, tool, d)
+        failures += forest(mpiexec, tool, d)
     print("PASS" if failures == 0 else "FAIL (%d)" % failures)
     return 1 if failures else 0
 
