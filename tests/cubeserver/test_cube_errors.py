@@ -94,10 +94,36 @@ def cases(d):
     return out
 
 
+def big_endian(mpiexec, tool, d):
+    """An archive written on a big-endian machine (endianness mark
+    00 00 00 01, values big-endian) reads the same values."""
+    t = cubegen.make_tree("binary", 7)
+    m = [dict(id=0, uniq="time", type="INCLUSIVE", dtype="DOUBLE",
+              row=lambda x: struct.pack(">2d", x + 0.25, -x)),
+         dict(id=1, uniq="visits", type="EXCLUSIVE", dtype="INT64",
+              row=lambda x: struct.pack(">2q", -x, 1 << 40))]
+    src, path = os.path.join(d, "be0.cubex"), os.path.join(d, "be.cubex")
+    cubegen.write_cubex(src, t, list(range(t.n)), [(k, k, 0, "t") for k in range(2)], m)
+    rewrite(src, path, lambda n, dd: dd[:11] + struct.pack(">IHB", 1, 0, 3)
+            if n.endswith(".index") else dd)
+    x = 2  # main/f1/f3 in document order
+    r = subprocess.run([mpiexec, "-n", "1", tool, "-e", "locs time %s" % t.path(x), "-e",
+                        "locs visits %s excl" % t.path(x), path],
+                       capture_output=True, text=True, timeout=60)
+    have = [l for l in r.stdout.splitlines() if l.startswith("loc ")]
+    want = ["loc 0 %r" % (x + 0.25), "loc 1 %r" % float(-x), "loc 0 %r" % float(-x),
+            "loc 1 %r" % float(1 << 40)]
+    ok = r.returncode == 0 and [[float(v) for v in h.split()[1:]] for h in have] == \
+        [[float(v) for v in w.split()[1:]] for w in want]
+    print("big-endian archive: %s %r" % ("ok" if ok else "WRONG", have))
+    return 0 if ok else 1
+
+
 def main(argv):
     mpiexec, tool, fuzz = argv[1:4]
     failures = 0
     with tempfile.TemporaryDirectory() as d:
+        failures += big_endian(mpiexec, tool, d)
         for i, (name, path, expect) in enumerate(cases(d)):
             np_ = 2 if i % 4 == 0 else 1
             r = subprocess.run([mpiexec, "-n", str(np_), "--oversubscribe", tool, "-e", "mem",
