@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ballast-cube on synthetic Cube4 profiles (issue 31's targets).
 
-Usage: run_bench.py MPIEXEC BALLAST_CUBE [--quick] [--no-large]
+Usage: run_bench.py MPIEXEC BALLAST_CUBE [--quick] [--no-large] [--skew-only]
 
 1. Linear, single-level and binary call trees of 1,024 cnodes x 10,000
    locations, one EXCLUSIVE DOUBLE metric (80 MB of rows): the root's
@@ -14,6 +14,9 @@ Usage: run_bench.py MPIEXEC BALLAST_CUBE [--quick] [--no-large]
    opened on 1 rank and on 2 ranks (every strategy); each rank's VmHWM and
    the ratio to the 1-rank figure. The file goes to CUBE_BENCH_DIR (default
    /tmp) and is deleted afterwards.
+3. A skewed query load on the binary tree on 2 ranks: one subtree asked 20
+   times, `rebalance` (ballast-cube as a ballast application: remapped by
+   the measured query cost, rows migrated), asked 20 times again.
 """
 import array
 import os
@@ -92,6 +95,44 @@ def memory(mpiexec, tool, path, want, runs):
     return out
 
 
+def skewed(mpiexec, tool, d, runs):
+    """A skewed load: 20 queries on main/f1/f3's subtree (mostly one
+    rank's), `rebalance`, 20 more; medians of the query times
+    before and after, over RUNS processes."""
+    path = os.path.join(d, "cube_bench_skew.cubex")
+    want = None
+    profile(path, "binary", 1024, 10000)
+    warm(path)
+    t = cubegen.make_tree("binary", 1024)
+    x1 = t.children[t.children[0][0]][0]  # main/f1/f3: 255 cnodes
+    hot = "incl time " + t.path(x1)
+    print("\n## skewed load: `%s` x 20, rebalance, x 20 (binary 1,024 x 10,000, 2 ranks)" % hot)
+    print("| strategy | query before (s) | query after (s) | rebalance line |")
+    print("|---|---|---|---|")
+    try:
+        for s in ("ballast", "chain"):
+            before, after, line = [], [], ""
+            for _ in range(runs):
+                out = run(mpiexec, tool, 2, s, path, [hot] * 20 + ["rebalance"] + [hot] * 20)
+                cur, skip = before, False
+                for l in out:
+                    if l.startswith("rebalance moved"):
+                        line, cur, skip = l, after, True  # its own time follows
+                    elif l.startswith("time ") and skip:
+                        skip = False
+                    elif l.startswith("time "):
+                        cur.append(float(l.split()[1]))
+                vals = {l for l in out if l.startswith("value ")}
+                if want is None:
+                    want = vals
+                if len(vals) != 1 or vals != want:
+                    raise RuntimeError("skewed: answers differ: %r" % vals)
+            print("| %s | %.4f | %.4f | %s |" % (s, statistics.median(before),
+                                                 statistics.median(after), line))
+    finally:
+        os.remove(path)
+
+
 def main(argv):
     mpiexec, tool = argv[1], argv[2]
     quick = "--quick" in argv
@@ -99,6 +140,9 @@ def main(argv):
     d = os.environ.get("CUBE_BENCH_DIR", "/tmp")
     print("# %s, load %s" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                              open("/proc/loadavg").read().split()[0]))
+    if "--skew-only" in argv:
+        skewed(mpiexec, tool, d, runs)
+        return 0
     for shape in ("binary", "linear", "single"):
         path = os.path.join(d, "cube_bench_%s.cubex" % shape)
         want = profile(path, shape, 1024, 10000)
@@ -111,6 +155,7 @@ def main(argv):
             print("| %d | %s | %.4f | %.3f | %.3f |" % (np_, s, q, o, q + o))
         sys.stdout.flush()
         os.remove(path)
+    skewed(mpiexec, tool, d, runs)
     if "--no-large" in argv:
         return 0
     path = os.path.join(d, "cube_bench_large.cubex")

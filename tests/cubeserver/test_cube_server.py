@@ -179,6 +179,29 @@ def parse_vals(line):
     return out
 
 
+def skewed(mpiexec, tool, d, pa, pb, qs, ta):
+    """A skewed query load (one subtree asked 40 times), `rebalance` (rows
+    move to the owners ballast's remap chose), then every query again: the
+    answers are unchanged, and the ranks still own every cnode once."""
+    script = os.path.join(d, "skew.txt")
+    hot = ta.path(ta.children[0][0])
+    with open(script, "w") as f:
+        f.write("locs visits %s incl\n" % hot * 40)
+        f.write("rebalance\n")
+        for query, _ in qs:
+            f.write(query + "\n")
+        f.write("rebalance\nmem\n")
+    bad = 0
+    for s in ("plain", "ballast"):
+        r = subprocess.run([mpiexec, "-n", "2", "--oversubscribe", tool, "-s", s, "-q", script,
+                            pa, pb], capture_output=True, text=True, timeout=120)
+        reb = [l for l in r.stdout.splitlines() if l.startswith("rebalance moved")]
+        n = check_run(r.stdout, qs, 2, ta.n) + (len(reb) != 2) + (r.returncode != 1)
+        print("skewed load, rebalance, %-8s np=2: %d wrong; %s" % (s, n, "; ".join(reb)))
+        bad += n
+    return bad
+
+
 def big_tree(mpiexec, tool, d):
     """A binary tree of 1,023 cnodes: round-robin cuts every call, so more
     values are in flight than the server's rings hold (64 each)."""
@@ -281,6 +304,7 @@ def main(argv):
                 failures += bad
                 texts[(s, np_)] = "\n".join(l for l in r.stdout.splitlines()
                                             if not l.startswith("mem "))
+        failures += skewed(mpiexec, tool, d, pa, pb, qs, ta)
         ref = texts[("plain", 1)]
         for k, t in texts.items():
             if t != ref:

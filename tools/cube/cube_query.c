@@ -259,6 +259,21 @@ static int run_mem(srv_t *s, FILE *out) {
   return 0;
 }
 
+static int run_rebalance(srv_t *s, toks_t *t, FILE *out, char *err, size_t errlen) {
+  if (t->ntok != 1) {
+    snprintf(err, errlen, "usage: rebalance");
+    return 1;
+  }
+  int64_t moved = 0;
+  double before = 0, after = 0;
+  int rc = srv_rebalance(s, 1, &moved, &before, &after, err, errlen);
+  if (rc < 0) return rc; /* the profile's state is unknown: end the session */
+  if (s->rank == 0)
+    fprintf(out, "rebalance moved %" PRId64 " cnodes, query cost max/mean %.3f -> %.3f\n",
+            moved, before, after);
+  return 0;
+}
+
 int query_run(srv_t *a, srv_t *b, const char *line, FILE *out) {
   char err[CUBE_ERRLEN] = "";
   toks_t t;
@@ -270,8 +285,9 @@ int query_run(srv_t *a, srv_t *b, const char *line, FILE *out) {
   else if (!strcmp(t.tok[0], "top")) rc = run_top(a, &t, out, err, sizeof err);
   else if (!strcmp(t.tok[0], "diff")) rc = run_diff(a, b, &t, out, err, sizeof err);
   else if (!strcmp(t.tok[0], "mem")) rc = run_mem(a, out);
+  else if (!strcmp(t.tok[0], "rebalance")) rc = run_rebalance(a, &t, out, err, sizeof err);
   else {
-    snprintf(err, sizeof err, "unknown query '%s' (incl, excl, locs, top, diff, mem)", t.tok[0]);
+    snprintf(err, sizeof err, "unknown query '%s' (incl, excl, locs, top, diff, mem, rebalance)", t.tok[0]);
     rc = 1;
   }
   if (rc && a->rank == 0) fprintf(out, "error %s\n", err[0] ? err : "query failed");

@@ -56,7 +56,8 @@ static int own_cnodes(srv_t *s) {
   s->nown = 0;
   for (int64_t i = 0; i < c->ncnode; i++) s->nown += (s->owner[i] == s->rank);
   s->own = malloc((size_t)(s->nown ? s->nown : 1) * sizeof *s->own);
-  if (!s->own) return BALLAST_ENOMEM;
+  s->cost = calloc((size_t)(s->nown ? s->nown : 1), sizeof *s->cost);
+  if (!s->own || !s->cost) return BALLAST_ENOMEM;
   int64_t k = 0;
   for (int64_t i = 0; i < c->ncnode; i++) {
     s->slot[i] = s->owner[i] == s->rank ? k : -1;
@@ -99,6 +100,7 @@ void srv_close(srv_t *s) {
   for (int m = 0; s->rows && s->c && m < s->c->nmetric; m++) free(s->rows[m]);
   free(s->rows);
   free(s->own);
+  free(s->cost);
   free(s->slot);
   free(s->owner);
   cube_close(s->c);
@@ -125,8 +127,8 @@ static int64_t width(const srv_t *s, const sel_t *sel, int per_loc) {
 }
 
 /* out[0..w) = the owned cnode's row reduced to the selection. */
-static void row_values(const srv_t *s, int m, int64_t slot, const sel_t *sel, int per_loc,
-                       double *out) {
+static void row_values_(const srv_t *s, int m, int64_t slot, const sel_t *sel, int per_loc,
+                        double *out) {
   const double *row = s->rows[m] + slot * s->c->nloc;
   cube_agg_t a = s->c->metric[m].agg;
   if (per_loc) {
@@ -152,6 +154,15 @@ static void row_values(const srv_t *s, int m, int64_t slot, const sel_t *sel, in
     for (int64_t k = 0; k < sel->n; k++) v = agg2(a, v, row[sel->idx[k]]);
   }
   out[0] = v;
+}
+
+/* row_values_(), its time added to the cnode's query cost (what
+ * srv_rebalance() balances). */
+static void row_values(srv_t *s, int m, int64_t slot, const sel_t *sel, int per_loc,
+                       double *out) {
+  double t0 = MPI_Wtime();
+  row_values_(s, m, slot, sel, per_loc, out);
+  s->cost[slot] += MPI_Wtime() - t0;
 }
 
 /* ------------------------------------------------------------------ */

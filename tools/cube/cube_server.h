@@ -41,6 +41,7 @@ typedef struct {
   int32_t *own;    /* owned cnodes, ascending (depth-first order) */
   int64_t *slot;   /* cnode -> index in own, -1 when not owned */
   double **rows;   /* per metric with data: nown * nloc values, else NULL */
+  double *cost;    /* per owned cnode: seconds of query work on its rows */
   size_t row_bytes;
   int tag;         /* advances per pass so passes never mix messages */
 } srv_t;
@@ -72,6 +73,19 @@ int srv_value(srv_t *s, int m, int64_t x, int inclusive, const sel_t *sel,
  * index first. */
 int srv_top(srv_t *s, int m, int inclusive, int k, int64_t *cnode, double *val,
             int *nout, char *err, size_t errlen);
+
+/* Remaps the call tree by the measured query cost when the ranks' costs
+ * differ by more than 5% (max/mean > 1.05; otherwise nothing moves and
+ * the costs keep accumulating): the cnodes as ballast's
+ * task graph (work = each cnode's measured seconds plus 1% of the mean, state
+ * = its rows), remapped from the current owners with the mapping engine's
+ * migration-aware two-phase remap (rta_map_graph with prev), then the rows of
+ * the cnodes that move are sent to their new owners (one MPI_Alltoallv of
+ * rows) and the costs restart. On rank 0: *moved cnodes, and the measured
+ * cost's max/mean over ranks before and as the new owners would have had it.
+ * 0 or a BALLAST_E* code, the same on every rank. */
+int srv_rebalance(srv_t *s, unsigned seed, int64_t *moved, double *imb_before,
+                  double *imb_after, char *err, size_t errlen);
 
 /* The high-water mark of resident memory (VmHWM, KiB) of this process. */
 long srv_vmhwm_kib(void);
