@@ -1,6 +1,6 @@
 /* Cube4 reader (see cube_read.h): the ustar archive's members, anchor.xml,
  * the metric indexes, and rows read with pread. Written from the format as
- * CubeLib's writer and reader define it; no CubeLib code. */
+ * CubeLib's writer (cubew) produces it; no CubeLib code. */
 #define _GNU_SOURCE
 #include "cube_read.h"
 

@@ -3,7 +3,8 @@
  * N.index and N.data) and the rows of chosen call paths, read with pread so
  * that a caller reads only what it owns. Not part of the library.
  *
- * Format facts (checked against CubeLib's writer and reader): anchor.xml
+ * Format facts (read from CubeLib's writer, cubew, in Score-P's vendored
+ * copy, and the issue's notes on CubeLib 4.3.4's reader): anchor.xml
  * holds <cube version="4.x"> with <metrics> (nested <metric id type>,
  * <uniq_name>, <disp_name>, <dtype>, <uom>), <program> (<region id> with
  * <name>, then nested <cnode id calleeId>), <system> (systemtreenode /
