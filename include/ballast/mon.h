@@ -210,7 +210,10 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  *      "library": {<same shape: the library's own MPI traffic>},
  *      "regions": [{"id": 0, "name": "ballast_main", "parent": -1,
  *                   "count": n, "wtime": s, "mtime": s, "cputime": s,
- *                   "hwc": [..]}, ...],
+ *                   "hwc": [..],
+ *                   "activities": {<as above: the calls made in the region>},
+ *                   "sent": {"bytes": n, "msgs": n},
+ *                   "received": {"bytes": n, "msgs": n}}, ...],
  *      "partners": {"1": {"bytes": n, "msgs": n, "rbytes": n, "rmsgs": n}},
  *      "sent": {"bytes": n, "msgs": n}, "received": {"bytes": n, "msgs": n},
  *      "run": {"host": "node0", "pid": n},
@@ -242,6 +245,11 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  * those ran: "load_balancing" (totals) and "lb_series" (load balancing over
  * time, task maps) when a load-balancing context was defined; their format
  * is documented with rta_define_lb_context() in ballast/rta_lb.h.
+ * A region's "activities", "sent" and "received" are its own MPI figures:
+ * the calls made (and messages moved) while it was the innermost open
+ * region of the calling thread, children not included (the call paths of
+ * a Cube profile, BALLAST_CUBE; members added in version 1, absent from
+ * earlier profiles).
  * Activities with no call and no byte are left out; a region's "hwc" is
  * present only where the machine has counters; "partners" is keyed by
  * world rank; bytes/msgs were sent to that rank, rbytes/rmsgs received from it.

@@ -788,7 +788,7 @@ typedef struct {
   sys_t y;
   mon__xb_t x;
   uint64_t *rows;
-  char why[160]; /* rank 0: the one line on failure */
+  char why[4400]; /* rank 0: the one line on failure */
 } job_t;
 
 /* Opens PATH.tmp on every rank, writes, closes; 0 on every rank or -1. */
@@ -808,7 +808,7 @@ static int write_file(job_t *j, const char *tmp, uint64_t anchor_len) {
     int el = 0;
     if (bad)
       PMPI_Error_string(rc, es, &el);
-    snprintf(j->why, sizeof j->why, "cannot create PATH.tmp (%.100s)", es);
+    snprintf(j->why, sizeof j->why, "cannot create %s (%s)", tmp, es);
     return -1;
   }
   bad = j->rank == 0 && write_meta(f, &a, &j->x);
@@ -816,7 +816,7 @@ static int write_file(job_t *j, const char *tmp, uint64_t anchor_len) {
   bad |= PMPI_File_close(&f) != MPI_SUCCESS;
   PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, j->c);
   if (any)
-    snprintf(j->why, sizeof j->why, "error writing PATH.tmp");
+    snprintf(j->why, sizeof j->why, "error writing %s", tmp);
   return any ? -1 : 0;
 }
 
@@ -872,7 +872,7 @@ int mon__cube_write(const char *path) {
       rc = BALLAST_EIO;
   }
   if (!rc && j.rank == 0 && rename(tmp, path) != 0) {
-    snprintf(j.why, sizeof j.why, "cannot rename PATH.tmp to it");
+    snprintf(j.why, sizeof j.why, "cannot rename %s to it", tmp);
     rc = BALLAST_EIO;
   }
   if (rc && j.rank == 0) {

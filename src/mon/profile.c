@@ -217,6 +217,44 @@ static double init_seconds(void) {
   return t;
 }
 
+static void sum_partner(int partner, const mon__partner_t *p, void *ctx) {
+  (void)partner;
+  mon__partner_t *t = ctx;
+  t->bytes += p->bytes;
+  t->msgs += p->msgs;
+  t->rbytes += p->rbytes;
+  t->rmsgs += p->rmsgs;
+}
+
+/* A region's own MPI figures (calls made while it was the innermost open
+ * region): its activities and its point-to-point volumes, what a Cube
+ * profile's call paths are built from (ballast-report --cube). */
+static void put_region_acts(sb_t *b, int id) {
+  SB_LIT(b, ",\"activities\":{");
+  int first = 1;
+  for (int a = 0; a < MON__NACT; a++) {
+    mon__actstats_t s = {0, 0, 0.0, INFINITY, 0.0};
+    mon__act_read(a, id, &s);
+    if (!s.ncalls && !s.nbytes)
+      continue;
+    if (!first)
+      SB_LIT(b, ",");
+    first = 0;
+    sb_str(b, mon__act_names[a]);
+    sb_printf(b, ":{\"ncalls\":%llu,\"nbytes\":%llu,\"tsum\":%.9g,\"tmin\":%.9g,\"tmax\":%.9g}",
+              (unsigned long long)s.ncalls, (unsigned long long)s.nbytes, fin(s.tsum),
+              fin(s.ncalls ? s.tmin : 0.0), fin(s.tmax));
+  }
+  mon__partner_t p = {0};
+  if (b->fixed)
+    mon__partner_foreach_try(id, sum_partner, &p);
+  else
+    mon__partner_foreach(id, sum_partner, &p);
+  sb_printf(b, "},\"sent\":{\"bytes\":%llu,\"msgs\":%llu},\"received\":{\"bytes\":%llu,"
+            "\"msgs\":%llu}", (unsigned long long)p.bytes, (unsigned long long)p.msgs,
+            (unsigned long long)p.rbytes, (unsigned long long)p.rmsgs);
+}
+
 static void put_rank(sb_t *b, int rank) {
   mon__regstats_t r0;
   mon__region_read(0, &r0);
@@ -247,6 +285,7 @@ static void put_rank(sb_t *b, int rank) {
         sb_printf(b, "%s%lld", i ? "," : "", s.hwc[i]);
       SB_LIT(b, "]");
     }
+    put_region_acts(b, id);
     SB_LIT(b, "}");
   }
   SB_LIT(b, "],\"partners\":{");
