@@ -3,14 +3,17 @@
 (BALLAST_PROFILE) of the same run, through cubex_read.py, a reader written
 from the Cube4 format alone.
 
-usage: check_cube.py MPIEXEC CUBE_APP [BALLAST_MD]
+usage: check_cube.py MPIEXEC CUBE_APP BALLAST_REPORT [BALLAST_MD]
 
 Runs cube_app (tests/cube/cube_app.c) on 2 and 3 ranks, and ballast-md's
 load-balanced run (tasks as regions) when given, each with both outputs,
 then checks every value of every metric at every call path and location;
 that the two row orders differ on these trees (reading one metric in the
-other's order would be caught); and that an unwritable path costs one line
-on rank 0 and neither the run nor its JSON profile.
+other's order would be caught); that an unwritable path costs one line
+on rank 0 and neither the run nor its JSON profile; that ballast-report
+--cube converts the JSON profile into an archive with the same values, and
+that ballast-report reads an archive back into the profile's figures (per
+rank: activities' calls, bytes and time, regions' time) and draws its page.
 """
 import json
 import os
@@ -21,8 +24,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cubex_read  # noqa: E402
 
-MPIEXEC, APP = sys.argv[1], sys.argv[2]
-MD = sys.argv[3] if len(sys.argv) > 3 else None
+MPIEXEC, APP, REPORT = sys.argv[1], sys.argv[2], sys.argv[3]
+MD = sys.argv[4] if len(sys.argv) > 4 else None
 DBL_MAX = sys.float_info.max
 FAILS = []
 
@@ -158,7 +161,54 @@ def one_run(tag, np, cmd, tmp):
     prof = json.load(open(proff))["ballast_profile"]
     n = compare(tag, cube, prof, np)
     print("%s: %d ranks, %d call paths, %d values checked" % (tag, np, len(cube["cnodes"]), n))
+    report_checks(tag, cubef, proff, cube, prof, tmp)
     return cube
+
+
+def same_values(tag, a, b):
+    check(len(a["cnodes"]) == len(b["cnodes"]), "%s: cnode counts" % tag)
+    bad = 0
+    for u in a["values"]:
+        for c, row in a["values"][u].items():
+            for x, y in zip(row, b["values"].get(u, {}).get(c, [])):
+                bad += not close(float(x), float(y))
+    check(bad == 0, "%s: %d values differ" % (tag, bad))
+
+
+def report_checks(tag, cubef, proff, cube, prof, tmp):
+    """The converter and the page's reader of .cubex (tools/ballast-report)."""
+    conv = os.path.join(tmp, tag + ".conv.cubex")
+    p = subprocess.run([sys.executable, REPORT, "--cube", conv, proff],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    check(p.returncode == 0, "%s: ballast-report --cube: %r" % (tag, p.stderr[-500:]))
+    if p.returncode == 0:
+        try:
+            c2 = cubex_read.read(conv)
+            compare(tag + " (converted)", c2, prof, len(cube["locations"]))
+            same_values(tag + " converted vs written", cube, c2)
+        except cubex_read.CubeError as e:
+            check(False, "%s: converted archive refused: %s" % (tag, e))
+    page = os.path.join(tmp, tag + ".cube.html")
+    p = subprocess.run([sys.executable, REPORT, cubef, "-o", page],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    check(p.returncode == 0 and os.path.getsize(page) > 1000,
+          "%s: ballast-report on the archive: %r" % (tag, p.stderr[-500:]))
+    from importlib.machinery import SourceFileLoader
+    br = SourceFileLoader("ballast_report", REPORT).load_module()
+    back = br.cube_to_profile(cubef)["ballast_profile"]
+    for rd in prof["ranks_data"]:
+        bd = [d for d in back["ranks_data"] if d["rank"] == rd["rank"]][0]
+        for name, a in rd["activities"].items():
+            b = bd["activities"].get(name)
+            check(b is not None and b["ncalls"] == a["ncalls"] and b["nbytes"] == a["nbytes"]
+                  and close(b["tsum"], a["tsum"]) and close(b["tmax"], a["tmax"]),
+                  "%s: rank %d %s read back: %r vs %r" % (tag, rd["rank"], name, b, a))
+        check(close(bd["wall"], rd["wall"]) and close(bd["mpi_time"], rd["mpi_time"]) and
+              close(bd["mpi_init"], rd["mpi_init"]),
+              "%s: rank %d wall/mpi/init read back" % (tag, rd["rank"]))
+        want = sorted((g["name"], g["count"]) for g in rd["regions"])
+        got = sorted((g["name"], g["count"]) for g in bd["regions"])
+        check(want == got, "%s: rank %d regions read back" % (tag, rd["rank"]))
 
 
 def main():
