@@ -860,16 +860,19 @@ int mon__cube_write(const char *path) {
   PMPI_Comm_size(j.c, &j.size);
   char tmp[4200];
   int rc = 0;
+  double t0 = PMPI_Wtime(), t1 = t0, t2 = t0;
   int n = snprintf(tmp, sizeof tmp, "%s.tmp", path);
   if (n < 0 || (size_t)n >= sizeof tmp) {
     snprintf(j.why, sizeof j.why, "the path is too long");
     rc = BALLAST_ENAMETOOLONG;
   } else {
     uint64_t len = prepare(&j);
+    t1 = PMPI_Wtime();
     if (len == FAILED)
       rc = BALLAST_ENOMEM;
     else if (write_file(&j, tmp, len) != 0)
       rc = BALLAST_EIO;
+    t2 = PMPI_Wtime();
   }
   if (!rc && j.rank == 0 && rename(tmp, path) != 0) {
     snprintf(j.why, sizeof j.why, "cannot rename %s to it", tmp);
@@ -881,6 +884,17 @@ int mon__cube_write(const char *path) {
   }
   /* rank 0's rename is the job's result: tell every rank */
   PMPI_Bcast(&rc, 1, MPI_INT, 0, j.c);
+  if (!rc && j.rank == 0) {
+    /* what the writer held on rank 0 (the most: anchor.xml is its alone) */
+    double mem = (double)(j.l.cap + j.l.ecap * sizeof *j.l.e + j.u.len + j.x.cap +
+                          j.t.n * (3 * sizeof(uint64_t) + sizeof(uint32_t) +
+                                   3 * sizeof(int64_t)) + NMET * j.t.n * 8 +
+                          (size_t)j.size * sizeof(int) * 2) / 1e6;
+    BALLAST_INFO("mon: Cube profile written to %s: %llu call paths x %d locations, %.3f s "
+                 "(call tree and system %.3f s, files %.3f s); writer memory on rank 0 "
+                 "%.2f MB", path, (unsigned long long)j.t.n, j.size, PMPI_Wtime() - t0,
+                 t1 - t0, t2 - t1, mem);
+  }
   free(j.l.buf);
   free(j.l.e);
   free(j.u.s);
