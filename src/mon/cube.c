@@ -496,6 +496,8 @@ static uint64_t *values(const tree_t *t, const local_t *l) {
 
 typedef struct {
   int loc;        /* this rank's location id */
+  MPI_Comm node;  /* this rank's host: locations base .. base + lsize - 1 */
+  int base, lrank, lsize;
   int nnodes;     /* rank 0: hosts, their names and sizes ... */
   char *names;    /* nnodes x MPI_MAX_PROCESSOR_NAME */
   int *sizes;
@@ -503,6 +505,8 @@ typedef struct {
 } sys_t;
 
 static void sys_free(sys_t *y) {
+  if (y->node != MPI_COMM_NULL)
+    PMPI_Comm_free(&y->node);
   free(y->names);
   free(y->sizes);
   free(y->rank_of);
@@ -512,11 +516,12 @@ static void sys_free(sys_t *y) {
  * location ids in that order. 0 or BALLAST_ENOMEM (on every rank). */
 static int sys_build(MPI_Comm c, int rank, int size, sys_t *y) {
   memset(y, 0, sizeof *y);
+  y->node = MPI_COMM_NULL;
   char name[MPI_MAX_PROCESSOR_NAME] = {0};
   int nl = 0;
   PMPI_Get_processor_name(name, &nl);
   uint64_t h = ballast__fnv1a(BALLAST__FNV_OFFSET, name, strlen(name));
-  MPI_Comm node, leaders = MPI_COMM_NULL;
+  MPI_Comm node = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
   PMPI_Comm_split(c, (int)(h & 0x7fffffff), rank, &node);
   int lrank, lsize;
   PMPI_Comm_rank(node, &lrank);
@@ -541,7 +546,10 @@ static int sys_build(MPI_Comm c, int rank, int size, sys_t *y) {
     PMPI_Comm_free(&leaders);
   }
   PMPI_Bcast(base, 2, MPI_INT, 0, node);
-  PMPI_Comm_free(&node);
+  y->node = node;
+  y->base = base[0];
+  y->lrank = lrank;
+  y->lsize = lsize;
   y->loc = base[0] + lrank;
   y->nnodes = base[1];
   int *locs = NULL;
@@ -754,28 +762,61 @@ static int write_meta(MPI_File f, const layout_t *a, const mon__xb_t *x) {
   return write_at(f, a->end, zeros, 1024);
 }
 
-/* Every rank: its column of each data member, one strided view, one write. */
+/* Bytes a host's first rank may gather of its ranks' columns. */
+#define NODE_GATHER_MAX ((uint64_t)256 << 20)
+
+/* Every rank's columns reach the file through one strided view and one
+ * collective write. A host's locations are consecutive: its first rank
+ * gathers their columns and writes each row's run of lsize values as one
+ * block (one block per row and host instead of per row and rank), unless
+ * that would take more than NODE_GATHER_MAX bytes there; then each rank
+ * writes its own column. */
 static int write_rows(MPI_File f, const layout_t *a, const uint64_t *rows, uint64_t n,
-                      int nloc, int loc) {
-  MPI_Datatype col, cols[NMET], all, b8;
+                      int nloc, const sys_t *y) {
+  uint64_t per = (uint64_t)NMET * n; /* values per location */
+  int agg = (uint64_t)y->lsize * per * 8 <= NODE_GATHER_MAX && y->lsize > 1;
+  uint64_t *all = NULL, *tr = NULL;
+  if (agg && y->lrank == 0) {
+    all = malloc((size_t)(per * (uint64_t)y->lsize * 8));
+    tr = malloc((size_t)(per * (uint64_t)y->lsize * 8));
+  }
+  int ok = y->lrank != 0 || !agg || (all && tr);
+  PMPI_Bcast(&ok, 1, MPI_INT, 0, y->node);
+  agg = agg && ok && per <= INT_MAX;
+  int width = 1, first = y->loc, count = (int)per;
+  const uint64_t *buf = rows;
+  if (agg) {
+    PMPI_Gather(rows, (int)per, MPI_UINT64_T, all, (int)per, MPI_UINT64_T, 0, y->node);
+    /* [rank][row] to [row][rank] */
+    for (int r = 0; y->lrank == 0 && r < y->lsize; r++)
+      for (uint64_t k = 0; k < per; k++)
+        tr[k * (uint64_t)y->lsize + (uint64_t)r] = all[(uint64_t)r * per + k];
+    width = y->lsize;
+    first = y->base;
+    buf = tr;
+    count = y->lrank == 0 ? (int)per : 0;
+  }
+  MPI_Datatype blk, col, cols[NMET], ftype;
   int blen[NMET];
   MPI_Aint disp[NMET];
-  PMPI_Type_contiguous(8, MPI_BYTE, &b8);
-  PMPI_Type_create_hvector((int)n, 1, (MPI_Aint)nloc * 8, b8, &col);
+  PMPI_Type_contiguous(8 * width, MPI_BYTE, &blk);
+  PMPI_Type_create_hvector((int)n, 1, (MPI_Aint)nloc * 8, blk, &col);
   for (int m = 0; m < NMET; m++) {
     cols[m] = col;
     blen[m] = 1;
-    disp[m] = (MPI_Aint)(a->data_hdr[m] + 512 + 10 + (uint64_t)loc * 8);
+    disp[m] = (MPI_Aint)(a->data_hdr[m] + 512 + 10 + (uint64_t)first * 8);
   }
-  PMPI_Type_create_struct(NMET, blen, disp, cols, &all);
-  PMPI_Type_commit(&all);
-  PMPI_Type_commit(&b8);
-  int rc = PMPI_File_set_view(f, 0, MPI_BYTE, all, "native", MPI_INFO_NULL);
+  PMPI_Type_create_struct(NMET, blen, disp, cols, &ftype);
+  PMPI_Type_commit(&ftype);
+  PMPI_Type_commit(&blk);
+  int rc = PMPI_File_set_view(f, 0, MPI_BYTE, ftype, "native", MPI_INFO_NULL);
   if (rc == MPI_SUCCESS)
-    rc = PMPI_File_write_at_all(f, 0, rows, (int)(n * NMET), b8, MPI_STATUS_IGNORE);
-  PMPI_Type_free(&all);
+    rc = PMPI_File_write_at_all(f, 0, buf, count, blk, MPI_STATUS_IGNORE);
+  PMPI_Type_free(&ftype);
   PMPI_Type_free(&col);
-  PMPI_Type_free(&b8);
+  PMPI_Type_free(&blk);
+  free(all);
+  free(tr);
   return rc == MPI_SUCCESS ? 0 : -1;
 }
 
@@ -812,7 +853,7 @@ static int write_file(job_t *j, const char *tmp, uint64_t anchor_len) {
     return -1;
   }
   bad = j->rank == 0 && write_meta(f, &a, &j->x);
-  bad |= write_rows(f, &a, j->rows, j->t.n, j->size, j->y.loc);
+  bad |= write_rows(f, &a, j->rows, j->t.n, j->size, &j->y);
   bad |= PMPI_File_close(&f) != MPI_SUCCESS;
   PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, j->c);
   if (any)
