@@ -415,20 +415,13 @@ static double get_dbl(const uint64_t *v) {
   return x;
 }
 
-static void sum_partner(int partner, const mon__partner_t *p, void *ctx) {
-  (void)partner;
-  mon__partner_t *t = ctx;
-  t->bytes += p->bytes;
-  t->rbytes += p->rbytes;
-}
-
 /* The values of one of this rank's call paths at cnode c (v[m * n + c]). */
-static void ent_values(uint64_t *v, uint64_t n, uint64_t c, const ent_t *e) {
+static void ent_values(uint64_t *v, uint64_t n, uint64_t c, const ent_t *e,
+                       const mon__partner_t *vol) {
   if (e->act < 0) {
     mon__regstats_t s;
     mon__region_read(e->region, &s);
-    mon__partner_t p = {0};
-    mon__partner_foreach(e->region, sum_partner, &p);
+    mon__partner_t p = vol[e->region];
     put_u64(&v[M_VISITS * n + c], s.count);
     put_dbl(&v[M_TIME * n + c], s.wtime);
     put_dbl(&v[M_CPU * n + c], s.cputime);
@@ -458,12 +451,16 @@ static void ent_values(uint64_t *v, uint64_t n, uint64_t c, const ent_t *e) {
  * little endian. NULL on OOM. */
 static uint64_t *values(const tree_t *t, const local_t *l) {
   uint64_t n = t->n;
+  int nr = mon__region_count();
   uint64_t *v = calloc(NMET * n, sizeof *v), *rows = malloc(NMET * n * sizeof *rows);
-  if (!v || !rows) {
+  mon__partner_t *vol = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *vol);
+  if (!v || !rows || !vol) {
     free(v);
     free(rows);
+    free(vol);
     return NULL;
   }
+  mon__partner_sum_regions(vol, nr);
   for (uint64_t c = 0; c < n; c++)
     put_dbl(&v[M_MIN * n + c], DBL_MAX); /* MINDOUBLE's "no value" */
   /* both sorted: one walk finds each local path's cnode */
@@ -473,7 +470,7 @@ static uint64_t *values(const tree_t *t, const local_t *l) {
     while (c < n && path_cmp(t->s + t->off[c], t->len[c], l->buf + e->off, e->len) < 0)
       c++;
     if (c < n)
-      ent_values(v, n, c, e);
+      ent_values(v, n, c, e, vol);
   }
   /* MPI time of a region: its subtree's MPI calls (children after parents) */
   for (uint64_t k = n; k-- > 1;)
@@ -489,6 +486,7 @@ static uint64_t *values(const tree_t *t, const local_t *l) {
       rows[m * n + (metrics[m].incl ? t->wide[k] : k)] = x;
     }
   free(v);
+  free(vol);
   return rows;
 }
 

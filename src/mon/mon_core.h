@@ -198,6 +198,10 @@ int mon__partner_foreach_try(int region,
                                         void *ctx),
                              void *ctx);
 
+/** Every region's own partner volumes summed over partners and threads in
+ *  one pass over the entries: out[r] for regions 0 .. n-1 (zeroed first). */
+void mon__partner_sum_regions(mon__partner_t *out, int n);
+
 /* ---- regions.c ----------------------------------------------------------------- */
 
 void mon__regions_init(void);

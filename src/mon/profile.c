@@ -229,7 +229,7 @@ static void sum_partner(int partner, const mon__partner_t *p, void *ctx) {
 /* A region's own MPI figures (calls made while it was the innermost open
  * region): its activities and its point-to-point volumes, what a Cube
  * profile's call paths are built from (ballast-report --cube). */
-static void put_region_acts(sb_t *b, int id) {
+static void put_region_acts(sb_t *b, int id, const mon__partner_t *vol) {
   SB_LIT(b, ",\"activities\":{");
   int first = 1;
   for (int a = 0; a < MON__NACT; a++) {
@@ -246,7 +246,9 @@ static void put_region_acts(sb_t *b, int id) {
               fin(s.ncalls ? s.tmin : 0.0), fin(s.tmax));
   }
   mon__partner_t p = {0};
-  if (b->fixed)
+  if (vol)
+    p = vol[id];
+  else if (b->fixed)
     mon__partner_foreach_try(id, sum_partner, &p);
   else
     mon__partner_foreach(id, sum_partner, &p);
@@ -270,6 +272,11 @@ static void put_rank(sb_t *b, int rank) {
   put_acts(b, 1);
   SB_LIT(b, ",\"regions\":[");
   int nr = mon__region_count();
+  /* every region's volumes in one pass (a signal handler cannot allocate:
+   * it reads them region by region) */
+  mon__partner_t *vol = b->fixed ? NULL : malloc((size_t)(nr > 0 ? nr : 1) * sizeof *vol);
+  if (vol)
+    mon__partner_sum_regions(vol, nr);
   for (int id = 0; id < nr; id++) {
     mon__regstats_t s;
     if (mon__region_read(id, &s) != 0)
@@ -285,9 +292,10 @@ static void put_rank(sb_t *b, int rank) {
         sb_printf(b, "%s%lld", i ? "," : "", s.hwc[i]);
       SB_LIT(b, "]");
     }
-    put_region_acts(b, id);
+    put_region_acts(b, id, vol);
     SB_LIT(b, "}");
   }
+  free(vol);
   SB_LIT(b, "],\"partners\":{");
   /* In a signal handler: a pre-allocated table, and threads whose partner
    * lock is held (perhaps by the interrupted code) are skipped. */
