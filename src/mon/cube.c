@@ -171,13 +171,14 @@ static void local_build(local_t *l) {
     at[r] = (int)l->n;
     add_path(l, p >= 0 && p < r ? at[p] : -1, 'R', mon__region_name(r), r, -1);
   }
-  for (int r = 0; r < nr && !l->oom; r++)
-    for (int a = 0; a < MON__NACT; a++) {
-      mon__actstats_t s = {0, 0, 0.0, INFINITY, 0.0};
-      mon__act_read(a, r, &s);
-      if (s.ncalls || s.nbytes)
+  mon__actstats_t s[MON__NACT];
+  for (int r = 0; r < nr && !l->oom; r++) {
+    if (mon__act_read_region(r, s) != 1)
+      continue;
+    for (int a = 0; a < MON__NACT; a++)
+      if (s[a].ncalls || s[a].nbytes)
         add_path(l, at[r], 'A', mon__act_names[a], r, a);
-    }
+  }
   free(at);
   if (!l->oom) {
     sort_buf = l->buf;

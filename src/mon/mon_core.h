@@ -176,6 +176,12 @@ mon__agg_t *mon__regact_get(mon__tls_t *t, int region);
 void mon__regact_free(mon__tls_t *t);
 /** Builds the activity name index and direction tables (once). */
 void mon__acts_init(void);
+/** Every activity of \a region (calls made while it was the innermost
+ *  region) summed over threads into out[0 .. MON__NACT-1], as
+ *  mon__act_read would give them one by one. Returns 1 when some thread
+ *  made MPI calls in the region, 0 when none did (out is all empty),
+ *  BALLAST_EINVAL for a bad region. */
+int mon__act_read_region(int region, mon__actstats_t *out);
 /** Library traffic of activity act summed over threads. */
 void mon__lib_read(int act, mon__agg_t *out);
 

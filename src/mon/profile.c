@@ -232,9 +232,10 @@ static void sum_partner(int partner, const mon__partner_t *p, void *ctx) {
 static void put_region_acts(sb_t *b, int id, const mon__partner_t *vol) {
   SB_LIT(b, ",\"activities\":{");
   int first = 1;
-  for (int a = 0; a < MON__NACT; a++) {
-    mon__actstats_t s = {0, 0, 0.0, INFINITY, 0.0};
-    mon__act_read(a, id, &s);
+  mon__actstats_t all[MON__NACT];
+  int any = mon__act_read_region(id, all) == 1;
+  for (int a = 0; any && a < MON__NACT; a++) {
+    mon__actstats_t s = all[a];
     if (!s.ncalls && !s.nbytes)
       continue;
     if (!first)
