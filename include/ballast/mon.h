@@ -62,6 +62,11 @@
  *   Reading a thread's CPU clock is a system call, the largest part of the
  *   cost of entering and leaving a region; switch it off for very
  *   fine-grained regions. Default 1.
+ * - BALLAST_CUBE=path: every rank writes the run's profile there at
+ *   MPI_Finalize as a Cube4 archive (.cubex: metrics, call paths of regions
+ *   and MPI activities, one location per rank; README "Cube4 profiles"),
+ *   after the JSON profile; a path that cannot be written costs one
+ *   warning on rank 0 and nothing else.
  * - BALLAST_PROFILE=path: rank 0 writes the job's profile (JSON) there at
  *   MPI_Finalize. Format: see mon_profile_write(). A rank that dies first
  *   (MPI_Abort, a fatal signal it can catch, exit without MPI_Finalize)
