@@ -211,6 +211,27 @@ def report_checks(tag, cubef, proff, cube, prof, tmp):
         check(want == got, "%s: rank %d regions read back" % (tag, rd["rank"]))
 
 
+def bad_inputs(tmp):
+    """ballast-report refuses what it cannot convert or read, in one line."""
+    old = os.path.join(tmp, "old.json")
+    with open(old, "w") as f:
+        json.dump({"ballast_profile": {"ranks": 1, "ranks_data": [
+            {"rank": 0, "regions": [{"id": 0, "name": "ballast_main", "parent": -1}]}]}}, f)
+    good = os.path.join(tmp, "app2.cubex")
+    cut = os.path.join(tmp, "cut.cubex")
+    with open(good, "rb") as f, open(cut, "wb") as g:
+        g.write(f.read()[:os.path.getsize(good) // 2])
+    for args, want in (([ "--cube", os.path.join(tmp, "x.cubex"), old], ("no per-region MPI",)),
+                       ([cut, "-o", os.path.join(tmp, "cut.html")], ("cut short", "not a Cube4 archive")),
+                       (["--cube", os.path.join(tmp, "no", "dir", "x.cubex"),
+                         os.path.join(tmp, "app2.json")], ("cannot write",))):
+        p = subprocess.run([sys.executable, REPORT] + args, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120)
+        err = p.stderr.decode("utf-8", "replace")
+        check(p.returncode != 0 and any(w in err for w in want) and "Traceback" not in err and
+              len(err.strip().splitlines()) == 1, "ballast-report %r: %r" % (args, err))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="cube_")
     cube = one_run("app2", 2, [APP], tmp)
@@ -235,6 +256,7 @@ def main():
           lines[0].startswith("ballast[0]"), "bad path: one line on rank 0: %r" % err[-1500:])
     check(os.path.exists(proff) and json.load(open(proff))["ballast_profile"]["ranks"] == 2,
           "bad path: the JSON profile is written")
+    bad_inputs(tmp)
     if FAILS:
         print("%d failure(s)" % len(FAILS))
         sys.exit(1)
