@@ -347,18 +347,18 @@ static int xml_program(mon__xb_t *b, const tree_t *t) {
 }
 
 static void xml_system(mon__xb_t *b, const sys_t *y) {
-  mon__xb_printf(b, "<system>\n<systemtreenode id=\"0\">\n<name>machine</name>\n"
+  mon__xb_printf(b, "<system>\n<systemtreenode Id=\"0\">\n<name>machine</name>\n"
                  "<class>machine</class>\n");
   int loc = 0;
   for (int k = 0; k < y->nnodes; k++) {
     const char *nm = y->names + (size_t)k * MPI_MAX_PROCESSOR_NAME;
-    mon__xb_printf(b, "<systemtreenode id=\"%d\">\n<name>", k + 1);
+    mon__xb_printf(b, "<systemtreenode Id=\"%d\">\n<name>", k + 1);
     mon__xb_xml(b, nm, strnlen(nm, MPI_MAX_PROCESSOR_NAME));
     mon__xb_printf(b, "</name>\n<class>node</class>\n");
     for (int i = 0; i < y->sizes[k]; i++, loc++) {
       int r = y->rank_of[loc];
-      mon__xb_printf(b, "<locationgroup id=\"%d\">\n<name>MPI Rank %d</name>\n<rank>%d</rank>\n"
-                     "<type>process</type>\n<location id=\"%d\">\n<name>Master thread</name>\n"
+      mon__xb_printf(b, "<locationgroup Id=\"%d\">\n<name>MPI Rank %d</name>\n<rank>%d</rank>\n"
+                     "<type>process</type>\n<location Id=\"%d\">\n<name>Master thread</name>\n"
                      "<rank>0</rank>\n<type>thread</type>\n</location>\n</locationgroup>\n",
                      loc, r, r, loc);
     }

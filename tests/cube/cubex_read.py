@@ -114,7 +114,8 @@ def parse_system(root):
             need(lg.find("type").text == "process", "location group type")
             for loc in lg.findall("location"):
                 need(loc.find("type").text == "thread", "location type")
-                locs.append({"id": int(loc.get("id")), "rank": int(lg.find("rank").text),
+                # Score-P writes "Id" in the system tree
+                locs.append({"id": int(loc.get("Id", loc.get("id"))), "rank": int(lg.find("rank").text),
                              "group": lg.find("name").text, "name": loc.find("name").text,
                              "node": stn.find("name").text})
     locs.sort(key=lambda l: l["id"])
