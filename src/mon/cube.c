@@ -197,7 +197,10 @@ static void sys_free(sys_t *y) {
 }
 
 /* Ranks grouped by host name (hosts in the order of their lowest rank),
- * location ids in that order. 0 or BALLAST_ENOMEM (on every rank). */
+ * location ids in that order. 0 or BALLAST_ENOMEM (on every rank). Hosts
+ * are split by a 31-bit hash of the name: two hosts whose names collide
+ * would share one node of the system tree (named after the first), their
+ * values still each rank's own. */
 static int sys_build(MPI_Comm c, int rank, int size, sys_t *y) {
   memset(y, 0, sizeof *y);
   y->node = MPI_COMM_NULL;
