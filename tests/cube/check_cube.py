@@ -5,7 +5,7 @@ from the Cube4 format alone.
 
 usage: check_cube.py MPIEXEC CUBE_APP BALLAST_REPORT [BALLAST_MD]
 
-Runs cube_app (tests/cube/cube_app.c) on 2 and 3 ranks, and ballast-md's
+Runs cube_app (tests/cube/cube_app.c) on 2, 3, 5 and 1 ranks, and ballast-md's
 load-balanced run (tasks as regions) when given, each with both outputs,
 then checks every value of every metric at every call path and location;
 that the two row orders differ on these trees (reading one metric in the
@@ -242,6 +242,8 @@ def main():
         check({"only_rank0", "only_rank1", "inner <&>", "MPI_Sendrecv"} <= names,
               "the union holds both ranks' own regions and the XML-escaped name")
     one_run("app3", 3, [APP], tmp)
+    one_run("app5", 5, [APP], tmp)  # three rounds of the binomial merge
+    one_run("app1", 1, [APP], tmp)  # no merge at all
     if MD:
         one_run("md", 2, [MD, "--json-only", "--scenario", "droplet", "--particles", "400",
                           "--steps", "6", "--strategy", "ballast"], tmp)

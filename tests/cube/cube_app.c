@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
     mon_region_end("step");
   }
   /* rank 1 only: a region with a send; rank 0 receives outside any region */
-  if (rank == 1) {
+  if (rank == 1 && size > 1) {
     mon_region_begin("only_rank1");
     MPI_Send(&x, 1, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD);
     mon_region_end("only_rank1");
@@ -47,7 +47,8 @@ int main(int argc, char **argv) {
     mon_region_begin("only_rank0");
     spin(1000);
     mon_region_end("only_rank0");
-    MPI_Recv(&y, 1, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (size > 1)
+      MPI_Recv(&y, 1, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
