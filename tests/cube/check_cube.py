@@ -24,8 +24,9 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cubex_read  # noqa: E402
 
-MPIEXEC, APP, REPORT = sys.argv[1], sys.argv[2], sys.argv[3]
-MD = sys.argv[4] if len(sys.argv) > 4 else None
+MPIEXEC = sys.argv[1]
+APP, REPORT = os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+MD = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
 DBL_MAX = sys.float_info.max
 FAILS = []
 
@@ -219,6 +220,8 @@ def bad_inputs(tmp):
             {"rank": 0, "regions": [{"id": 0, "name": "ballast_main", "parent": -1}]}]}}, f)
     good = os.path.join(tmp, "app2.cubex")
     cut = os.path.join(tmp, "cut.cubex")
+    if not os.path.exists(good):
+        return  # its run failed, and said so
     with open(good, "rb") as f, open(cut, "wb") as g:
         g.write(f.read()[:os.path.getsize(good) // 2])
     for args, want in (([ "--cube", os.path.join(tmp, "x.cubex"), old], ("no per-region MPI",)),
