@@ -20,9 +20,13 @@
  * Writing. Member sizes are known once U and P are: the archive is
  * anchor.xml, then for each metric N.index and N.data (ustar, every member
  * padded to 512 bytes, two zero blocks at the end). Rank 0 writes the
- * headers, anchor.xml and the index members; every rank writes its own
- * column of every data member (one value per row, rows P values apart)
- * through one strided file view and one collective MPI-IO write. Rows of
+ * headers, anchor.xml and the index members; the data members' columns
+ * (one value per row and location, rows P values apart) reach the file
+ * through one strided file view and one collective MPI-IO write: a host's
+ * locations are consecutive, so its first rank gathers them and writes one
+ * block per row (each rank its own column when that gather would be too
+ * big). anchor.xml follows what Score-P writes (its system tree elements
+ * carry "Id"), and reads back in CubeLib's grammar. Rows of
  * an exclusive metric are in preorder (the cnode ids); rows of an
  * inclusive metric in CubeLib's "wide" order: the root, then all children
  * of a node, then each child's subtree the same way. Values are little
