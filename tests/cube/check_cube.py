@@ -115,6 +115,18 @@ def compare(tag, cube, prof, np):
           "%s: min/max dtypes" % tag)
     check(cube["regions"][cube["cnodes"][cube["root"]]["callee"]]["name"] == "ballast_main",
           "%s: root is ballast_main" % tag)
+    # an inclusive metric's rows hold inclusive values: never below the sum
+    # of the children (Cube's exclusive value, the computation, is >= 0)
+    for m in cube["metrics"]:
+        if m["type"] != "INCLUSIVE":
+            continue
+        v = cube["values"][m["uniq"]]
+        for c, cn in cube["cnodes"].items():
+            for li in range(len(locs)):
+                ch = sum(v[k][li] for k in cn["children"])
+                check(v[c][li] >= ch - 1e-9 * max(1.0, abs(ch)),
+                      "%s: %s at cnode %d location %d below its children's %r < %r" %
+                      (tag, m["uniq"], c, li, v[c][li], ch))
     ranks = {rd["rank"]: rd for rd in prof["ranks_data"]}
     nval = 0
     for li, loc in enumerate(locs):
