@@ -29,8 +29,6 @@ typedef mon__cube_tree_t tree_t;
 
 /* ---- this rank's call paths ---------------------------------------------------------- */
 
-
-
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap)
     return 0;
@@ -108,7 +106,6 @@ void mon__cube_local_build(local_t *l) {
 }
 
 /* ---- the union: sorted lists of [uint32 length][bytes] records ----------------------- */
-
 
 list_t mon__cube_local_list(const local_t *l) {
   list_t o = {NULL, FAILED};
@@ -230,7 +227,6 @@ list_t mon__cube_agree(MPI_Comm c, int rank, int size, list_t mine) {
 }
 
 /* ---- the agreed tree -------------------------------------------------------------------- */
-
 
 void mon__cube_tree_free(tree_t *t) {
   free(t->off);
