@@ -62,6 +62,11 @@
  *   Reading a thread's CPU clock is a system call, the largest part of the
  *   cost of entering and leaving a region; switch it off for very
  *   fine-grained regions. Default 1.
+ * - BALLAST_CUBE=path: every rank writes the run's profile there at
+ *   MPI_Finalize as a Cube4 archive (.cubex: metrics, call paths of regions
+ *   and MPI activities, one location per rank; README "Cube4 profiles"),
+ *   after the JSON profile; a path that cannot be written costs one
+ *   warning on rank 0 and nothing else.
  * - BALLAST_PROFILE=path: rank 0 writes the job's profile (JSON) there at
  *   MPI_Finalize. Format: see mon_profile_write(). A rank that dies first
  *   (MPI_Abort, a fatal signal it can catch, exit without MPI_Finalize)
@@ -210,7 +215,10 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  *      "library": {<same shape: the library's own MPI traffic>},
  *      "regions": [{"id": 0, "name": "ballast_main", "parent": -1,
  *                   "count": n, "wtime": s, "mtime": s, "cputime": s,
- *                   "hwc": [..]}, ...],
+ *                   "hwc": [..],
+ *                   "activities": {<as above: the calls made in the region>},
+ *                   "sent": {"bytes": n, "msgs": n},
+ *                   "received": {"bytes": n, "msgs": n}}, ...],
  *      "partners": {"1": {"bytes": n, "msgs": n, "rbytes": n, "rmsgs": n}},
  *      "sent": {"bytes": n, "msgs": n}, "received": {"bytes": n, "msgs": n},
  *      "run": {"host": "node0", "pid": n},
@@ -242,6 +250,11 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  * those ran: "load_balancing" (totals) and "lb_series" (load balancing over
  * time, task maps) when a load-balancing context was defined; their format
  * is documented with rta_define_lb_context() in ballast/rta_lb.h.
+ * A region's "activities", "sent" and "received" are its own MPI figures:
+ * the calls made (and messages moved) while it was the innermost open
+ * region of the calling thread, children not included (the call paths of
+ * a Cube profile, BALLAST_CUBE; members added in version 1, absent from
+ * earlier profiles).
  * Activities with no call and no byte are left out; a region's "hwc" is
  * present only where the machine has counters; "partners" is keyed by
  * world rank; bytes/msgs were sent to that rank, rbytes/rmsgs received from it.

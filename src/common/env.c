@@ -25,6 +25,7 @@ static const ballast__env_t table[] = {
     {"BALLAST_REPORT_TOP", BALLAST__ENV_INT, 1, 1000, 0, NULL, "mon"},
     {"BALLAST_REGION_CPU", BALLAST__ENV_BOOL, 0, 0, 0, NULL, "mon"},
     {"BALLAST_PROFILE", BALLAST__ENV_STRING, 0, 0, 0, NULL, "mon"},
+    {"BALLAST_CUBE", BALLAST__ENV_STRING, 0, 0, 0, NULL, "mon (Cube4 profile)"},
     {"BALLAST_LB", BALLAST__ENV_ENUM, 0, 0, 0, "off,explicit,auto,0,1", "lb"},
     {"BALLAST_LB_THRESHOLD", BALLAST__ENV_DOUBLE, 1, 1e6, 0, NULL, "lb"},
     {"BALLAST_LB_WINDOW", BALLAST__ENV_INT, 3, 10000, 0, NULL, "lb"},

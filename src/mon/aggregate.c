@@ -303,3 +303,21 @@ void mon__lib_read(int act, mon__agg_t *out) {
       out->tmax = mx;
   }
 }
+
+int mon__act_read_region(int region, mon__actstats_t *out) {
+  if (!out || region < 0 || region >= mon__region_count())
+    return BALLAST_EINVAL;
+  double sec = mon__tick_seconds();
+  int any = 0;
+  for (int a = 0; a < MON__NACT; a++)
+    out[a] = (mon__actstats_t){0, 0, 0.0, INFINITY, 0.0};
+  for (const mon__tls_t *t = mon__tls_first(); t; t = t->next) {
+    const mon__agg_t *base = regact_peek(t, region);
+    if (!base)
+      continue;
+    any = 1;
+    for (int a = 0; a < MON__NACT; a++)
+      acc_agg(&out[a], &base[a], sec);
+  }
+  return any;
+}

@@ -104,6 +104,7 @@ static void read_env(void) {
   mon__cfg.region_cpu = 1;
   ballast__env_bool("BALLAST_REGION_CPU", &mon__cfg.region_cpu);
   mon__cfg.profile = ballast__env_string("BALLAST_PROFILE");
+  mon__cfg.cube = ballast__env_string("BALLAST_CUBE");
 }
 
 /* The raw arguments, NUL-separated, into mon__cfg.argv: the kernel's copy
@@ -236,6 +237,10 @@ void mon__finalize(void) {
   if (mon__cfg.report != MON__REPORT_NONE)
     mon__report(mon__cfg.report);
   int prc = mon__cfg.profile ? mon__profile_write(mon__cfg.profile) : 0;
+  /* After the JSON profile: a Cube archive that cannot be written costs
+   * one line on rank 0, never the profile. */
+  if (mon__cfg.cube && *mon__cfg.cube)
+    mon__cube_write(mon__cfg.cube);
   mon__fault_finalize(prc);
   mon__html_finalize(prc);
 }

@@ -146,6 +146,7 @@ typedef struct {
   int disabled;        /* BALLAST_MONITOR=0 */
   int report;          /* MON__REPORT_* */
   const char *profile; /* BALLAST_PROFILE or NULL */
+  const char *cube;    /* BALLAST_CUBE or NULL */
   int top;             /* BALLAST_REPORT_TOP */
   int region_cpu;      /* BALLAST_REGION_CPU: CPU time per region (default 1) */
   char command[4096];   /* the command line, escaped, one line */
@@ -175,6 +176,12 @@ mon__agg_t *mon__regact_get(mon__tls_t *t, int region);
 void mon__regact_free(mon__tls_t *t);
 /** Builds the activity name index and direction tables (once). */
 void mon__acts_init(void);
+/** Every activity of \a region (calls made while it was the innermost
+ *  region) summed over threads into out[0 .. MON__NACT-1], as
+ *  mon__act_read would give them one by one. Returns 1 when some thread
+ *  made MPI calls in the region, 0 when none did (out is all empty),
+ *  BALLAST_EINVAL for a bad region. */
+int mon__act_read_region(int region, mon__actstats_t *out);
 /** Library traffic of activity act summed over threads. */
 void mon__lib_read(int act, mon__agg_t *out);
 
@@ -196,6 +203,10 @@ int mon__partner_foreach_try(int region,
                              void (*cb)(int partner, const mon__partner_t *p,
                                         void *ctx),
                              void *ctx);
+
+/** Every region's own partner volumes summed over partners and threads in
+ *  one pass over the entries: out[r] for regions 0 .. n-1 (zeroed first). */
+void mon__partner_sum_regions(mon__partner_t *out, int n);
 
 /* ---- regions.c ----------------------------------------------------------------- */
 
@@ -262,5 +273,35 @@ void mon__fault_tick(uint64_t now);
 
 /** 0 when the public collective calls (mon_report, ...) may run. */
 int mon__collective_ok(void);
+
+/* ---- cube_tar.c, cube.c: the Cube4 archive (BALLAST_CUBE) ----------------------- */
+
+/** A ustar header for member \a name (at most 99 bytes) of \a size bytes.
+ *  0, or BALLAST_EINVAL for a bad name. */
+int mon__tar_header(unsigned char hdr[512], const char *name, uint64_t size,
+                    uint64_t mtime);
+/** \a size rounded up to whole 512-byte blocks. */
+uint64_t mon__tar_padded(uint64_t size);
+
+/** A growing text buffer (anchor.xml); oom set once an allocation failed. */
+typedef struct {
+  char *s;
+  size_t len, cap;
+  int oom;
+} mon__xb_t;
+void mon__xb_put(mon__xb_t *b, const char *p, size_t n);
+void mon__xb_printf(mon__xb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** \a len bytes of \a s as XML text (markup escaped, invalid bytes U+FFFD). */
+void mon__xb_xml(mon__xb_t *b, const char *s, size_t len);
+
+/** Bytes of a metric's index member (dense). */
+#define MON__CUBE_INDEX_SIZE 18
+/** The index member of a dense metric into \a out; returns its size. */
+size_t mon__cube_index(unsigned char out[MON__CUBE_INDEX_SIZE]);
+
+/** Writes the run's profile as a Cube4 archive at \a path (collective over
+ *  MPI_COMM_WORLD, at MPI_Finalize). 0, or a negative BALLAST_E* code on
+ *  every rank; rank 0 says why in one line. */
+int mon__cube_write(const char *path);
 
 #endif /* BALLAST_MON_CORE_H */

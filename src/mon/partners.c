@@ -156,3 +156,22 @@ int mon__partner_foreach_try(int region,
                              void *ctx) {
   return foreach(region, 1, cb, ctx);
 }
+
+void mon__partner_sum_regions(mon__partner_t *out, int n) {
+  memset(out, 0, (size_t)n * sizeof *out);
+  for (mon__tls_t *t = mon__tls_first(); t; t = t->next) {
+    pthread_mutex_lock(&t->plock);
+    for (mon__pentry_t *e = t->partners; e; e = e->hh.next) {
+      int r = (int)(e->key >> 32);
+      if (r < 0 || r >= n)
+        continue; /* the whole run's entries */
+      mon__partner_t p = {0};
+      pread(e, &p);
+      out[r].bytes += p.bytes;
+      out[r].msgs += p.msgs;
+      out[r].rbytes += p.rbytes;
+      out[r].rmsgs += p.rmsgs;
+    }
+    pthread_mutex_unlock(&t->plock);
+  }
+}

@@ -217,6 +217,47 @@ static double init_seconds(void) {
   return t;
 }
 
+static void sum_partner(int partner, const mon__partner_t *p, void *ctx) {
+  (void)partner;
+  mon__partner_t *t = ctx;
+  t->bytes += p->bytes;
+  t->msgs += p->msgs;
+  t->rbytes += p->rbytes;
+  t->rmsgs += p->rmsgs;
+}
+
+/* A region's own MPI figures (calls made while it was the innermost open
+ * region): its activities and its point-to-point volumes, what a Cube
+ * profile's call paths are built from (ballast-report --cube). */
+static void put_region_acts(sb_t *b, int id, const mon__partner_t *vol) {
+  SB_LIT(b, ",\"activities\":{");
+  int first = 1;
+  mon__actstats_t all[MON__NACT];
+  int any = mon__act_read_region(id, all) == 1;
+  for (int a = 0; any && a < MON__NACT; a++) {
+    mon__actstats_t s = all[a];
+    if (!s.ncalls && !s.nbytes)
+      continue;
+    if (!first)
+      SB_LIT(b, ",");
+    first = 0;
+    sb_str(b, mon__act_names[a]);
+    sb_printf(b, ":{\"ncalls\":%llu,\"nbytes\":%llu,\"tsum\":%.9g,\"tmin\":%.9g,\"tmax\":%.9g}",
+              (unsigned long long)s.ncalls, (unsigned long long)s.nbytes, fin(s.tsum),
+              fin(s.ncalls ? s.tmin : 0.0), fin(s.tmax));
+  }
+  mon__partner_t p = {0};
+  if (vol)
+    p = vol[id];
+  else if (b->fixed)
+    mon__partner_foreach_try(id, sum_partner, &p);
+  else
+    mon__partner_foreach(id, sum_partner, &p);
+  sb_printf(b, "},\"sent\":{\"bytes\":%llu,\"msgs\":%llu},\"received\":{\"bytes\":%llu,"
+            "\"msgs\":%llu}", (unsigned long long)p.bytes, (unsigned long long)p.msgs,
+            (unsigned long long)p.rbytes, (unsigned long long)p.rmsgs);
+}
+
 static void put_rank(sb_t *b, int rank) {
   mon__regstats_t r0;
   mon__region_read(0, &r0);
@@ -232,6 +273,11 @@ static void put_rank(sb_t *b, int rank) {
   put_acts(b, 1);
   SB_LIT(b, ",\"regions\":[");
   int nr = mon__region_count();
+  /* every region's volumes in one pass (a signal handler cannot allocate:
+   * it reads them region by region) */
+  mon__partner_t *vol = b->fixed ? NULL : malloc((size_t)(nr > 0 ? nr : 1) * sizeof *vol);
+  if (vol)
+    mon__partner_sum_regions(vol, nr);
   for (int id = 0; id < nr; id++) {
     mon__regstats_t s;
     if (mon__region_read(id, &s) != 0)
@@ -247,8 +293,10 @@ static void put_rank(sb_t *b, int rank) {
         sb_printf(b, "%s%lld", i ? "," : "", s.hwc[i]);
       SB_LIT(b, "]");
     }
+    put_region_acts(b, id, vol);
     SB_LIT(b, "}");
   }
+  free(vol);
   SB_LIT(b, "],\"partners\":{");
   /* In a signal handler: a pre-allocated table, and threads whose partner
    * lock is held (perhaps by the interrupted code) are skipped. */
