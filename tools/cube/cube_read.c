@@ -420,6 +420,13 @@ static int is_group(const char *n) {
   return strcmp(n, "locationgroup") == 0 || strcmp(n, "process") == 0;
 }
 
+/* Score-P and ballast write the system tree's ids as "Id"; older writers
+ * (and the metrics and call tree everywhere) as "id". */
+static const char *sys_id(const cx_node_t *x) {
+  const char *v = cx_attr(x, "Id");
+  return v ? v : cx_attr(x, "id");
+}
+
 static int read_system(cube_t *c, cx_node_t *sys, char *err, size_t errlen) {
   int64_t n = 0;
   for (cx_node_t *x = sys->first; x; x = cx_next(x, sys))
@@ -443,7 +450,7 @@ static int read_system(cube_t *c, cx_node_t *sys, char *err, size_t errlen) {
   int64_t k = 0;
   for (cx_node_t *x = sys->first; x; x = cx_next(x, sys)) {
     if (!is_location(x->name)) continue;
-    if (parse_i64(cx_attr(x, "id"), &id[k]) || id[k] < 0) {
+    if (parse_i64(sys_id(x), &id[k]) || id[k] < 0) {
       rc = errf(err, errlen, BALLAST_EPARSE,
                 "anchor.xml line %d: location without a valid id", x->line);
       goto out;
