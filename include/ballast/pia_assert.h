@@ -91,7 +91,7 @@
  * fail a job on a performance regression). A callback registered with
  * pia_assert_on_failure() runs at every failure. An assertion marked remap
  * (\c PIA_ASSERT_REMAP, or \c remap before the target in the file) that
- * fails requests a remap at the next rta_perform_load_balancing() of every
+ * fails requests a remap at the next rta_lb_perform() of every
  * context (the request is agreed across the context's ranks).
  *
  * \section report Report

@@ -322,7 +322,7 @@ static int cmp_task_key(const void *a, const void *b) {
   return strcmp((*(rta_task_t *const *)a)->key, (*(rta_task_t *const *)b)->key);
 }
 
-int rta_define_task(rta_task_t *parent, int n, const char *const *names,
+int rta_task_define(rta_task_t *parent, int n, const char *const *names,
                     const rta_task_params_t *params, rta_task_t **out) {
   if (n < 1 || !names) {
     BALLAST_WARN("rta: define_task: n = %d, names %s", n, names ? "set" : "NULL");
@@ -681,39 +681,6 @@ int rta_task_end(rta_task_t *t) {
   return 0;
 }
 
-static int lookup(const char *what, const char *key, rta_task_t **t) {
-  int rc = rta__check_key(key);
-  if (rc)
-    return key_error(what, key, rc);
-  *t = rta__index_find(key, rta__key_hash(key, strlen(key)));
-  if (!*t)
-    return key_error(what, key, BALLAST_ENOTFOUND);
-  return 0;
-}
-
-int rta_begin_task(const char *key) {
-  rta_task_t *t;
-  int rc = ballast__need_mpi("rta_begin_task");
-  if (rc)
-    return rc;
-  rc = lookup("begin_task", key, &t);
-  return rc ? rc : rta_task_begin(t);
-}
-
-int rta_end_task(const char *key) {
-  rta_task_t *t;
-  int rc = ballast__need_mpi("rta_end_task");
-  if (rc)
-    return rc;
-  rc = lookup("end_task", key, &t);
-  return rc ? rc : rta_task_end(t);
-}
-
 rta_task_t *rta_task_current(void) {
   return nopen > 0 ? open_stack[nopen - 1] : NULL;
 }
-
-/* Deprecated names (see the public header), kept as real functions. */
-int rta_find_task(const char *key, rta_task_t **out) { return rta_task_find(key, out); }
-int rta_remove_task(rta_task_t *task) { return rta_task_remove(task); }
-rta_task_t *rta_current_task(void) { return rta_task_current(); }

@@ -155,7 +155,7 @@ static void free_array_record(rta_task_t *t, rta__array_t *a) {
     free(a);
 }
 
-/* rta_register_array; with array NULL and owned set, the array is rta's
+/* rta_task_array_register; with array NULL and owned set, the array is rta's
  * own (slot = &own, see rta__arrays_own). */
 static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
                      int ndims, const int64_t *dims) {
@@ -228,7 +228,7 @@ static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
   return 0;
 }
 
-int rta_register_array(rta_task_t *t, void **array, rta_type_t type, int ndims,
+int rta_task_array_register(rta_task_t *t, void **array, rta_type_t type, int ndims,
                        const int64_t *dims) {
   return add_array(t, array, 0, type, ndims, dims);
 }
@@ -299,7 +299,7 @@ int rta_task_array(const rta_task_t *t, int i, void ***slot) {
   return 0;
 }
 
-int rta_unregister_array(rta_task_t *t, void **array) {
+int rta_task_array_unregister(rta_task_t *t, void **array) {
   if (!t || !array)
     return BALLAST_EINVAL;
   for (rta__array_t **p = &t->arrays; *p; p = &(*p)->next)
@@ -514,7 +514,7 @@ int rta__arrays_unpack_lead(rta_task_t *t, const void *buf, size_t len,
       rc = BALLAST_ESIZE;
       break;
     }
-    fresh[i] = rta_alloc_array(shape[i].mem_bytes);
+    fresh[i] = rta_array_alloc(shape[i].mem_bytes);
     if (!fresh[i]) {
       rc = BALLAST_ENOMEM;
       break;

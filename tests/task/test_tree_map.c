@@ -58,7 +58,7 @@ static void check_same_everywhere(const rta_mapping_t *m) {
 static void stencil(void) {
   rta_task_t *root;
   const char *rn[] = {"grid"};
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
   /* Block b of the 4x4 grid is defined (owned) by rank b % size. */
   for (int b = rank; b < 16; b += size) {
     char name[16], keys[4][24];
@@ -77,7 +77,7 @@ static void stencil(void) {
     p.comm = c;
     p.state_size = 1000;
     const char *n[] = {name};
-    CHECK_EQ(rta_define_task(root, 1, n, &p, NULL), 0);
+    CHECK_EQ(rta_task_define(root, 1, n, &p, NULL), 0);
   }
 
   rta_mapping_t *m = map(root, RTA_MAP_ROUNDROBIN, 1);
@@ -152,11 +152,11 @@ static void ring(rta_task_t *t, int bytes, int steps) {
 static void placement(void) {
   rta_task_t *root, *leaf;
   const char *rn[] = {"ring"};
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
   char name[16];
   snprintf(name, sizeof name, "r%d", rank);
   const char *n[] = {name};
-  CHECK_EQ(rta_define_task(root, 1, n, NULL, &leaf), 0);
+  CHECK_EQ(rta_task_define(root, 1, n, NULL, &leaf), 0);
   ring(leaf, 1000, 5);
 
   rta_mapping_t *m = map(root, RTA_MAP_ROUNDROBIN, 1);
@@ -184,7 +184,7 @@ static void placement(void) {
 static void scaled(void) {
   rta_task_t *root, *t[2];
   const char *rn[] = {"sc"};
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
   char an[8], bn[8], ak[16], bk[16], rk[16];
   snprintf(an, sizeof an, "a%d", rank);
   snprintf(bn, sizeof bn, "b%d", rank);
@@ -197,7 +197,7 @@ static void scaled(void) {
   p[0].ncomm = 2;
   p[0].comm = c;
   const char *n[] = {an, bn};
-  CHECK_EQ(rta_define_task(root, 2, n, p, t), 0);
+  CHECK_EQ(rta_task_define(root, 2, n, p, t), 0);
   /* Measured: 1000 bytes per step to the right, i.e. 20 x the declared 50. */
   ring(t[0], 1000, 4);
   rta_mapping_t *m = map(root, RTA_MAP_ROUNDROBIN, 1);
@@ -230,11 +230,11 @@ static void reversed(void) {
 
   rta_task_t *root, *leaf;
   const char *rn[] = {"rv"};
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
   char name[16];
   snprintf(name, sizeof name, "r%d", me);
   const char *n[] = {name};
-  CHECK_EQ(rta_define_task(root, 1, n, NULL, &leaf), 0);
+  CHECK_EQ(rta_task_define(root, 1, n, NULL, &leaf), 0);
   /* Even ranks send 1000 bytes to the next rank (same node); with 4 ranks
    * or more every rank also sends 500 bytes two ranks on (another node). */
   char *sb = calloc(1000, 1), *rb = calloc(1000, 1);

@@ -126,6 +126,10 @@ def functions(path):
     with open(path) as f:
         text = f.read()
     code, comments = strip_comments(text)
+    # cresta.h's attribute line before a wrapper is not code between the doc
+    # comment and the declaration: blanked (same length, lines kept).
+    code = re.sub(r'\bBALLAST_DEPRECATED\("[^"\n]*"\)',
+                  lambda m: " " * len(m.group(0)), code)
     decl_re = re.compile(
         r"(?:\bBALLAST_API\s+|^[ \t]*static\s+inline\s+)([^;{}()]*?)\b([A-Za-z_]\w*)\s*\(",
         re.M)
