@@ -66,8 +66,10 @@
  *   The call returns the status; on an error the outputs are left unchanged
  *   unless the call says otherwise.
  * - A call returning a pointer (a name, a handle, a read-only record) returns
- *   NULL for a NULL or out-of-range argument and cannot fail otherwise. A
- *   call returning void cannot fail.
+ *   NULL for a NULL or out-of-range argument and cannot fail otherwise; the
+ *   name of a code or enum value is a static string, a placeholder
+ *   ("unknown") for a value outside the list (ballast_strerror(),
+ *   rta_strategy_name()). A call returning void cannot fail.
  * - The application's callbacks (rta_serial_t) return 0 on success and
  *   non-zero on failure where a failure can change what ballast does (the
  *   move is rolled back); a callback ballast cannot act on returns void

@@ -376,7 +376,8 @@ BALLAST_API int rta_lb_find(MPI_Comm comm, rta_lb_context_t **ctx);
 BALLAST_API MPI_Comm rta_lb_comm(const rta_lb_context_t *ctx);
 
 /** \brief The context's mode.
- * \return 1 in placement mode, 0 in over-decomposition, -1 for NULL. */
+ * \return 1 in placement mode, 0 in over-decomposition; BALLAST_EINVAL for
+ *         NULL. */
 BALLAST_API int rta_lb_placement(const rta_lb_context_t *ctx);
 
 /**
@@ -390,12 +391,12 @@ BALLAST_API int rta_lb_task_owner(const rta_lb_context_t *ctx, const char *key,
 
 /** \brief The context's leaf tasks.
  * \return the number of leaf tasks of the context (all ranks), as of its last
- *         mapping; 0 for NULL. */
+ *         mapping; BALLAST_EINVAL for NULL. */
 BALLAST_API int64_t rta_lb_ntasks(const rta_lb_context_t *ctx);
 
 /** \brief The leaf tasks this process owns.
  * \return the number of leaf tasks this process owns (gangs it is a member
- *         of included); 0 for NULL. */
+ *         of included); BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_lb_nlocal(const rta_lb_context_t *ctx);
 
 /**
@@ -416,12 +417,16 @@ BALLAST_API int rta_lb_task_comm(const rta_lb_context_t *ctx, const char *key,
                               MPI_Comm *comm);
 
 /**
- * \brief The base ranks of a gang's members (\a n entries: its nprocs).
- * \return 0; BALLAST_EINVAL; BALLAST_ENOTFOUND; BALLAST_ESIZE when \a n is
- * smaller than the gang.
+ * \brief The base ranks of a gang's members.
+ * \param ctx the context.
+ * \param key the gang's task key.
+ * \param n room in \a ranks (at least the gang's nprocs).
+ * \param ranks receives the members' base ranks (the first nprocs entries).
+ * \return 0; BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND when \a key is not a
+ * gang of the context; BALLAST_ESIZE when \a n is smaller than the gang.
  */
-BALLAST_API int rta_lb_gang_ranks(const rta_lb_context_t *ctx,
-                                    const char *key, int *ranks, int n);
+BALLAST_API int rta_lb_gang_ranks(const rta_lb_context_t *ctx, const char *key,
+                                  int n, int *ranks);
 
 /** \brief The last decision taken (zeroed before the first). \return 0; BALLAST_EINVAL. */
 BALLAST_API int rta_lb_last_decision(const rta_lb_context_t *ctx,

@@ -147,7 +147,8 @@ BALLAST_API void rta_policy_config_init(rta_policy_config_t *cfg);
  */
 BALLAST_API int rta_policy_config_from_env(rta_policy_config_t *cfg);
 
-/** \brief The name of a reason ("balanced", "warmup", ...), static string. */
+/** \brief The name of a reason ("balanced", "warmup", ...), static string;
+ * "unknown" for a value outside the list. */
 BALLAST_API const char *rta_reason_name(rta_reason_t reason);
 
 /**
@@ -204,7 +205,8 @@ BALLAST_API int rta_policy_confirm(rta_policy_t *p, const rta_remap_candidate_t 
  */
 BALLAST_API int rta_policy_remap_measured(rta_policy_t *p, const rta_remap_measure_t *m);
 
-/** \brief The policy's configuration after validation (read-only). */
+/** \brief The policy's configuration after validation (read-only), or NULL
+ * for NULL. */
 BALLAST_API const rta_policy_config_t *rta_policy_config(const rta_policy_t *p);
 
 #ifdef __cplusplus

@@ -175,23 +175,26 @@ BALLAST_API int rta_task_remove(rta_task_t *task);
  */
 BALLAST_API int rta_reset(void);
 
-/** \brief The task's full key (owned by rta, valid while the task exists). */
+/** \brief The task's full key (owned by rta, valid while the task exists),
+ * or NULL for NULL. */
 BALLAST_API const char *rta_task_key(const rta_task_t *task);
-/** \brief The task's own name (last component of the key). */
+/** \brief The task's own name (last component of the key), or NULL for NULL. */
 BALLAST_API const char *rta_task_name(const rta_task_t *task);
-/** \brief The parent, or NULL for a root. */
+/** \brief The parent, or NULL for a root and for NULL. */
 BALLAST_API rta_task_t *rta_task_parent(const rta_task_t *task);
 /** \brief The task's children on this process.
- * \return the number of children defined on this process (0 for NULL). */
+ * \return the number of children defined on this process; BALLAST_EINVAL
+ *         for NULL. */
 BALLAST_API int rta_task_nchildren(const rta_task_t *task);
 /** \brief The i-th child in definition order, or NULL when out of range. */
 BALLAST_API rta_task_t *rta_task_child(const rta_task_t *task, int i);
 /** \brief The task's stages on this process.
- * \return the number of stages (define_task calls) under the task on this
- *         process. */
+ * \return the number of stages (rta_task_define() calls) under the task on
+ *         this process; BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_task_nstages(const rta_task_t *task);
 /** \brief The stage of the task under its parent.
- * \return the stage index (0-based); -1 for a root or NULL. */
+ * \return the stage index (0-based); BALLAST_ENOTFOUND for a root, which has
+ *         no parent; BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_task_stage(const rta_task_t *task);
 /**
  * \brief The task's parameters as stored by rta (read-only; the partner keys
@@ -361,7 +364,8 @@ BALLAST_API int rta_task_array_unregister(rta_task_t *task, void **array);
 BALLAST_API int rta_task_array(const rta_task_t *task, int i, void ***slot);
 
 /** \brief The arrays registered on the task.
- * \return the number of arrays registered on the task (0 for NULL). */
+ * \return the number of arrays registered on the task; BALLAST_EINVAL for
+ *         NULL. */
 BALLAST_API int rta_task_narrays(const rta_task_t *task);
 
 /**
@@ -516,32 +520,43 @@ BALLAST_API int rta_map_tasks(MPI_Comm comm, rta_task_t *root,
 /** \brief Destroys a mapping; NULL does nothing. */
 BALLAST_API void rta_mapping_destroy(rta_mapping_t *m);
 /** \brief The mapping's leaf tasks.
- * \return the number of leaf tasks (vertices) in the mapping, 0 for NULL. */
+ * \return the number of leaf tasks (vertices) in the mapping; BALLAST_EINVAL
+ *         for NULL. */
 BALLAST_API int64_t rta_mapping_ntasks(const rta_mapping_t *m);
 /** \brief Key of task \a i (sorted order), NULL when out of range. */
 BALLAST_API const char *rta_mapping_key(const rta_mapping_t *m, int64_t i);
 /** \brief Finds the task of \a key (binary search).
- * \return its index; -1 when the mapping has no such task. */
+ * \return its index (>= 0); BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND when
+ *         the mapping has no such task. */
 BALLAST_API int64_t rta_mapping_find(const rta_mapping_t *m, const char *key);
 /** \brief The rank (slot) the mapping assigns to task \a i.
- * \return the rank; -1 when out of range. */
+ * \return the rank (>= 0); BALLAST_EINVAL for NULL; BALLAST_ERANGE for \a i
+ *         outside 0 .. rta_mapping_ntasks() - 1 (the same for every
+ *         rta_mapping_ accessor below that takes an index). */
 BALLAST_API int rta_mapping_slot(const rta_mapping_t *m, int64_t i);
 /** \brief The rank that owns task \a i now (lowest definer).
- * \return the rank; -1 when out of range. */
+ * \return the rank (>= 0); BALLAST_EINVAL for NULL; BALLAST_ERANGE. */
 BALLAST_API int rta_mapping_owner(const rta_mapping_t *m, int64_t i);
 /** \brief The processes that defined task \a i.
- * \return their number: 1, or up to nprocs for a multiprocessor task. */
+ * \return their number: 1, or up to nprocs for a multiprocessor task;
+ *         BALLAST_EINVAL for NULL; BALLAST_ERANGE. */
 BALLAST_API int rta_mapping_ndefiners(const rta_mapping_t *m, int64_t i);
 /** \brief The nprocs of task \a i.
- * \return the number of processes the task asked for; -1 when out of range. */
+ * \return the number of processes the task asked for; BALLAST_EINVAL for
+ *         NULL; BALLAST_ERANGE. */
 BALLAST_API int rta_mapping_nprocs(const rta_mapping_t *m, int64_t i);
-/** \brief The vertex weight used for task \a i (see rta_map_tasks()), or -1. */
-BALLAST_API double rta_mapping_work(const rta_mapping_t *m, int64_t i);
-/** \brief The state bytes used for task \a i, or -1. */
-BALLAST_API double rta_mapping_state_bytes(const rta_mapping_t *m, int64_t i);
+/** \brief The vertex weight used for task \a i (see rta_map_tasks()).
+ * \return 0 and \a *out; BALLAST_EINVAL for NULL \a m or \a out;
+ *         BALLAST_ERANGE (\a *out unchanged). */
+BALLAST_API int rta_mapping_work(const rta_mapping_t *m, int64_t i, double *out);
+/** \brief The state bytes used for task \a i.
+ * \return 0 and \a *out; BALLAST_EINVAL for NULL \a m or \a out;
+ *         BALLAST_ERANGE (\a *out unchanged). */
+BALLAST_API int rta_mapping_state_bytes(const rta_mapping_t *m, int64_t i,
+                                        double *out);
 /** \brief The mapping's mode.
  * \return 1 when the mapping was computed in placement mode (one leaf per
- *         rank), 0 otherwise. */
+ *         rank), 0 otherwise; BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_mapping_placement(const rta_mapping_t *m);
 /** \brief Quality figures of the mapping (computed by the mapping engine), or
  * NULL. The figures are the same on every rank except the seconds* timings,

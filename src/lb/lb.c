@@ -676,7 +676,8 @@ static void candidate_figures(const rta_lb_context_t *ctx, const remap_t *s,
     if (rta_mapping_nprocs(m, v) != 1)
       continue;
     int owner = rta_mapping_owner(m, v), to = s->slot[v];
-    double w = rta_mapping_work(m, v);
+    double w = 0, bytes = 0; /* v is in range: the calls cannot fail */
+    (void)rta_mapping_work(m, v, &w);
     if (owner >= 0 && owner < ctx->size) {
       now[owner] += w;
       sum_now += w;
@@ -687,7 +688,8 @@ static void candidate_figures(const rta_lb_context_t *ctx, const remap_t *s,
     }
     if (to != owner) {
       c->tasks++;
-      c->bytes += rta_mapping_state_bytes(m, v);
+      (void)rta_mapping_state_bytes(m, v, &bytes);
+      c->bytes += bytes;
     }
   }
   c->imbalance_now = imbalance_of(ctx, now, sum_now);
@@ -919,7 +921,7 @@ MPI_Comm rta_lb_comm(const rta_lb_context_t *ctx) {
 }
 
 int rta_lb_placement(const rta_lb_context_t *ctx) {
-  return ctx ? ctx->placement : -1;
+  return ctx ? ctx->placement != 0 : BALLAST_EINVAL;
 }
 
 int rta_lb_task_owner(const rta_lb_context_t *ctx, const char *key, int *rank) {
@@ -933,10 +935,14 @@ int rta_lb_task_owner(const rta_lb_context_t *ctx, const char *key, int *rank) {
 }
 
 int64_t rta_lb_ntasks(const rta_lb_context_t *ctx) {
-  return ctx ? rta_mapping_ntasks(ctx->mapping) : 0;
+  if (!ctx)
+    return BALLAST_EINVAL;
+  return ctx->mapping ? rta_mapping_ntasks(ctx->mapping) : 0;
 }
 
-int rta_lb_nlocal(const rta_lb_context_t *ctx) { return ctx ? ctx->nlocal : 0; }
+int rta_lb_nlocal(const rta_lb_context_t *ctx) {
+  return ctx ? ctx->nlocal : BALLAST_EINVAL;
+}
 
 rta_task_t *rta_lb_local_task(const rta_lb_context_t *ctx, int i) {
   return (ctx && i >= 0 && i < ctx->nlocal) ? ctx->local[i] : NULL;
@@ -950,8 +956,8 @@ int rta_lb_task_comm(const rta_lb_context_t *ctx, const char *key, MPI_Comm *com
   return g ? 0 : BALLAST_ENOTFOUND;
 }
 
-int rta_lb_gang_ranks(const rta_lb_context_t *ctx, const char *key,
-                      int *ranks, int n) {
+int rta_lb_gang_ranks(const rta_lb_context_t *ctx, const char *key, int n,
+                      int *ranks) {
   if (!ctx || !key || !ranks)
     return BALLAST_EINVAL;
   const rta__gang_t *g = gang_of(ctx->gangs, ctx->ngangs, key);

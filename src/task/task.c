@@ -566,12 +566,16 @@ int rta_reset(void) {
 const char *rta_task_key(const rta_task_t *t) { return t ? t->key : NULL; }
 const char *rta_task_name(const rta_task_t *t) { return t ? t->name : NULL; }
 rta_task_t *rta_task_parent(const rta_task_t *t) { return t ? t->parent : NULL; }
-int rta_task_nchildren(const rta_task_t *t) { return t ? t->nchildren : 0; }
+int rta_task_nchildren(const rta_task_t *t) { return t ? t->nchildren : BALLAST_EINVAL; }
 rta_task_t *rta_task_child(const rta_task_t *t, int i) {
   return (t && i >= 0 && i < t->nchildren) ? t->children[i] : NULL;
 }
-int rta_task_nstages(const rta_task_t *t) { return t ? t->nstages : 0; }
-int rta_task_stage(const rta_task_t *t) { return t ? t->stage : -1; }
+int rta_task_nstages(const rta_task_t *t) { return t ? t->nstages : BALLAST_EINVAL; }
+int rta_task_stage(const rta_task_t *t) {
+  if (!t)
+    return BALLAST_EINVAL;
+  return t->stage >= 0 ? t->stage : BALLAST_ENOTFOUND; /* a root has no stage */
+}
 const rta_task_params_t *rta_task_params(const rta_task_t *t) {
   return t ? &t->params : NULL;
 }

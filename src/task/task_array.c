@@ -313,7 +313,7 @@ int rta_task_array_unregister(rta_task_t *t, void **array) {
   return BALLAST_ENOTFOUND;
 }
 
-int rta_task_narrays(const rta_task_t *t) { return t ? t->narrays : 0; }
+int rta_task_narrays(const rta_task_t *t) { return t ? t->narrays : BALLAST_EINVAL; }
 
 void rta__arrays_clear(rta_task_t *t) {
   rta__array_t *a = t->arrays;

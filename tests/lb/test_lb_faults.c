@@ -218,7 +218,7 @@ static void snapshot(rta_lb_context_t *ctx, const char *root, snap_t *s) {
   if (with_gang) {
     char key[32];
     snprintf(key, sizeof key, "%s/gang", root);
-    CHECK_EQ(rta_lb_gang_ranks(ctx, key, s->gang, 2), 0);
+    CHECK_EQ(rta_lb_gang_ranks(ctx, key, 2, s->gang), 0);
     CHECK_EQ(rta_lb_task_comm(ctx, key, &s->gcomm), 0);
   }
   CHECK_EQ(live_blocks, s->nhere);

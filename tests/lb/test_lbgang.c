@@ -16,8 +16,8 @@ static int node_of(int rank) { return rank / 2; }
 
 static void check_gang(rta_lb_context_t *ctx, const char *key) {
   int ranks[2] = {-1, -1}, small[1];
-  CHECK_EQ(rta_lb_gang_ranks(ctx, key, small, 1), BALLAST_ESIZE);
-  CHECK_EQ(rta_lb_gang_ranks(ctx, key, ranks, 2), 0);
+  CHECK_EQ(rta_lb_gang_ranks(ctx, key, 1, small), BALLAST_ESIZE);
+  CHECK_EQ(rta_lb_gang_ranks(ctx, key, 2, ranks), 0);
   CHECK(ranks[0] >= 0 && ranks[0] < np && ranks[1] >= 0 && ranks[1] < np);
   CHECK_NE(ranks[0], ranks[1]);
   CHECK_EQ(node_of(ranks[0]), node_of(ranks[1])); /* one node */
@@ -70,9 +70,9 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_lb_ntasks(ctx), 6);
   /* At definition a gang starts on its definer's node. */
   int r[2];
-  rta_lb_gang_ranks(ctx, "g/gang0", r, 2);
+  rta_lb_gang_ranks(ctx, "g/gang0", 2, r);
   CHECK_EQ(node_of(r[0]), node_of(1));
-  rta_lb_gang_ranks(ctx, "g/gang1", r, 2);
+  rta_lb_gang_ranks(ctx, "g/gang1", 2, r);
   CHECK_EQ(node_of(r[0]), node_of(2));
   check_gang(ctx, "g/gang0");
   check_gang(ctx, "g/gang1");

@@ -19,7 +19,11 @@ static void test_construction(void) {
   CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
   CHECK_STREQ(rta_task_key(root), "md");
   CHECK(rta_task_parent(root) == NULL);
-  CHECK_EQ(rta_task_stage(root), -1);
+  CHECK_EQ(rta_task_stage(root), BALLAST_ENOTFOUND); /* a root has no stage */
+  CHECK_EQ(rta_task_stage(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_nchildren(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_nstages(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_narrays(NULL), BALLAST_EINVAL);
 
   /* One call: parallel siblings of stage 0; a second call: stage 1. */
   const char *n0[] = {"forces", "halo", "io"};

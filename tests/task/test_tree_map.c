@@ -13,6 +13,19 @@
 
 #include "test_util.h"
 
+/* A task's figure the test knows to exist (the call itself is checked). */
+static double mapping_work(const rta_mapping_t *m, int64_t i) {
+  double w = -1;
+  CHECK_EQ(rta_mapping_work(m, i, &w), 0);
+  return w;
+}
+
+static double mapping_state_bytes(const rta_mapping_t *m, int64_t i) {
+  double b = -1;
+  CHECK_EQ(rta_mapping_state_bytes(m, i, &b), 0);
+  return b;
+}
+
 static int rank, size;
 static rta_hw_t *hw;
 
@@ -90,12 +103,28 @@ static void stencil(void) {
     CHECK_EQ(rta_mapping_find(m, k), i);
     CHECK_EQ(rta_mapping_owner(m, i), i % size);
     CHECK_EQ(rta_mapping_slot(m, i), i % size);
-    CHECK(rta_mapping_work(m, i) == 1.0); /* the estimate: nothing measured */
-    CHECK(rta_mapping_state_bytes(m, i) == 1000.0);
+    CHECK(mapping_work(m, i) == 1.0); /* the estimate: nothing measured */
+    CHECK(mapping_state_bytes(m, i) == 1000.0);
   }
-  CHECK_EQ(rta_mapping_find(m, "grid/b16"), -1);
+  CHECK_EQ(rta_mapping_find(m, "grid/b16"), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_mapping_find(m, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_mapping_find(NULL, "grid/b00"), BALLAST_EINVAL);
   CHECK(rta_mapping_key(m, 16) == NULL);
-  CHECK_EQ(rta_mapping_slot(m, -1), -1);
+  /* One answer per fault for every indexed accessor (ballast.h, Errors). */
+  CHECK_EQ(rta_mapping_slot(m, -1), BALLAST_ERANGE);
+  CHECK_EQ(rta_mapping_slot(m, 16), BALLAST_ERANGE);
+  CHECK_EQ(rta_mapping_owner(m, 16), BALLAST_ERANGE);
+  CHECK_EQ(rta_mapping_nprocs(m, 16), BALLAST_ERANGE);
+  CHECK_EQ(rta_mapping_ndefiners(m, -1), BALLAST_ERANGE);
+  double w = 42;
+  CHECK_EQ(rta_mapping_work(m, 16, &w), BALLAST_ERANGE);
+  CHECK_EQ(rta_mapping_state_bytes(m, -1, &w), BALLAST_ERANGE);
+  CHECK(w == 42); /* unchanged on error */
+  CHECK_EQ(rta_mapping_work(m, 0, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_mapping_slot(NULL, 0), BALLAST_EINVAL);
+  CHECK_EQ(rta_mapping_owner(NULL, 0), BALLAST_EINVAL);
+  CHECK_EQ(rta_mapping_ntasks(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_mapping_placement(NULL), BALLAST_EINVAL);
   /* 24 grid edges of 2 x 100 bytes; with 2 or 4 slots round-robin cuts the
    * 12 horizontal ones and keeps the 12 vertical ones (v, v + 4) together. */
   CHECK(rta_mapping_quality(m)->edge_cut == 12 * 200.0);
@@ -167,8 +196,8 @@ static void placement(void) {
   CHECK_NEAR(rta_mapping_quality(m)->edge_cut, 1000.0 * size, 1e-6);
   /* Work: the measured time per step, not the estimate 1.0. */
   for (int64_t i = 0; i < size; i++) {
-    CHECK_DGT(rta_mapping_work(m, i), 0);
-    CHECK_DLT(rta_mapping_work(m, i), 1.0);
+    CHECK_DGT(mapping_work(m, i), 0);
+    CHECK_DLT(mapping_work(m, i), 1.0);
   }
   check_same_everywhere(m);
   rta_mapping_destroy(m);
