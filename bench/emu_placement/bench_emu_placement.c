@@ -207,7 +207,7 @@ static MPI_Comm ballast_place(const char *rn, int stencil, int me, int heavy,
   cfg.measure_links = 1; /* ballast's measured-model mapping */
   MPI_Comm c;
   if (rta_lb_create(MPI_COMM_WORLD, root, &cfg, ctx, &c))
-    DIE("define_lb_context");
+    DIE("rta_lb_create");
   for (int k = 0; k < WARM; k++) {
     if (stencil)
       stencil_step(c, me, ((btask_t *)rta_task_data(t))->u, tmp, cs, cr);

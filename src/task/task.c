@@ -273,14 +273,14 @@ static int make_task(rta_task_t *parent, const char *name,
                      unsigned hash, rta_task_t **out) {
   *out = NULL;
   if (!name || !*name)
-    return key_error("define_task", name, BALLAST_EINVAL);
+    return key_error("task_define", name, BALLAST_EINVAL);
   if (strchr(name, '/'))
-    return key_error("define_task: a task name may not contain '/'", name,
+    return key_error("task_define: a task name may not contain '/'", name,
                      BALLAST_EINVAL);
   size_t plen = parent ? strlen(parent->key) + 1 : 0;
   size_t nlen = strnlen(name, RTA_KEY_MAX + 1);
   if (plen + nlen > RTA_KEY_MAX)
-    return key_error("define_task: key longer than RTA_KEY_MAX", name,
+    return key_error("task_define: key longer than RTA_KEY_MAX", name,
                      BALLAST_ENAMETOOLONG);
   /* The key lives in the record's allocation: one allocation a task, and
    * a key comparison reads memory next to the record. */
@@ -303,7 +303,7 @@ static int make_task(rta_task_t *parent, const char *name,
   t->keyhash = hkey && strcmp(hkey, t->key) == 0 ? hash
                                                  : rta__key_hash(t->key, plen + nlen);
   if (rta__index_find(t->key, t->keyhash)) {
-    key_error("define_task: duplicate key", t->key, BALLAST_EEXIST);
+    key_error("task_define: duplicate key", t->key, BALLAST_EEXIST);
     free_task_record(t);
     return BALLAST_EEXIST;
   }
@@ -325,7 +325,7 @@ static int cmp_task_key(const void *a, const void *b) {
 int rta_task_define(rta_task_t *parent, int n, const char *const *names,
                     const rta_task_params_t *params, rta_task_t **out) {
   if (n < 1 || !names) {
-    BALLAST_WARN("rta: define_task: n = %d, names %s", n, names ? "set" : "NULL");
+    BALLAST_WARN("rta: task_define: n = %d, names %s", n, names ? "set" : "NULL");
     return BALLAST_EINVAL;
   }
   static const rta_task_params_t defaults = RTA_TASK_PARAMS_INIT;
@@ -347,7 +347,7 @@ int rta_task_define(rta_task_t *parent, int n, const char *const *names,
       qsort(sorted, (size_t)n, sizeof *sorted, cmp_task_key);
       for (i = 1; i < n && !rc; i++)
         if (strcmp(sorted[i - 1]->key, sorted[i]->key) == 0)
-          rc = key_error("define_task: key repeated in one call", sorted[i]->key,
+          rc = key_error("task_define: key repeated in one call", sorted[i]->key,
                          BALLAST_EEXIST);
       free(sorted);
     }
@@ -443,7 +443,7 @@ int rta_task_remove(rta_task_t *task) {
   if (!task)
     return BALLAST_EINVAL;
   if (subtree_open(task)) {
-    BALLAST_WARN("rta: remove_task \"%s\": the task or a descendant is open",
+    BALLAST_WARN("rta: task_remove \"%s\": the task or a descendant is open",
                  task->key);
     return BALLAST_ESTATE;
   }
@@ -487,7 +487,7 @@ int rta__remove_tasks(rta_task_t **v, int n) {
     if (i + AHEAD < n)
       rta__task_prefetch(v[i + AHEAD], 0);
     if (v[i] && subtree_open(v[i])) {
-      BALLAST_WARN("rta: remove_task \"%s\": the task or a descendant is open",
+      BALLAST_WARN("rta: task_remove \"%s\": the task or a descendant is open",
                    v[i]->key);
       return BALLAST_ESTATE;
     }
@@ -616,7 +616,7 @@ int rta_task_begin(rta_task_t *t) {
   if (rc)
     return rc;
   if (t->open)
-    return key_error("begin_task: task already open", t->key, BALLAST_ESTATE);
+    return key_error("task_begin: task already open", t->key, BALLAST_ESTATE);
   if (nopen == capopen) {
     int cap = capopen ? 2 * capopen : 8;
     rta_task_t **s = ballast__realloc(open_stack, (size_t)cap * sizeof *s);
@@ -660,10 +660,10 @@ int rta_task_end(rta_task_t *t) {
   if (rc)
     return rc;
   if (!t->open)
-    return key_error("end_task without a matching begin_task", t->key,
+    return key_error("task_end without a matching task_begin", t->key,
                      BALLAST_EMISMATCH);
   if (open_stack[nopen - 1] != t) {
-    BALLAST_WARN("rta: end_task \"%s\": the innermost open task is \"%s\" (%s)",
+    BALLAST_WARN("rta: task_end \"%s\": the innermost open task is \"%s\" (%s)",
                  t->key, open_stack[nopen - 1]->key,
                  ballast_err_name(BALLAST_EMISMATCH));
     return BALLAST_EMISMATCH;
@@ -674,7 +674,7 @@ int rta_task_end(rta_task_t *t) {
       /* An application region opened inside the task is still open: keep
        * the task open too, so rta and mon agree; the application closes its
        * region and ends the task again. */
-      return key_error("end_task: a region opened inside the task is still open",
+      return key_error("task_end: a region opened inside the task is still open",
                        t->key, rc);
     }
   }

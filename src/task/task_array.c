@@ -160,19 +160,19 @@ static void free_array_record(rta_task_t *t, rta__array_t *a) {
 static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
                      int ndims, const int64_t *dims) {
   if (!t || (!array && !owned) || !dims || ndims < 1 || ndims > RTA_MAX_DIMS) {
-    BALLAST_WARN("rta: register_array on \"%s\": NULL argument or ndims %d "
+    BALLAST_WARN("rta: task_array_register on \"%s\": NULL argument or ndims %d "
                  "outside 1..%d", t ? t->key : "(NULL task)", ndims, RTA_MAX_DIMS);
     return BALLAST_EINVAL;
   }
   if (type.kind == RTA_TYPE_ELEM ? rta_elem_size(type.u.elem) == 0
                                  : (type.kind != RTA_TYPE_MPI ||
                                     type.u.mpi == MPI_DATATYPE_NULL)) {
-    BALLAST_WARN("rta: register_array on \"%s\": invalid element type", t->key);
+    BALLAST_WARN("rta: task_array_register on \"%s\": invalid element type", t->key);
     return BALLAST_EINVAL;
   }
   for (rta__array_t *a = t->arrays; a && array; a = a->next)
     if (a->slot == array) {
-      BALLAST_WARN("rta: register_array on \"%s\": array already registered",
+      BALLAST_WARN("rta: task_array_register on \"%s\": array already registered",
                    t->key);
       return BALLAST_EEXIST;
     }
@@ -209,13 +209,13 @@ static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
    * arriving task registers in its unpack callback receive what arrives and
    * may be NULL. */
   if (!rc && !*array && a->mem_bytes > 0 && !t->arriving) {
-    BALLAST_WARN("rta: register_array on \"%s\": array %d is NULL but its dims "
+    BALLAST_WARN("rta: task_array_register on \"%s\": array %d is NULL but its dims "
                  "give %zu bytes", t->key, t->narrays, a->mem_bytes);
     free_array_record(t, a);
     return BALLAST_EINVAL;
   }
   if (rc) {
-    BALLAST_WARN("rta: register_array on \"%s\": %s", t->key,
+    BALLAST_WARN("rta: task_array_register on \"%s\": %s", t->key,
                  ballast_strerror(rc));
     free_array_record(t, a);
     return rc;
