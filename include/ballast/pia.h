@@ -151,7 +151,8 @@ typedef struct {
 
 /**
  * \brief The number of regions created so far (ids are 0 .. count-1).
- * \return the count (>= 1 once monitoring runs), or a negative code.
+ * \return the count: >= 1 while monitoring runs, 0 when no region exists
+ *         (monitoring off or not started); it cannot fail.
  */
 BALLAST_API int pia_region_count(void);
 
@@ -255,7 +256,7 @@ BALLAST_API pia_regid_t pia_region_next(pia_regid_t id);
 
 /**
  * \brief The number of activities, groups included (ids are 0 .. count-1).
- * \return the count, or a negative code.
+ * \return the count, fixed by the build (it cannot fail).
  */
 BALLAST_API int pia_activity_count(void);
 
