@@ -57,8 +57,12 @@ def documented(include_dir):
 
 
 def mpi_functions(mpi_h):
-    with open(mpi_h, errors="replace") as f:
-        text = f.read()
+    try:
+        with open(mpi_h, errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise SystemExit("api_exports: cannot read mpi.h (%s): the MPI wrappers "
+                         "cannot be told from other exports" % e)
     return set(re.findall(r"\b(MPI_[A-Z][a-z0-9_]*)\s*\(", text))
 
 
