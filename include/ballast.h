@@ -3,68 +3,78 @@
  * \brief The whole public API of ballast: monitoring (mon), performance
  * introspection (pia) and runtime administration (rta).
  *
- * \section naming Naming
- * - Prefix: every public symbol carries its module's prefix: \c ballast_
- *   (errors, version, log), \c mon_, \c pia_, \c rta_; constants and macros
- *   the same in capitals (\c BALLAST_, \c MON_, \c PIA_, \c RTA_). Types end
- *   in \c _t.
- * - Functions read <tt>\<module\>_\<object\>_\<verb\></tt>, the object named
- *   first: \c rta_task_begin, \c rta_task_find, \c rta_lb_perform,
- *   \c pia_interval_mark, \c pia_region_parent. Queries that return a
- *   property are named by the property, without \c get_:
- *   \c rta_task_key, \c rta_lb_comm, \c rta_lb_stats. Calls on a module as
- *   a whole leave the object out: \c rta_step, \c rta_reset, \c mon_report.
- * - The objects of rta: \c rta_graph_ (task graphs), \c rta_hw_ (the
- *   hardware model), \c rta_map_ (the mapping engine: \c rta_map_graph,
- *   \c rta_map_tasks, \c rta_map_evaluate), \c rta_mapping_ (a computed
- *   mapping), \c rta_task_, \c rta_cost_ (the cost model), \c rta_policy_,
- *   \c rta_lb_ (a load-balancing context); of pia: \c pia_region_,
- *   \c pia_activity_, \c pia_partner_, \c pia_interval_; \c pia_assert_
- *   (performance assertions, ballast/pia_assert.h).
- * - The object comes first among the parameters, and output parameters come
- *   last: <tt>pia_region_activity_data(region, act, out)</tt>,
- *   <tt>rta_task_find(key, &task)</tt>.
+ * \section modules Modules
+ * | prefix      | header                | what it does                                  |
+ * |-------------|-----------------------|-----------------------------------------------|
+ * | \c ballast_ | ballast/common.h      | error codes, version, the log                 |
+ * | \c mon_     | ballast/mon.h         | regions, the end-of-run report, the profile   |
+ * | \c pia_     | ballast/pia.h         | a process reads its own performance data      |
+ * | \c pia_assert_ | ballast/pia_assert.h | performance assertions                      |
+ * | \c rta_     | ballast/rta_hw.h      | task graphs, the hardware model, mapping      |
+ * | \c rta_     | ballast/rta_task.h    | the task tree, registered arrays, cost model  |
+ * | \c rta_policy_ | ballast/rta_policy.h | when to remap                              |
+ * | \c rta_lb_  | ballast/rta_lb.h      | load-balancing contexts, moving tasks         |
+ * | \c ballast_tool_ | ballast/tool.h   | tools that plug into ballast's events         |
+ * ballast/rta.h includes the four rta headers; this header includes all of
+ * them (each also compiles on its own). ballast/cresta.h, not included here,
+ * holds the CRESTA interface's names as deprecated wrappers (see below).
+ *
+ * \section naming Names: one name per call
+ * - Every public symbol carries its module's prefix (table above);
+ *   constants and macros the same in capitals (\c BALLAST_, \c MON_,
+ *   \c PIA_, \c RTA_). Types end in \c _t.
+ * - A function reads <tt>\<prefix\>_\<noun\>_\<verb\></tt>: the object it
+ *   acts on, then what it does: \c rta_task_define, \c rta_task_begin,
+ *   \c rta_task_find, \c rta_task_array_register, \c rta_lb_create,
+ *   \c rta_lb_perform, \c pia_region_find, \c pia_interval_mark. A query
+ *   of a property is named by the property, without \c get_:
+ *   \c rta_task_key, \c rta_lb_comm, \c pia_region_data,
+ *   \c pia_activity_data. Calls on a module as a whole leave the noun out:
+ *   \c rta_step, \c rta_reset, \c mon_report.
+ * - The nouns: of rta, \c rta_graph_ (task graphs), \c rta_hw_ (the
+ *   hardware model), \c rta_map_ (the mapping engine), \c rta_mapping_ (a
+ *   computed mapping), \c rta_task_, \c rta_array_, \c rta_cost_ (the
+ *   cost model), \c rta_policy_, \c rta_lb_ (a load-balancing context); of
+ *   pia, \c pia_region_, \c pia_activity_, \c pia_actdata_,
+ *   \c pia_partner_, \c pia_interval_; \c pia_assert_; of mon,
+ *   \c mon_region_, \c mon_profile_.
  * - Opaque objects come in \c _create / \c _destroy pairs (\c _destroy of
  *   NULL does nothing); \c _ex marks the variant of a call that takes an
- *   options struct.
- * - Option and configuration structs are filled with defaults by
- *   <tt>\<type\>_init(&opts)</tt>, which returns void and does nothing for
- *   NULL: \c rta_hw_options_init, \c rta_map_options_init,
- *   \c rta_map_tasks_options_init, \c rta_lb_config_init,
- *   \c rta_policy_config_init.
- * - Fallible calls return an \c int: 0 (or a non-negative id or count) on
- *   success, a negative \c BALLAST_E* code otherwise (ballast/common.h).
+ *   options struct. Option, configuration and record structs are filled
+ *   with defaults by <tt>\<type\>_init(&x)</tt>, which returns void and does
+ *   nothing for NULL (\c rta_lb_config_init, \c pia_actdata_init, ...).
+ * - Every call has one name. ballast implements the CRESTA project's
+ *   runtime interface (Rta-C and the Performance Introspection API), whose
+ *   names read verb first (\c rta_define_task, \c pia_get_region_data);
+ *   ballast/cresta.h keeps them for code written against CRESTA, as static
+ *   inline wrappers the compiler flags as deprecated. Nothing else in the
+ *   API is deprecated, and the library exports no second name.
  *
- * \section cresta The CRESTA names
- * ballast implements the interfaces of the CRESTA project's Performance
- * Introspection API and runtime administration (Rta-C). Their names read
- * verb first and are kept, with their CRESTA signatures, as the documented
- * primary names of what they do:
- * - pia: pia_find_region_by_name(), pia_get_region_data(data, id),
- *   pia_find_activity_by_name(), pia_get_activity_data(data, act),
- *   pia_init_activity_data() (output first, as CRESTA has it);
- * - rta: rta_define_task(), rta_begin_task(key), rta_end_task(key),
- *   rta_register_array(), rta_define_lb_context(),
- *   rta_perform_load_balancing(comm).
- * Where CRESTA names a thing by key or communicator, the grammar's form
- * takes the handle: rta_task_begin(task) / rta_task_end(task) beside
- * rta_begin_task(key) / rta_end_task(key); rta_lb_perform(ctx, comm) beside
- * rta_perform_load_balancing(comm); rta_lb_destroy() destroys what
- * rta_define_lb_context() created; rta_unregister_array() undoes
- * rta_register_array().
- *
- * \section deprecated Deprecated names
- * Names of earlier versions stay exported as real functions (not macros),
- * so built programs, LD_PRELOAD tools and the Fortran module keep working.
- * Each header lists them at its end as "Deprecated: old name of X".
- *
- * \section headers Headers
- * This header includes all of them; each also compiles on its own:
- * ballast/common.h, ballast/mon.h, ballast/pia.h, ballast/pia_assert.h
- * (performance assertions), and ballast/rta.h, which
- * includes ballast/rta_hw.h, ballast/rta_task.h, ballast/rta_policy.h and
- * ballast/rta_lb.h; ballast/tool.h is the tools interface (tools that
- * plug into ballast's events).
+ * \section errors Errors: one convention
+ * - A call that can fail returns an \c int (or \c int64_t, or an id type:
+ *   \c pia_regid_t, \c pia_act_t). A value >= 0 is success: 0, or the id,
+ *   count, index, rank or 1/0 answer the call is named for. A negative value
+ *   is a \c BALLAST_E* code (ballast/common.h; ballast_strerror()), never a
+ *   bare -1: a NULL or invalid argument is \c BALLAST_EINVAL, an index out
+ *   of range \c BALLAST_ERANGE, a key, name or id that does not exist
+ *   \c BALLAST_ENOTFOUND. The same accessor answers the same way for the
+ *   same fault.
+ * - A result that is not a non-negative integer (a double, a record,
+ *   several values) comes through output pointers, which are the last
+ *   parameters: <tt>pia_region_data(id, &data)</tt>,
+ *   <tt>rta_mapping_work(m, i, &work)</tt>, <tt>rta_task_find(key, &task)</tt>.
+ *   The call returns the status; on an error the outputs are left unchanged
+ *   unless the call says otherwise.
+ * - A call returning a pointer (a name, a handle, a read-only record) returns
+ *   NULL for a NULL or out-of-range argument and cannot fail otherwise; the
+ *   name of a code or enum value is a static string, a placeholder
+ *   ("unknown") for a value outside the list (ballast_strerror(),
+ *   rta_strategy_name()). A call returning void cannot fail.
+ * - The application's callbacks (rta_serial_t) return 0 on success and
+ *   non-zero on failure where a failure can change what ballast does (the
+ *   move is rolled back); a callback ballast cannot act on returns void
+ *   (release()).
+ * tools/checks/doc_convention.py checks these rules on the headers.
  */
 #ifndef BALLAST_H
 #define BALLAST_H

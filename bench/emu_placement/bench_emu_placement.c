@@ -15,7 +15,7 @@
  * random permutations, a different one each repetition, NRAND in turn),
  * ballast (a load-balancing context in placement mode with the explicit
  * policy and the two-phase strategy: a few exchanges measured by mon, then
- * rta_perform_load_balancing(), then the exchange runs through the returned
+ * rta_lb_perform(), then the exchange runs through the returned
  * communicator). One run, repetitions interleaved over the placements; the
  * time of one exchange is the max over ranks; medians and their ratios to
  * the default placement are printed. The stencil's halo exchange is timed
@@ -155,12 +155,11 @@ static int b_unpack(rta_task_t *t, const void *buf, size_t len, void *user) {
   memcpy(&p->index, buf, sizeof(int));
   rta_task_set_data(t, p);
   int64_t z[2] = {0, 0};
-  return rta_register_array(t, (void **)&p->u, rta_type_elem(RTA_DOUBLE), 2, z);
+  return rta_task_array_register(t, (void **)&p->u, rta_type_elem(RTA_DOUBLE), 2, z);
 }
-static int b_release(rta_task_t *t, void *user) {
+static void b_release(rta_task_t *t, void *user) {
   (void)user;
   free(rta_task_data(t));
-  return 0;
 }
 
 /* Defines root \a rn with task t<me> (declared partners as the workload's)
@@ -174,7 +173,7 @@ static MPI_Comm ballast_place(const char *rn, int stencil, int me, int heavy,
   if (stencil)
     rp.serial = (rta_serial_t){b_size, b_pack, b_unpack, b_release};
   rta_task_t *root, *t;
-  if (rta_define_task(NULL, 1, &rn, &rp, &root))
+  if (rta_task_define(NULL, 1, &rn, &rp, &root))
     DIE("define root %s", rn);
   char name[8], hk[32], lk[32];
   snprintf(name, sizeof name, "t%d", me);
@@ -186,7 +185,7 @@ static MPI_Comm ballast_place(const char *rn, int stencil, int me, int heavy,
   p.ncomm = 2;
   p.comm = ce;
   const char *nm = name;
-  if (rta_define_task(root, 1, &nm, &p, &t))
+  if (rta_task_define(root, 1, &nm, &p, &t))
     DIE("define task");
   *bt = NULL;
   if (stencil) {
@@ -196,7 +195,7 @@ static MPI_Comm ballast_place(const char *rn, int stencil, int me, int heavy,
     b->index = me;
     b->u = block_new(me);
     int64_t dims[2] = {NY + 2, nx_cells + 2};
-    if (rta_register_array(t, (void **)&b->u, rta_type_elem(RTA_DOUBLE), 2, dims))
+    if (rta_task_array_register(t, (void **)&b->u, rta_type_elem(RTA_DOUBLE), 2, dims))
       DIE("register array");
     rta_task_set_data(t, b);
   }
@@ -207,8 +206,8 @@ static MPI_Comm ballast_place(const char *rn, int stencil, int me, int heavy,
   cfg.strategy = RTA_MAP_TWOPHASE;
   cfg.measure_links = 1; /* ballast's measured-model mapping */
   MPI_Comm c;
-  if (rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, ctx, &c))
-    DIE("define_lb_context");
+  if (rta_lb_create(MPI_COMM_WORLD, root, &cfg, ctx, &c))
+    DIE("rta_lb_create");
   for (int k = 0; k < WARM; k++) {
     if (stencil)
       stencil_step(c, me, ((btask_t *)rta_task_data(t))->u, tmp, cs, cr);
@@ -218,8 +217,8 @@ static MPI_Comm ballast_place(const char *rn, int stencil, int me, int heavy,
       DIE("rta_step");
   }
   double t0 = MPI_Wtime();
-  if (rta_perform_load_balancing(&c))
-    DIE("rta_perform_load_balancing");
+  if (rta_lb_perform(*ctx, &c))
+    DIE("rta_lb_perform");
   *secs = MPI_Wtime() - t0;
   if (stencil) {
     *bt = rta_task_data(rta_lb_local_task(*ctx, 0));

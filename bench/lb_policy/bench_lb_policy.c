@@ -41,14 +41,14 @@ static void spin(double seconds) {
 static rta_task_t *define(const char *name, int per) {
   rta_task_t *root;
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
-  if (rta_define_task(NULL, 1, &name, &rp, &root))
+  if (rta_task_define(NULL, 1, &name, &rp, &root))
     MPI_Abort(MPI_COMM_WORLD, 1);
   for (int i = 0; i < per; i++) {
     char nm[32];
     snprintf(nm, sizeof nm, "r%d_%d", me, i);
     const char *p = nm;
     rta_task_params_t tp = RTA_TASK_PARAMS_INIT;
-    if (rta_define_task(root, 1, &p, &tp, NULL))
+    if (rta_task_define(root, 1, &p, &tp, NULL))
       MPI_Abort(MPI_COMM_WORLD, 1);
   }
   return root;
@@ -60,7 +60,7 @@ static rta_lb_context_t *context(rta_task_t *root, rta_policy_mode_t mode, MPI_C
   cfg.use_env = 0;
   cfg.policy.mode = mode;
   rta_lb_context_t *ctx;
-  if (rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, comm))
+  if (rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, comm))
     MPI_Abort(MPI_COMM_WORLD, 1);
   return ctx;
 }
@@ -86,7 +86,7 @@ static double block(int t, rta_lb_context_t *ctx, MPI_Comm *comm, int steps,
     } else if (t == STEP) {
       rta_step();
     }
-    if (rta_perform_load_balancing(comm))
+    if (rta_lb_perform(ctx, comm))
       MPI_Abort(MPI_COMM_WORLD, 2);
   }
   double per = (bench_now() - t0) / steps, mx;

@@ -19,7 +19,7 @@
  * ratio_p = median over the pairs of each pair's ratio (steadier on a loaded
  * machine). BENCH_VERBOSE=1 prints every pair. The tasks' arrays come from
  * malloc(), as most applications' do; BENCH_ALLOC=rta takes them from
- * rta_alloc_array() (huge pages from the start) instead.
+ * rta_array_alloc() (huge pages from the start) instead.
  *
  * Usage: mpiexec -n 2 bench_lb_remap [reps] [packed|zero] [case index] [W]
  */
@@ -59,12 +59,11 @@ static int cb_unpack(rta_task_t *t, const void *buf, size_t len, void *u) {
     memcpy(s->extra, buf, len);
   rta_task_set_data(t, s);
   int64_t z = 0;
-  return rta_register_array(t, (void **)&s->a, rta_type_elem(RTA_DOUBLE), 1, &z);
+  return rta_task_array_register(t, (void **)&s->a, rta_type_elem(RTA_DOUBLE), 1, &z);
 }
-static int cb_release(rta_task_t *t, void *u) {
+static void cb_release(rta_task_t *t, void *u) {
   (void)u;
   free(rta_task_data(t));
-  return 0;
 }
 
 
@@ -95,7 +94,7 @@ static void run(int T, size_t S, int reps) {
   rp.serial = (rta_serial_t){cb_size, cb_pack, cb_unpack, cb_release};
   const char *rn = "bench";
   rta_task_t *root;
-  rta_define_task(NULL, 1, &rn, &rp, &root);
+  rta_task_define(NULL, 1, &rn, &rp, &root);
   int64_t count = (int64_t)(S / sizeof(double));
   for (int i = 0; i < T; i++) {
     char name[32];
@@ -103,12 +102,12 @@ static void run(int T, size_t S, int reps) {
     const char *nm = name;
     rta_task_params_t p = RTA_TASK_PARAMS_INIT;
     rta_task_t *t;
-    rta_define_task(root, 1, &nm, &p, &t);
+    rta_task_define(root, 1, &nm, &p, &t);
     st_t *s = calloc(1, sizeof *s);
-    s->a = rta_alloc ? rta_alloc_array(S) : malloc(S);
+    s->a = rta_alloc ? rta_array_alloc(S) : malloc(S);
     memset(s->a, i & 0xff, S);
     rta_task_set_data(t, s);
-    rta_register_array(t, (void **)&s->a, rta_type_elem(RTA_DOUBLE), 1, &count);
+    rta_task_array_register(t, (void **)&s->a, rta_type_elem(RTA_DOUBLE), 1, &count);
   }
   rta_lb_config_t cfg;
   rta_lb_config_init(&cfg);
@@ -118,7 +117,7 @@ static void run(int T, size_t S, int reps) {
   cfg.seed = 11;
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  if (rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm) != 0)
+  if (rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm) != 0)
     MPI_Abort(MPI_COMM_WORLD, 1);
   double *tmap = malloc(sizeof(double) * (size_t)reps);
   double *tmig = malloc(sizeof(double) * (size_t)reps);
@@ -145,7 +144,7 @@ static void run(int T, size_t S, int reps) {
     double p0[RTA__LB_NPHASES], p1[RTA__LB_NPHASES];
     memcpy(p0, ctx->move_phase, sizeof p0);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rta_perform_load_balancing(&comm) != 0)
+    if (rta_lb_perform(ctx, &comm) != 0)
       MPI_Abort(MPI_COMM_WORLD, 2);
     rta_lb_stats(ctx, &s1);
     for (int k = 0; k < RTA__LB_NPHASES; k++)
@@ -240,7 +239,7 @@ int main(int argc, char **argv) {
     printf("# %d ranks, %s path, arrays from %s, medians of %d remaps after %d "
            "warm-up (RANDOM, new seed each)\n"
            "%8s %10s %10s %10s %10s %10s %10s %10s %7s %7s %10s %10s\n", np,
-           packed ? "packed" : "zero-copy", rta_alloc ? "rta_alloc_array" : "malloc",
+           packed ? "packed" : "zero-copy", rta_alloc ? "rta_array_alloc" : "malloc",
            reps, warmup, "tasks/rk", "state_B",
            "MB_moved", "map_s", "migrate_s", "a2av_s", "mig_MB/s", "a2av_MB/s",
            "ratio", "ratio_p", "cold_mig_s", "cold_a2av_s");

@@ -1,6 +1,6 @@
 /*
  * Benchmark 2 of seed section 4.2.4: the time to read the activity data of
- * MPI_Send (pia_init_activity_data + pia_get_activity_data) after 10 million
+ * MPI_Send (pia_actdata_init + pia_activity_data) after 10 million
  * recorded MPI events, as the number of unique signatures grows.
  *
  * Method: one process (MPI singleton). Events are recorded through
@@ -46,20 +46,20 @@ int main(int argc, char **argv) {
   const char *names[4] = {"MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Bcast"};
   int acts[4];
   for (int i = 0; i < 4; i++)
-    if ((acts[i] = pia_find_activity_by_name(names[i])) < 0) {
+    if ((acts[i] = pia_activity_find(names[i])) < 0) {
       fprintf(stderr, "%s: %s\n", names[i], ballast_strerror(acts[i]));
       return 1;
     }
   pia_act_t send = acts[0];
-  pia_act_t p2p = pia_find_activity_by_name(PIA_GROUP_P2P);
+  pia_act_t p2p = pia_activity_find(PIA_GROUP_P2P);
   double *t_read = malloc(sizeof(double) * reps), *t_find = malloc(sizeof(double) * reps),
          *t_grp = malloc(sizeof(double) * reps);
   if (!t_read || !t_find || !t_grp || p2p < 0)
     return 1;
   long long sends = 0;
   pia_actdata_t base;
-  pia_init_activity_data(&base);
-  pia_get_activity_data(&base, send); /* MPI_Init's own calls, if any */
+  pia_actdata_init(&base);
+  pia_activity_data(send, &base); /* MPI_Init's own calls, if any */
   volatile double sink = 0;
   printf("# pia_activity: read MPI_Send's data; %ld recorded events per point\n",
          events);
@@ -83,17 +83,17 @@ int main(int argc, char **argv) {
       pia_actdata_t d;
       double s = 0, t0 = bench_now();
       for (int i = 0; i < NQ; i++) {
-        pia_init_activity_data(&d);
-        pia_get_activity_data(&d, send);
+        pia_actdata_init(&d);
+        pia_activity_data(send, &d);
         s += d.tsum;
       }
       double t1 = bench_now();
       for (int i = 0; i < NQ; i++)
-        s += pia_find_activity_by_name(names[i & 3]);
+        s += pia_activity_find(names[i & 3]);
       double t2 = bench_now();
       for (int i = 0; i < NQ / 16; i++) {
-        pia_init_activity_data(&d);
-        pia_get_activity_data(&d, p2p);
+        pia_actdata_init(&d);
+        pia_activity_data(p2p, &d);
         s += d.tsum;
       }
       double t3 = bench_now();
@@ -103,8 +103,8 @@ int main(int argc, char **argv) {
       t_find[r] = (t2 - t1) / NQ * 1e9;
     }
     pia_actdata_t d;
-    pia_init_activity_data(&d);
-    pia_get_activity_data(&d, send);
+    pia_actdata_init(&d);
+    pia_activity_data(send, &d);
     long long got = d.ncalls - base.ncalls;
     printf("  %9ld %12ld %12.1f %12.1f %12.1f %14lld%s  (record %.1f ns/event)\n",
            u, events, bench_median(t_read, reps), bench_median(t_find, reps),

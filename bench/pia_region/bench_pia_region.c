@@ -1,6 +1,6 @@
 /*
  * Benchmark 1 of seed section 4.2.4: the time to find a random region by name
- * and read its data (pia_find_region_by_name + pia_get_region_data), as the
+ * and read its data (pia_region_find + pia_region_data), as the
  * number of regions grows from 100 to 1,000,000.
  *
  * Method: one process (MPI singleton). Regions "r0000000" ... are created as
@@ -15,7 +15,7 @@
  * index array (each column starts from caches the previous one did not
  * warm for it). Short batches and the median keep preemption (the VM is
  * shared) out of the figure. Every lookup is timed warm: each name was
- * looked up once before (the per-thread cache of pia_find_region_by_name
+ * looked up once before (the per-thread cache of pia_region_find
  * holds it), which is the steady state of a program that queries its
  * regions every time step.
  *
@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
       snprintf(names[have], NAMELEN, "r%07ld", have);
       mon_region_begin(names[have]);
       mon_region_end(names[have]);
-      ids[have] = pia_find_region_by_name(names[have]);
+      ids[have] = pia_region_find(names[have]);
       if (ids[have] < 0) {
         fprintf(stderr, "region %s: %s\n", names[have], ballast_strerror(ids[have]));
         return 1;
@@ -120,25 +120,25 @@ int main(int argc, char **argv) {
       q[i] = (int)(bench_xorshift(&rng) % (uint64_t)n);
     volatile double warm = 0;
     for (long i = 0; i < n; i++) /* every name looked up once: warm caches */
-      warm += pia_find_region_by_name(names[i]);
+      warm += pia_region_find(names[i]);
     for (int r = 0; r < reps; r++) {
       pia_regdata_t d;
       enum { NB = NQ / BATCH };
       const int *qb = q + (size_t)(r % NB) * BATCH;
       double s = 0, t0 = bench_now();
       for (int i = 0; i < BATCH; i++) {
-        pia_regid_t id = pia_find_region_by_name(names[qb[i]]);
-        pia_get_region_data(&d, id);
+        pia_regid_t id = pia_region_find(names[qb[i]]);
+        pia_region_data(id, &d);
         s += d.count;
       }
       double t1 = bench_now();
       qb = q + (size_t)((r + NB / 3) % NB) * BATCH;
       for (int i = 0; i < BATCH; i++)
-        s += pia_find_region_by_name(names[qb[i]]);
+        s += pia_region_find(names[qb[i]]);
       double t2 = bench_now();
       qb = q + (size_t)((r + 2 * NB / 3) % NB) * BATCH;
       for (int i = 0; i < BATCH; i++) {
-        pia_get_region_data(&d, ids[qb[i]]);
+        pia_region_data(ids[qb[i]], &d);
         s += d.wtime;
       }
       double t3 = bench_now();

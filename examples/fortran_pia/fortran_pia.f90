@@ -10,7 +10,7 @@ program fortran_pia
   integer(c_int) :: rc, step, inner, act, p2p
   type(pia_regdata) :: d
   type(pia_actdata) :: a
-  type(c_ptr) :: iv
+  type(c_ptr) :: iv, task
   double precision :: t0, wall, x
 
   call ballast_mpi_init(ierr)
@@ -35,7 +35,7 @@ program fortran_pia
   wall = MPI_Wtime() - t0
 
   ! Regions: lookup, exact addressing, navigation, data.
-  step = pia_find_region_by_name("step")
+  step = pia_region_find("step")
   call check(step > 0, "find step")
   inner = pia_region_find_by_path("step/inner")
   call check(inner > 0, "find step/inner")
@@ -43,29 +43,29 @@ program fortran_pia
   call check(pia_region_parent(inner) == step, "parent of inner")
   call check(pia_region_child(step) == inner, "first child of step")
   call check(pia_region_current() == PIA_REGION_MAIN, "current region")
-  call check(pia_find_region_by_name("no such") == BALLAST_ENOTFOUND, "unknown region")
-  rc = pia_get_region_data(d, step)
+  call check(pia_region_find("no such") == BALLAST_ENOTFOUND, "unknown region")
+  rc = pia_region_data(step, d)
   call check(rc == 0, "get step")
   call check(d%id == step, "step id")
   call check(pia_region_name(d) == "step", "step name")
   call check(d%count == 5 .and. d%count64 == 5, "step count")
   call check(d%wtime > 0d0 .and. d%wtime <= wall, "step wall time")
   call check(d%mtime >= 0d0 .and. d%mtime <= d%wtime, "step MPI time")
-  rc = pia_get_region_data(d, inner)
+  rc = pia_region_data(inner, d)
   call check(rc == 0 .and. d%count == 10, "inner count")
   call check(pia_region_name(d) == "inner", "inner name")
-  call check(pia_get_region_data(d, -4) == BALLAST_ENOTFOUND, "bad region id")
+  call check(pia_region_data(-4, d) == BALLAST_ENOTFOUND, "bad region id")
 
   ! Activities: lookup, names, groups, accumulation.
-  act = pia_find_activity_by_name("MPI_Send")
+  act = pia_activity_find("MPI_Send")
   call check(act >= 0, "find MPI_Send")
   call check(pia_activity_name(act) == "MPI_Send", "activity name")
-  p2p = pia_find_activity_by_name(PIA_GROUP_P2P)
+  p2p = pia_activity_find(PIA_GROUP_P2P)
   call check(p2p >= 0 .and. p2p /= act, "find MPI_P2P")
-  call check(pia_find_activity_by_name("MPI_Bogus") == BALLAST_ENOTFOUND, "unknown activity")
-  rc = pia_init_activity_data(a)
-  call check(rc == 0 .and. a%ncalls == 0 .and. a%nbytes == 0, "init activity")
-  rc = pia_get_activity_data(a, act)
+  call check(pia_activity_find("MPI_Bogus") == BALLAST_ENOTFOUND, "unknown activity")
+  call pia_actdata_init(a)
+  call check(a%ncalls == 0 .and. a%nbytes == 0, "init activity")
+  rc = pia_activity_data(act, a)
   call check(rc == 0 .and. a%ncalls >= 0, "get MPI_Send")
   call check(ballast_strerror(BALLAST_ENOTFOUND) == &
              "no such entity (key, name or id not found)", "error codes match C")
@@ -83,7 +83,8 @@ program fortran_pia
   call pia_interval_destroy(iv)
 
   ! Tasks: an unknown key is an error code, not a crash.
-  call check(rta_begin_task("no/such/task") < 0, "unknown task")
+  call check(rta_task_find("no/such/task", task) == BALLAST_ENOTFOUND, "unknown task")
+  call check(.not. c_associated(task), "no handle for an unknown task")
 
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   if (rank == 0) print '(a, f0.3)', "PASS fortran_pia, checksum ", x

@@ -7,7 +7,7 @@
  * ballast's automatic policy measures every task (rta_task_begin/end),
  * judges the ranks' imbalance at every rta_lb_perform() and moves tasks
  * when a remap pays for itself. A task's state is one registered array
- * (rta_register_array): ballast moves it with the task, no callback needed.
+ * (rta_task_array_register): ballast moves it with the task, no callback needed.
  *
  * Each step prints the imbalance of the work (max/avg over ranks of the
  * tasks' costs, owners from rta_lb_task_owner) as the tasks sit now and as
@@ -49,7 +49,7 @@ static double work(double *a, double c) {
  * its state, values derived from its key, registered as an array. */
 static int define_tasks(double **state, rta_task_t **root) {
   const char *rootname = "lb";
-  int rc = rta_define_task(NULL, 1, &rootname, NULL, root);
+  int rc = rta_task_define(NULL, 1, &rootname, NULL, root);
   for (int k = 0; k < ntasks && !rc; k++) {
     if (k * size / ntasks != rank) continue;
     char name[32];
@@ -60,8 +60,8 @@ static int define_tasks(double **state, rta_task_t **root) {
     if (!(state[k] = malloc(NVALS * sizeof(double)))) return BALLAST_ENOMEM;
     state[k][0] = 0.0;
     for (int i = 1; i < NVALS; i++) state[k][i] = k * NVALS + i;
-    rc = rta_define_task(*root, 1, &np, NULL, &t);
-    if (!rc) rc = rta_register_array(t, (void **)&state[k], rta_type_elem(RTA_DOUBLE), 1, &dims);
+    rc = rta_task_define(*root, 1, &np, NULL, &t);
+    if (!rc) rc = rta_task_array_register(t, (void **)&state[k], rta_type_elem(RTA_DOUBLE), 1, &dims);
   }
   return rc;
 }
@@ -77,7 +77,7 @@ static int define_context(int rc, rta_task_t *root, rta_lb_context_t **ctx, MPI_
   cfg.policy.window = 5;
   rta_cost_config_t cc = {4, 2}; /* a task's cost follows the hot spot within 4 steps */
   if (!rc) rc = rta_cost_config_set(&cc);
-  int rc2 = rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, ctx, comm);
+  int rc2 = rta_lb_create(MPI_COMM_WORLD, root, &cfg, ctx, comm);
   return rc ? rc : rc2;
 }
 

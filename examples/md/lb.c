@@ -32,9 +32,9 @@ static const char *phase_names[] = {"forces", "integrate", "halo", "migrate"};
 int md_phases_define(md_sim_t *s) {
   const char *rn = "step";
   rta_task_t *ph[4];
-  int rc = rta_define_task(NULL, 1, &rn, NULL, &s->ph_step);
+  int rc = rta_task_define(NULL, 1, &rn, NULL, &s->ph_step);
   if (rc) return rc;
-  if ((rc = rta_define_task(s->ph_step, 4, phase_names, NULL, ph))) return rc;
+  if ((rc = rta_task_define(s->ph_step, 4, phase_names, NULL, ph))) return rc;
   s->ph_forces = ph[0];
   s->ph_integrate = ph[1];
   s->ph_halo = ph[2];
@@ -97,12 +97,11 @@ static int cb_unpack(rta_task_t *t, const void *buf, size_t len, void *user) {
   return 0;
 }
 
-static int cb_release(rta_task_t *t, void *user) {
+static void cb_release(rta_task_t *t, void *user) {
   md_sim_t *s = user;
   int b = block_of(s, t);
-  if (b < 0) return 1;
+  if (b < 0) return;
   md_block_free(&s->blocks[b]);
-  return 0;
 }
 
 /* Ghost bytes block b sends its neighbour c per step: the particles of the
@@ -128,7 +127,7 @@ int md_lb_init(md_sim_t *s) {
   rp.serial = (rta_serial_t){cb_size, cb_pack, cb_unpack, cb_release};
   rp.user = s;
   const char *rn = "md";
-  if ((rc = rta_define_task(NULL, 1, &rn, &rp, &s->md_root))) return rc;
+  if ((rc = rta_task_define(NULL, 1, &rn, &rp, &s->md_root))) return rc;
   s->btask = calloc((size_t)s->nblocks, sizeof *s->btask);
   int n = s->nmine;
   char (*names)[32] = calloc((size_t)(n ? n : 1), sizeof *names);
@@ -154,7 +153,7 @@ int md_lb_init(md_sim_t *s) {
     par[k].ncomm = m;
     par[k].comm = ce + 26 * k;
   }
-  if (!rc && n > 0) rc = rta_define_task(s->md_root, n, np, par, out);
+  if (!rc && n > 0) rc = rta_task_define(s->md_root, n, np, par, out);
   for (int k = 0; !rc && k < n; k++) s->btask[s->mine[k]] = out[k];
   free(names); free(np); free(par); free(ce); free(pk); free(out);
   /* every rank goes into the (collective) context definition, which fails
@@ -169,7 +168,7 @@ int md_lb_init(md_sim_t *s) {
   cfg.strategy = s->p.lb_random ? RTA_MAP_RANDOM : RTA_MAP_TWOPHASE;
   cfg.seed = (unsigned)s->p.seed;
   MPI_Comm comm;
-  int rc2 = rta_define_lb_context(s->comm, s->md_root, &cfg, &s->lb, &comm);
+  int rc2 = rta_lb_create(s->comm, s->md_root, &cfg, &s->lb, &comm);
   if (rc2) return rc ? rc : rc2;
   s->comm = comm;
   MPI_Comm_rank(s->comm, &s->rank);
@@ -202,7 +201,7 @@ static int adopt(md_sim_t *s) {
 
 int md_lb_step(md_sim_t *s, int *remapped) {
   *remapped = 0;
-  int rc = rta_perform_load_balancing(&s->comm);
+  int rc = rta_lb_perform(s->lb, &s->comm);
   if (rc) return rc;
   if ((rc = rta_lb_stats(s->lb, &s->lbst))) return rc;
   if (s->lbst.remaps != s->lb_remaps_seen) {
@@ -240,8 +239,8 @@ void md_pia_listing(const md_sim_t *s) {
   double mine[NR * 3], *all = NULL;
   for (int r = 0; r < NR; r++) {
     pia_regdata_t d;
-    pia_regid_t id = pia_find_region_by_name(regs[r]);
-    int ok = id >= 0 && pia_get_region_data(&d, id) == 0;
+    pia_regid_t id = pia_region_find(regs[r]);
+    int ok = id >= 0 && pia_region_data(id, &d) == 0;
     mine[3 * r] = ok ? d.wtime : -1;
     mine[3 * r + 1] = ok ? d.mtime : -1;
     mine[3 * r + 2] = ok ? (double)d.count64 : -1;
@@ -252,8 +251,8 @@ void md_pia_listing(const md_sim_t *s) {
     free(all);
     return;
   }
-  printf("\n== PIA region data of the phases (pia_find_region_by_name, "
-         "pia_get_region_data) ==\n");
+  printf("\n== PIA region data of the phases (pia_region_find, "
+         "pia_region_data) ==\n");
   printf("%-5s %-16s %12s %12s %10s\n", "rank", "region", "wtime (s)", "mtime (s)", "count");
   for (int q = 0; q < s->size; q++)
     for (int r = 0; r < NR; r++) {

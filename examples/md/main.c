@@ -294,7 +294,7 @@ int main(int argc, char **argv) {
      * counted in the step's time */
     int remapped = 0;
     double dec0 = s->lbst.seconds_deciding;
-    if (s->lb && (rc = md_lb_step(s, &remapped))) die(s, rc, "rta_perform_load_balancing");
+    if (s->lb && (rc = md_lb_step(s, &remapped))) die(s, rc, "rta_lb_perform");
     decide[step] = s->lbst.seconds_deciding - dec0;
     lbev[step] = remapped;
     wall[step] = MPI_Wtime() - t0;

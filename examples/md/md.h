@@ -364,7 +364,7 @@ int md_phases_define(md_sim_t *s);
 /* Collective: defines "md" and my blocks as tasks, creates the load-balancing
  * context and switches s->comm to the context's communicator. */
 int md_lb_init(md_sim_t *s);
-/* Collective: one rta_perform_load_balancing() call; after a remap adopts the
+/* Collective: one rta_lb_perform() call; after a remap adopts the
  * new owners (and, in placement mode, the new communicator and rank). Sets
  * *remapped: 0 no remap, 1 a remap that moved blocks, 2 a committed remap
  * whose mapping moved nothing. */

@@ -37,9 +37,9 @@ static void introspect(int steps, int rank, int size) {
   pia_actdata_t sr;
   pia_regid_t step_id = pia_region_find_by_path("solve/step");
   pia_regid_t exch_id = pia_region_find_by_path("solve/step/exchange");
-  pia_act_t sendrecv = pia_find_activity_by_name("MPI_Sendrecv");
-  if (step_id < 0 || exch_id < 0 || sendrecv < 0 || pia_get_region_data(&step, step_id) ||
-      pia_init_activity_data(&sr) || pia_region_activity_data(exch_id, sendrecv, &sr)) {
+  pia_act_t sendrecv = pia_activity_find("MPI_Sendrecv");
+  if (step_id < 0 || exch_id < 0 || sendrecv < 0 || pia_region_data(step_id, &step) ||
+      (pia_actdata_init(&sr), pia_region_activity_data(exch_id, sendrecv, &sr))) {
     fprintf(stderr, "rank %d: a region or MPI_Sendrecv is unknown to PIA\n", rank);
     failures++;
     return;

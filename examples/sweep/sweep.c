@@ -270,17 +270,17 @@ typedef struct {
 } pia_seen_t;
 
 static int query(pia_seen_t *q) {
-  pia_act_t send = pia_find_activity_by_name("MPI_Send");
-  pia_act_t recv = pia_find_activity_by_name("MPI_Recv");
-  pia_regid_t r = pia_find_region_by_name("sweep");
+  pia_act_t send = pia_activity_find("MPI_Send");
+  pia_act_t recv = pia_activity_find("MPI_Recv");
+  pia_regid_t r = pia_region_find("sweep");
   int rc = 0;
   if (send < 0 || recv < 0 || r < 0)
     return send < 0 ? send : recv < 0 ? recv : r;
-  pia_init_activity_data(&q->send);
-  pia_init_activity_data(&q->recv);
-  if ((rc = pia_get_activity_data(&q->send, send)) < 0 ||
-      (rc = pia_get_activity_data(&q->recv, recv)) < 0 ||
-      (rc = pia_get_region_data(&q->reg, r)) < 0)
+  pia_actdata_init(&q->send);
+  pia_actdata_init(&q->recv);
+  if ((rc = pia_activity_data(send, &q->send)) < 0 ||
+      (rc = pia_activity_data(recv, &q->recv)) < 0 ||
+      (rc = pia_region_data(r, &q->reg)) < 0)
     return rc;
   return 0;
 }

@@ -10,12 +10,12 @@
  * Outside MPI_Init .. MPI_Finalize. Every entry point that calls MPI or
  * measures (mon's regions, report and profile; pia's queries and interval
  * marks; rta_task_begin/end, rta_step, rta_map_tasks, rta_map_graph_par,
- * rta_hw_discover(_ex), rta_hw_refresh_links, rta_define_lb_context,
- * rta_lb_perform, rta_perform_load_balancing) returns BALLAST_ESTATE before
+ * rta_hw_discover(_ex), rta_hw_refresh_links, rta_lb_create,
+ * rta_lb_perform) returns BALLAST_ESTATE before
  * MPI_Init and after MPI_Finalize, with one warning naming the call, and
  * does nothing else. What needs neither (task trees and registered arrays
  * of ballast element types, graphs, simulated machines, policies, mappings,
- * accessors of objects that exist, handles, pia_init_activity_data,
+ * accessors of objects that exist, handles, pia_actdata_init,
  * pia_interval_create/destroy) works at any time; rta_lb_destroy() after
  * MPI_Finalize frees ballast's memory (the communicators died with MPI) and
  * returns 0.

@@ -126,26 +126,6 @@ BALLAST_API int mon_region_begin(const char *name);
  */
 BALLAST_API int mon_region_end(const char *name);
 
-/** IPM compatibility: operations of ipm_region() (the same values as
- *  MPI_Pcontrol's levels: 1 enters, -1 leaves). */
-#ifndef IPM_START
-/** IPM compatibility: ipm_region()'s operation that enters a region. */
-#define IPM_START 1
-#endif
-#ifndef IPM_END
-/** IPM compatibility: ipm_region()'s operation that leaves a region. */
-#define IPM_END (-1)
-#endif
-
-/**
- * \brief IPM's region call: ipm_region(IPM_START, name) is
- * mon_region_begin(name), ipm_region(IPM_END, name) is mon_region_end(name).
- * MPI_Pcontrol(1, name) and MPI_Pcontrol(-1, name) do the same.
- * \return as mon_region_begin() / mon_region_end(); BALLAST_EINVAL for another
- * \a op. Not collective; thread safe.
- */
-BALLAST_API int ipm_region(int op, const char *name);
-
 /** \brief A region name resolved once, for code that enters regions very
  *  often (rta's tasks): entering through a handle hashes no string. */
 typedef struct mon_region_handle_s *mon_region_handle_t;
@@ -249,7 +229,7 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  * each rank's part) come from the layers above mon and are present only when
  * those ran: "load_balancing" (totals) and "lb_series" (load balancing over
  * time, task maps) when a load-balancing context was defined; their format
- * is documented with rta_define_lb_context() in ballast/rta_lb.h.
+ * is documented with rta_lb_create() in ballast/rta_lb.h.
  * A region's "activities", "sent" and "received" are its own MPI figures:
  * the calls made (and messages moved) while it was the innermost open
  * region of the calling thread, children not included (the call paths of

@@ -6,7 +6,8 @@
  * PIA gives each process a local view of two kinds of entity, as the CRESTA PIA
  * specification defines them:
  *  - **regions**: the nested, named code regions opened with
- *    mon_region_begin()/mon_region_end() (or ipm_region(), MPI_Pcontrol()).
+ *    mon_region_begin()/mon_region_end() (or MPI_Pcontrol(), and IPM's
+ *    ipm_region() of ballast/cresta.h).
  *    Region 0 is the implicit whole-program region "ballast_main". Each
  *    (parent, name) pair is one region: the same name under two different
  *    parents gives two regions with two ids.
@@ -40,11 +41,12 @@
  *    activity signatures appear.
  *  - Times are in seconds.
  *
- * Compatibility with CRESTA: the two example listings of the CRESTA PIA
- * specification (one reads a region's data, one an activity's) compile
- * against this header unchanged (a test in tests/pia/ builds them). Its
- * pia_find_region_by_name() returns the region id directly; ours does too,
- * and signals "not found" with a negative code instead of IPM's -1.
+ * Compatibility with CRESTA: the names of the CRESTA PIA specification
+ * (pia_find_region_by_name, pia_get_region_data(data, id), ...) are in
+ * ballast/cresta.h, deprecated; its two example listings compile against that
+ * header (a test in tests/pia/ builds them). pia_region_find() returns the
+ * region id directly, as CRESTA's call does, and signals "not found" with a
+ * negative code instead of IPM's -1.
  */
 #ifndef BALLAST_PIA_H
 #define BALLAST_PIA_H
@@ -72,7 +74,7 @@ typedef int pia_act_t;
 /** Number of hardware counter slots in a pia_regdata_t. */
 #define PIA_HWC_MAX 4
 
-/** \name Activity group names, for pia_find_activity_by_name()
+/** \name Activity group names, for pia_activity_find()
  * A group reads as one activity: the sums (and min/max) over its calls. */
 /**@{*/
 #define PIA_GROUP_P2P "MPI_P2P"   /**< all point-to-point calls */
@@ -107,7 +109,7 @@ typedef struct {
 
 /**
  * Statistics of one activity (or a sum of several: see
- * pia_get_activity_data()). Initialise with pia_init_activity_data().
+ * pia_activity_data()). Initialise with pia_actdata_init().
  *
  * Counters are 64-bit: a long run can exceed 2^31 bytes in seconds. The
  * CRESTA listing prints ncalls and nbytes with "%d"; print them with "%lld".
@@ -149,7 +151,8 @@ typedef struct {
 
 /**
  * \brief The number of regions created so far (ids are 0 .. count-1).
- * \return the count (>= 1 once monitoring runs), or a negative code.
+ * \return the count: >= 1 while monitoring runs, 0 when no region exists
+ *         (monitoring off or not started); it cannot fail.
  */
 BALLAST_API int pia_region_count(void);
 
@@ -160,7 +163,8 @@ BALLAST_API int pia_region_count(void);
  * under different parents names different regions). This returns the
  * **first region created with that name**, whichever its parent. To address
  * one exact region use pia_region_find_by_path() or pia_region_find_child().
- * As in the CRESTA PIA, the id is the return value.
+ * As in the CRESTA PIA (pia_find_region_by_name, ballast/cresta.h), the id
+ * is the return value.
  *
  * \param name the region's name (NUL-terminated).
  * \return the region id (>= 0); BALLAST_EINVAL when name is NULL or empty;
@@ -170,7 +174,7 @@ BALLAST_API int pia_region_count(void);
  * a name take no lock; the first lookup of a name on a thread, and lookups
  * of names not found, ask the monitor's registry, which takes a lock.
  */
-BALLAST_API pia_regid_t pia_find_region_by_name(const char *name);
+BALLAST_API pia_regid_t pia_region_find(const char *name);
 
 /**
  * \brief Find the child of \a parent called \a name.
@@ -209,12 +213,12 @@ BALLAST_API pia_regid_t pia_region_find_by_path(const char *path);
  * nothing (not its count, times nor counters) until it is left. Region 0
  * (the whole program) is the exception: its figures are live.
  *
- * \param data where to write (caller-owned).
  * \param id a region id.
+ * \param data where to write (caller-owned).
  * \return 0; BALLAST_EINVAL when data is NULL; BALLAST_ENOTFOUND for a bad id.
  * O(threads). Thread safe.
  */
-BALLAST_API int pia_get_region_data(pia_regdata_t *data, pia_regid_t id);
+BALLAST_API int pia_region_data(pia_regid_t id, pia_regdata_t *data);
 
 /**
  * \brief The innermost region open on the calling thread.
@@ -252,7 +256,7 @@ BALLAST_API pia_regid_t pia_region_next(pia_regid_t id);
 
 /**
  * \brief The number of activities, groups included (ids are 0 .. count-1).
- * \return the count, or a negative code.
+ * \return the count, fixed by the build (it cannot fail).
  */
 BALLAST_API int pia_activity_count(void);
 
@@ -270,41 +274,40 @@ BALLAST_API const char *pia_activity_name(pia_act_t act);
  *         (never a crash).
  * O(1) (hash lookup). Thread safe.
  */
-BALLAST_API pia_act_t pia_find_activity_by_name(const char *name);
+BALLAST_API pia_act_t pia_activity_find(const char *name);
 
 /**
- * \brief Reset an activity record before pia_get_activity_data() adds into it:
- * ncalls = nbytes = 0, tsum = tmax = 0, tmin = +INFINITY.
- * \return 0, or BALLAST_EINVAL when data is NULL.
+ * \brief Reset an activity record before pia_activity_data() adds into it:
+ * ncalls = nbytes = 0, tsum = tmax = 0, tmin = +INFINITY. NULL does nothing.
  */
-BALLAST_API int pia_init_activity_data(pia_actdata_t *data);
+BALLAST_API void pia_actdata_init(pia_actdata_t *data);
 
 /**
  * \brief Add an activity's whole-run statistics into \a data.
  *
  * Accumulates, as IPM's PIA does: ncalls, nbytes and tsum are added, tmin and
- * tmax become the min and max of both. Call pia_init_activity_data() first;
+ * tmax become the min and max of both. Call pia_actdata_init() first;
  * call this several times to sum several activities. \a data is left
  * unchanged on error.
  *
- * \param data the record to add into (caller-owned).
  * \param act an activity or group id.
+ * \param data the record to add into (caller-owned).
  * \return 0; BALLAST_EINVAL when data is NULL; BALLAST_ENOTFOUND for a bad id.
  * O(threads) for one call; a group sums its member calls, O(calls in the
  * MPI API x threads). Independent of the number of signatures. Thread safe.
  */
-BALLAST_API int pia_get_activity_data(pia_actdata_t *data, pia_act_t act);
+BALLAST_API int pia_activity_data(pia_act_t act, pia_actdata_t *data);
 
 /**
  * \brief Add the statistics of activity \a act inside \a region into \a data.
  *
- * Like pia_get_activity_data(), restricted to the calls made while \a region
+ * Like pia_activity_data(), restricted to the calls made while \a region
  * was the innermost open region (exclusive: calls in its child regions count
  * in the children). PIA_REGION_ALL means the whole run.
  *
  * \return 0; BALLAST_EINVAL when data is NULL; BALLAST_ENOTFOUND for a bad
  *         activity or region id.
- * Cost as pia_get_activity_data(). Thread safe.
+ * Cost as pia_activity_data(). Thread safe.
  */
 BALLAST_API int pia_region_activity_data(pia_regid_t region, pia_act_t act,
                                          pia_actdata_t *data);
@@ -406,7 +409,7 @@ BALLAST_API int pia_interval_region_data(pia_interval_t *iv, pia_regid_t id,
  * \brief The change of a tracked activity since the last mark: ncalls,
  * nbytes and tsum are differences. A minimum or maximum cannot be
  * differenced, so tmin and tmax are the **whole-run** values so far (the
- * same as pia_get_activity_data() gives), or +INFINITY / 0 when the interval
+ * same as pia_activity_data() gives), or +INFINITY / 0 when the interval
  * has no call. Overwrites \a out (it does not accumulate).
  * \return 0; BALLAST_EINVAL when iv or out is NULL; BALLAST_ENOTFOUND when the
  *         activity is not tracked by iv.
@@ -414,37 +417,6 @@ BALLAST_API int pia_interval_region_data(pia_interval_t *iv, pia_regid_t id,
  */
 BALLAST_API int pia_interval_activity_data(pia_interval_t *iv, pia_act_t act,
                                            pia_actdata_t *out);
-
-/* ---- deprecated names ---------------------------------------------------- */
-/* Names of an earlier version of this API, kept as real exported functions so
- * that programs built against them, LD_PRELOAD tools and the Fortran module
- * keep working. Each behaves exactly as the function it names. New code uses
- * the new names. */
-
-/** \brief Deprecated: old name of pia_region_find_child(). */
-BALLAST_API pia_regid_t pia_find_child_region(pia_regid_t parent,
-                                              const char *name);
-/** \brief Deprecated: old name of pia_region_find_by_path(). */
-BALLAST_API pia_regid_t pia_find_region_by_path(const char *path);
-/** \brief Deprecated: old name of pia_region_current(). */
-BALLAST_API pia_regid_t pia_current_region(void);
-/** \brief Deprecated: old name of pia_region_parent(). */
-BALLAST_API pia_regid_t pia_parent_region(pia_regid_t id);
-/** \brief Deprecated: old name of pia_region_child(). */
-BALLAST_API pia_regid_t pia_child_region(pia_regid_t id);
-/** \brief Deprecated: old name of pia_region_next(). */
-BALLAST_API pia_regid_t pia_next_region(pia_regid_t id);
-/** \brief Deprecated: old form of pia_region_activity_data(), output first:
- * the same as pia_region_activity_data(region, act, data). */
-BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
-                                                pia_act_t act,
-                                                pia_regid_t region);
-/** \brief Deprecated: old form of pia_partner_data(), output first. */
-BALLAST_API int pia_get_partner_data(pia_partnerdata_t *out, int peer,
-                                     pia_regid_t region);
-/** \brief Deprecated: old form of pia_partner_volumes(), output first. */
-BALLAST_API int pia_get_partner_volumes(pia_partnerdata_t *out, int n,
-                                        pia_regid_t region);
 
 #ifdef __cplusplus
 }

@@ -91,7 +91,7 @@
  * fail a job on a performance regression). A callback registered with
  * pia_assert_on_failure() runs at every failure. An assertion marked remap
  * (\c PIA_ASSERT_REMAP, or \c remap before the target in the file) that
- * fails requests a remap at the next rta_perform_load_balancing() of every
+ * fails requests a remap at the next rta_lb_perform() of every
  * context (the request is agreed across the context's ranks).
  *
  * \section report Report
@@ -169,14 +169,14 @@ BALLAST_API void pia_assert_options_init(pia_assert_options_t *o);
 /**
  * \brief Parse an expression without creating anything.
  * \param expr the expression.
+ * \param len size of \a msg.
  * \param msg where to write the error message (column, caret, what was
  *        expected or the valid names), or NULL; "" on success.
- * \param len size of \a msg.
  * \return 0; BALLAST_EINVAL when expr is NULL; BALLAST_EPARSE for a syntax
  *         error; BALLAST_ENOTFOUND for an unknown name; BALLAST_ENOMEM.
  * Thread safe.
  */
-BALLAST_API int pia_assert_parse_check(const char *expr, char *msg, size_t len);
+BALLAST_API int pia_assert_parse_check(const char *expr, size_t len, char *msg);
 
 /**
  * \brief Create an in-code assertion, checked at each pia_assert_end().

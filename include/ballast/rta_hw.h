@@ -76,7 +76,8 @@ BALLAST_API int rta_graph_set_vertex(rta_graph_t *g, int64_t v, double work,
 BALLAST_API int rta_graph_add_edge(rta_graph_t *g, int64_t u, int64_t v,
                                    double bytes);
 
-/** \brief The graph's vertices. \return the number of vertices (0 for NULL). */
+/** \brief The graph's vertices.
+ * \return the number of vertices; BALLAST_EINVAL for NULL. */
 BALLAST_API int64_t rta_graph_nvert(const rta_graph_t *g);
 
 /**
@@ -258,25 +259,27 @@ BALLAST_API int rta_hw_nslots(const rta_hw_t *hw);
  * \return the number of nodes; BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_hw_nnodes(const rta_hw_t *hw);
 /** \brief The node of \a slot.
- * \return the node index (>= 0); BALLAST_EINVAL for NULL or a slot out of range. */
+ * \return the node index (>= 0); BALLAST_EINVAL for NULL; BALLAST_ERANGE for
+ *         a slot out of range. */
 BALLAST_API int rta_hw_slot_node(const rta_hw_t *hw, int slot);
 /** \brief The slots on \a node.
- * \return the number of slots on it; BALLAST_EINVAL for NULL or a node out of range. */
+ * \return the number of slots on it; BALLAST_EINVAL for NULL; BALLAST_ERANGE
+ *         for a node out of range. */
 BALLAST_API int rta_hw_node_nslots(const rta_hw_t *hw, int node);
 /** \brief The core (leaf of the node's hwloc tree) of \a slot.
- * \return the core's index (>= 0); BALLAST_EINVAL for NULL or a slot out
- *         of range. */
+ * \return the core's index (>= 0); BALLAST_EINVAL for NULL; BALLAST_ERANGE
+ *         for a slot out of range. */
 BALLAST_API int rta_hw_slot_core(const rta_hw_t *hw, int slot);
 /** \brief Whether the slots' core bindings were known.
- * \return non-zero when every slot's core binding was known (not guessed),
- *         0 when some were guessed or for NULL. */
+ * \return 1 when every slot's core binding was known (not guessed), 0 when
+ *         some were guessed; BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_hw_bound(const rta_hw_t *hw);
 
 /**
  * \brief Number of tree levels of \a node (hwloc levels with arity > 1, from
  * the root down; the leaves are cores).
- * \return the number of levels; BALLAST_EINVAL for NULL or a node out of
- *         range.
+ * \return the number of levels; BALLAST_EINVAL for NULL; BALLAST_ERANGE for
+ *         a node out of range.
  */
 BALLAST_API int rta_hw_node_nlevels(const rta_hw_t *hw, int node);
 
@@ -286,7 +289,8 @@ BALLAST_API int rta_hw_node_nlevels(const rta_hw_t *hw, int node);
  * this level, and the hwloc type name of that object (static string).
  * Default costs: a level above the packages (Machine, Group of packages) 6;
  * levels inside a package count up from 1 at the level just above the cores.
- * Any out-pointer may be NULL. \return 0 or BALLAST_EINVAL.
+ * Any out-pointer may be NULL. \return 0; BALLAST_EINVAL for NULL;
+ * BALLAST_ERANGE for a node or level out of range.
  */
 BALLAST_API int rta_hw_node_level(const rta_hw_t *hw, int node, int level,
                                   int *arity, double *cost,
@@ -294,19 +298,25 @@ BALLAST_API int rta_hw_node_level(const rta_hw_t *hw, int node, int level,
 
 /**
  * \brief Distance between two slots (see the file comment): 0 for a == b.
- * \return the distance, or a negative value for out-of-range slots.
+ * \return 0 and \a *out; BALLAST_EINVAL for NULL \a hw or \a out;
+ *         BALLAST_ERANGE for a slot out of range (\a *out unchanged).
  */
-BALLAST_API double rta_hw_slot_distance(const rta_hw_t *hw, int a, int b);
+BALLAST_API int rta_hw_slot_distance(const rta_hw_t *hw, int a, int b,
+                                     double *out);
 
 /**
- * \brief Distance between two nodes (0 for a == b), or negative for bad ids.
+ * \brief Distance between two nodes (0 for a == b).
+ * \return 0 and \a *out; BALLAST_EINVAL for NULL \a hw or \a out;
+ *         BALLAST_ERANGE for a node out of range (\a *out unchanged).
  */
-BALLAST_API double rta_hw_node_distance(const rta_hw_t *hw, int a, int b);
+BALLAST_API int rta_hw_node_distance(const rta_hw_t *hw, int a, int b,
+                                     double *out);
 
 /**
  * \brief Measured link between two node leaders: latency in seconds and
- * bandwidth in bytes/s. \return 0; BALLAST_ENOTFOUND when links were not
- * measured; BALLAST_EINVAL.
+ * bandwidth in bytes/s. Either out-pointer may be NULL. \return 0;
+ * BALLAST_ENOTFOUND when links were not measured; BALLAST_EINVAL for NULL
+ * \a hw; BALLAST_ERANGE for a node out of range.
  */
 BALLAST_API int rta_hw_link(const rta_hw_t *hw, int a, int b, double *latency,
                             double *bandwidth);
@@ -330,7 +340,8 @@ typedef enum {
 /** Number of strategies (for loops over all of them). */
 #define RTA_MAP_NSTRATEGIES 5
 
-/** \brief Strategy name: "twophase", "tleaf", "block", "roundrobin", "random". */
+/** \brief Strategy name: "twophase", "tleaf", "block", "roundrobin", "random"
+ * (static strings); "unknown" for a value outside the list. */
 BALLAST_API const char *rta_strategy_name(rta_strategy_t s);
 /** \brief Parses a name of rta_strategy_name(). \return 0 or BALLAST_EINVAL. */
 BALLAST_API int rta_strategy_parse(const char *name, rta_strategy_t *s);

@@ -5,14 +5,14 @@
  * communicator the application uses.
  *
  * \section rta_lb_ctx Contexts and communicators
- * rta_define_lb_context() binds the group of a communicator to the subtree of
+ * rta_lb_create() binds the group of a communicator to the subtree of
  * tasks under a root task defined on every process of it. It duplicates the
  * communicator twice: a \e base communicator kept by ballast (its rank order
  * never changes; the hardware model and the mappings refer to it) and the
  * \e application communicator it returns. The application must use the
  * returned communicator for everything that refers to tasks by rank. ballast
  * owns it: it is freed by the remap that replaces it (the application then
- * receives the new one through rta_perform_load_balancing()) or by
+ * receives the new one through rta_lb_perform()) or by
  * rta_lb_destroy(). The communicator the application passed in is
  * never freed.
  *
@@ -81,7 +81,7 @@
  * kept). Open MPI's
  * single-copy path pins the sender's pages one by one, so a state sent from
  * huge pages moves faster (15-19 against 9-11 GB/s on a 2-core VM).
- * rta_alloc_array() gives the application such memory from the start.
+ * rta_array_alloc() gives the application such memory from the start.
  *
  * \section rta_lb_rollback All or nothing
  * The remap is committed only when every rank has unpacked everything it
@@ -292,7 +292,7 @@ BALLAST_API void rta_lb_config_init(rta_lb_config_t *cfg);
  * Every rank returns an error together (the codes may differ as said) and
  * then creates nothing.
  */
-BALLAST_API int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
+BALLAST_API int rta_lb_create(MPI_Comm comm, rta_task_t *root,
                                       const rta_lb_config_t *cfg,
                                       rta_lb_context_t **ctx,
                                       MPI_Comm *out_comm);
@@ -304,15 +304,6 @@ BALLAST_API int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
  * does nothing. \return 0; BALLAST_EMPI when freeing a communicator failed.
  */
 BALLAST_API int rta_lb_destroy(rta_lb_context_t *ctx);
-
-/**
- * \brief The load-balancing call in its CRESTA form: finds the context whose
- * application communicator is \a *comm and calls rta_lb_perform().
- * \return rta_lb_perform()'s codes; BALLAST_EINVAL for NULL;
- * BALLAST_ENOTFOUND when no context owns \a *comm (nothing is done, the call
- * is then not collective).
- */
-BALLAST_API int rta_perform_load_balancing(MPI_Comm *comm);
 
 /**
  * \brief One load-balancing step of \a ctx. Collective over its processes.
@@ -363,7 +354,7 @@ BALLAST_API int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm);
  *   nothing) and is tried once; a warm map that moves no task (every task
  *   already where it ended) is not carried out.
  * A profile keeps per-task maps only up to 4,096 tasks; larger trees need a
- * record. BALLAST_LB_WARMSTART=path calls this from rta_define_lb_context()
+ * record. BALLAST_LB_WARMSTART=path calls this from rta_lb_create()
  * (when cfg->use_env) and, on failure, warns and goes on.
  * \return 0; BALLAST_EINVAL for NULL; BALLAST_EDISABLED when the policy is
  * off (nothing done); BALLAST_EIO when the file cannot be read;
@@ -385,7 +376,8 @@ BALLAST_API int rta_lb_find(MPI_Comm comm, rta_lb_context_t **ctx);
 BALLAST_API MPI_Comm rta_lb_comm(const rta_lb_context_t *ctx);
 
 /** \brief The context's mode.
- * \return 1 in placement mode, 0 in over-decomposition, -1 for NULL. */
+ * \return 1 in placement mode, 0 in over-decomposition; BALLAST_EINVAL for
+ *         NULL. */
 BALLAST_API int rta_lb_placement(const rta_lb_context_t *ctx);
 
 /**
@@ -399,12 +391,12 @@ BALLAST_API int rta_lb_task_owner(const rta_lb_context_t *ctx, const char *key,
 
 /** \brief The context's leaf tasks.
  * \return the number of leaf tasks of the context (all ranks), as of its last
- *         mapping; 0 for NULL. */
+ *         mapping; BALLAST_EINVAL for NULL. */
 BALLAST_API int64_t rta_lb_ntasks(const rta_lb_context_t *ctx);
 
 /** \brief The leaf tasks this process owns.
  * \return the number of leaf tasks this process owns (gangs it is a member
- *         of included); 0 for NULL. */
+ *         of included); BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_lb_nlocal(const rta_lb_context_t *ctx);
 
 /**
@@ -425,12 +417,16 @@ BALLAST_API int rta_lb_task_comm(const rta_lb_context_t *ctx, const char *key,
                               MPI_Comm *comm);
 
 /**
- * \brief The base ranks of a gang's members (\a n entries: its nprocs).
- * \return 0; BALLAST_EINVAL; BALLAST_ENOTFOUND; BALLAST_ESIZE when \a n is
- * smaller than the gang.
+ * \brief The base ranks of a gang's members.
+ * \param ctx the context.
+ * \param key the gang's task key.
+ * \param n room in \a ranks (at least the gang's nprocs).
+ * \param ranks receives the members' base ranks (the first nprocs entries).
+ * \return 0; BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND when \a key is not a
+ * gang of the context; BALLAST_ESIZE when \a n is smaller than the gang.
  */
-BALLAST_API int rta_lb_gang_ranks(const rta_lb_context_t *ctx,
-                                    const char *key, int *ranks, int n);
+BALLAST_API int rta_lb_gang_ranks(const rta_lb_context_t *ctx, const char *key,
+                                  int n, int *ranks);
 
 /** \brief The last decision taken (zeroed before the first). \return 0; BALLAST_EINVAL. */
 BALLAST_API int rta_lb_last_decision(const rta_lb_context_t *ctx,
@@ -488,30 +484,6 @@ BALLAST_API const rta_policy_config_t *rta_lb_policy(const rta_lb_context_t *ctx
  */
 BALLAST_API int rta_task_array_dims(const rta_task_t *task, void **array,
                                     int64_t *dims);
-
-/* ---- deprecated names ---------------------------------------------------- */
-/* Names of an earlier version of this API, kept as real exported functions so
- * that programs built against them, LD_PRELOAD tools and the Fortran module
- * keep working. Each behaves exactly as the function it names. New code uses
- * the new names. */
-
-/** \brief Deprecated: old name of rta_lb_config_init(). \return 0;
- * BALLAST_EINVAL for NULL. */
-BALLAST_API int rta_lb_config_default(rta_lb_config_t *cfg);
-/** \brief Deprecated: old name of rta_lb_destroy(). */
-BALLAST_API int rta_destroy_lb_context(rta_lb_context_t *ctx);
-/** \brief Deprecated: old name of rta_lb_task_owner(). */
-BALLAST_API int rta_task_owner(const rta_lb_context_t *ctx, const char *key,
-                               int *rank);
-/** \brief Deprecated: old name of rta_lb_task_comm(). */
-BALLAST_API int rta_task_comm(const rta_lb_context_t *ctx, const char *key,
-                              MPI_Comm *comm);
-/** \brief Deprecated: old name of rta_lb_gang_ranks(). */
-BALLAST_API int rta_task_gang_ranks(const rta_lb_context_t *ctx,
-                                    const char *key, int *ranks, int n);
-/** \brief Deprecated: old name of rta_lb_stats(). */
-BALLAST_API int rta_lb_get_stats(const rta_lb_context_t *ctx,
-                                 rta_lb_stats_t *s);
 
 #ifdef __cplusplus
 }

@@ -147,7 +147,8 @@ BALLAST_API void rta_policy_config_init(rta_policy_config_t *cfg);
  */
 BALLAST_API int rta_policy_config_from_env(rta_policy_config_t *cfg);
 
-/** \brief The name of a reason ("balanced", "warmup", ...), static string. */
+/** \brief The name of a reason ("balanced", "warmup", ...), static string;
+ * "unknown" for a value outside the list. */
 BALLAST_API const char *rta_reason_name(rta_reason_t reason);
 
 /**
@@ -204,25 +205,9 @@ BALLAST_API int rta_policy_confirm(rta_policy_t *p, const rta_remap_candidate_t 
  */
 BALLAST_API int rta_policy_remap_measured(rta_policy_t *p, const rta_remap_measure_t *m);
 
-/**
- * \brief Tells the policy a remap happened and what it cost (seconds): as
- * rta_policy_remap_measured() with all of it counted as mapping.
- * \return 0; BALLAST_EINVAL for NULL or a negative or non-finite cost.
- */
-BALLAST_API int rta_policy_remapped(rta_policy_t *p, double cost_seconds);
-
-/** \brief The policy's configuration after validation (read-only). */
+/** \brief The policy's configuration after validation (read-only), or NULL
+ * for NULL. */
 BALLAST_API const rta_policy_config_t *rta_policy_config(const rta_policy_t *p);
-
-/* ---- deprecated names ---------------------------------------------------- */
-/* Names of an earlier version of this API, kept as real exported functions so
- * that programs built against them, LD_PRELOAD tools and the Fortran module
- * keep working. Each behaves exactly as the function it names. New code uses
- * the new names. */
-
-/** \brief Deprecated: old name of rta_policy_config_init(). \return 0;
- * BALLAST_EINVAL for NULL. */
-BALLAST_API int rta_policy_config_default(rta_policy_config_t *cfg);
 
 #ifdef __cplusplus
 }

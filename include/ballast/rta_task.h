@@ -9,7 +9,7 @@
  * \section rta_tree The task tree
  * A task is named by a path key such as \c "md/block_17": the key of its
  * parent, a slash, and the task's own name. Tasks without a parent are
- * roots (key = name). rta_define_task() adds \c n children to a parent; the
+ * roots (key = name). rta_task_define() adds \c n children to a parent; the
  * children of one call are \e parallel siblings, and successive calls on the
  * same parent form a \e sequence of \e stages (stage 0 is the first call).
  *
@@ -22,8 +22,7 @@
  * checked when rta_map_tasks() gathers the tree (BALLAST_EMISMATCH).
  *
  * \section rta_cost The cost model
- * rta_begin_task()/rta_end_task() (or the handle forms rta_task_begin() /
- * rta_task_end()) clock a task through mon as a region named by the task's
+ * rta_task_begin() / rta_task_end() clock a task through mon as a region named by the task's
  * key. rta_step() closes one step (for example one time step of the
  * simulation): for every task it reads, through PIA's interval data, the
  * time spent in the task since the previous rta_step() and pushes it into a
@@ -34,8 +33,8 @@
  *
  * \section rta_serial Serialisation
  * A task's state moves between processes in two parts: its registered arrays
- * (rta_register_array(); no callback needed on either side, see
- * rta_register_array()) and everything else, through the four callbacks of
+ * (rta_task_array_register(); no callback needed on either side, see
+ * rta_task_array_register()) and everything else, through the four callbacks of
  * rta_serial_t. On the source process rta calls
  * size() then pack() into a buffer of exactly that size; on the destination
  * unpack() with the same bytes; after the move is committed on every rank,
@@ -87,10 +86,14 @@ typedef struct {
 
 /**
  * \brief The serialisation callbacks of a task (replacing CRESTA Rta-C's one
- * callback <tt>int (*)(int opcode, void *buffer)</tt> by one per operation). Each returns 0 on success or
- * any non-zero value on failure (rta then reports BALLAST_ECALLBACK and rolls
- * the move back). Each receives the task, the buffer and its length where
- * there is one, and the user pointer given with the callbacks.
+ * callback <tt>int (*)(int opcode, void *buffer)</tt> by one per operation).
+ * size(), pack() and unpack() return 0 on success or any non-zero value on
+ * failure: rta then reports BALLAST_ECALLBACK and rolls the move back on
+ * every rank. release() returns nothing: it runs when the outcome is
+ * already decided (after a committed move, or while rolling one back), so
+ * there is nothing a failure could change. Each receives the task, the
+ * buffer and its length where there is one, and the user pointer given with
+ * the callbacks.
  */
 typedef struct {
   /** Bytes pack() will need for the task's state, excluding registered arrays. */
@@ -98,14 +101,15 @@ typedef struct {
   /** Writes the state into \a buf, exactly \a len bytes (the size() value). */
   int (*pack)(rta_task_t *task, void *buf, size_t len, void *user);
   /** On the destination: rebuilds the state from \a buf of \a len bytes. May
-   * call rta_task_set_data(), and rta_register_array() on \a task to receive
+   * call rta_task_set_data(), and rta_task_array_register() on \a task to receive
    * the arrays into the application's own pointers (else rta holds them). */
   int (*unpack)(rta_task_t *task, const void *buf, size_t len, void *user);
   /** The "free" operation (named release so no malloc-debugging macro for
    * free() can clash with it): releases the task's state on this process,
    * after a committed move on the source, or after a rolled-back unpack on
-   * the destination. Registered arrays are freed by rta, not here. */
-  int (*release)(rta_task_t *task, void *user);
+   * the destination. Registered arrays are freed by rta, not here. It
+   * cannot fail. */
+  void (*release)(rta_task_t *task, void *user);
 } rta_serial_t;
 
 /** Parameters of a task. Start from RTA_TASK_PARAMS_INIT. */
@@ -113,7 +117,7 @@ typedef struct {
   int nprocs;                 /**< processors the task needs (>= 1; > 1: multiprocessor task) */
   double est_work;            /**< estimated work per step, any unit (>= 0) */
   int ncomm;                  /**< number of entries in \c comm */
-  const rta_comm_est_t *comm; /**< declared partners; copied by rta_define_task() */
+  const rta_comm_est_t *comm; /**< declared partners; copied by rta_task_define() */
   size_t state_size;          /**< estimated bytes of state beyond registered arrays */
   rta_serial_t serial;        /**< callbacks; all NULL: inherit from the nearest ancestor */
   void *user;                 /**< passed to every callback */
@@ -142,7 +146,7 @@ typedef struct {
  * the call; BALLAST_ENOMEM. On error nothing is added and one warning names
  * the key. Not collective, not thread safe.
  */
-BALLAST_API int rta_define_task(rta_task_t *parent, int n,
+BALLAST_API int rta_task_define(rta_task_t *parent, int n,
                                 const char *const *names,
                                 const rta_task_params_t *params,
                                 rta_task_t **out);
@@ -171,23 +175,26 @@ BALLAST_API int rta_task_remove(rta_task_t *task);
  */
 BALLAST_API int rta_reset(void);
 
-/** \brief The task's full key (owned by rta, valid while the task exists). */
+/** \brief The task's full key (owned by rta, valid while the task exists),
+ * or NULL for NULL. */
 BALLAST_API const char *rta_task_key(const rta_task_t *task);
-/** \brief The task's own name (last component of the key). */
+/** \brief The task's own name (last component of the key), or NULL for NULL. */
 BALLAST_API const char *rta_task_name(const rta_task_t *task);
-/** \brief The parent, or NULL for a root. */
+/** \brief The parent, or NULL for a root and for NULL. */
 BALLAST_API rta_task_t *rta_task_parent(const rta_task_t *task);
 /** \brief The task's children on this process.
- * \return the number of children defined on this process (0 for NULL). */
+ * \return the number of children defined on this process; BALLAST_EINVAL
+ *         for NULL. */
 BALLAST_API int rta_task_nchildren(const rta_task_t *task);
 /** \brief The i-th child in definition order, or NULL when out of range. */
 BALLAST_API rta_task_t *rta_task_child(const rta_task_t *task, int i);
 /** \brief The task's stages on this process.
- * \return the number of stages (define_task calls) under the task on this
- *         process. */
+ * \return the number of stages (rta_task_define() calls) under the task on
+ *         this process; BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_task_nstages(const rta_task_t *task);
 /** \brief The stage of the task under its parent.
- * \return the stage index (0-based); -1 for a root or NULL. */
+ * \return the stage index (0-based); BALLAST_ENOTFOUND for a root, which has
+ *         no parent; BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_task_stage(const rta_task_t *task);
 /**
  * \brief The task's parameters as stored by rta (read-only; the partner keys
@@ -209,27 +216,22 @@ BALLAST_API int rta_task_serial(const rta_task_t *task, rta_serial_t *ops,
 /* ---- begin / end ------------------------------------------------------------ */
 
 /**
- * \brief Marks the start of the task's execution (by key). The task becomes
- * the innermost open task and is clocked through mon as the region named by
- * its key.
- * \return 0; BALLAST_EINVAL / BALLAST_ENAMETOOLONG for a bad key;
- * BALLAST_ENOTFOUND for an unknown key; BALLAST_ESTATE when the task is
- * already open, and before MPI_Init or after MPI_Finalize (nothing could be
- * measured; the task is not opened). Errors log one warning naming the key. Not thread safe.
+ * \brief Marks the start of the task's execution. The task becomes the
+ * innermost open task and is clocked through mon as the region named by its
+ * key. (A key is turned into a handle once with rta_task_find().)
+ * \return 0; BALLAST_EINVAL for NULL; BALLAST_ESTATE when the task is already
+ * open, and before MPI_Init or after MPI_Finalize (nothing could be
+ * measured; the task is not opened). Errors log one warning naming the key.
+ * Not thread safe.
  */
-BALLAST_API int rta_begin_task(const char *key);
-/**
- * \brief Marks the end of the task's execution (by key).
- * \return 0; BALLAST_EINVAL / BALLAST_ENAMETOOLONG / BALLAST_ENOTFOUND as
- * rta_begin_task(); BALLAST_EMISMATCH when the task is not open or is not the
- * innermost open task (the open tasks stay as they were).
- */
-BALLAST_API int rta_end_task(const char *key);
-/** \brief rta_begin_task() by handle, without the key lookup.
- * \return as rta_begin_task(). */
 BALLAST_API int rta_task_begin(rta_task_t *task);
-/** \brief rta_end_task() by handle, without the key lookup.
- * \return as rta_end_task(). */
+/**
+ * \brief Marks the end of the task's execution.
+ * \return 0; BALLAST_EINVAL for NULL; BALLAST_ESTATE outside
+ * MPI_Init..MPI_Finalize; BALLAST_EMISMATCH when the task is not open, is not
+ * the innermost open task, or a region opened inside it is still open (the
+ * open tasks stay as they were).
+ */
 BALLAST_API int rta_task_end(rta_task_t *task);
 /** \brief The innermost open task, or NULL. */
 BALLAST_API rta_task_t *rta_task_current(void);
@@ -297,10 +299,10 @@ BALLAST_API size_t rta_elem_size(rta_elem_t e);
  * a move, stores the array's new address through it. The array holds
  * dims[0] x ... x dims[ndims-1] elements of \a type, contiguous (the last
  * dimension fastest; only the element count matters for moving it). It must
- * be allocated with malloc() (or calloc/realloc, or rta_alloc_array()): at a
+ * be allocated with malloc() (or calloc/realloc, or rta_array_alloc()): at a
  * move rta releases it on the source (free(), or keeps the memory for later
  * arrivals in the load-balancing context's pool, see rta_lb.h) and
- * allocates the new one on the destination as rta_alloc_array() does
+ * allocates the new one on the destination as rta_array_alloc() does
  * (free() releases it). The dims are
  * copied: after resizing, unregister and register again. An MPI datatype is
  * duplicated (MPI_Type_dup), so the application may free its own; it must be
@@ -320,7 +322,7 @@ BALLAST_API size_t rta_elem_size(rta_elem_t e);
  * BALLAST_ENOTSUP for a datatype with a negative true lower bound;
  * BALLAST_EMPI; BALLAST_ENOMEM. Not collective, not thread safe.
  */
-BALLAST_API int rta_register_array(rta_task_t *task, void **array,
+BALLAST_API int rta_task_array_register(rta_task_t *task, void **array,
                                    rta_type_t type, int ndims,
                                    const int64_t *dims);
 
@@ -338,20 +340,20 @@ BALLAST_API int rta_register_array(rta_task_t *task, void **array,
  * \return the memory, uninitialised, or NULL when out of memory (bytes == 0
  * returns a unique pointer, as malloc(1)). Thread safe.
  */
-BALLAST_API void *rta_alloc_array(size_t bytes);
+BALLAST_API void *rta_array_alloc(size_t bytes);
 
 /**
  * \brief Forgets a registered array (the array itself is left alone).
  * \return 0; BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND when \a array is not
  * registered on the task.
  */
-BALLAST_API int rta_unregister_array(rta_task_t *task, void **array);
+BALLAST_API int rta_task_array_unregister(rta_task_t *task, void **array);
 
 /**
  * \brief The i-th registered array of a task (registration order): the
  * address of the pointer rta keeps up to date, to read the array through
  * (<tt>double *x = *(double **)slot</tt>) and to pass to
- * rta_task_array_dims() and rta_unregister_array(). For an array the
+ * rta_task_array_dims() and rta_task_array_unregister(). For an array the
  * application registered, its own pointer's address; for an array that
  * arrived with a task whose arrays no unpack callback registered, a pointer
  * rta holds (and frees when the array leaves again, is unregistered or the
@@ -362,7 +364,8 @@ BALLAST_API int rta_unregister_array(rta_task_t *task, void **array);
 BALLAST_API int rta_task_array(const rta_task_t *task, int i, void ***slot);
 
 /** \brief The arrays registered on the task.
- * \return the number of arrays registered on the task (0 for NULL). */
+ * \return the number of arrays registered on the task; BALLAST_EINVAL for
+ *         NULL. */
 BALLAST_API int rta_task_narrays(const rta_task_t *task);
 
 /**
@@ -405,7 +408,7 @@ BALLAST_API int rta_cost_set_window(int steps);
  * the same point of the step each time (rta's load balancing calls it too
  * when it runs, unless the application called it since the previous
  * load-balancing call and no task began since: then that step is the one
- * judged, so calling both rta_step() and rta_perform_load_balancing() judges
+ * judged, so calling both rta_step() and rta_lb_perform() judges
  * as one call does). For every task defined on this process that ran during the
  * step, the time spent in it since the previous rta_step() (wall time minus
  * time inside MPI: the task's own work, not waiting for slower partners;
@@ -517,56 +520,48 @@ BALLAST_API int rta_map_tasks(MPI_Comm comm, rta_task_t *root,
 /** \brief Destroys a mapping; NULL does nothing. */
 BALLAST_API void rta_mapping_destroy(rta_mapping_t *m);
 /** \brief The mapping's leaf tasks.
- * \return the number of leaf tasks (vertices) in the mapping, 0 for NULL. */
+ * \return the number of leaf tasks (vertices) in the mapping; BALLAST_EINVAL
+ *         for NULL. */
 BALLAST_API int64_t rta_mapping_ntasks(const rta_mapping_t *m);
 /** \brief Key of task \a i (sorted order), NULL when out of range. */
 BALLAST_API const char *rta_mapping_key(const rta_mapping_t *m, int64_t i);
 /** \brief Finds the task of \a key (binary search).
- * \return its index; -1 when the mapping has no such task. */
+ * \return its index (>= 0); BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND when
+ *         the mapping has no such task. */
 BALLAST_API int64_t rta_mapping_find(const rta_mapping_t *m, const char *key);
 /** \brief The rank (slot) the mapping assigns to task \a i.
- * \return the rank; -1 when out of range. */
+ * \return the rank (>= 0); BALLAST_EINVAL for NULL; BALLAST_ERANGE for \a i
+ *         outside 0 .. rta_mapping_ntasks() - 1 (the same for every
+ *         rta_mapping_ accessor below that takes an index). */
 BALLAST_API int rta_mapping_slot(const rta_mapping_t *m, int64_t i);
 /** \brief The rank that owns task \a i now (lowest definer).
- * \return the rank; -1 when out of range. */
+ * \return the rank (>= 0); BALLAST_EINVAL for NULL; BALLAST_ERANGE. */
 BALLAST_API int rta_mapping_owner(const rta_mapping_t *m, int64_t i);
 /** \brief The processes that defined task \a i.
- * \return their number: 1, or up to nprocs for a multiprocessor task. */
+ * \return their number: 1, or up to nprocs for a multiprocessor task;
+ *         BALLAST_EINVAL for NULL; BALLAST_ERANGE. */
 BALLAST_API int rta_mapping_ndefiners(const rta_mapping_t *m, int64_t i);
 /** \brief The nprocs of task \a i.
- * \return the number of processes the task asked for; -1 when out of range. */
+ * \return the number of processes the task asked for; BALLAST_EINVAL for
+ *         NULL; BALLAST_ERANGE. */
 BALLAST_API int rta_mapping_nprocs(const rta_mapping_t *m, int64_t i);
-/** \brief The vertex weight used for task \a i (see rta_map_tasks()), or -1. */
-BALLAST_API double rta_mapping_work(const rta_mapping_t *m, int64_t i);
-/** \brief The state bytes used for task \a i, or -1. */
-BALLAST_API double rta_mapping_state_bytes(const rta_mapping_t *m, int64_t i);
+/** \brief The vertex weight used for task \a i (see rta_map_tasks()).
+ * \return 0 and \a *out; BALLAST_EINVAL for NULL \a m or \a out;
+ *         BALLAST_ERANGE (\a *out unchanged). */
+BALLAST_API int rta_mapping_work(const rta_mapping_t *m, int64_t i, double *out);
+/** \brief The state bytes used for task \a i.
+ * \return 0 and \a *out; BALLAST_EINVAL for NULL \a m or \a out;
+ *         BALLAST_ERANGE (\a *out unchanged). */
+BALLAST_API int rta_mapping_state_bytes(const rta_mapping_t *m, int64_t i,
+                                        double *out);
 /** \brief The mapping's mode.
  * \return 1 when the mapping was computed in placement mode (one leaf per
- *         rank), 0 otherwise. */
+ *         rank), 0 otherwise; BALLAST_EINVAL for NULL. */
 BALLAST_API int rta_mapping_placement(const rta_mapping_t *m);
 /** \brief Quality figures of the mapping (computed by the mapping engine), or
  * NULL. The figures are the same on every rank except the seconds* timings,
  * which may be the local rank's (two-phase maps phase 2 in parallel). */
 BALLAST_API const rta_map_quality_t *rta_mapping_quality(const rta_mapping_t *m);
-
-/* ---- deprecated names ---------------------------------------------------- */
-/* Names of an earlier version of this API, kept as real exported functions so
- * that programs built against them, LD_PRELOAD tools and the Fortran module
- * keep working. Each behaves exactly as the function it names. New code uses
- * the new names. */
-
-/** \brief Deprecated: old name of rta_task_find(). */
-BALLAST_API int rta_find_task(const char *key, rta_task_t **out);
-/** \brief Deprecated: old name of rta_task_remove(). */
-BALLAST_API int rta_remove_task(rta_task_t *task);
-/** \brief Deprecated: old name of rta_task_current(). */
-BALLAST_API rta_task_t *rta_current_task(void);
-/** \brief Deprecated: old name of rta_cost_config_set(). */
-BALLAST_API int rta_set_cost_config(const rta_cost_config_t *cfg);
-/** \brief Deprecated: old name of rta_cost_config_get(). */
-BALLAST_API int rta_get_cost_config(rta_cost_config_t *cfg);
-/** \brief Deprecated: old name of rta_cost_set_window(). */
-BALLAST_API int rta_set_window(int steps);
 
 #ifdef __cplusplus
 }

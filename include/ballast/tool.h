@@ -83,7 +83,7 @@
  * - api->now_ns, api->world_rank, api->world_size, api->tool_name and the
  *   registration functions: anywhere, any thread.
  * - pia's local read calls (pia_region_*, pia_activity_* reads,
- *   pia_partner_*, pia_find_*, pia_get_*; everything pia.h does not mark
+ *   pia_partner_*, pia_region_find*, pia_region_data; everything pia.h does not mark
  *   collective): from every callback. In MPI callbacks the figures of the
  *   call being reported are already counted at \c mpi_exit (not yet at
  *   \c mpi_enter).
@@ -294,7 +294,7 @@ typedef struct {
 
 /**
  * A region was entered or left: mon_region_begin/end, region handles,
- * ipm_region and MPI_Pcontrol(1|-1, name) all raise it, and so do the task
+ * MPI_Pcontrol(1|-1, name) all raise it, and so do the task
  * runtime's regions (a task's region is named by its key). Regions still
  * open at MPI_Finalize are left (innermost first) before \c finalize.
  */
@@ -318,9 +318,8 @@ typedef enum {
 } ballast_tool_verdict_t;
 
 /**
- * A load-balancing step was judged (every rta_lb_perform /
- * rta_perform_load_balancing call that fed the policy: the policy is not
- * off). Collective: every rank of the context gets the same figures.
+ * A load-balancing step was judged (every rta_lb_perform call that fed
+ * the policy: the policy is not off). Collective: every rank of the context gets the same figures.
  */
 typedef struct {
   uint64_t t_ns;             /**< when the decision was made */

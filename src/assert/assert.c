@@ -234,7 +234,7 @@ BALLAST_API void pia_assert_options_init(pia_assert_options_t *o) {
     memset(o, 0, sizeof *o);
 }
 
-BALLAST_API int pia_assert_parse_check(const char *expr, char *msg, size_t len) {
+BALLAST_API int pia_assert_parse_check(const char *expr, size_t len, char *msg) {
   pa_prog_t p;
   int rc = assert__compile(expr, &p, msg, len);
   assert__prog_free(&p);

@@ -22,8 +22,8 @@ double assert__cpu_now(void) {
 
 void assert__act_read(int act, double out[3]) {
   pia_actdata_t d;
-  pia_init_activity_data(&d);
-  if (pia_get_activity_data(&d, act) < 0) {
+  pia_actdata_init(&d);
+  if (pia_activity_data(act, &d) < 0) {
     out[0] = out[1] = out[2] = 0;
     return;
   }

@@ -254,7 +254,7 @@ static int add_terms(parser_t *ps, pa_input_t *in, const char *list, int field, 
   char buf[128];
   snprintf(buf, sizeof buf, "%s", list);
   for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-    int act = pia_find_activity_by_name(t);
+    int act = pia_activity_find(t);
     if (act < 0) {
       fail(ps, BALLAST_ENOTFOUND, ps->pos, "activity %s is not monitored in this build", t);
       return -1;
@@ -312,7 +312,7 @@ static void act_func(parser_t *ps, int field) {
     fail(ps, BALLAST_EPARSE, ps->pos, "expected an MPI call or group name, e.g. MPI_Send");
     return;
   }
-  int act = pia_find_activity_by_name(ps->text);
+  int act = pia_activity_find(ps->text);
   if (act < 0) {
     char list[512];
     similar_acts(ps->text, list, sizeof list);

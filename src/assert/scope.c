@@ -279,7 +279,7 @@ void assert__region_exit(int id, const char *name) {
 void assert__run_checks(void) {
   pia_regdata_t r;
   memset(&r, 0, sizeof r);
-  pia_get_region_data(&r, PIA_REGION_MAIN);
+  pia_region_data(PIA_REGION_MAIN, &r);
   int n = assert__count();
   for (int i = 0; i < n; i++) {
     pa_assert_t *a = assert__get(i);

@@ -1,4 +1,4 @@
-/* Large buffers: task arrays (rta_alloc_array) and the migration engine's
+/* Large buffers: task arrays (rta_array_alloc) and the migration engine's
  * receive buffers and pool, which become applications' arrays. In common so
  * that the migration engine, which knows nothing of tasks, and the task
  * runtime share one rule. */

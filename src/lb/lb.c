@@ -26,15 +26,14 @@ static rta_lb_context_t *contexts;
 
 rta_lb_context_t *rta__lb_contexts(void) { return contexts; }
 
-int rta_lb_config_default(rta_lb_config_t *cfg) {
+void rta_lb_config_init(rta_lb_config_t *cfg) {
   if (!cfg)
-    return BALLAST_EINVAL;
+    return;
   memset(cfg, 0, sizeof *cfg);
-  rta_policy_config_default(&cfg->policy);
+  rta_policy_config_init(&cfg->policy);
   cfg->strategy = RTA_MAP_TWOPHASE;
   cfg->step_time = RTA_LB_TIME_TASKS;
   cfg->use_env = 1;
-  return 0;
 }
 
 
@@ -195,14 +194,14 @@ static void context_open(rta_lb_context_t *ctx, double t0, double wait,
                : ctx->cfg.policy.mode == RTA_POLICY_EXPLICIT ? "explicit" : "auto");
 }
 
-int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
+int rta_lb_create(MPI_Comm comm, rta_task_t *root,
                           const rta_lb_config_t *cfg, rta_lb_context_t **out,
                           MPI_Comm *out_comm) {
   if (out)
     *out = NULL;
   if (out_comm)
     *out_comm = MPI_COMM_NULL;
-  int rc0 = ballast__need_mpi("rta_define_lb_context");
+  int rc0 = ballast__need_mpi("rta_lb_create");
   if (rc0)
     return rc0;
   double t_define = MPI_Wtime();
@@ -210,7 +209,7 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
   int inter = 0;
   if (comm == MPI_COMM_NULL || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
       inter) {
-    BALLAST_WARN("rta: define_lb_context: %s communicator",
+    BALLAST_WARN("rta: lb_create: %s communicator",
                  comm == MPI_COMM_NULL ? "a null" : "an inter");
     return BALLAST_EINVAL;
   }
@@ -225,7 +224,7 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     if (cfg)
       ctx->cfg = *cfg;
     else
-      rta_lb_config_default(&ctx->cfg);
+      rta_lb_config_init(&ctx->cfg);
   }
   if (!err && (!root || !out))
     err = BALLAST_EINVAL;
@@ -236,7 +235,7 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
   if (!err && (ctx->cfg.strategy < 0 || ctx->cfg.strategy >= RTA_MAP_NSTRATEGIES ||
                ctx->cfg.step_time < RTA_LB_TIME_TASKS ||
                ctx->cfg.step_time > RTA_LB_TIME_WALL)) {
-    BALLAST_WARN("rta: define_lb_context: strategy %d or step-time source %d "
+    BALLAST_WARN("rta: lb_create: strategy %d or step-time source %d "
                  "out of range", ctx->cfg.strategy, (int)ctx->cfg.step_time);
     err = BALLAST_EINVAL;
   }
@@ -334,21 +333,6 @@ int rta_lb_find(MPI_Comm comm, rta_lb_context_t **out) {
       return 0;
     }
   return BALLAST_ENOTFOUND;
-}
-
-int rta_perform_load_balancing(MPI_Comm *comm) {
-  if (!comm)
-    return BALLAST_EINVAL;
-  int rc0 = ballast__need_mpi("rta_perform_load_balancing");
-  if (rc0)
-    return rc0;
-  rta_lb_context_t *ctx;
-  if (rta_lb_find(*comm, &ctx) != 0) {
-    BALLAST_WARN("rta: perform_load_balancing: the communicator is not one a "
-                 "load-balancing context returned");
-    return BALLAST_ENOTFOUND;
-  }
-  return rta_lb_perform(ctx, comm);
 }
 
 /* This rank's time for the step that just closed: its tasks measured in
@@ -692,7 +676,8 @@ static void candidate_figures(const rta_lb_context_t *ctx, const remap_t *s,
     if (rta_mapping_nprocs(m, v) != 1)
       continue;
     int owner = rta_mapping_owner(m, v), to = s->slot[v];
-    double w = rta_mapping_work(m, v);
+    double w = 0, bytes = 0; /* v is in range: the calls cannot fail */
+    (void)rta_mapping_work(m, v, &w);
     if (owner >= 0 && owner < ctx->size) {
       now[owner] += w;
       sum_now += w;
@@ -703,7 +688,8 @@ static void candidate_figures(const rta_lb_context_t *ctx, const remap_t *s,
     }
     if (to != owner) {
       c->tasks++;
-      c->bytes += rta_mapping_state_bytes(m, v);
+      (void)rta_mapping_state_bytes(m, v, &bytes);
+      c->bytes += bytes;
     }
   }
   c->imbalance_now = imbalance_of(ctx, now, sum_now);
@@ -935,7 +921,7 @@ MPI_Comm rta_lb_comm(const rta_lb_context_t *ctx) {
 }
 
 int rta_lb_placement(const rta_lb_context_t *ctx) {
-  return ctx ? ctx->placement : -1;
+  return ctx ? ctx->placement != 0 : BALLAST_EINVAL;
 }
 
 int rta_lb_task_owner(const rta_lb_context_t *ctx, const char *key, int *rank) {
@@ -949,10 +935,14 @@ int rta_lb_task_owner(const rta_lb_context_t *ctx, const char *key, int *rank) {
 }
 
 int64_t rta_lb_ntasks(const rta_lb_context_t *ctx) {
-  return ctx ? rta_mapping_ntasks(ctx->mapping) : 0;
+  if (!ctx)
+    return BALLAST_EINVAL;
+  return ctx->mapping ? rta_mapping_ntasks(ctx->mapping) : 0;
 }
 
-int rta_lb_nlocal(const rta_lb_context_t *ctx) { return ctx ? ctx->nlocal : 0; }
+int rta_lb_nlocal(const rta_lb_context_t *ctx) {
+  return ctx ? ctx->nlocal : BALLAST_EINVAL;
+}
 
 rta_task_t *rta_lb_local_task(const rta_lb_context_t *ctx, int i) {
   return (ctx && i >= 0 && i < ctx->nlocal) ? ctx->local[i] : NULL;
@@ -966,8 +956,8 @@ int rta_lb_task_comm(const rta_lb_context_t *ctx, const char *key, MPI_Comm *com
   return g ? 0 : BALLAST_ENOTFOUND;
 }
 
-int rta_lb_gang_ranks(const rta_lb_context_t *ctx, const char *key,
-                      int *ranks, int n) {
+int rta_lb_gang_ranks(const rta_lb_context_t *ctx, const char *key, int n,
+                      int *ranks) {
   if (!ctx || !key || !ranks)
     return BALLAST_EINVAL;
   const rta__gang_t *g = gang_of(ctx->gangs, ctx->ngangs, key);
@@ -1005,20 +995,3 @@ const rta_policy_config_t *rta_lb_policy(const rta_lb_context_t *ctx) {
   return ctx ? rta_policy_config(ctx->policy) : NULL;
 }
 
-void rta_lb_config_init(rta_lb_config_t *cfg) { (void)rta_lb_config_default(cfg); }
-
-/* Deprecated names (see the public header), kept as real functions. */
-int rta_destroy_lb_context(rta_lb_context_t *ctx) { return rta_lb_destroy(ctx); }
-int rta_task_owner(const rta_lb_context_t *ctx, const char *key, int *rank) {
-  return rta_lb_task_owner(ctx, key, rank);
-}
-int rta_task_comm(const rta_lb_context_t *ctx, const char *key, MPI_Comm *comm) {
-  return rta_lb_task_comm(ctx, key, comm);
-}
-int rta_task_gang_ranks(const rta_lb_context_t *ctx, const char *key, int *ranks,
-                        int n) {
-  return rta_lb_gang_ranks(ctx, key, ranks, n);
-}
-int rta_lb_get_stats(const rta_lb_context_t *ctx, rta_lb_stats_t *s) {
-  return rta_lb_stats(ctx, s);
-}

@@ -241,7 +241,7 @@ static int find_or_make_parent(mctx_t *c, char *key, rta_task_t **out) {
   int ns = rta_task_nstages(up);
   static const rta_task_params_t defaults = RTA_TASK_PARAMS_INIT;
   rc = ns > 0 ? rta__task_adopt(up, name, &defaults, ns - 1, out)
-              : rta_define_task(up, 1, &name, NULL, out);
+              : rta_task_define(up, 1, &name, NULL, out);
   if (rc)
     return rc;
   c->made[c->nmade++] = *out;
@@ -311,7 +311,7 @@ static int define_arrival(mctx_t *c, in_t *x) {
       rc = rta__task_adopt_hashed(parent, name, &p, (int)x->stage, x->hkey,
                                   x->hash, &x->t);
     else
-      rc = rta_define_task(parent, 1, &name, &p, &x->t);
+      rc = rta_task_define(parent, 1, &name, &p, &x->t);
   }
   if (!rc)
     rc = rta__task_cost_restore(x->t, s, (int)ns, total);

@@ -2,7 +2,7 @@
  * Load balancing over time, for the profile (and so the HTML report): per
  * context a bounded series of the judged steps, one mark per remap with what
  * it moved, predicted and measured, and snapshots of where the tasks ran.
- * The format is documented with rta_define_lb_context() in
+ * The format is documented with rta_lb_create() in
  * include/ballast/rta_lb.h (profile member "lb_series").
  *
  * Every rank keeps the same series (the step times are allgathered, the

@@ -35,9 +35,9 @@ struct rta_policy {
   double *medians;    /* nranks doubles */
 };
 
-int rta_policy_config_default(rta_policy_config_t *cfg) {
+void rta_policy_config_init(rta_policy_config_t *cfg) {
   if (!cfg)
-    return BALLAST_EINVAL;
+    return;
   cfg->mode = RTA_POLICY_AUTO;
   cfg->warmup = 5;
   cfg->window = 20;
@@ -45,7 +45,6 @@ int rta_policy_config_default(rta_policy_config_t *cfg) {
   cfg->outlier = 2.0;
   cfg->horizon = 100;
   cfg->initial_cost = 0.0;
-  return 0;
 }
 
 /* Each variable through common's parser, with its bounds in common's table
@@ -102,7 +101,7 @@ int rta_policy_create(const rta_policy_config_t *cfg, int nranks,
   if (cfg)
     c = *cfg;
   else
-    rta_policy_config_default(&c);
+    rta_policy_config_init(&c);
   if (!config_valid(&c)) {
     BALLAST_WARN("rta_policy_create: invalid configuration (window %d, warmup %d, "
                  "threshold %g, outlier %g, horizon %d, initial cost %g)",
@@ -321,11 +320,3 @@ int rta_policy_remap_measured(rta_policy_t *p, const rta_remap_measure_t *m) {
   return 0;
 }
 
-int rta_policy_remapped(rta_policy_t *p, double cost_seconds) {
-  rta_remap_measure_t m = {cost_seconds, 0, 0, 1};
-  return rta_policy_remap_measured(p, &m);
-}
-
-void rta_policy_config_init(rta_policy_config_t *cfg) {
-  (void)rta_policy_config_default(cfg);
-}

@@ -51,7 +51,7 @@ void rta_graph_destroy(rta_graph_t *g) {
   free(g);
 }
 
-int64_t rta_graph_nvert(const rta_graph_t *g) { return g ? g->nvert : 0; }
+int64_t rta_graph_nvert(const rta_graph_t *g) { return g ? g->nvert : BALLAST_EINVAL; }
 
 int rta_graph_set_vertex(rta_graph_t *g, int64_t v, double work,
                          double state_bytes) {

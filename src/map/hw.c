@@ -370,39 +370,44 @@ void rta_hw_destroy(rta_hw_t *hw) {
 
 int rta_hw_nslots(const rta_hw_t *hw) { return hw ? hw->nslots : BALLAST_EINVAL; }
 int rta_hw_nnodes(const rta_hw_t *hw) { return hw ? hw->nnodes : BALLAST_EINVAL; }
-int rta_hw_bound(const rta_hw_t *hw) { return hw ? hw->bound : 0; }
+int rta_hw_bound(const rta_hw_t *hw) { return hw ? hw->bound != 0 : BALLAST_EINVAL; }
+
+/* The one answer to a bad index (ballast.h, Errors): NULL is BALLAST_EINVAL,
+ * an index outside 0..n-1 BALLAST_ERANGE, 0 when it is fine. */
+static int check_index(const rta_hw_t *hw, int i, int n) {
+  if (!hw)
+    return BALLAST_EINVAL;
+  return i < 0 || i >= n ? BALLAST_ERANGE : 0;
+}
 
 int rta_hw_slot_node(const rta_hw_t *hw, int slot) {
-  if (!hw || slot < 0 || slot >= hw->nslots)
-    return BALLAST_EINVAL;
-  return hw->slot_node[slot];
+  int rc = check_index(hw, slot, hw ? hw->nslots : 0);
+  return rc ? rc : hw->slot_node[slot];
 }
 
 int rta_hw_slot_core(const rta_hw_t *hw, int slot) {
-  if (!hw || slot < 0 || slot >= hw->nslots)
-    return BALLAST_EINVAL;
-  return hw->slot_core[slot];
+  int rc = check_index(hw, slot, hw ? hw->nslots : 0);
+  return rc ? rc : hw->slot_core[slot];
 }
 
 int rta_hw_node_nslots(const rta_hw_t *hw, int node) {
-  if (!hw || node < 0 || node >= hw->nnodes)
-    return BALLAST_EINVAL;
-  return hw->node_xslot[node + 1] - hw->node_xslot[node];
+  int rc = check_index(hw, node, hw ? hw->nnodes : 0);
+  return rc ? rc : hw->node_xslot[node + 1] - hw->node_xslot[node];
 }
 
 int rta_hw_node_nlevels(const rta_hw_t *hw, int node) {
-  if (!hw || node < 0 || node >= hw->nnodes)
-    return BALLAST_EINVAL;
-  return hw->topo[hw->node_topo[node]].nlevels;
+  int rc = check_index(hw, node, hw ? hw->nnodes : 0);
+  return rc ? rc : hw->topo[hw->node_topo[node]].nlevels;
 }
 
 int rta_hw_node_level(const rta_hw_t *hw, int node, int level, int *arity,
                       double *cost, const char **type) {
-  if (!hw || node < 0 || node >= hw->nnodes)
-    return BALLAST_EINVAL;
+  int rc = check_index(hw, node, hw ? hw->nnodes : 0);
+  if (rc)
+    return rc;
   const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
   if (level < 0 || level >= t->nlevels)
-    return BALLAST_EINVAL;
+    return BALLAST_ERANGE;
   if (arity)
     *arity = t->arity[level];
   if (cost)
@@ -412,22 +417,35 @@ int rta_hw_node_level(const rta_hw_t *hw, int node, int level, int *arity,
   return 0;
 }
 
-double rta_hw_slot_distance(const rta_hw_t *hw, int a, int b) {
-  if (!hw || a < 0 || b < 0 || a >= hw->nslots || b >= hw->nslots)
-    return -1.0;
-  return rta__hw_dist(hw, a, b);
+int rta_hw_slot_distance(const rta_hw_t *hw, int a, int b, double *out) {
+  int rc = check_index(hw, a, hw ? hw->nslots : 0);
+  if (!rc)
+    rc = check_index(hw, b, hw->nslots);
+  if (!rc && !out)
+    rc = BALLAST_EINVAL;
+  if (!rc)
+    *out = rta__hw_dist(hw, a, b);
+  return rc;
 }
 
-double rta_hw_node_distance(const rta_hw_t *hw, int a, int b) {
-  if (!hw || a < 0 || b < 0 || a >= hw->nnodes || b >= hw->nnodes)
-    return -1.0;
-  return rta__hw_node_dist(hw, a, b);
+int rta_hw_node_distance(const rta_hw_t *hw, int a, int b, double *out) {
+  int rc = check_index(hw, a, hw ? hw->nnodes : 0);
+  if (!rc)
+    rc = check_index(hw, b, hw->nnodes);
+  if (!rc && !out)
+    rc = BALLAST_EINVAL;
+  if (!rc)
+    *out = rta__hw_node_dist(hw, a, b);
+  return rc;
 }
 
 int rta_hw_link(const rta_hw_t *hw, int a, int b, double *latency,
                 double *bandwidth) {
-  if (!hw || a < 0 || b < 0 || a >= hw->nnodes || b >= hw->nnodes)
-    return BALLAST_EINVAL;
+  int rc = check_index(hw, a, hw ? hw->nnodes : 0);
+  if (!rc)
+    rc = check_index(hw, b, hw->nnodes);
+  if (rc)
+    return rc;
   if (!hw->lat)
     return BALLAST_ENOTFOUND;
   if (latency)

@@ -31,7 +31,7 @@ static int64_t pick_free(const rta_hw_t *hw, int64_t ns, const unsigned char *us
   for (int64_t s = 0; s < ns; s++) {
     if (used[s])
       continue;
-    double d = in ? rta_hw_slot_distance(hw, (int)want, (int)s) : 0;
+    double d = in ? rta__hw_dist(hw, (int)want, (int)s) : 0;
     if (pick < 0 || d < best) {
       pick = s;
       best = d;

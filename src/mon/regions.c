@@ -379,17 +379,6 @@ int mon_region_end(const char *name) {
   return 0;
 }
 
-int ipm_region(int op, const char *name) {
-  if (op == IPM_START)
-    return mon_region_begin(name);
-  if (op == IPM_END)
-    return mon_region_end(name);
-  char key[16];
-  snprintf(key, sizeof key, "%d", op);
-  mon__warn_once("ipmop", key, "mon: ipm_region with unknown operation %d (ignored)", op);
-  return BALLAST_EINVAL;
-}
-
 /* The task runtime's: ends a task whose region MPI_Finalize left. */
 static mon__region_left_fn finalize_left;
 

@@ -14,22 +14,21 @@ BALLAST_API const char *pia_activity_name(pia_act_t act) {
   return mon__act_name(act);
 }
 
-BALLAST_API pia_act_t pia_find_activity_by_name(const char *name) {
+BALLAST_API pia_act_t pia_activity_find(const char *name) {
   if (!name || !name[0])
     return BALLAST_EINVAL;
   int act = pia__act_find(name);
   return act >= 0 ? act : BALLAST_ENOTFOUND;
 }
 
-BALLAST_API int pia_init_activity_data(pia_actdata_t *data) {
+BALLAST_API void pia_actdata_init(pia_actdata_t *data) {
   if (!data)
-    return BALLAST_EINVAL;
+    return;
   data->ncalls = 0;
   data->nbytes = 0;
   data->tsum = 0.0;
   data->tmin = INFINITY;
   data->tmax = 0.0;
-  return 0;
 }
 
 /* Read into a fresh record first and add only on success, so that a failed
@@ -59,7 +58,7 @@ static int act_add(pia_actdata_t *data, pia_act_t act, int region) {
   return 0;
 }
 
-BALLAST_API int pia_get_activity_data(pia_actdata_t *data, pia_act_t act) {
+BALLAST_API int pia_activity_data(pia_act_t act, pia_actdata_t *data) {
   return act_add(data, act, PIA_REGION_ALL);
 }
 
@@ -138,19 +137,4 @@ BALLAST_API int pia_partner_volumes(int n, pia_regid_t region,
     if ((rc = partner_read(&out[peer], peer, region)) < 0)
       return rc;
   return 0;
-}
-
-/* Deprecated names (see the public header), kept as real functions. */
-BALLAST_API int pia_get_activity_data_by_region(pia_actdata_t *data,
-                                                pia_act_t act,
-                                                pia_regid_t region) {
-  return pia_region_activity_data(region, act, data);
-}
-BALLAST_API int pia_get_partner_data(pia_partnerdata_t *out, int peer,
-                                     pia_regid_t region) {
-  return pia_partner_data(peer, region, out);
-}
-BALLAST_API int pia_get_partner_volumes(pia_partnerdata_t *out, int n,
-                                        pia_regid_t region) {
-  return pia_partner_volumes(n, region, out);
 }

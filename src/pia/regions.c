@@ -6,7 +6,7 @@
 
 BALLAST_API int pia_region_count(void) { return mon__region_count(); }
 
-BALLAST_API pia_regid_t pia_find_region_by_name(const char *name) {
+BALLAST_API pia_regid_t pia_region_find(const char *name) {
   if (!name || !name[0])
     return BALLAST_EINVAL;
   if (!ballast__mpi_live())
@@ -75,7 +75,7 @@ BALLAST_API pia_regid_t pia_region_find_by_path(const char *path) {
   return id;
 }
 
-BALLAST_API int pia_get_region_data(pia_regdata_t *data, pia_regid_t id) {
+BALLAST_API int pia_region_data(pia_regid_t id, pia_regdata_t *data) {
   if (!data)
     return BALLAST_EINVAL;
   int rc = pia__check_region(id);
@@ -120,16 +120,3 @@ BALLAST_API pia_regid_t pia_region_next(pia_regid_t id) {
   int s = mon__region_next_sibling(id);
   return s >= 0 ? s : BALLAST_ENOTFOUND;
 }
-
-/* Deprecated names (see the public header), kept as real functions. */
-BALLAST_API pia_regid_t pia_find_child_region(pia_regid_t parent,
-                                              const char *name) {
-  return pia_region_find_child(parent, name);
-}
-BALLAST_API pia_regid_t pia_find_region_by_path(const char *path) {
-  return pia_region_find_by_path(path);
-}
-BALLAST_API pia_regid_t pia_current_region(void) { return pia_region_current(); }
-BALLAST_API pia_regid_t pia_parent_region(pia_regid_t id) { return pia_region_parent(id); }
-BALLAST_API pia_regid_t pia_child_region(pia_regid_t id) { return pia_region_child(id); }
-BALLAST_API pia_regid_t pia_next_region(pia_regid_t id) { return pia_region_next(id); }

@@ -4,4 +4,4 @@
 #include "common/common_internal.h"
 #include "task/task_internal.h"
 
-void *rta_alloc_array(size_t bytes) { return ballast__alloc_large(bytes); }
+void *rta_array_alloc(size_t bytes) { return ballast__alloc_large(bytes); }

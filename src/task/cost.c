@@ -62,7 +62,7 @@ static void push_sample(rta__cost_t *c, double v) {
 
 void rta__cost_on_begin(rta_task_t *t) {
   begins++;
-  int id = pia_current_region();
+  int id = pia_region_current();
   if (id <= PIA_REGION_MAIN)
     return; /* a task's region is never the whole program: monitoring is off */
   rta__cost_t *c = &t->cost;
@@ -217,7 +217,7 @@ static int read_volumes(double **vols, int *n) {
     free(v);
     return BALLAST_ENOMEM;
   }
-  int rc = pia_get_partner_volumes(pd, w, PIA_REGION_ALL);
+  int rc = pia_partner_volumes(w, PIA_REGION_ALL, pd);
   for (int i = 0; i < w && !rc; i++)
     v[i] = (double)pd[i].nbytes;
   free(pd);
@@ -292,8 +292,3 @@ int rta__cost_partner_bytes(MPI_Comm comm, double *out, long long *nsteps) {
   free(v);
   return 0;
 }
-
-/* Deprecated names (see the public header), kept as real functions. */
-int rta_set_cost_config(const rta_cost_config_t *cfg) { return rta_cost_config_set(cfg); }
-int rta_get_cost_config(rta_cost_config_t *cfg) { return rta_cost_config_get(cfg); }
-int rta_set_window(int steps) { return rta_cost_set_window(steps); }

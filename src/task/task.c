@@ -273,14 +273,14 @@ static int make_task(rta_task_t *parent, const char *name,
                      unsigned hash, rta_task_t **out) {
   *out = NULL;
   if (!name || !*name)
-    return key_error("define_task", name, BALLAST_EINVAL);
+    return key_error("task_define", name, BALLAST_EINVAL);
   if (strchr(name, '/'))
-    return key_error("define_task: a task name may not contain '/'", name,
+    return key_error("task_define: a task name may not contain '/'", name,
                      BALLAST_EINVAL);
   size_t plen = parent ? strlen(parent->key) + 1 : 0;
   size_t nlen = strnlen(name, RTA_KEY_MAX + 1);
   if (plen + nlen > RTA_KEY_MAX)
-    return key_error("define_task: key longer than RTA_KEY_MAX", name,
+    return key_error("task_define: key longer than RTA_KEY_MAX", name,
                      BALLAST_ENAMETOOLONG);
   /* The key lives in the record's allocation: one allocation a task, and
    * a key comparison reads memory next to the record. */
@@ -303,7 +303,7 @@ static int make_task(rta_task_t *parent, const char *name,
   t->keyhash = hkey && strcmp(hkey, t->key) == 0 ? hash
                                                  : rta__key_hash(t->key, plen + nlen);
   if (rta__index_find(t->key, t->keyhash)) {
-    key_error("define_task: duplicate key", t->key, BALLAST_EEXIST);
+    key_error("task_define: duplicate key", t->key, BALLAST_EEXIST);
     free_task_record(t);
     return BALLAST_EEXIST;
   }
@@ -322,10 +322,10 @@ static int cmp_task_key(const void *a, const void *b) {
   return strcmp((*(rta_task_t *const *)a)->key, (*(rta_task_t *const *)b)->key);
 }
 
-int rta_define_task(rta_task_t *parent, int n, const char *const *names,
+int rta_task_define(rta_task_t *parent, int n, const char *const *names,
                     const rta_task_params_t *params, rta_task_t **out) {
   if (n < 1 || !names) {
-    BALLAST_WARN("rta: define_task: n = %d, names %s", n, names ? "set" : "NULL");
+    BALLAST_WARN("rta: task_define: n = %d, names %s", n, names ? "set" : "NULL");
     return BALLAST_EINVAL;
   }
   static const rta_task_params_t defaults = RTA_TASK_PARAMS_INIT;
@@ -347,7 +347,7 @@ int rta_define_task(rta_task_t *parent, int n, const char *const *names,
       qsort(sorted, (size_t)n, sizeof *sorted, cmp_task_key);
       for (i = 1; i < n && !rc; i++)
         if (strcmp(sorted[i - 1]->key, sorted[i]->key) == 0)
-          rc = key_error("define_task: key repeated in one call", sorted[i]->key,
+          rc = key_error("task_define: key repeated in one call", sorted[i]->key,
                          BALLAST_EEXIST);
       free(sorted);
     }
@@ -443,7 +443,7 @@ int rta_task_remove(rta_task_t *task) {
   if (!task)
     return BALLAST_EINVAL;
   if (subtree_open(task)) {
-    BALLAST_WARN("rta: remove_task \"%s\": the task or a descendant is open",
+    BALLAST_WARN("rta: task_remove \"%s\": the task or a descendant is open",
                  task->key);
     return BALLAST_ESTATE;
   }
@@ -487,7 +487,7 @@ int rta__remove_tasks(rta_task_t **v, int n) {
     if (i + AHEAD < n)
       rta__task_prefetch(v[i + AHEAD], 0);
     if (v[i] && subtree_open(v[i])) {
-      BALLAST_WARN("rta: remove_task \"%s\": the task or a descendant is open",
+      BALLAST_WARN("rta: task_remove \"%s\": the task or a descendant is open",
                    v[i]->key);
       return BALLAST_ESTATE;
     }
@@ -566,12 +566,16 @@ int rta_reset(void) {
 const char *rta_task_key(const rta_task_t *t) { return t ? t->key : NULL; }
 const char *rta_task_name(const rta_task_t *t) { return t ? t->name : NULL; }
 rta_task_t *rta_task_parent(const rta_task_t *t) { return t ? t->parent : NULL; }
-int rta_task_nchildren(const rta_task_t *t) { return t ? t->nchildren : 0; }
+int rta_task_nchildren(const rta_task_t *t) { return t ? t->nchildren : BALLAST_EINVAL; }
 rta_task_t *rta_task_child(const rta_task_t *t, int i) {
   return (t && i >= 0 && i < t->nchildren) ? t->children[i] : NULL;
 }
-int rta_task_nstages(const rta_task_t *t) { return t ? t->nstages : 0; }
-int rta_task_stage(const rta_task_t *t) { return t ? t->stage : -1; }
+int rta_task_nstages(const rta_task_t *t) { return t ? t->nstages : BALLAST_EINVAL; }
+int rta_task_stage(const rta_task_t *t) {
+  if (!t)
+    return BALLAST_EINVAL;
+  return t->stage >= 0 ? t->stage : BALLAST_ENOTFOUND; /* a root has no stage */
+}
 const rta_task_params_t *rta_task_params(const rta_task_t *t) {
   return t ? &t->params : NULL;
 }
@@ -612,7 +616,7 @@ int rta_task_begin(rta_task_t *t) {
   if (rc)
     return rc;
   if (t->open)
-    return key_error("begin_task: task already open", t->key, BALLAST_ESTATE);
+    return key_error("task_begin: task already open", t->key, BALLAST_ESTATE);
   if (nopen == capopen) {
     int cap = capopen ? 2 * capopen : 8;
     rta_task_t **s = ballast__realloc(open_stack, (size_t)cap * sizeof *s);
@@ -656,10 +660,10 @@ int rta_task_end(rta_task_t *t) {
   if (rc)
     return rc;
   if (!t->open)
-    return key_error("end_task without a matching begin_task", t->key,
+    return key_error("task_end without a matching task_begin", t->key,
                      BALLAST_EMISMATCH);
   if (open_stack[nopen - 1] != t) {
-    BALLAST_WARN("rta: end_task \"%s\": the innermost open task is \"%s\" (%s)",
+    BALLAST_WARN("rta: task_end \"%s\": the innermost open task is \"%s\" (%s)",
                  t->key, open_stack[nopen - 1]->key,
                  ballast_err_name(BALLAST_EMISMATCH));
     return BALLAST_EMISMATCH;
@@ -670,7 +674,7 @@ int rta_task_end(rta_task_t *t) {
       /* An application region opened inside the task is still open: keep
        * the task open too, so rta and mon agree; the application closes its
        * region and ends the task again. */
-      return key_error("end_task: a region opened inside the task is still open",
+      return key_error("task_end: a region opened inside the task is still open",
                        t->key, rc);
     }
   }
@@ -681,39 +685,6 @@ int rta_task_end(rta_task_t *t) {
   return 0;
 }
 
-static int lookup(const char *what, const char *key, rta_task_t **t) {
-  int rc = rta__check_key(key);
-  if (rc)
-    return key_error(what, key, rc);
-  *t = rta__index_find(key, rta__key_hash(key, strlen(key)));
-  if (!*t)
-    return key_error(what, key, BALLAST_ENOTFOUND);
-  return 0;
-}
-
-int rta_begin_task(const char *key) {
-  rta_task_t *t;
-  int rc = ballast__need_mpi("rta_begin_task");
-  if (rc)
-    return rc;
-  rc = lookup("begin_task", key, &t);
-  return rc ? rc : rta_task_begin(t);
-}
-
-int rta_end_task(const char *key) {
-  rta_task_t *t;
-  int rc = ballast__need_mpi("rta_end_task");
-  if (rc)
-    return rc;
-  rc = lookup("end_task", key, &t);
-  return rc ? rc : rta_task_end(t);
-}
-
 rta_task_t *rta_task_current(void) {
   return nopen > 0 ? open_stack[nopen - 1] : NULL;
 }
-
-/* Deprecated names (see the public header), kept as real functions. */
-int rta_find_task(const char *key, rta_task_t **out) { return rta_task_find(key, out); }
-int rta_remove_task(rta_task_t *task) { return rta_task_remove(task); }
-rta_task_t *rta_current_task(void) { return rta_task_current(); }

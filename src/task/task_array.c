@@ -155,24 +155,24 @@ static void free_array_record(rta_task_t *t, rta__array_t *a) {
     free(a);
 }
 
-/* rta_register_array; with array NULL and owned set, the array is rta's
+/* rta_task_array_register; with array NULL and owned set, the array is rta's
  * own (slot = &own, see rta__arrays_own). */
 static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
                      int ndims, const int64_t *dims) {
   if (!t || (!array && !owned) || !dims || ndims < 1 || ndims > RTA_MAX_DIMS) {
-    BALLAST_WARN("rta: register_array on \"%s\": NULL argument or ndims %d "
+    BALLAST_WARN("rta: task_array_register on \"%s\": NULL argument or ndims %d "
                  "outside 1..%d", t ? t->key : "(NULL task)", ndims, RTA_MAX_DIMS);
     return BALLAST_EINVAL;
   }
   if (type.kind == RTA_TYPE_ELEM ? rta_elem_size(type.u.elem) == 0
                                  : (type.kind != RTA_TYPE_MPI ||
                                     type.u.mpi == MPI_DATATYPE_NULL)) {
-    BALLAST_WARN("rta: register_array on \"%s\": invalid element type", t->key);
+    BALLAST_WARN("rta: task_array_register on \"%s\": invalid element type", t->key);
     return BALLAST_EINVAL;
   }
   for (rta__array_t *a = t->arrays; a && array; a = a->next)
     if (a->slot == array) {
-      BALLAST_WARN("rta: register_array on \"%s\": array already registered",
+      BALLAST_WARN("rta: task_array_register on \"%s\": array already registered",
                    t->key);
       return BALLAST_EEXIST;
     }
@@ -209,13 +209,13 @@ static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
    * arriving task registers in its unpack callback receive what arrives and
    * may be NULL. */
   if (!rc && !*array && a->mem_bytes > 0 && !t->arriving) {
-    BALLAST_WARN("rta: register_array on \"%s\": array %d is NULL but its dims "
+    BALLAST_WARN("rta: task_array_register on \"%s\": array %d is NULL but its dims "
                  "give %zu bytes", t->key, t->narrays, a->mem_bytes);
     free_array_record(t, a);
     return BALLAST_EINVAL;
   }
   if (rc) {
-    BALLAST_WARN("rta: register_array on \"%s\": %s", t->key,
+    BALLAST_WARN("rta: task_array_register on \"%s\": %s", t->key,
                  ballast_strerror(rc));
     free_array_record(t, a);
     return rc;
@@ -228,7 +228,7 @@ static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
   return 0;
 }
 
-int rta_register_array(rta_task_t *t, void **array, rta_type_t type, int ndims,
+int rta_task_array_register(rta_task_t *t, void **array, rta_type_t type, int ndims,
                        const int64_t *dims) {
   return add_array(t, array, 0, type, ndims, dims);
 }
@@ -299,7 +299,7 @@ int rta_task_array(const rta_task_t *t, int i, void ***slot) {
   return 0;
 }
 
-int rta_unregister_array(rta_task_t *t, void **array) {
+int rta_task_array_unregister(rta_task_t *t, void **array) {
   if (!t || !array)
     return BALLAST_EINVAL;
   for (rta__array_t **p = &t->arrays; *p; p = &(*p)->next)
@@ -313,7 +313,7 @@ int rta_unregister_array(rta_task_t *t, void **array) {
   return BALLAST_ENOTFOUND;
 }
 
-int rta_task_narrays(const rta_task_t *t) { return t ? t->narrays : 0; }
+int rta_task_narrays(const rta_task_t *t) { return t ? t->narrays : BALLAST_EINVAL; }
 
 void rta__arrays_clear(rta_task_t *t) {
   rta__array_t *a = t->arrays;
@@ -514,7 +514,7 @@ int rta__arrays_unpack_lead(rta_task_t *t, const void *buf, size_t len,
       rc = BALLAST_ESIZE;
       break;
     }
-    fresh[i] = rta_alloc_array(shape[i].mem_bytes);
+    fresh[i] = rta_array_alloc(shape[i].mem_bytes);
     if (!fresh[i]) {
       rc = BALLAST_ENOMEM;
       break;

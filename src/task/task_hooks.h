@@ -100,7 +100,7 @@ int rta__arrays_unpack_lead(rta_task_t *t, const void *buf, size_t len,
 
 /**
  * Defines one task that arrives from another process: like one child of
- * rta_define_task(), but in the existing stage \a stage of \a parent (no new
+ * rta_task_define(), but in the existing stage \a stage of \a parent (no new
  * stage). BALLAST_EINVAL for a stage the parent does not have here.
  */
 int rta__task_adopt(rta_task_t *parent, const char *name,

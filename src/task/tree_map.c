@@ -673,15 +673,15 @@ void rta_mapping_destroy(rta_mapping_t *m) {
 
 #define IN(m, i) ((m) && (i) >= 0 && (i) < (m)->n)
 
-int64_t rta_mapping_ntasks(const rta_mapping_t *m) { return m ? m->n : 0; }
+int64_t rta_mapping_ntasks(const rta_mapping_t *m) { return m ? m->n : BALLAST_EINVAL; }
 const char *rta_mapping_key(const rta_mapping_t *m, int64_t i) {
   return IN(m, i) ? m->keys[i] : NULL;
 }
 int64_t rta_mapping_find(const rta_mapping_t *m, const char *key) {
   if (!m || !key)
-    return -1;
+    return BALLAST_EINVAL;
   char *const *k = bsearch(&key, m->keys, (size_t)m->n, sizeof *m->keys, cmp_str);
-  return k ? (int64_t)(k - m->keys) : -1;
+  return k ? (int64_t)(k - m->keys) : BALLAST_ENOTFOUND;
 }
 rta_task_t *rta__mapping_task(const rta_mapping_t *m, int64_t i) {
   return IN(m, i) ? m->task[i] : NULL;
@@ -690,25 +690,47 @@ void rta__mapping_set_task(rta_mapping_t *m, int64_t i, rta_task_t *t) {
   if (IN(m, i))
     m->task[i] = t;
 }
+/* The one answer to a bad task index (ballast.h, Errors). */
+static int check_index(const rta_mapping_t *m, int64_t i) {
+  if (!m)
+    return BALLAST_EINVAL;
+  return IN(m, i) ? 0 : BALLAST_ERANGE;
+}
 int rta_mapping_slot(const rta_mapping_t *m, int64_t i) {
-  return IN(m, i) ? m->slot[i] : -1;
+  int rc = check_index(m, i);
+  return rc ? rc : m->slot[i];
 }
 int rta_mapping_owner(const rta_mapping_t *m, int64_t i) {
-  return IN(m, i) ? m->owner[i] : -1;
+  int rc = check_index(m, i);
+  return rc ? rc : m->owner[i];
 }
 int rta_mapping_ndefiners(const rta_mapping_t *m, int64_t i) {
-  return IN(m, i) ? m->ndef[i] : -1;
+  int rc = check_index(m, i);
+  return rc ? rc : m->ndef[i];
 }
 int rta_mapping_nprocs(const rta_mapping_t *m, int64_t i) {
-  return IN(m, i) ? m->nprocs[i] : -1;
+  int rc = check_index(m, i);
+  return rc ? rc : m->nprocs[i];
 }
-double rta_mapping_work(const rta_mapping_t *m, int64_t i) {
-  return IN(m, i) ? m->work[i] : -1;
+int rta_mapping_work(const rta_mapping_t *m, int64_t i, double *out) {
+  int rc = check_index(m, i);
+  if (!rc && !out)
+    rc = BALLAST_EINVAL;
+  if (!rc)
+    *out = m->work[i];
+  return rc;
 }
-double rta_mapping_state_bytes(const rta_mapping_t *m, int64_t i) {
-  return IN(m, i) ? m->state[i] : -1;
+int rta_mapping_state_bytes(const rta_mapping_t *m, int64_t i, double *out) {
+  int rc = check_index(m, i);
+  if (!rc && !out)
+    rc = BALLAST_EINVAL;
+  if (!rc)
+    *out = m->state[i];
+  return rc;
 }
-int rta_mapping_placement(const rta_mapping_t *m) { return m ? m->placement : 0; }
+int rta_mapping_placement(const rta_mapping_t *m) {
+  return m ? m->placement != 0 : BALLAST_EINVAL;
+}
 const rta_map_quality_t *rta_mapping_quality(const rta_mapping_t *m) {
   return m ? &m->q : NULL;
 }

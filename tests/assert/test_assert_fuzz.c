@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(pia_assert_var_register("n", PIA_VAR_INT, &n), 0);
   for (int i = 0; i < NSEEDS; i++) {
     char msg[1024];
-    int rc = pia_assert_parse_check(seeds[i], msg, sizeof msg);
+    int rc = pia_assert_parse_check(seeds[i], sizeof msg, msg);
     if (rc)
       fprintf(stderr, "seed %d: %s\n", i, msg);
     /* _k is not configured: the only seed that names a config value fails. */
@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
     char msg[700];
     size_t len = i % 7 == 0 ? 1 + rnd(40) : sizeof msg; /* short buffers too */
     memset(msg, 'x', sizeof msg);
-    int rc = pia_assert_parse_check(e, msg, len);
+    int rc = pia_assert_parse_check(e, len, msg);
     CHECK(memchr(msg, 0, len) != NULL); /* terminated within the buffer */
     if (rc == 0) {
       ok++;

@@ -158,7 +158,7 @@ static void config(void) {
 /* The message of a bad expression must contain each of \a parts. */
 static void bad(const char *expr, int code, const char *parts[]) {
   char msg[2048];
-  int rc = pia_assert_parse_check(expr, msg, sizeof msg);
+  int rc = pia_assert_parse_check(expr, sizeof msg, msg);
   if (rc != code)
     fprintf(stderr, "'%s': got %d, message: %s\n", expr, rc, msg);
   CHECK_EQ(rc, code);
@@ -199,8 +199,8 @@ static void errors(void) {
   memset(deep, '(', 200);
   strcpy(deep + 200, "1");
   bad(deep, BALLAST_EPARSE, (const char *[]){"nested more than", NULL});
-  CHECK_EQ(pia_assert_parse_check(NULL, NULL, 0), BALLAST_EINVAL);
-  CHECK_EQ(pia_assert_parse_check("1 < 2", NULL, 0), 0);
+  CHECK_EQ(pia_assert_parse_check(NULL, 0, NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_assert_parse_check("1 < 2", 0, NULL), 0);
   int id;
   CHECK_EQ(pia_assert_create(NULL, &id), BALLAST_EINVAL);
   CHECK_EQ(pia_assert_create("1", NULL), BALLAST_EINVAL);

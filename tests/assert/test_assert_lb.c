@@ -1,5 +1,5 @@
 /* The remap action: an assertion created with PIA_ASSERT_REMAP that fails on
- * one rank makes the next rta_perform_load_balancing() remap on every rank
+ * one rank makes the next rta_lb_perform() remap on every rank
  * of the context (the request is agreed), although the policy alone never
  * would (threshold far above the imbalance); the request is consumed, so the
  * following calls do not remap; a failing assertion without the flag does
@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
   const char *rn = "root";
   rta_task_t *root;
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &rp, &root), 0);
   for (int id = 0; id < NT; id++) {
     if (id % np != me)
       continue;
@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
     const char *nm = name;
     rta_task_params_t p = RTA_TASK_PARAMS_INIT;
     p.est_work = 1.0 + id;
-    CHECK_EQ(rta_define_task(root, 1, &nm, &p, NULL), 0);
+    CHECK_EQ(rta_task_define(root, 1, &nm, &p, NULL), 0);
   }
   rta_lb_config_t cfg;
   rta_lb_config_init(&cfg);
@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
   cfg.policy.threshold = 50; /* the policy alone never remaps */
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
 
   CHECK_EQ(pia_assert_var_register("step", PIA_VAR_INT, &step), 0);
   int plain, remap;
@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
     CHECK_EQ(pia_assert_begin(remap), 0);
     CHECK_EQ(pia_assert_end(remap), me == 1 && step == 3 ? 0 : 1);
     CHECK_EQ(pia_assert_end(plain), step == 1 ? 0 : 1);
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
     rta_lb_stats_t s;
     CHECK_EQ(rta_lb_stats(ctx, &s), 0);
     long long now = s.remaps + s.failed_remaps;

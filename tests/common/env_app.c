@@ -13,7 +13,7 @@ int main(int argc, char **argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   rta_policy_config_t cfg;
-  rta_policy_config_default(&cfg);
+  rta_policy_config_init(&cfg);
   int prc = rta_policy_config_from_env(&cfg);
   rta_hw_t *hw = NULL;
   int hrc = rta_hw_discover(MPI_COMM_WORLD, &hw);

@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
 
   const char *rn = "hp";
   rta_task_t *root = NULL;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, NULL, &root), 0);
   char name[8], hkey[16], lkey[16];
   snprintf(name, sizeof name, "t%d", me);
   snprintf(hkey, sizeof hkey, "hp/t%d", heavy_of(me));
@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
   p.comm = comm;
   p.state_size = 1024;
   const char *nm = name;
-  CHECK_EQ(rta_define_task(root, 1, &nm, &p, NULL), 0);
+  CHECK_EQ(rta_task_define(root, 1, &nm, &p, NULL), 0);
 
   char *sbuf = malloc(HEAVY), *rbuf = malloc(HEAVY);
   CHECK(sbuf && rbuf);

@@ -2,7 +2,7 @@
  * 4 leaf tasks pl/t0..t3 (task r on rank r, with a registered array as its
  * state), heavy pairs (t0,t2), (t1,t3) split across the nodes by the default
  * rank order. The application exchanges through the context's communicator
- * (mon measures the volumes), then calls rta_perform_load_balancing() with
+ * (mon measures the volumes), then calls rta_lb_perform() with
  * the explicit policy and the two-phase strategy. Checks, on the new
  * communicator: rank i hosts task i with its state intact; the heavy pairs
  * now share a node (hostnames of the ranks); a ring addressed by the ranks
@@ -41,12 +41,11 @@ static int p_unpack(rta_task_t *t, const void *buf, size_t len, void *u) {
   memcpy(&p->index, buf, sizeof(int));
   rta_task_set_data(t, p);
   int64_t z = 0;
-  return rta_register_array(t, (void **)&p->v, rta_type_elem(RTA_INT64), 1, &z);
+  return rta_task_array_register(t, (void **)&p->v, rta_type_elem(RTA_INT64), 1, &z);
 }
-static int p_release(rta_task_t *t, void *u) {
+static void p_release(rta_task_t *t, void *u) {
   (void)u;
   free(rta_task_data(t));
-  return 0;
 }
 
 static int heavy_of(int r) { return (r + 2) % 4; }
@@ -75,11 +74,11 @@ int main(int argc, char **argv) {
   rp.serial = (rta_serial_t){p_size, p_pack, p_unpack, p_release};
   const char *rn = "pl";
   rta_task_t *root, *t;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &rp, &root), 0);
   char name[8];
   snprintf(name, sizeof name, "t%d", me);
   const char *nm = name;
-  CHECK_EQ(rta_define_task(root, 1, &nm, NULL, &t), 0);
+  CHECK_EQ(rta_task_define(root, 1, &nm, NULL, &t), 0);
   ptask_t *p = calloc(1, sizeof *p);
   CHECK(p != NULL);
   p->index = me;
@@ -88,7 +87,7 @@ int main(int argc, char **argv) {
   CHECK(p->v != NULL);
   for (int64_t i = 0; i < NV; i++)
     p->v[i] = me * 1000000 + i;
-  CHECK_EQ(rta_register_array(t, (void **)&p->v, rta_type_elem(RTA_INT64), 1,
+  CHECK_EQ(rta_task_array_register(t, (void **)&p->v, rta_type_elem(RTA_INT64), 1,
                               &n), 0);
   rta_task_set_data(t, p);
 
@@ -100,7 +99,7 @@ int main(int argc, char **argv) {
   cfg.measure_links = 1; /* the "measured-model mapping" of issue 7 */
   rta_lb_context_t *ctx = NULL;
   MPI_Comm comm = MPI_COMM_NULL;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   CHECK_EQ(rta_lb_placement(ctx), 1);
   int r;
   MPI_Comm_rank(comm, &r);
@@ -113,7 +112,7 @@ int main(int argc, char **argv) {
     if (s < STEPS - 1)
       CHECK_EQ(rta_step(), 0); /* the last step is closed by the remap */
   }
-  CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+  CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
   CHECK_EQ(rta_lb_comm(ctx), comm);
   rta_decision_t d;
   CHECK_EQ(rta_lb_last_decision(ctx, &d), 0);

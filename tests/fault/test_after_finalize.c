@@ -32,28 +32,25 @@ static void outside(rta_task_t *root, rta_lb_context_t *ctx, rta_hw_t *hw) {
   mon_region_handle_destroy(h);
   EXPECT_STATE(mon_report(MON_REPORT_TERSE));
   EXPECT_STATE(mon_profile_write("/nonexistent/x.json"));
-  EXPECT_STATE(ipm_region(IPM_START, "r"));
 
   pia_actdata_t ad;
   pia_regdata_t rd;
   pia_partnerdata_t pd[2];
-  CHECK_EQ(pia_init_activity_data(&ad), 0); /* a struct reset, no MPI */
-  EXPECT_STATE(pia_get_activity_data(&ad, 0));
+  pia_actdata_init(&ad); /* a struct reset, no MPI */
+  EXPECT_STATE(pia_activity_data(0, &ad));
   EXPECT_STATE(pia_region_activity_data(0, 0, &ad));
-  EXPECT_STATE(pia_get_region_data(&rd, 0));
+  EXPECT_STATE(pia_region_data(0, &rd));
   EXPECT_STATE(pia_partner_data(0, PIA_REGION_ALL, pd));
   EXPECT_STATE(pia_partner_volumes(1, PIA_REGION_ALL, pd));
   EXPECT_STATE(pia_region_current());
   EXPECT_STATE(pia_region_find_by_path("ballast_main"));
-  EXPECT_STATE(pia_find_region_by_name("ballast_main"));
+  EXPECT_STATE(pia_region_find("ballast_main"));
   pia_interval_t *iv = NULL;
   CHECK_EQ(pia_interval_create(&iv), 0); /* memory only */
   EXPECT_STATE(pia_interval_mark(iv));
   pia_interval_destroy(iv);
 
   /* rta: the task runtime */
-  EXPECT_STATE(rta_begin_task("root"));
-  EXPECT_STATE(rta_end_task("root"));
   EXPECT_STATE(rta_step());
   if (root) {
     EXPECT_STATE(rta_task_begin(root));
@@ -62,7 +59,7 @@ static void outside(rta_task_t *root, rta_lb_context_t *ctx, rta_hw_t *hw) {
     EXPECT_STATE(rta_map_tasks(comm, root, hw, NULL, &m));
     CHECK(m == NULL);
     rta_lb_context_t *c2 = NULL;
-    EXPECT_STATE(rta_define_lb_context(comm, root, NULL, &c2, NULL));
+    EXPECT_STATE(rta_lb_create(comm, root, NULL, &c2, NULL));
     CHECK(c2 == NULL);
   }
   rta_hw_t *hw2 = NULL;
@@ -71,7 +68,7 @@ static void outside(rta_task_t *root, rta_lb_context_t *ctx, rta_hw_t *hw) {
   if (ctx) {
     MPI_Comm app = rta_lb_comm(ctx);
     EXPECT_STATE(rta_lb_perform(ctx, NULL));
-    EXPECT_STATE(rta_perform_load_balancing(&app));
+    EXPECT_STATE(rta_lb_perform(ctx, &app));
     /* Destroying needs no MPI after MPI_Finalize (the communicators died
      * with it): ballast's memory is freed and 0 returned. */
     CHECK_EQ(rta_lb_destroy(ctx), 0);
@@ -106,11 +103,11 @@ static void still_works(rta_task_t *root, rta_hw_t *hw) {
   /* The task tree is memory: defining and removing need no MPI. */
   const char *late[] = {"late"};
   rta_task_t *t = NULL;
-  CHECK_EQ(rta_define_task(root, 1, late, NULL, &t), 0);
+  CHECK_EQ(rta_task_define(root, 1, late, NULL, &t), 0);
   CHECK_EQ(rta_task_remove(t), 0);
   double *d = NULL;
   int64_t dims[1] = {4};
-  CHECK_EQ(rta_register_array(root, (void **)&d, rta_type_elem(RTA_DOUBLE), 1, dims),
+  CHECK_EQ(rta_task_array_register(root, (void **)&d, rta_type_elem(RTA_DOUBLE), 1, dims),
            BALLAST_EINVAL); /* NULL data with 4 elements: refused */
   CHECK_EQ(rta_task_narrays(root), 0);
 }
@@ -123,15 +120,15 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   rta_task_t *root = NULL;
   const char *rn[] = {"root"};
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
   char a[16], b[16];
   snprintf(a, sizeof a, "t%d", 2 * me);
   snprintf(b, sizeof b, "t%d", 2 * me + 1);
   const char *kids[] = {a, b};
-  CHECK_EQ(rta_define_task(root, 2, kids, NULL, NULL), 0);
+  CHECK_EQ(rta_task_define(root, 2, kids, NULL, NULL), 0);
   rta_lb_context_t *ctx = NULL;
   MPI_Comm app;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, NULL, &ctx, &app), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, NULL, &ctx, &app), 0);
   rta_hw_t *hw = NULL;
   CHECK_EQ(rta_hw_discover(MPI_COMM_WORLD, &hw), 0);
   CHECK_EQ(rta_task_begin(root), 0);

@@ -54,7 +54,7 @@ static const char *captured(void) {
 
 static rta_task_t *root_named(const char *name) {
   rta_task_t *r = NULL;
-  CHECK_EQ(rta_define_task(NULL, 1, &name, NULL, &r), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &name, NULL, &r), 0);
   return r;
 }
 
@@ -70,7 +70,7 @@ int main(int argc, char **argv) {
   /* 1. No leaf under the root. */
   rta_task_t *bare = root_named("bare");
   capture();
-  int rc = rta_define_lb_context(MPI_COMM_WORLD, bare, NULL, &ctx, &app);
+  int rc = rta_lb_create(MPI_COMM_WORLD, bare, NULL, &ctx, &app);
   const char *log = captured();
   CHECK_EQ(rc, BALLAST_ENOTFOUND);
   CHECK(ctx == NULL);
@@ -83,11 +83,11 @@ int main(int argc, char **argv) {
   p.est_work = me ? 2.5 : 1.0;
   const char *mid = "mid";
   rta_task_t *m = NULL;
-  CHECK_EQ(rta_define_task(r2, 1, &mid, &p, &m), 0);
+  CHECK_EQ(rta_task_define(r2, 1, &mid, &p, &m), 0);
   const char *leaf = me ? "b" : "a";
-  CHECK_EQ(rta_define_task(m, 1, &leaf, NULL, NULL), 0);
+  CHECK_EQ(rta_task_define(m, 1, &leaf, NULL, NULL), 0);
   capture();
-  rc = rta_define_lb_context(MPI_COMM_WORLD, r2, NULL, &ctx, &app);
+  rc = rta_lb_create(MPI_COMM_WORLD, r2, NULL, &ctx, &app);
   log = captured();
   CHECK_EQ(rc, BALLAST_EMISMATCH);
   CHECK_HAS(log, "task \"mm/mid\" is defined with different parameters on ranks 0 and 1");
@@ -100,12 +100,12 @@ int main(int argc, char **argv) {
   snprintf(name, sizeof name, "t%d", me);
   const char *nm = name;
   rta_task_t *t = NULL;
-  CHECK_EQ(rta_define_task(r3, 1, &nm, NULL, &t), 0);
+  CHECK_EQ(rta_task_define(r3, 1, &nm, NULL, &t), 0);
   rta_lb_config_t cfg;
   rta_lb_config_init(&cfg);
   cfg.policy.mode = RTA_POLICY_EXPLICIT;
   cfg.use_env = 0;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, r3, &cfg, &ctx, &app), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, r3, &cfg, &ctx, &app), 0);
   if (me == 1)
     CHECK_EQ(rta_task_begin(t), 0);
   capture();

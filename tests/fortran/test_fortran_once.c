@@ -37,10 +37,10 @@ void pmpi_send_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_
 
 static pia_actdata_t act(const char *name) {
   pia_actdata_t d;
-  CHECK_EQ(pia_init_activity_data(&d), 0);
-  pia_act_t a = pia_find_activity_by_name(name);
+  pia_actdata_init(&d);
+  pia_act_t a = pia_activity_find(name);
   CHECK(a >= 0);
-  CHECK_EQ(pia_get_activity_data(&d, a), 0);
+  CHECK_EQ(pia_activity_data(a, &d), 0);
   return d;
 }
 

@@ -53,15 +53,15 @@ static int32_t ival(int id, int64_t k) { return (int32_t)(id * 7919 + k * 31); }
 static int register_arrays(rta_task_t *t, blk_t *b) {
   int64_t z[1] = {0};
   if (b->kind == 0)
-    return rta_register_array(t, (void **)&b->d, rta_type_elem(RTA_DOUBLE), 1, z);
+    return rta_task_array_register(t, (void **)&b->d, rta_type_elem(RTA_DOUBLE), 1, z);
   if (b->kind != 1)
     return 0;
-  int rc = rta_register_array(t, (void **)&b->i, rta_type_elem(RTA_INT32), 1, z);
+  int rc = rta_task_array_register(t, (void **)&b->i, rta_type_elem(RTA_INT32), 1, z);
   if (rc)
     return rc;
-  rc = rta_register_array(t, (void **)&b->d, rta_type_elem(RTA_DOUBLE), 1, z);
+  rc = rta_task_array_register(t, (void **)&b->d, rta_type_elem(RTA_DOUBLE), 1, z);
   if (rc)
-    CHECK_EQ(rta_unregister_array(t, (void **)&b->i), 0);
+    CHECK_EQ(rta_task_array_unregister(t, (void **)&b->i), 0);
   return rc;
 }
 
@@ -102,14 +102,13 @@ static int cb_unpack(rta_task_t *t, const void *buf, size_t len, void *user) {
   live_blocks++;
   return 0;
 }
-static int cb_release(rta_task_t *t, void *user) {
+static void cb_release(rta_task_t *t, void *user) {
   (void)user;
   blk_t *b = rta_task_data(t);
   CHECK(b->d == NULL && b->i == NULL); /* rta freed the arrays */
   free(b);
   rta_task_set_data(t, NULL);
   live_blocks--;
-  return 0;
 }
 
 static void make_task(rta_task_t *root, int id) {
@@ -119,7 +118,7 @@ static void make_task(rta_task_t *root, int id) {
   p.est_work = 1.0 + id % 3;
   const char *nm = name;
   rta_task_t *t;
-  CHECK_EQ(rta_define_task(root, 1, &nm, &p, &t), 0);
+  CHECK_EQ(rta_task_define(root, 1, &nm, &p, &t), 0);
   blk_t *b = calloc(1, sizeof *b);
   b->id = id;
   b->kind = id % 3;
@@ -129,7 +128,7 @@ static void make_task(rta_task_t *root, int id) {
     b->d = malloc(sizeof *b->d * (size_t)n);
     for (int64_t k = 0; k < n; k++)
       b->d[k] = dval(id, k);
-    CHECK_EQ(rta_register_array(t, (void **)&b->d, rta_type_elem(RTA_DOUBLE), 1, &n), 0);
+    CHECK_EQ(rta_task_array_register(t, (void **)&b->d, rta_type_elem(RTA_DOUBLE), 1, &n), 0);
   } else if (b->kind == 1) {
     int64_t ni = 2 * n;
     b->i = malloc(sizeof *b->i * (size_t)ni);
@@ -138,8 +137,8 @@ static void make_task(rta_task_t *root, int id) {
     b->d = malloc(sizeof *b->d * (size_t)n);
     for (int64_t k = 0; k < n; k++)
       b->d[k] = dval(id, -k);
-    CHECK_EQ(rta_register_array(t, (void **)&b->i, rta_type_elem(RTA_INT32), 1, &ni), 0);
-    CHECK_EQ(rta_register_array(t, (void **)&b->d, rta_type_elem(RTA_DOUBLE), 1, &n), 0);
+    CHECK_EQ(rta_task_array_register(t, (void **)&b->i, rta_type_elem(RTA_INT32), 1, &ni), 0);
+    CHECK_EQ(rta_task_array_register(t, (void **)&b->d, rta_type_elem(RTA_DOUBLE), 1, &n), 0);
   }
   rta_task_set_data(t, b);
   live_blocks++;
@@ -219,7 +218,7 @@ static void snapshot(rta_lb_context_t *ctx, const char *root, snap_t *s) {
   if (with_gang) {
     char key[32];
     snprintf(key, sizeof key, "%s/gang", root);
-    CHECK_EQ(rta_lb_gang_ranks(ctx, key, s->gang, 2), 0);
+    CHECK_EQ(rta_lb_gang_ranks(ctx, key, 2, s->gang), 0);
     CHECK_EQ(rta_lb_task_comm(ctx, key, &s->gcomm), 0);
   }
   CHECK_EQ(live_blocks, s->nhere);
@@ -271,7 +270,7 @@ static void check_unchanged(const snap_t *a, const snap_t *b) {
 
 static rta_lb_config_t explicit_random(void) {
   rta_lb_config_t c;
-  rta_lb_config_default(&c);
+  rta_lb_config_init(&c);
   c.use_env = 0;
   c.policy.mode = RTA_POLICY_EXPLICIT;
   c.strategy = RTA_MAP_RANDOM;
@@ -292,7 +291,7 @@ typedef struct {
 static void setup(const char *rn, int placement, setup_t *u) {
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
   rp.serial = (rta_serial_t){cb_size, cb_pack, cb_unpack, cb_release};
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &rp, &u->root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &rp, &u->root), 0);
   for (int id = 0; id < ntasks; id++)
     if (id % np == me)
       make_task(u->root, id);
@@ -301,10 +300,10 @@ static void setup(const char *rn, int placement, setup_t *u) {
     gp.nprocs = 2;
     gp.est_work = 2.0;
     const char *gn = "gang";
-    CHECK_EQ(rta_define_task(u->root, 1, &gn, &gp, NULL), 0);
+    CHECK_EQ(rta_task_define(u->root, 1, &gn, &gp, NULL), 0);
   }
   rta_lb_config_t cfg = explicit_random();
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, u->root, &cfg, &u->ctx, &u->comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, u->root, &cfg, &u->ctx, &u->comm), 0);
   CHECK_EQ(rta_lb_placement(u->ctx), placement);
 }
 
@@ -336,7 +335,7 @@ static int attempt(const char *rn, int placement, int victim, int k) {
   rta_lb_stats_t s0, s1;
   CHECK_EQ(rta_lb_stats(u.ctx, &s0), 0);
   ballast__alloc_fail_after(me == victim ? k : 0);
-  int rc = rta_perform_load_balancing(&u.comm);
+  int rc = rta_lb_perform(u.ctx, &u.comm);
   long seen = ballast__alloc_count();
   ballast__alloc_fail_after(0);
   int fired = me == victim && k > 0 && seen >= k, any_fired = 0;

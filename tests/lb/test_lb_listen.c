@@ -79,12 +79,12 @@ int main(int argc, char **argv) {
   rta_task_t *root;
   const char *rn = "listen";
   rta_task_params_t p = RTA_TASK_PARAMS_INIT;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &p, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &p, &root), 0);
   for (int k = 0; k < 2; k++) {
     char name[16];
     snprintf(name, sizeof name, "t%d_%d", me, k);
     const char *nm = name;
-    CHECK_EQ(rta_define_task(root, 1, &nm, &p, NULL), 0);
+    CHECK_EQ(rta_task_define(root, 1, &nm, &p, NULL), 0);
   }
   rta_lb_config_t cfg;
   rta_lb_config_init(&cfg);
@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   cfg.strategy = RTA_MAP_RANDOM;
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   CHECK(seen_ctx == ctx);
   for (int s = 0; s < STEPS; s++) {
     comm = rta_lb_comm(ctx);

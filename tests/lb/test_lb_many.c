@@ -24,15 +24,15 @@ static rta_lb_context_t *define(int i, rta_task_t **root) {
   snprintf(name, sizeof name, "t%d", me);
   const char *rn = rootname, *nm = name;
   rta_task_params_t p = RTA_TASK_PARAMS_INIT;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &p, root), 0);
-  CHECK_EQ(rta_define_task(*root, 1, &nm, &p, NULL), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &p, root), 0);
+  CHECK_EQ(rta_task_define(*root, 1, &nm, &p, NULL), 0);
   rta_lb_config_t cfg;
   rta_lb_config_init(&cfg);
   cfg.use_env = 0;
   cfg.policy.mode = RTA_POLICY_EXPLICIT;
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, *root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, *root, &cfg, &ctx, &comm), 0);
   return ctx;
 }
 

@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   const char *rn = "ar";
   rta_task_t *root = NULL;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, NULL, &root), 0);
   double *d[NT] = {0};
   int32_t *iv[NT] = {0};
   if (me == 0) {
@@ -65,19 +65,19 @@ int main(int argc, char **argv) {
       snprintf(name, sizeof name, "t%d", id);
       const char *nm = name;
       rta_task_t *t = NULL;
-      CHECK_EQ(rta_define_task(root, 1, &nm, NULL, &t), 0);
+      CHECK_EQ(rta_task_define(root, 1, &nm, NULL, &t), 0);
       if (id >= 2) {
         iv[id] = malloc((size_t)ni(id) * sizeof *iv[id]);
         for (int64_t j = 0; j < ni(id); j++)
           iv[id][j] = ival(id, j);
         int64_t di[1] = {ni(id)};
-        CHECK_EQ(rta_register_array(t, (void **)&iv[id], rta_type_elem(RTA_INT32), 1, di), 0);
+        CHECK_EQ(rta_task_array_register(t, (void **)&iv[id], rta_type_elem(RTA_INT32), 1, di), 0);
       }
       d[id] = malloc((size_t)nd(id) * sizeof *d[id]);
       for (int64_t j = 0; j < nd(id); j++)
         d[id][j] = dval(id, j);
       int64_t dd[1] = {nd(id)};
-      CHECK_EQ(rta_register_array(t, (void **)&d[id], rta_type_elem(RTA_DOUBLE), 1, dd), 0);
+      CHECK_EQ(rta_task_array_register(t, (void **)&d[id], rta_type_elem(RTA_DOUBLE), 1, dd), 0);
       rta_serial_t ops;
       void *user;
       CHECK_EQ(rta_task_serial(t, &ops, &user), BALLAST_ENOTFOUND); /* no callbacks anywhere */
@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
   cfg.use_env = 0;
   rta_lb_context_t *ctx = NULL;
   MPI_Comm app;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &app), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &app), 0);
   CHECK_EQ(rta_lb_perform(ctx, NULL), 0);
   rta_lb_stats_t st;
   CHECK_EQ(rta_lb_stats(ctx, &st), 0);

@@ -1,4 +1,4 @@
-/* The automatic policy wired into rta_perform_load_balancing(): a busy-loop
+/* The automatic policy wired into rta_lb_perform(): a busy-loop
  * workload, all heavy tasks on rank 0, is remapped exactly when the policy
  * decides so (never during warm-up or while the window fills, each remap
  * with reason "imbalanced", imbalance over the threshold and gain over the
@@ -36,7 +36,7 @@ static rta_task_t *setup(const char *rootname) {
   const char *rn = rootname;
   rta_task_t *root;
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &rp, &root), 0);
   /* Heavy tasks (ids < NT/2) all on rank 0, light ones spread over the rest. */
   for (int id = 0; id < NT; id++) {
     int owner = id < NT / 2 ? 0 : 1 + id % (np - 1);
@@ -47,7 +47,7 @@ static rta_task_t *setup(const char *rootname) {
     const char *nm = name;
     rta_task_params_t p = RTA_TASK_PARAMS_INIT;
     p.est_work = 1.0; /* estimates say nothing: measurements must decide */
-    CHECK_EQ(rta_define_task(root, 1, &nm, &p, NULL), 0);
+    CHECK_EQ(rta_task_define(root, 1, &nm, &p, NULL), 0);
   }
   return root;
 }
@@ -74,14 +74,14 @@ static void test_auto(void) {
   cfg.strategy = RTA_MAP_TWOPHASE;
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   double before = work_imbalance(ctx);
   CHECK_DGT(before, 1.5);
   long long remaps = 0, since = 0;
   int first_remap_step = -1;
   for (int step = 0; step < 24; step++) {
     run_steps(ctx);
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
     rta_decision_t d;
     rta_lb_stats_t s;
     CHECK_EQ(rta_lb_last_decision(ctx, &d), 0);
@@ -129,13 +129,13 @@ static void test_env_off(void) {
   rta_lb_config_init(&cfg); /* auto in code, off from the environment */
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   CHECK_EQ((int)rta_lb_policy(ctx)->mode, (int)RTA_POLICY_OFF);
   long long steps0 = rta_steps();
   MPI_Comm c0 = comm;
   for (int step = 0; step < 30; step++) {
     run_steps(ctx);
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
     CHECK(comm == c0);
   }
   CHECK_EQ(rta_steps(), steps0); /* no step closed, nothing measured */
@@ -155,10 +155,10 @@ static void test_env_off(void) {
   /* explicit from the environment: every call remaps */
   setenv("BALLAST_LB", "explicit", 1);
   root = setup("ex");
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   for (int step = 0; step < 3; step++) {
     run_steps(ctx);
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
     rta_lb_last_decision(ctx, &d);
     CHECK_EQ((int)d.reason, (int)RTA_REASON_EXPLICIT);
   }

@@ -47,13 +47,13 @@ static int32_t ival(int id, int64_t i) { return (int32_t)(id * 7919 + i * 31); }
 static void register_arrays(rta_task_t *t, blk_t *b) {
   int64_t z[3] = {0, 0, 0};
   if (b->kind == 0) {
-    CHECK_EQ(rta_register_array(t, (void **)&b->d2, rta_type_elem(RTA_DOUBLE), 2, z), 0);
+    CHECK_EQ(rta_task_array_register(t, (void **)&b->d2, rta_type_elem(RTA_DOUBLE), 2, z), 0);
   } else if (b->kind == 1) {
-    CHECK_EQ(rta_register_array(t, (void **)&b->i3, rta_type_elem(RTA_INT32), 3, z), 0);
+    CHECK_EQ(rta_task_array_register(t, (void **)&b->i3, rta_type_elem(RTA_INT32), 3, z), 0);
     if (me == short_register_rank)
       return;
-    CHECK_EQ(rta_register_array(t, (void **)&b->cz, rta_type_elem(RTA_COMPLEX_DOUBLE), 1, z), 0);
-    CHECK_EQ(rta_register_array(t, (void **)&b->f3, rta_type_mpi(float3), 1, z), 0);
+    CHECK_EQ(rta_task_array_register(t, (void **)&b->cz, rta_type_elem(RTA_COMPLEX_DOUBLE), 1, z), 0);
+    CHECK_EQ(rta_task_array_register(t, (void **)&b->f3, rta_type_mpi(float3), 1, z), 0);
   }
 }
 
@@ -65,7 +65,7 @@ static void make_task(rta_task_t *root, int id) {
   p.est_work = 1.0 + id % 5;
   const char *nm = name;
   rta_task_t *t;
-  CHECK_EQ(rta_define_task(root, 1, &nm, &p, &t), 0);
+  CHECK_EQ(rta_task_define(root, 1, &nm, &p, &t), 0);
   blk_t *b = calloc(1, sizeof *b);
   b->id = id;
   b->kind = kind_of(id);
@@ -76,7 +76,7 @@ static void make_task(rta_task_t *root, int id) {
     for (int64_t i = 0; i < (int64_t)n * 3; i++)
       b->d2[i] = dval(id, i);
     int64_t dims[2] = {n, 3};
-    CHECK_EQ(rta_register_array(t, (void **)&b->d2, rta_type_elem(RTA_DOUBLE), 2, dims), 0);
+    CHECK_EQ(rta_task_array_register(t, (void **)&b->d2, rta_type_elem(RTA_DOUBLE), 2, dims), 0);
   } else if (b->kind == 1) {
     b->i3 = malloc(sizeof(int32_t) * (size_t)n * 4);
     for (int64_t i = 0; i < (int64_t)n * 4; i++)
@@ -88,9 +88,9 @@ static void make_task(rta_task_t *root, int id) {
     for (int i = 0; i < 3 * n; i++)
       b->f3[i] = (float)(id + i * 0.5);
     int64_t d3[3] = {2, n, 2}, d1[1] = {n};
-    CHECK_EQ(rta_register_array(t, (void **)&b->i3, rta_type_elem(RTA_INT32), 3, d3), 0);
-    CHECK_EQ(rta_register_array(t, (void **)&b->cz, rta_type_elem(RTA_COMPLEX_DOUBLE), 1, d1), 0);
-    CHECK_EQ(rta_register_array(t, (void **)&b->f3, rta_type_mpi(float3), 1, d1), 0);
+    CHECK_EQ(rta_task_array_register(t, (void **)&b->i3, rta_type_elem(RTA_INT32), 3, d3), 0);
+    CHECK_EQ(rta_task_array_register(t, (void **)&b->cz, rta_type_elem(RTA_COMPLEX_DOUBLE), 1, d1), 0);
+    CHECK_EQ(rta_task_array_register(t, (void **)&b->f3, rta_type_mpi(float3), 1, d1), 0);
   }
   rta_task_set_data(t, b);
   live_blocks++;
@@ -181,7 +181,7 @@ static int cb_unpack(rta_task_t *t, const void *buf, size_t len, void *user) {
   live_blocks++;
   return 0;
 }
-static int cb_release(rta_task_t *t, void *user) {
+static void cb_release(rta_task_t *t, void *user) {
   (void)user;
   blk_t *b = rta_task_data(t);
   /* rta has freed the registered arrays and set the pointers to NULL. */
@@ -189,7 +189,6 @@ static int cb_release(rta_task_t *t, void *user) {
   free(b);
   rta_task_set_data(t, NULL);
   live_blocks--;
-  return 0;
 }
 
 /* Sum of checksums and task count over every rank; each task verified. */
@@ -243,14 +242,14 @@ static void test_overdecomposition(void) {
   rp.serial.release = cb_release;
   const char *rn = "od";
   rta_task_t *root;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &rp, &root), 0);
   for (int id = 0; id < NT; id++)
     if (id % np == me)
       make_task(root, id);
   rta_lb_config_t cfg = explicit_random();
   rta_lb_context_t *ctx = NULL;
   MPI_Comm comm = MPI_COMM_NULL;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   CHECK(comm != MPI_COMM_NULL && comm != MPI_COMM_WORLD);
   CHECK_EQ(rta_lb_placement(ctx), 0);
   CHECK_EQ(rta_lb_ntasks(ctx), NT);
@@ -263,7 +262,7 @@ static void test_overdecomposition(void) {
   long long moved = 0;
   for (int k = 0; k < 12; k++) {
     MPI_Comm before = comm;
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
     CHECK(comm == before); /* over-decomposition keeps the communicator */
     rta_decision_t d;
     CHECK_EQ(rta_lb_last_decision(ctx, &d), 0);
@@ -285,7 +284,7 @@ static void test_overdecomposition(void) {
   int victim = np - 1, failed = 0;
   for (int attempt = 0; attempt < 6 && !failed; attempt++) {
     fail_unpack_rank = victim;
-    int rc = rta_perform_load_balancing(&comm);
+    int rc = rta_lb_perform(ctx, &comm);
     fail_unpack_rank = -1;
     if (rc == 0)
       continue; /* the victim received nothing this time: a normal remap */
@@ -301,7 +300,7 @@ static void test_overdecomposition(void) {
     check_owners(ctx, NT);
   }
   CHECK_EQ(failed, 1);
-  CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+  CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
   global_sum(ctx, &sum, &cnt);
   CHECK(sum == sum0);
 
@@ -310,7 +309,7 @@ static void test_overdecomposition(void) {
   for (int attempt = 0; attempt < 6 && !failed; attempt++) {
     if (me == 0)
       mig__fail_alloc_after(1);
-    int rc = rta_perform_load_balancing(&comm);
+    int rc = rta_lb_perform(ctx, &comm);
     mig__fail_alloc_after(0);
     if (rc == 0)
       continue;
@@ -331,7 +330,7 @@ static void test_overdecomposition(void) {
   failed = 0;
   for (int attempt = 0; attempt < 6 && !failed; attempt++) {
     short_register_rank = 0;
-    int rc = rta_perform_load_balancing(&comm);
+    int rc = rta_lb_perform(ctx, &comm);
     short_register_rank = -1;
     if (rc == 0)
       continue;
@@ -342,7 +341,7 @@ static void test_overdecomposition(void) {
     CHECK(sum == sum0);
   }
   CHECK_EQ(failed, 1);
-  CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+  CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
   global_sum(ctx, &sum, &cnt);
   CHECK(sum == sum0);
   rta_lb_stats_t s;
@@ -392,12 +391,11 @@ static int p_unpack(rta_task_t *t, const void *buf, size_t len, void *u) {
     p->index = atoi(rta_task_name(t) + 1);
   rta_task_set_data(t, p);
   int64_t z = 0;
-  return rta_register_array(t, (void **)&p->v, rta_type_elem(RTA_INT64), 1, &z);
+  return rta_task_array_register(t, (void **)&p->v, rta_type_elem(RTA_INT64), 1, &z);
 }
-static int p_release(rta_task_t *t, void *u) {
+static void p_release(rta_task_t *t, void *u) {
   (void)u;
   free(rta_task_data(t));
-  return 0;
 }
 
 static void test_placement(void) {
@@ -405,31 +403,31 @@ static void test_placement(void) {
   rp.serial = (rta_serial_t){p_size, p_pack, p_unpack, p_release};
   const char *rn = "pl";
   rta_task_t *root, *t;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &rp, &root), 0);
   char name[16];
   snprintf(name, sizeof name, "r%d", me);
   const char *nm = name;
-  CHECK_EQ(rta_define_task(root, 1, &nm, NULL, &t), 0);
+  CHECK_EQ(rta_task_define(root, 1, &nm, NULL, &t), 0);
   ptask_t *p = calloc(1, sizeof *p);
   p->index = me;
   int64_t n = 1000 + 7 * me;
   p->v = malloc((size_t)n * sizeof *p->v);
   for (int64_t i = 0; i < n; i++)
     p->v[i] = me * 100000 + i;
-  CHECK_EQ(rta_register_array(t, (void **)&p->v, rta_type_elem(RTA_INT64), 1, &n), 0);
+  CHECK_EQ(rta_task_array_register(t, (void **)&p->v, rta_type_elem(RTA_INT64), 1, &n), 0);
   rta_task_set_data(t, p);
 
   rta_lb_config_t cfg = explicit_random();
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   CHECK_EQ(rta_lb_placement(ctx), 1);
   int r;
   MPI_Comm_rank(comm, &r);
   CHECK_EQ(r, me); /* identity before any remap */
   int permuted = 0;
   for (int k = 0; k < 10; k++) {
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
     CHECK_EQ(rta_lb_comm(ctx), comm);
     CHECK_EQ(rta_lb_nlocal(ctx), 1);
     rta_task_t *mine = rta_lb_local_task(ctx, 0);
@@ -472,41 +470,40 @@ static void test_placement(void) {
 static void test_bad_input(void) {
   const char *rn = "bad";
   rta_task_t *root, *other;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, NULL, &root), 0);
   const char *on = "bad_other";
-  CHECK_EQ(rta_define_task(NULL, 1, &on, NULL, &other), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &on, NULL, &other), 0);
   char name[16];
   snprintf(name, sizeof name, "x%d", me);
   const char *nm = name;
-  CHECK_EQ(rta_define_task(root, 1, &nm, NULL, NULL), 0);
-  CHECK_EQ(rta_define_task(other, 1, &nm, NULL, NULL), 0);
+  CHECK_EQ(rta_task_define(root, 1, &nm, NULL, NULL), 0);
+  CHECK_EQ(rta_task_define(other, 1, &nm, NULL, NULL), 0);
   rta_lb_context_t *ctx = (rta_lb_context_t *)1;
   MPI_Comm c = MPI_COMM_WORLD;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_NULL, root, NULL, &ctx, &c), BALLAST_EINVAL);
+  CHECK_EQ(rta_lb_create(MPI_COMM_NULL, root, NULL, &ctx, &c), BALLAST_EINVAL);
   CHECK(ctx == NULL && c == MPI_COMM_NULL);
   /* NULL root on one rank: everyone fails. */
-  int rc = rta_define_lb_context(MPI_COMM_WORLD, me == 0 ? NULL : root, NULL, &ctx, &c);
+  int rc = rta_lb_create(MPI_COMM_WORLD, me == 0 ? NULL : root, NULL, &ctx, &c);
   CHECK_EQ(rc, me == 0 ? BALLAST_EINVAL : BALLAST_EREMOTE);
   CHECK(ctx == NULL);
   /* Different roots: a mismatch everywhere. */
-  rc = rta_define_lb_context(MPI_COMM_WORLD, me == np - 1 ? other : root, NULL, &ctx, &c);
+  rc = rta_lb_create(MPI_COMM_WORLD, me == np - 1 ? other : root, NULL, &ctx, &c);
   CHECK_EQ(rc, BALLAST_EMISMATCH);
   /* A bad configuration. */
   rta_lb_config_t cfg;
   rta_lb_config_init(&cfg);
   cfg.use_env = 0;
   cfg.policy.window = 1;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &c), BALLAST_EINVAL);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &c), BALLAST_EINVAL);
   cfg.policy.window = 10;
   cfg.strategy = 99;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &c), BALLAST_EINVAL);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &c), BALLAST_EINVAL);
   rta_lb_config_init(NULL); /* does nothing */
-  /* The deprecated name keeps its int return. */
-  CHECK_EQ(rta_lb_config_default(NULL), BALLAST_EINVAL);
   /* Calls on things that are not contexts. */
-  CHECK_EQ(rta_perform_load_balancing(NULL), BALLAST_EINVAL);
   MPI_Comm w = MPI_COMM_WORLD;
-  CHECK_EQ(rta_perform_load_balancing(&w), BALLAST_ENOTFOUND);
+  rta_lb_context_t *none;
+  CHECK_EQ(rta_lb_find(w, &none), BALLAST_ENOTFOUND);
+  CHECK_EQ(rta_lb_find(w, NULL), BALLAST_EINVAL);
   CHECK_EQ(rta_lb_perform(NULL, NULL), BALLAST_EINVAL);
   CHECK_EQ(rta_lb_destroy(NULL), 0);
   CHECK_EQ(rta_lb_comm(NULL), MPI_COMM_NULL);
@@ -516,7 +513,7 @@ static void test_bad_input(void) {
   rta_lb_config_init(&cfg);
   cfg.use_env = 0;
   cfg.policy.mode = RTA_POLICY_EXPLICIT;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &c), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &c), 0);
   CHECK_EQ(rta_lb_task_owner(ctx, "bad/nope", &owner), BALLAST_ENOTFOUND);
   CHECK_EQ(rta_lb_task_comm(ctx, "bad/x0", &w), BALLAST_ENOTFOUND);
   rta_lb_context_t *found;
@@ -527,11 +524,11 @@ static void test_bad_input(void) {
   CHECK_EQ(rta_task_find(name, &mine), 0);
   if (me == 0)
     CHECK_EQ(rta_task_begin(mine), 0);
-  rc = rta_perform_load_balancing(&c);
+  rc = rta_lb_perform(ctx, &c);
   CHECK_EQ(rc, BALLAST_ESTATE); /* the application's misuse: the same code everywhere */
   if (me == 0)
     CHECK_EQ(rta_task_end(mine), 0);
-  CHECK_EQ(rta_perform_load_balancing(&c), 0);
+  CHECK_EQ(rta_lb_perform(ctx, &c), 0);
   CHECK_EQ(rta_lb_destroy(ctx), 0);
   CHECK_EQ(rta_lb_find(c, &found), BALLAST_ENOTFOUND);
   CHECK_EQ(rta_task_remove(root), 0);

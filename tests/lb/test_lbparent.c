@@ -47,14 +47,13 @@ static int cb_unpack(rta_task_t *t, const void *buf, size_t len, void *u) {
   double **slot = calloc(1, sizeof *slot);
   rta_task_set_data(t, slot);
   int64_t z = 0;
-  return rta_register_array(t, (void **)slot, rta_type_elem(RTA_DOUBLE), 1, &z);
+  return rta_task_array_register(t, (void **)slot, rta_type_elem(RTA_DOUBLE), 1, &z);
 }
-static int cb_release(rta_task_t *t, void *u) {
+static void cb_release(rta_task_t *t, void *u) {
   (void)u;
   double **slot = rta_task_data(t);
   CHECK(*slot == NULL);
   free(slot);
-  return 0;
 }
 
 /* Leaf ids are in the names: mp/all/a<id>, mp/own<r>/o<id>. */
@@ -63,14 +62,14 @@ static void leaf(rta_task_t *parent, const char *fmt, int id) {
   snprintf(name, sizeof name, fmt, id);
   const char *nm = name;
   rta_task_t *t;
-  CHECK_EQ(rta_define_task(parent, 1, &nm, NULL, &t), 0);
+  CHECK_EQ(rta_task_define(parent, 1, &nm, NULL, &t), 0);
   double **slot = calloc(1, sizeof *slot);
   *slot = malloc(ROWS * sizeof(double));
   for (int i = 0; i < ROWS; i++)
     (*slot)[i] = val(id, i);
   rta_task_set_data(t, slot);
   int64_t d = ROWS;
-  CHECK_EQ(rta_register_array(t, (void **)slot, rta_type_elem(RTA_DOUBLE), 1, &d), 0);
+  CHECK_EQ(rta_task_array_register(t, (void **)slot, rta_type_elem(RTA_DOUBLE), 1, &d), 0);
 }
 
 /* Verifies every local leaf; returns the global count of leaves. */
@@ -118,13 +117,13 @@ int main(int argc, char **argv) {
   rp.serial = (rta_serial_t){cb_size, cb_pack, cb_unpack, cb_release};
   const char *rn = "mp";
   rta_task_t *root, *all, *own;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &rp, &root), 0);
   const char *an = "all";
-  CHECK_EQ(rta_define_task(root, 1, &an, NULL, &all), 0);
+  CHECK_EQ(rta_task_define(root, 1, &an, NULL, &all), 0);
   char on[16];
   snprintf(on, sizeof on, "own%d", me);
   const char *onp = on;
-  CHECK_EQ(rta_define_task(root, 1, &onp, NULL, &own), 0);
+  CHECK_EQ(rta_task_define(root, 1, &onp, NULL, &own), 0);
   for (int k = 0; k < K; k++)
     leaf(all, "a%d", k * np + me);
   for (int i = 0; i < NOWN; i++)
@@ -140,14 +139,14 @@ int main(int argc, char **argv) {
   cfg.seed = 5;
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   CHECK_EQ(check_leaves(ctx), total);
 
   /* Remaps move leaves of mp/own<r> to ranks without that group: it is
    * defined there. Stages under mp/all stay as they were. */
   int made_somewhere = 0;
   for (int k = 0; k < 6; k++) {
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
     CHECK_EQ(check_leaves(ctx), total);
     CHECK_EQ(rta_task_nstages(all), K); /* arrivals opened no new stage */
     CHECK_EQ(rta_task_nstages(root), 2); /* nor did the groups defined here */
@@ -164,7 +163,7 @@ int main(int argc, char **argv) {
     unsigned before = own_groups();
     int nlocal = rta_lb_nlocal(ctx), nst = rta_task_nstages(root);
     fail_unpack_rank = np - 1;
-    int rc = rta_perform_load_balancing(&comm);
+    int rc = rta_lb_perform(ctx, &comm);
     fail_unpack_rank = -1;
     if (rc != 0) {
       failed = 1;
@@ -175,7 +174,7 @@ int main(int argc, char **argv) {
     CHECK_EQ(check_leaves(ctx), total);
   }
   CHECK_EQ(failed, 1);
-  CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+  CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
   CHECK_EQ(check_leaves(ctx), total);
 
   for (int i = 0; i < rta_lb_nlocal(ctx); i++) {

@@ -38,9 +38,9 @@ static double dval(int id, int64_t i) { return id * 100000.0 + (double)i; }
 
 static void register_arrays(rta_task_t *t, st_t *s, int64_t rows) {
   int64_t d1[1] = {rows}, d2[1] = {50};
-  CHECK_EQ(rta_register_array(t, (void **)&s->d, rta_type_elem(RTA_DOUBLE), 1, d1), 0);
+  CHECK_EQ(rta_task_array_register(t, (void **)&s->d, rta_type_elem(RTA_DOUBLE), 1, d1), 0);
   if (kind_of(s->id) == 1)
-    CHECK_EQ(rta_register_array(t, (void **)&s->k, rta_type_elem(RTA_INT32), 1, d2), 0);
+    CHECK_EQ(rta_task_array_register(t, (void **)&s->k, rta_type_elem(RTA_INT32), 1, d2), 0);
 }
 
 static int cb_size(rta_task_t *t, size_t *len, void *u) {
@@ -70,13 +70,12 @@ static int cb_unpack(rta_task_t *t, const void *buf, size_t len, void *u) {
   register_arrays(t, s, 0);
   return 0;
 }
-static int cb_release(rta_task_t *t, void *u) {
+static void cb_release(rta_task_t *t, void *u) {
   (void)u;
   st_t *s = rta_task_data(t);
   CHECK(s->d == NULL && s->k == NULL); /* rta took the arrays */
   free(s);
   rta_task_set_data(t, NULL);
-  return 0;
 }
 
 /* Sum over ranks of every local task's checksum, each verified. */
@@ -289,9 +288,9 @@ static void test_pool_unit(void) {
   mig__pool_destroy(p);
   CHECK_EQ(mig__pool_held(), 0);
 
-  /* rta_alloc_array: plain below 1 MiB, 2 MiB aligned from there, free()-able. */
-  void *a0 = rta_alloc_array(0), *a1 = rta_alloc_array(100);
-  unsigned char *a3 = rta_alloc_array((size_t)3 << 20);
+  /* rta_array_alloc: plain below 1 MiB, 2 MiB aligned from there, free()-able. */
+  void *a0 = rta_array_alloc(0), *a1 = rta_array_alloc(100);
+  unsigned char *a3 = rta_array_alloc((size_t)3 << 20);
   CHECK(a0 != NULL && a1 != NULL && a3 != NULL);
   CHECK_EQ((uintptr_t)a3 & ((2 << 20) - 1), 0);
   memset(a3, 5, (size_t)3 << 20);
@@ -311,7 +310,7 @@ static void test_context(void) {
   rp.serial = (rta_serial_t){cb_size, cb_pack, cb_unpack, cb_release};
   const char *rn = "pool";
   rta_task_t *root;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &rp, &root), 0);
   for (int id = 0; id < NT; id++) {
     if (id % np != me)
       continue;
@@ -319,7 +318,7 @@ static void test_context(void) {
     snprintf(name, sizeof name, "t%02d", id);
     const char *nm = name;
     rta_task_t *t;
-    CHECK_EQ(rta_define_task(root, 1, &nm, NULL, &t), 0);
+    CHECK_EQ(rta_task_define(root, 1, &nm, NULL, &t), 0);
     st_t *s = calloc(1, sizeof *s);
     s->id = id;
     s->d = malloc(sizeof(double) * (size_t)rows_of(id));
@@ -342,13 +341,13 @@ static void test_context(void) {
   cfg.mem_limit = POOL_CAP; /* also the pool's bound; several rounds */
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   int64_t cnt;
   uint64_t sum0 = global_sum(ctx, &cnt);
   CHECK_EQ(cnt, NT);
 
   for (int k = 0; k < 8; k++) {
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
     CHECK(global_sum(ctx, &cnt) == sum0);
     CHECK_EQ(cnt, NT);
     check_pool_bound(ctx);
@@ -372,7 +371,7 @@ static void test_context(void) {
         fail_unpack_rank = np - 1;
       else if (me == 0)
         mig__fail_alloc_after(1);
-      int rc = rta_perform_load_balancing(&comm);
+      int rc = rta_lb_perform(ctx, &comm);
       fail_unpack_rank = -1;
       mig__fail_alloc_after(0);
       int any = rc != 0, all;
@@ -393,7 +392,7 @@ static void test_context(void) {
       check_pool_bound(ctx);
     }
     CHECK_EQ(failed, 1);
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0); /* and the next succeeds */
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0); /* and the next succeeds */
     CHECK(global_sum(ctx, &cnt) == sum0);
   }
 

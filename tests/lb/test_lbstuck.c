@@ -1,6 +1,6 @@
 /* Two ways the automatic policy could get stuck, on real runs (2 ranks):
  * - the application calls rta_step() itself and then
- *   rta_perform_load_balancing(), which the header invites: the call must
+ *   rta_lb_perform(), which the header invites: the call must
  *   not close a second, empty step, see no task time and judge wall time.
  *   Rank 1 sleeps outside its tasks, so wall time is imbalanced (about
  *   1.5) while the tasks are balanced: the judgement must be the one of a
@@ -42,13 +42,13 @@ static rta_lb_config_t config(void) {
 static rta_task_t *define(const char *name, int per) {
   rta_task_t *root;
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
-  CHECK_EQ(rta_define_task(NULL, 1, &name, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &name, &rp, &root), 0);
   for (int i = 0; i < per; i++) {
     char nm[16];
     snprintf(nm, sizeof nm, "r%dt%d", me, i);
     const char *p = nm;
     rta_task_params_t tp = RTA_TASK_PARAMS_INIT;
-    CHECK_EQ(rta_define_task(root, 1, &p, &tp, NULL), 0);
+    CHECK_EQ(rta_task_define(root, 1, &p, &tp, NULL), 0);
   }
   return root;
 }
@@ -61,7 +61,7 @@ static double run_balanced(const char *name, int app_steps) {
   rta_lb_config_t cfg = config();
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   double worst = 0;
   int judged = 0;
   for (int step = 0; step < 24; step++) {
@@ -75,7 +75,7 @@ static double run_balanced(const char *name, int app_steps) {
       nap(0.004);
     if (app_steps)
       CHECK_EQ(rta_step(), 0);
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
     rta_decision_t d;
     CHECK_EQ(rta_lb_last_decision(ctx, &d), 0);
     CHECK_EQ(d.remap, 0);
@@ -111,7 +111,7 @@ static void test_placement_nothing_moves(void) {
   cfg.policy.window = 4;
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   CHECK_EQ(rta_lb_placement(ctx), 1);
   int drops = 0, backoffs = 0;
   for (int step = 0; step < 60; step++) {
@@ -119,7 +119,7 @@ static void test_placement_nothing_moves(void) {
     CHECK_EQ(rta_task_begin(t), 0);
     cpu_spin(me == 0 ? 0.003 : 0.001);
     CHECK_EQ(rta_task_end(t), 0);
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
     rta_decision_t d;
     CHECK_EQ(rta_lb_last_decision(ctx, &d), 0);
     CHECK_EQ(d.remap, 0);

@@ -33,7 +33,7 @@ static double work_of(int id) { return id < NT / 2 ? 4.0 : 1.0; }
 static rta_task_t *setup(const char *rootname, const char *prefix, int extra) {
   rta_task_t *root;
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
-  CHECK_EQ(rta_define_task(NULL, 1, &rootname, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rootname, &rp, &root), 0);
   for (int id = 0; id < NT + extra; id++) {
     int owner = id < NT / 2 ? 0 : id < NT ? 1 + id % (np - 1) : np - 1;
     if (owner != me)
@@ -46,7 +46,7 @@ static rta_task_t *setup(const char *rootname, const char *prefix, int extra) {
     const char *nm = name;
     rta_task_params_t p = RTA_TASK_PARAMS_INIT;
     p.est_work = 1.0;
-    CHECK_EQ(rta_define_task(root, 1, &nm, &p, NULL), 0);
+    CHECK_EQ(rta_task_define(root, 1, &nm, &p, NULL), 0);
   }
   return root;
 }
@@ -61,7 +61,7 @@ static rta_lb_context_t *context(rta_task_t *root, rta_policy_mode_t mode, int u
   cfg.policy.threshold = 1.3;
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   return ctx;
 }
 
@@ -75,7 +75,7 @@ static rta_decision_t step(rta_lb_context_t *ctx) {
     CHECK_EQ(rta_task_end(t), 0);
   }
   MPI_Comm comm = rta_lb_comm(ctx);
-  CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+  CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
   rta_decision_t d;
   CHECK_EQ(rta_lb_last_decision(ctx, &d), 0);
   return d;

@@ -41,13 +41,13 @@ static rta_task_t *setup(void) {
   rta_task_t *root;
   const char *rootname = "md";
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
-  CHECK_EQ(rta_define_task(NULL, 1, &rootname, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rootname, &rp, &root), 0);
   for (int id = 0; id < NT; id++) {
     if ((id < NT / 2 ? 0 : 1 + id % (np - 1)) != me)
       continue;
     rta_task_params_t p = RTA_TASK_PARAMS_INIT;
     p.est_work = 1.0;
-    CHECK_EQ(rta_define_task(root, 1, &names[id], &p, NULL), 0);
+    CHECK_EQ(rta_task_define(root, 1, &names[id], &p, NULL), 0);
   }
   return root;
 }
@@ -62,7 +62,7 @@ static rta_lb_context_t *context(rta_task_t *root) {
   cfg.policy.threshold = 1.3;
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   return ctx;
 }
 
@@ -76,7 +76,7 @@ static rta_decision_t step(rta_lb_context_t *ctx) {
     CHECK_EQ(rta_task_end(t), 0);
   }
   MPI_Comm comm = rta_lb_comm(ctx);
-  CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+  CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
   rta_decision_t d;
   CHECK_EQ(rta_lb_last_decision(ctx, &d), 0);
   return d;

@@ -9,7 +9,7 @@
  * accounting intact), then random sizes around those boundaries with new
  * draws at each epoch. Every byte of every part is checked at each unpack;
  * arrivals of 1 MiB and more must be 2 MiB aligned (rta_lb.h), tails 8-byte
- * aligned (migrate.h). Also rta_alloc_array at its 1 MiB boundary, the
+ * aligned (migrate.h). Also rta_array_alloc at its 1 MiB boundary, the
  * pool keeping such memory while refusing plain malloc'ed blocks, its best
  * fit, and its bound following the migrations when none was given. */
 #include <malloc.h>
@@ -304,10 +304,10 @@ static void check_totals(const mig__stats_t *st) {
   CHECK_EQ(st->failed_rank, -1);
 }
 
-/* rta_alloc_array and the pool's huge-page rule, on their own. */
+/* rta_array_alloc and the pool's huge-page rule, on their own. */
 static void test_alloc_and_pool(void) {
-  unsigned char *below = rta_alloc_array(MB - 1), *at = rta_alloc_array(MB);
-  unsigned char *over = rta_alloc_array(2 * MB + 1);
+  unsigned char *below = rta_array_alloc(MB - 1), *at = rta_array_alloc(MB);
+  unsigned char *over = rta_array_alloc(2 * MB + 1);
   CHECK(below != NULL && at != NULL && over != NULL);
   CHECK_EQ((uintptr_t)at % (2 * MB), 0);
   CHECK_EQ((uintptr_t)over % (2 * MB), 0);
@@ -394,7 +394,7 @@ static void test_pool_fit_and_follow(void) {
     /* A following bound keeps a quarter more than arrived: NB + NB / 4. */
     mig__pool_follow(p, (size_t)NB * 8 * MB);
     for (int i = 0; i < NB + NB / 4 + 1; i++) {
-      void *b = rta_alloc_array(8 * MB);
+      void *b = rta_array_alloc(8 * MB);
       CHECK(b != NULL);
       mig__pool_give(p, b, 8 * MB);
     }
@@ -438,8 +438,8 @@ int main(int argc, char **argv) {
     if (owner[t] != me)
       continue;
     spec_t s = spec(t);
-    /* Mixed origins, as in applications: malloc and rta_alloc_array. */
-    tasks[t].head = (t % 4 == 0) ? rta_alloc_array(s.head) : malloc(s.head ? s.head : 1);
+    /* Mixed origins, as in applications: malloc and rta_array_alloc. */
+    tasks[t].head = (t % 4 == 0) ? rta_array_alloc(s.head) : malloc(s.head ? s.head : 1);
     tasks[t].tail = malloc(s.tail ? s.tail : 1);
     CHECK(tasks[t].head != NULL && tasks[t].tail != NULL);
     fill(tasks[t].head, t, s.head, 0);
@@ -568,7 +568,7 @@ int main(int argc, char **argv) {
         continue;
       free(tasks[t].head);
       free(tasks[t].tail);
-      tasks[t].head = (epoch % 2) ? rta_alloc_array(sp.head) : malloc(sp.head ? sp.head : 1);
+      tasks[t].head = (epoch % 2) ? rta_array_alloc(sp.head) : malloc(sp.head ? sp.head : 1);
       tasks[t].tail = malloc(sp.tail ? sp.tail : 1);
       CHECK(tasks[t].head != NULL && tasks[t].tail != NULL);
       memcpy(tasks[t].head, ref[t][0], sp.head);

@@ -13,6 +13,12 @@
 
 #include "test_util.h"
 
+/* A committed remap whose seconds were all spent mapping. */
+static int remapped(rta_policy_t *p, double seconds) {
+  rta_remap_measure_t m = {seconds, 0, 0, 1};
+  return rta_policy_remap_measured(p, &m);
+}
+
 /* A small deterministic generator so noise is the same in every run. */
 static unsigned long long rng_state = 88172645463325252ULL;
 static double urand(void) {
@@ -146,7 +152,7 @@ static void test_cost_exceeds_gain(void) {
    * at 10 ms is. */
   rta_policy_t *p = make(2, 0, 5, 1.10, 100, 0.0);
   rta_decision_t d;
-  CHECK_EQ(rta_policy_remapped(p, 1.0), 0);
+  CHECK_EQ(remapped(p, 1.0), 0);
   for (int s = 0; s < 50; s++) {
     double t[2] = {0.0015, 0.0010};
     CHECK_EQ(step(p, t, 2, &d), 0);
@@ -156,7 +162,7 @@ static void test_cost_exceeds_gain(void) {
   CHECK_NEAR(d.predicted_gain, 0.025, 1e-9);
   /* Trust in the one measurement halves every horizon (100) steps: 50 steps on. */
   CHECK_NEAR(d.remap_cost, exp2(-0.5), 1e-12);
-  CHECK_EQ(rta_policy_remapped(p, 0.010), 0);
+  CHECK_EQ(remapped(p, 0.010), 0);
   int fired = -1;
   for (int s = 0; s < 50 && fired < 0; s++) {
     double t[2] = {0.0015, 0.0010};
@@ -177,7 +183,7 @@ static void test_new_warmup_after_remap(void) {
       fired = s;
   }
   CHECK_EQ(fired, 4 + 6 - 1);
-  CHECK_EQ(rta_policy_remapped(p, 0.1), 0);
+  CHECK_EQ(remapped(p, 0.1), 0);
   /* Still imbalanced afterwards: the policy must wait warm-up + window. */
   fired = -1;
   for (int s = 0; s < 30 && fired < 0; s++) {
@@ -253,8 +259,6 @@ static void test_bad_input(void) {
   rta_policy_config_t c;
   rta_policy_config_init(&c);
   rta_policy_config_init(NULL); /* does nothing */
-  /* The deprecated name keeps its int return. */
-  CHECK_EQ(rta_policy_config_default(NULL), BALLAST_EINVAL);
   CHECK_EQ(rta_policy_create(&c, 0, &p), BALLAST_EINVAL);
   CHECK_EQ(rta_policy_create(&c, 2, NULL), BALLAST_EINVAL);
   c.window = 2;
@@ -270,8 +274,8 @@ static void test_bad_input(void) {
   CHECK_EQ(rta_policy_observe(p, ok, 3), BALLAST_EINVAL);
   CHECK_EQ(rta_policy_observe(p, NULL, 2), BALLAST_EINVAL);
   CHECK_EQ(rta_policy_decide(p, NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_policy_remapped(p, -1.0), BALLAST_EINVAL);
-  CHECK_EQ(rta_policy_remapped(p, INFINITY), BALLAST_EINVAL);
+  CHECK_EQ(remapped(p, -1.0), BALLAST_EINVAL);
+  CHECK_EQ(remapped(p, INFINITY), BALLAST_EINVAL);
   rta_decision_t d;
   CHECK_EQ(rta_policy_decide(p, &d), 0);
   CHECK_EQ(d.step, 0); /* rejected steps were not recorded */
@@ -289,7 +293,7 @@ static void test_slow_measurement_decays(void) {
   const int W = 5, warm = 5, H = 100;
   rta_policy_t *p = make(2, warm, W, 1.10, H, 0.0);
   rta_decision_t d;
-  CHECK_EQ(rta_policy_remapped(p, 0.031), 0);
+  CHECK_EQ(remapped(p, 0.031), 0);
   double t[2] = {0.000184, 0.000016}; /* max 1.84 x avg */
   double gain = (0.000184 - 0.0001) * H;
   int fired = -1, expected = -1;

@@ -30,7 +30,7 @@ static rta_task_t *setup(const char *rootname) {
   const char *rn = rootname;
   rta_task_t *root;
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &rp, &root), 0);
   for (int id = 0; id < ntasks(); id++) {
     int owner = placement ? id : id < NT / 2 ? 0 : 1 + id % (np - 1);
     if (owner != me)
@@ -41,7 +41,7 @@ static rta_task_t *setup(const char *rootname) {
     rta_task_params_t p = RTA_TASK_PARAMS_INIT;
     p.est_work = 1.0;
     p.state_size = 1000 + 10 * (size_t)id;
-    CHECK_EQ(rta_define_task(root, 1, &nm, &p, NULL), 0);
+    CHECK_EQ(rta_task_define(root, 1, &nm, &p, NULL), 0);
   }
   return root;
 }
@@ -155,7 +155,7 @@ static void test_api(const char *envpath) {
   cfg_of(&cfg);
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   CHECK_EQ(rta_lb_record(NULL, "x"), BALLAST_EINVAL);
   CHECK_EQ(rta_lb_record(ctx, "/nonexistent-dir/sub/x.rec"), BALLAST_EIO);
   char path[512];
@@ -163,11 +163,11 @@ static void test_api(const char *envpath) {
   CHECK_EQ(rta_lb_record(ctx, path), 0);
   for (int i = 0; i < 8; i++) {
     step(ctx, comm);
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
   }
   CHECK_EQ(rta_lb_record(ctx, NULL), 0);
   step(ctx, comm);
-  CHECK_EQ(rta_perform_load_balancing(&comm), 0); /* not recorded */
+  CHECK_EQ(rta_lb_perform(ctx, &comm), 0); /* not recorded */
   CHECK_EQ(rta_lb_destroy(ctx), 0);
   CHECK_EQ(rta_task_remove(root), 0);
   if (me == 0) {
@@ -199,10 +199,10 @@ int main(int argc, char **argv) {
   cfg_of(&cfg);
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   for (int i = 0; i < NSTEPS; i++) {
     step(ctx, comm);
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
   }
   rta_lb_stats_t s;
   rta_decision_t last;

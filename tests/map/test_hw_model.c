@@ -9,6 +9,19 @@
 
 #include "test_util.h"
 
+/* A distance the test knows to exist (the call itself is checked). */
+static double slot_dist(const rta_hw_t *hw, int a, int b) {
+  double d = -1;
+  CHECK_EQ(rta_hw_slot_distance(hw, a, b, &d), 0);
+  return d;
+}
+
+static double node_dist(const rta_hw_t *hw, int a, int b) {
+  double d = -1;
+  CHECK_EQ(rta_hw_node_distance(hw, a, b, &d), 0);
+  return d;
+}
+
 static void write_file(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
   CHECK(f != NULL);
@@ -39,15 +52,27 @@ static void test_two_sockets(void) {
   CHECK_EQ(rta_hw_slot_node(hw, 17), 1);
   CHECK_EQ(rta_hw_slot_core(hw, 17), 1);
   /* The issue's 1 / 6 / 16 ladder, 0 on the same slot. */
-  CHECK_NEAR(rta_hw_slot_distance(hw, 3, 3), 0, 0);
-  CHECK_NEAR(rta_hw_slot_distance(hw, 0, 7), 1, 0);
-  CHECK_NEAR(rta_hw_slot_distance(hw, 7, 8), 6, 0);
-  CHECK_NEAR(rta_hw_slot_distance(hw, 15, 16), 16, 0);
-  CHECK_NEAR(rta_hw_slot_distance(hw, 0, 511), 16, 0);
-  CHECK_NEAR(rta_hw_node_distance(hw, 2, 9), 16, 0);
-  CHECK(rta_hw_slot_distance(hw, 0, 512) < 0);
-  CHECK_EQ(rta_hw_slot_node(hw, -1), BALLAST_EINVAL);
-  CHECK_EQ(rta_hw_node_level(hw, 0, 2, NULL, NULL, NULL), BALLAST_EINVAL);
+  CHECK_NEAR(slot_dist(hw, 3, 3), 0, 0);
+  CHECK_NEAR(slot_dist(hw, 0, 7), 1, 0);
+  CHECK_NEAR(slot_dist(hw, 7, 8), 6, 0);
+  CHECK_NEAR(slot_dist(hw, 15, 16), 16, 0);
+  CHECK_NEAR(slot_dist(hw, 0, 511), 16, 0);
+  CHECK_NEAR(node_dist(hw, 2, 9), 16, 0);
+  double d = 7;
+  CHECK_EQ(rta_hw_slot_distance(hw, 0, 512, &d), BALLAST_ERANGE);
+  CHECK_EQ(rta_hw_slot_distance(hw, -1, 0, &d), BALLAST_ERANGE);
+  CHECK_EQ(rta_hw_slot_distance(hw, 0, 1, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_hw_slot_distance(NULL, 0, 1, &d), BALLAST_EINVAL);
+  CHECK_EQ(rta_hw_node_distance(hw, 0, 9999, &d), BALLAST_ERANGE);
+  CHECK(d == 7); /* unchanged on error */
+  CHECK_EQ(rta_hw_slot_node(hw, 512), BALLAST_ERANGE);
+  CHECK_EQ(rta_hw_slot_core(hw, -1), BALLAST_ERANGE);
+  CHECK_EQ(rta_hw_node_nslots(hw, 9999), BALLAST_ERANGE);
+  CHECK_EQ(rta_hw_node_nlevels(hw, -1), BALLAST_ERANGE);
+  CHECK_EQ(rta_hw_slot_node(NULL, 0), BALLAST_EINVAL);
+  CHECK_EQ(rta_hw_bound(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_hw_slot_node(hw, -1), BALLAST_ERANGE);
+  CHECK_EQ(rta_hw_node_level(hw, 0, 2, NULL, NULL, NULL), BALLAST_ERANGE);
   CHECK_EQ(rta_hw_link(hw, 0, 1, NULL, NULL), BALLAST_ENOTFOUND);
   CHECK_EQ(rta_hw_bound(hw), 1);
   /* The printed model names the levels. */
@@ -71,10 +96,10 @@ static void test_caches_and_costs(void) {
   check_level(hw, 0, 1, 2, 2.0, "Package");
   check_level(hw, 0, 2, 4, 1.0, "L2Cache"); /* lowest of L3 = L2 */
   CHECK_EQ(rta_hw_nslots(hw), 32);
-  CHECK_NEAR(rta_hw_slot_distance(hw, 0, 3), 1, 0);  /* one L2 */
-  CHECK_NEAR(rta_hw_slot_distance(hw, 0, 4), 2, 0);  /* one package */
-  CHECK_NEAR(rta_hw_slot_distance(hw, 0, 8), 6, 0);  /* two packages */
-  CHECK_NEAR(rta_hw_slot_distance(hw, 0, 16), 16, 0);
+  CHECK_NEAR(slot_dist(hw, 0, 3), 1, 0);  /* one L2 */
+  CHECK_NEAR(slot_dist(hw, 0, 4), 2, 0);  /* one package */
+  CHECK_NEAR(slot_dist(hw, 0, 8), 6, 0);  /* two packages */
+  CHECK_NEAR(slot_dist(hw, 0, 16), 16, 0);
   rta_hw_destroy(hw);
   /* Explicit costs and inter-node cost. */
   rta_hw_options_t o;
@@ -84,9 +109,9 @@ static void test_caches_and_costs(void) {
   o.nlevel_costs = 2;
   o.internode_cost = 100;
   CHECK_EQ(rta_hw_create_sim(3, "pack:2 core:2", NULL, &o, &hw), 0);
-  CHECK_NEAR(rta_hw_slot_distance(hw, 0, 1), 3, 0);
-  CHECK_NEAR(rta_hw_slot_distance(hw, 1, 2), 10, 0);
-  CHECK_NEAR(rta_hw_slot_distance(hw, 1, 11), 100, 0);
+  CHECK_NEAR(slot_dist(hw, 0, 1), 3, 0);
+  CHECK_NEAR(slot_dist(hw, 1, 2), 10, 0);
+  CHECK_NEAR(slot_dist(hw, 1, 11), 100, 0);
   rta_hw_destroy(hw);
   o.nlevel_costs = 1; /* wrong count */
   CHECK_EQ(rta_hw_create_sim(3, "pack:2 core:2", NULL, &o, &hw), BALLAST_EINVAL);
@@ -111,8 +136,8 @@ static void test_xml(void) {
   CHECK_EQ(rta_hw_node_nlevels(hw, 2), 2);
   check_level(hw, 2, 0, 4, 6.0, "Machine");
   check_level(hw, 2, 1, 6, 1.0, "Package");
-  CHECK_NEAR(rta_hw_slot_distance(hw, 5, 6), 6, 0);
-  CHECK_NEAR(rta_hw_slot_distance(hw, 24, 29), 1, 0);
+  CHECK_NEAR(slot_dist(hw, 5, 6), 6, 0);
+  CHECK_NEAR(slot_dist(hw, 24, 29), 1, 0);
   rta_hw_destroy(hw);
   /* A broken XML file. */
   write_file(path, "<?xml version=\"1.0\"?>\n<topology><object type=\"Mach");
@@ -131,11 +156,11 @@ static void test_arch_files(void) {
   write_file(path, "torus2D 4 2\n");
   CHECK_EQ(rta_hw_create_sim(0, "pack:1 core:2", path, NULL, &hw), 0);
   CHECK_EQ(rta_hw_nnodes(hw), 8);
-  CHECK_NEAR(rta_hw_node_distance(hw, 0, 1), 16, 0);
-  CHECK_NEAR(rta_hw_node_distance(hw, 0, 2), 32, 0); /* two hops along x */
-  CHECK_NEAR(rta_hw_node_distance(hw, 0, 3), 16, 0); /* wraps around */
-  CHECK_NEAR(rta_hw_node_distance(hw, 0, 6), 48, 0); /* 2 + 1 hops */
-  CHECK_NEAR(rta_hw_slot_distance(hw, 1, 4), 32, 0);
+  CHECK_NEAR(node_dist(hw, 0, 1), 16, 0);
+  CHECK_NEAR(node_dist(hw, 0, 2), 32, 0); /* two hops along x */
+  CHECK_NEAR(node_dist(hw, 0, 3), 16, 0); /* wraps around */
+  CHECK_NEAR(node_dist(hw, 0, 6), 48, 0); /* 2 + 1 hops */
+  CHECK_NEAR(slot_dist(hw, 1, 4), 32, 0);
   rta_hw_destroy(hw);
   /* Size given and wrong. */
   CHECK_EQ(rta_hw_create_sim(5, "pack:1 core:2", path, NULL, &hw), BALLAST_EPARSE);

@@ -60,14 +60,14 @@ int main(int argc, char **argv) {
   const char *rn = "fig";
   rta_task_t *root;
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &rp, &root), 0);
   char tn[16];
   snprintf(tn, sizeof tn, "t%d", me);
   const char *nm = tn;
   rta_task_params_t p = RTA_TASK_PARAMS_INIT;
   p.est_work = 1.0;
   rta_task_t *task;
-  CHECK_EQ(rta_define_task(root, 1, &nm, &p, &task), 0);
+  CHECK_EQ(rta_task_define(root, 1, &nm, &p, &task), 0);
   rta_lb_config_t cfg;
   rta_lb_config_init(&cfg);
   cfg.use_env = 0;
@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
   cfg.policy.threshold = 1e6; /* judged, never remapped */
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   for (int s = 0; s < NSTEPS; s++) {
     CHECK_EQ(rta_task_begin(task), 0);
     cpu_spin(0.001);
@@ -85,17 +85,17 @@ int main(int argc, char **argv) {
     CHECK(y == np);
     if (me == np - 1 && sleep > 0)
       sleep_ms(sleep);
-    CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+    CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
   }
 
   /* ---- PIA: MPI_Init in no MPI total ---- */
   pia_actdata_t all, init, one;
-  pia_init_activity_data(&all);
-  pia_init_activity_data(&init);
-  CHECK_EQ(pia_get_activity_data(&all, pia_find_activity_by_name(PIA_GROUP_ALL)), 0);
-  CHECK_EQ(pia_get_activity_data(&init, pia_find_activity_by_name("MPI_Init")), 0);
+  pia_actdata_init(&all);
+  pia_actdata_init(&init);
+  CHECK_EQ(pia_activity_data(pia_activity_find(PIA_GROUP_ALL), &all), 0);
+  CHECK_EQ(pia_activity_data(pia_activity_find("MPI_Init"), &init), 0);
   pia_regdata_t main_r;
-  CHECK_EQ(pia_get_region_data(&main_r, PIA_REGION_MAIN), 0);
+  CHECK_EQ(pia_region_data(PIA_REGION_MAIN, &main_r), 0);
   CHECK_EQ(init.ncalls, 1);
   CHECK_DLT(0.0, init.tsum);
   /* the whole program's MPI time (%mpi's numerator) is MPI_ALL's time */
@@ -109,8 +109,8 @@ int main(int argc, char **argv) {
         !strcmp(name, "MPI_Init") || !strcmp(name, "MPI_Init_thread") ||
         !strcmp(name, "MPI_Finalize"))
       continue;
-    pia_init_activity_data(&one);
-    CHECK_EQ(pia_get_activity_data(&one, a), 0);
+    pia_actdata_init(&one);
+    CHECK_EQ(pia_activity_data(a, &one), 0);
     calls += one.ncalls;
   }
   CHECK_EQ(all.ncalls, calls);

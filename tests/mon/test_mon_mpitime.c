@@ -56,7 +56,7 @@ static void check_library_traffic(void) {
   /* pia's first query asks MPI for the world size, on the application's
    * behalf but as the library's traffic */
   pia_partnerdata_t pd[2];
-  CHECK_EQ(pia_get_partner_volumes(pd, 2, PIA_REGION_ALL), 0);
+  CHECK_EQ(pia_partner_volumes(2, PIA_REGION_ALL, pd), 0);
   CHECK_EQ(mon_region_end("lib"), 0);
   int lib = mon__region_find_child(0, "lib");
   CHECK_GT(lib, 0);

@@ -20,18 +20,27 @@
 
 enum { STEPS = 5 };
 
+/* The task of a key, found once. */
+static rta_task_t *task_of(const char *key) {
+  rta_task_t *t = NULL;
+  CHECK_EQ(rta_task_find(key, &t), 0);
+  return t;
+}
+
 static void run_steps(const char *block) {
+  rta_task_t *step = task_of("step"), *halo = task_of("step/halo");
+  rta_task_t *forces = task_of("step/forces"), *b = task_of(block);
   for (int s = 0; s < STEPS; s++) {
-    CHECK_EQ(rta_begin_task("step"), 0);
-    CHECK_EQ(rta_begin_task("step/halo"), 0);
+    CHECK_EQ(rta_task_begin(step), 0);
+    CHECK_EQ(rta_task_begin(halo), 0);
     CHECK_EQ(mon_region_begin("pack"), 0);
     CHECK_EQ(mon_region_end("pack"), 0);
-    CHECK_EQ(rta_end_task("step/halo"), 0);
-    CHECK_EQ(rta_begin_task("step/forces"), 0);
-    CHECK_EQ(rta_begin_task(block), 0);
-    CHECK_EQ(rta_end_task(block), 0);
-    CHECK_EQ(rta_end_task("step/forces"), 0);
-    CHECK_EQ(rta_end_task("step"), 0);
+    CHECK_EQ(rta_task_end(halo), 0);
+    CHECK_EQ(rta_task_begin(forces), 0);
+    CHECK_EQ(rta_task_begin(b), 0);
+    CHECK_EQ(rta_task_end(b), 0);
+    CHECK_EQ(rta_task_end(forces), 0);
+    CHECK_EQ(rta_task_end(step), 0);
   }
 }
 
@@ -147,14 +156,14 @@ int main(int argc, char **argv) {
   const char *step = "step", *md = "md";
   const char *phases[] = {"forces", "halo"};
   rta_task_t *tstep, *tmd;
-  CHECK_EQ(rta_define_task(NULL, 1, &step, NULL, &tstep), 0);
-  CHECK_EQ(rta_define_task(tstep, 2, phases, NULL, NULL), 0);
-  CHECK_EQ(rta_define_task(NULL, 1, &md, NULL, &tmd), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &step, NULL, &tstep), 0);
+  CHECK_EQ(rta_task_define(tstep, 2, phases, NULL, NULL), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &md, NULL, &tmd), 0);
   char bname[32], block[40];
   snprintf(bname, sizeof bname, "block_%d", rank);
   snprintf(block, sizeof block, "md/%s", bname);
   const char *bn = bname;
-  CHECK_EQ(rta_define_task(tmd, 1, &bn, NULL, NULL), 0);
+  CHECK_EQ(rta_task_define(tmd, 1, &bn, NULL, NULL), 0);
 
   run_steps(block);
   int ids[5];

@@ -112,8 +112,7 @@ static void test_bad_input(void) {
   for (int i = 0; i < 3; i++) /* repeated: one warning only (by eye in the log) */
     CHECK_EQ(mon_region_end("a"), BALLAST_EMISMATCH);
   CHECK_EQ(mon_region_end("never_opened"), BALLAST_EMISMATCH);
-  CHECK_EQ(ipm_region(7, "b"), BALLAST_EINVAL);
-  CHECK_EQ(ipm_region(IPM_END, NULL), BALLAST_EINVAL);
+  CHECK_EQ(mon_region_end(NULL), BALLAST_EINVAL);
   /* MPI_Pcontrol never fails, whatever the level; the stack stays. */
   CHECK_EQ(MPI_Pcontrol(5, "b"), MPI_SUCCESS);
   CHECK_EQ(MPI_Pcontrol(-1, "a"), MPI_SUCCESS);
@@ -134,7 +133,7 @@ static void test_bad_input(void) {
 
   /* the right ends still work; then an end without any begin */
   CHECK_EQ(mon_region_end("b"), 0);
-  CHECK_EQ(ipm_region(IPM_END, "a"), 0);
+  CHECK_EQ(mon_region_end("a"), 0);
   CHECK_EQ(mon__region_depth(), 0);
   CHECK_EQ(mon_region_end("a"), BALLAST_EMISMATCH);
   CHECK_EQ(mon__region_depth(), 0);

@@ -8,9 +8,9 @@
 #include "test_util.h"
 
 static void check_regions(void) {
-  CHECK_EQ(pia_find_region_by_name(NULL), BALLAST_EINVAL);
-  CHECK_EQ(pia_find_region_by_name(""), BALLAST_EINVAL);
-  CHECK_EQ(pia_find_region_by_name("no such region"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_find(NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_region_find(""), BALLAST_EINVAL);
+  CHECK_EQ(pia_region_find("no such region"), BALLAST_ENOTFOUND);
   CHECK_EQ(pia_region_find_child(PIA_REGION_MAIN, NULL), BALLAST_EINVAL);
   CHECK_EQ(pia_region_find_child(-3, "x"), BALLAST_ENOTFOUND);
   CHECK_EQ(pia_region_find_child(INT_MAX, "x"), BALLAST_ENOTFOUND);
@@ -23,15 +23,15 @@ static void check_regions(void) {
   memset(longname, 'q', sizeof longname - 1);
   longname[sizeof longname - 1] = '\0';
   CHECK_EQ(pia_region_find_by_path(longname), BALLAST_ENAMETOOLONG);
-  CHECK_EQ(pia_find_region_by_name(longname), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_find(longname), BALLAST_ENOTFOUND);
 
   pia_regdata_t r;
   memset(&r, 0x5a, sizeof r);
   pia_regdata_t keep = r;
-  CHECK_EQ(pia_get_region_data(NULL, PIA_REGION_MAIN), BALLAST_EINVAL);
-  CHECK_EQ(pia_get_region_data(&r, -1), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_get_region_data(&r, pia_region_count()), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_get_region_data(&r, INT_MAX), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_data(PIA_REGION_MAIN, NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_region_data(-1, &r), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_data(pia_region_count(), &r), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_data(INT_MAX, &r), BALLAST_ENOTFOUND);
   CHECK(memcmp(&r, &keep, sizeof r) == 0);
   CHECK_EQ(pia_region_parent(-1), BALLAST_ENOTFOUND);
   CHECK_EQ(pia_region_child(INT_MAX), BALLAST_ENOTFOUND);
@@ -40,23 +40,23 @@ static void check_regions(void) {
 }
 
 static void check_activities(void) {
-  CHECK_EQ(pia_find_activity_by_name(NULL), BALLAST_EINVAL);
-  CHECK_EQ(pia_find_activity_by_name(""), BALLAST_EINVAL);
-  CHECK_EQ(pia_find_activity_by_name("MPI_Sned"), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_find_activity_by_name("mpi_send"), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_init_activity_data(NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_activity_find(NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_activity_find(""), BALLAST_EINVAL);
+  CHECK_EQ(pia_activity_find("MPI_Sned"), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_activity_find("mpi_send"), BALLAST_ENOTFOUND);
+  pia_actdata_init(NULL); /* does nothing */
   CHECK(pia_activity_name(-1) == NULL);
   CHECK(pia_activity_name(pia_activity_count()) == NULL);
 
-  pia_act_t send = pia_find_activity_by_name("MPI_Send");
+  pia_act_t send = pia_activity_find("MPI_Send");
   CHECK_GE(send, 0);
   pia_actdata_t d;
-  pia_init_activity_data(&d);
+  pia_actdata_init(&d);
   d.ncalls = 42;
   d.nbytes = 43;
-  CHECK_EQ(pia_get_activity_data(NULL, send), BALLAST_EINVAL);
-  CHECK_EQ(pia_get_activity_data(&d, -1), BALLAST_ENOTFOUND);
-  CHECK_EQ(pia_get_activity_data(&d, pia_activity_count()), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_activity_data(send, NULL), BALLAST_EINVAL);
+  CHECK_EQ(pia_activity_data(-1, &d), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_activity_data(pia_activity_count(), &d), BALLAST_ENOTFOUND);
   CHECK_EQ(pia_region_activity_data(-7, send, &d), BALLAST_ENOTFOUND);
   CHECK_EQ(pia_region_activity_data(INT_MAX, send, &d), BALLAST_ENOTFOUND);
   CHECK_EQ(pia_region_activity_data(0, send, NULL), BALLAST_EINVAL);

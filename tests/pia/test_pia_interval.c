@@ -26,18 +26,18 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   step(rank, 3); /* creates the region and some history before tracking */
 
-  pia_regid_t reg = pia_find_region_by_name("step");
-  pia_act_t act = pia_find_activity_by_name(rank == 0 ? "MPI_Send" : "MPI_Recv");
-  pia_act_t p2p = pia_find_activity_by_name(PIA_GROUP_P2P);
+  pia_regid_t reg = pia_region_find("step");
+  pia_act_t act = pia_activity_find(rank == 0 ? "MPI_Send" : "MPI_Recv");
+  pia_act_t p2p = pia_activity_find(PIA_GROUP_P2P);
   CHECK_GT(reg, 0);
   CHECK_GE(act, 0);
   CHECK_GE(p2p, 0);
 
   pia_regdata_t r0;
   pia_actdata_t a0;
-  CHECK_EQ(pia_get_region_data(&r0, reg), 0);
-  pia_init_activity_data(&a0);
-  CHECK_EQ(pia_get_activity_data(&a0, act), 0);
+  CHECK_EQ(pia_region_data(reg, &r0), 0);
+  pia_actdata_init(&a0);
+  CHECK_EQ(pia_activity_data(act, &a0), 0);
 
   pia_interval_t *iv, *whole;
   CHECK_EQ(pia_interval_create(&iv), 0);
@@ -92,9 +92,9 @@ int main(int argc, char **argv) {
   /* The intervals add up to the whole-run change since tracking. */
   pia_regdata_t r1, rw;
   pia_actdata_t a1, aw;
-  CHECK_EQ(pia_get_region_data(&r1, reg), 0);
-  pia_init_activity_data(&a1);
-  CHECK_EQ(pia_get_activity_data(&a1, act), 0);
+  CHECK_EQ(pia_region_data(reg, &r1), 0);
+  pia_actdata_init(&a1);
+  CHECK_EQ(pia_activity_data(act, &a1), 0);
   CHECK_EQ(sum_calls, a1.ncalls - a0.ncalls);
   CHECK_EQ(sum_calls, (long long)S * (S + 1) / 2);
   CHECK_EQ(sum_bytes, a1.nbytes - a0.nbytes);

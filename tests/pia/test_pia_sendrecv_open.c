@@ -3,7 +3,7 @@
  *    under nbytes/nmsgs of the destination, the message received under
  *    rbytes/rmsgs of its source;
  *  - an instance of a region still open contributes nothing to
- *    pia_get_region_data() until it is left; region 0 is live. */
+ *    pia_region_data() until it is left; region 0 is live. */
 #include <ballast.h>
 
 #include "test_util.h"
@@ -32,19 +32,19 @@ int main(int argc, char **argv) {
 
   /* An open instance contributes nothing; region 0 is live. */
   pia_regdata_t d, d0a, d0b;
-  CHECK_EQ(pia_get_region_data(&d0a, PIA_REGION_MAIN), 0);
+  CHECK_EQ(pia_region_data(PIA_REGION_MAIN, &d0a), 0);
   CHECK_EQ(mon_region_begin("open"), 0);
   pia_regid_t id = pia_region_current();
   CHECK_GT(id, 0);
   MPI_Barrier(MPI_COMM_WORLD);
-  CHECK_EQ(pia_get_region_data(&d, id), 0);
+  CHECK_EQ(pia_region_data(id, &d), 0);
   CHECK_EQ(d.count64, 0);
   CHECK_EQ(d.count, 0);
   CHECK(d.wtime == 0.0 && d.mtime == 0.0 && d.cputime == 0.0);
-  CHECK_EQ(pia_get_region_data(&d0b, PIA_REGION_MAIN), 0);
+  CHECK_EQ(pia_region_data(PIA_REGION_MAIN, &d0b), 0);
   CHECK(d0b.wtime > d0a.wtime && d0b.mtime > d0a.mtime);
   CHECK_EQ(mon_region_end("open"), 0);
-  CHECK_EQ(pia_get_region_data(&d, id), 0);
+  CHECK_EQ(pia_region_data(id, &d), 0);
   CHECK_EQ(d.count64, 1);
   CHECK(d.wtime > 0.0 && d.mtime > 0.0 && d.mtime <= d.wtime);
 

@@ -12,7 +12,7 @@
 
 static void no_regions(int code) {
   pia_regdata_t r;
-  CHECK_EQ(pia_get_region_data(&r, PIA_REGION_MAIN), code);
+  CHECK_EQ(pia_region_data(PIA_REGION_MAIN, &r), code);
   CHECK_EQ(pia_region_find_by_path(""), code);
   CHECK_EQ(pia_region_find_by_path("/"), code);
 }

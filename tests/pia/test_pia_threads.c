@@ -31,13 +31,13 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   CHECK_EQ(provided, MPI_THREAD_MULTIPLE);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  pia_act_t act = pia_find_activity_by_name(rank == 0 ? "MPI_Send" : "MPI_Recv");
-  pia_act_t all = pia_find_activity_by_name(PIA_GROUP_ALL);
+  pia_act_t act = pia_activity_find(rank == 0 ? "MPI_Send" : "MPI_Recv");
+  pia_act_t all = pia_activity_find(PIA_GROUP_ALL);
   CHECK_GE(act, 0);
   CHECK_GE(all, 0);
   pia_actdata_t base;
-  pia_init_activity_data(&base);
-  CHECK_EQ(pia_get_activity_data(&base, act), 0);
+  pia_actdata_init(&base);
+  CHECK_EQ(pia_activity_data(act, &base), 0);
   pia_interval_t *iv;
   CHECK_EQ(pia_interval_create(&iv), 0);
   CHECK_EQ(pia_interval_track_activity(iv, act), 0);
@@ -50,25 +50,25 @@ int main(int argc, char **argv) {
   const long long total = (long long)T * N;
   while (last_calls < total) {
     pia_actdata_t d;
-    pia_init_activity_data(&d);
-    CHECK_EQ(pia_get_activity_data(&d, act), 0);
+    pia_actdata_init(&d);
+    CHECK_EQ(pia_activity_data(act, &d), 0);
     long long calls = d.ncalls - base.ncalls, bytes = d.nbytes - base.nbytes;
     CHECK_GE(calls, last_calls);
     CHECK_GE(bytes, last_bytes);
     CHECK_LE(calls, total);
     CHECK_LE(bytes, total * K * 4);
     pia_actdata_t g;
-    pia_init_activity_data(&g);
-    CHECK_EQ(pia_get_activity_data(&g, all), 0);
+    pia_actdata_init(&g);
+    CHECK_EQ(pia_activity_data(all, &g), 0);
     CHECK_GE(g.ncalls, d.ncalls); /* read later, and MPI_ALL includes act */
     pia_actdata_t i;
     CHECK_EQ(pia_interval_activity_data(iv, act, &i), 0);
     CHECK_GE(i.ncalls, calls);
     CHECK_LE(i.ncalls, total);
-    pia_regid_t w = pia_find_region_by_name("worker");
+    pia_regid_t w = pia_region_find("worker");
     if (w >= 0) {
       pia_regdata_t r;
-      CHECK_EQ(pia_get_region_data(&r, w), 0);
+      CHECK_EQ(pia_region_data(w, &r), 0);
       CHECK_LE(r.count, T);
     }
     last_calls = calls;
@@ -79,17 +79,17 @@ int main(int argc, char **argv) {
     CHECK_EQ(pthread_join(th[t], NULL), 0);
 
   pia_actdata_t d;
-  pia_init_activity_data(&d);
-  CHECK_EQ(pia_get_activity_data(&d, act), 0);
+  pia_actdata_init(&d);
+  CHECK_EQ(pia_activity_data(act, &d), 0);
   CHECK_EQ(d.ncalls - base.ncalls, total);
   CHECK_EQ(d.nbytes - base.nbytes, total * K * 4);
-  pia_regid_t w = pia_find_region_by_name("worker");
+  pia_regid_t w = pia_region_find("worker");
   CHECK_GT(w, 0);
   pia_regdata_t r;
-  CHECK_EQ(pia_get_region_data(&r, w), 0);
+  CHECK_EQ(pia_region_data(w, &r), 0);
   CHECK_EQ(r.count, T); /* one instance per thread, summed over threads */
   pia_actdata_t rd;
-  pia_init_activity_data(&rd);
+  pia_actdata_init(&rd);
   CHECK_EQ(pia_region_activity_data(w, act, &rd), 0);
   CHECK_EQ(rd.ncalls, total);
   pia_partnerdata_t p;

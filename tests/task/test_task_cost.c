@@ -32,8 +32,8 @@ static void monitoring_off(void) {
   const char *rn[] = {"off"}, *kn[] = {"k"};
   rta_task_params_t p = RTA_TASK_PARAMS_INIT;
   p.est_work = 5;
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
-  CHECK_EQ(rta_define_task(root, 1, kn, &p, &k), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(root, 1, kn, &p, &k), 0);
   for (int s = 0; s < 4; s++) {
     CHECK_EQ(rta_task_begin(k), 0);
     spin(0.001);
@@ -64,8 +64,8 @@ static int run_attempt(int attempt) {
     p[i] = (rta_task_params_t)RTA_TASK_PARAMS_INIT;
     p[i].est_work = 10.0 * (i + 1);
   }
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
-  CHECK_EQ(rta_define_task(root, 4, kn, p, k), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(root, 4, kn, p, k), 0);
 
   rta_task_cost_t c;
   CHECK_EQ(rta_task_cost(k[0], &c), 0);
@@ -77,7 +77,7 @@ static int run_attempt(int attempt) {
   const double unit = 0.005;
   long long s0 = rta_steps();
   for (int step = 0; step < 6; step++) {
-    CHECK_EQ(rta_begin_task("cost"), 0);
+    CHECK_EQ(rta_task_begin(root), 0);
     for (int i = 0; i < 3; i++) {
       CHECK_EQ(rta_task_begin(k[i]), 0);
       spin(unit * (i == 0 ? 1 : i == 1 ? 2 : 16));
@@ -92,7 +92,7 @@ static int run_attempt(int attempt) {
       spin(unit);
       CHECK_EQ(rta_task_end(k[3]), 0);
     }
-    CHECK_EQ(rta_end_task("cost"), 0);
+    CHECK_EQ(rta_task_end(root), 0);
     CHECK_EQ(rta_step(), 0);
     CHECK_EQ(rta_task_cost(k[0], &c), 0);
     CHECK_EQ(c.nsteps, step + 1 < 4 ? step + 1 : 4);

@@ -53,7 +53,7 @@ static void check_all(void) {
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   const char *rn[] = {"r"};
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
   uint64_t seed = 18;
   for (int round = 0; round < ROUNDS; round++) {
     /* Define about half of the missing keys, in one call (a batch) on even
@@ -69,17 +69,17 @@ int main(int argc, char **argv) {
       }
     if (round % 2 == 0 && n > 0) {
       rta_task_t **out = malloc((size_t)n * sizeof *out);
-      CHECK_EQ(rta_define_task(root, n, names, NULL, out), 0);
+      CHECK_EQ(rta_task_define(root, n, names, NULL, out), 0);
       for (int j = 0; j < n; j++)
         live[idx[j]] = out[j];
       free(out);
     } else {
       for (int j = 0; j < n; j++)
-        CHECK_EQ(rta_define_task(root, 1, &names[j], NULL, &live[idx[j]]), 0);
+        CHECK_EQ(rta_task_define(root, 1, &names[j], NULL, &live[idx[j]]), 0);
     }
     /* A key defined twice is refused. */
     if (n > 0)
-      CHECK_EQ(rta_define_task(root, 1, &names[0], NULL, NULL), BALLAST_EEXIST);
+      CHECK_EQ(rta_task_define(root, 1, &names[0], NULL, NULL), BALLAST_EEXIST);
     check_all();
     /* Remove about a third of the live ones, in one batch or one by one. */
     rta_task_t **gone = malloc(N * sizeof *gone);
@@ -111,12 +111,12 @@ int main(int argc, char **argv) {
         char name[16];
         snprintf(name, sizeof name, "k%d", i);
         const char *nm = name;
-        CHECK_EQ(rta_define_task(root, 1, &nm, NULL, &live[i]), 0);
+        CHECK_EQ(rta_task_define(root, 1, &nm, NULL, &live[i]), 0);
         if (i % 3 == 0) {
           static double vals[N], *arr[N];
           int64_t one = 1;
           arr[i] = &vals[i];
-          CHECK_EQ(rta_register_array(live[i], (void **)&arr[i],
+          CHECK_EQ(rta_task_array_register(live[i], (void **)&arr[i],
                                       rta_type_elem(RTA_DOUBLE), 1, &one), 0);
           CHECK_EQ(rta_task_narrays(live[i]), 1);
         }
@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
   CHECK(rta__task_first() == NULL);
   rta_task_t *t = NULL;
   CHECK_EQ(rta_task_find("r", &t), BALLAST_ENOTFOUND);
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0); /* usable again */
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0); /* usable again */
   CHECK_EQ(rta_task_find("r", &t), 0);
   CHECK(t == root);
   CHECK_EQ(rta_reset(), 0);

@@ -14,11 +14,11 @@ static rta_hw_t *hw;
 static rta_task_t *make_root(const char *name, rta_task_params_t *leafp) {
   rta_task_t *root;
   const char *rn[] = {name};
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
   char ln[16];
   snprintf(ln, sizeof ln, "r%d", rank);
   const char *n[] = {ln};
-  CHECK_EQ(rta_define_task(root, 1, n, leafp, NULL), 0);
+  CHECK_EQ(rta_task_define(root, 1, n, leafp, NULL), 0);
   return root;
 }
 
@@ -44,45 +44,45 @@ int main(int argc, char **argv) {
   /* A shared inner task with different work on rank 1. */
   rta_task_t *root;
   const char *rn[] = {"p"};
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
   rta_task_params_t gp = RTA_TASK_PARAMS_INIT;
   gp.est_work = rank == 1 ? 2.0 : 1.0;
   rta_task_t *grp;
   const char *gn[] = {"grp"};
-  CHECK_EQ(rta_define_task(root, 1, gn, &gp, &grp), 0);
+  CHECK_EQ(rta_task_define(root, 1, gn, &gp, &grp), 0);
   char ln[16];
   snprintf(ln, sizeof ln, "r%d", rank);
   const char *n[] = {ln};
-  CHECK_EQ(rta_define_task(grp, 1, n, NULL, NULL), 0);
+  CHECK_EQ(rta_task_define(grp, 1, n, NULL, NULL), 0);
   CHECK_EQ(map(root), BALLAST_EMISMATCH);
   TEST_PASS("task_mismatch: different parameters");
 
   /* The same shared task with partners declared in two orders: no error. */
   const char *on[] = {"o"};
-  CHECK_EQ(rta_define_task(NULL, 1, on, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, on, NULL, &root), 0);
   rta_comm_est_t fwd[2] = {{"o/g/r0", 8}, {"o/g/r1", 16}};
   rta_comm_est_t bwd[2] = {{"o/g/r1", 16}, {"o/g/r0", 8}};
   gp = (rta_task_params_t)RTA_TASK_PARAMS_INIT;
   gp.ncomm = 2;
   gp.comm = rank % 2 ? bwd : fwd;
   const char *gn2[] = {"g"};
-  CHECK_EQ(rta_define_task(root, 1, gn2, &gp, &grp), 0);
-  CHECK_EQ(rta_define_task(grp, 1, n, NULL, NULL), 0);
+  CHECK_EQ(rta_task_define(root, 1, gn2, &gp, &grp), 0);
+  CHECK_EQ(rta_task_define(grp, 1, n, NULL, NULL), 0);
   CHECK_EQ(map(root), 0);
 
   /* A single-processor leaf defined on two ranks. */
   const char *dn[] = {"d"};
-  CHECK_EQ(rta_define_task(NULL, 1, dn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, dn, NULL, &root), 0);
   const char *both[] = {rank < 2 ? "shared" : ln};
-  CHECK_EQ(rta_define_task(root, 1, both, NULL, NULL), 0);
+  CHECK_EQ(rta_task_define(root, 1, both, NULL, NULL), 0);
   CHECK_EQ(map(root), BALLAST_EEXIST);
   /* ... which is fine for a 2-processor task. */
   const char *gg[] = {"gang"};
-  CHECK_EQ(rta_define_task(NULL, 1, gg, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, gg, NULL, &root), 0);
   rta_task_params_t two = RTA_TASK_PARAMS_INIT;
   two.nprocs = 2;
   const char *gl[] = {rank < 2 ? "pair" : ln};
-  CHECK_EQ(rta_define_task(root, 1, gl, &two, NULL), 0);
+  CHECK_EQ(rta_task_define(root, 1, gl, &two, NULL), 0);
   rta_mapping_t *m = NULL;
   CHECK_EQ(rta_map_tasks(MPI_COMM_WORLD, root, hw, NULL, &m), 0);
   int64_t pi = rta_mapping_find(m, "gang/pair");
@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(map(rank == 0 ? ok : w), BALLAST_EMISMATCH);
   /* A root without children anywhere: no leaf to map. */
   const char *en[] = {"empty"};
-  CHECK_EQ(rta_define_task(NULL, 1, en, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, en, NULL, &root), 0);
   CHECK_EQ(map(root), BALLAST_ENOTFOUND);
   TEST_PASS("task_mismatch: unknown partners, roots");
 

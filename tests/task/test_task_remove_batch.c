@@ -16,17 +16,17 @@ static rta_task_t *root, *kids[NC], *grand[NC][NG];
 
 static void build(void) {
   const char *rn[] = {"r"};
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
   char names[NC][8];
   const char *np[NC];
   for (int i = 0; i < NC; i++) {
     snprintf(names[i], sizeof names[i], "c%d", i);
     np[i] = names[i];
   }
-  CHECK_EQ(rta_define_task(root, NC, np, NULL, kids), 0);
+  CHECK_EQ(rta_task_define(root, NC, np, NULL, kids), 0);
   const char *gn[NG] = {"g0", "g1", "g2"};
   for (int i = 0; i < NC; i++)
-    CHECK_EQ(rta_define_task(kids[i], NG, gn, NULL, grand[i]), 0);
+    CHECK_EQ(rta_task_define(kids[i], NG, gn, NULL, grand[i]), 0);
 }
 
 static int exists(const char *key) {
@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
   /* The keys can be defined again. */
   const char *again[] = {"c3"};
   rta_task_t *c3;
-  CHECK_EQ(rta_define_task(root, 1, again, NULL, &c3), 0);
+  CHECK_EQ(rta_task_define(root, 1, again, NULL, &c3), 0);
   CHECK(exists("r/c3"));
   CHECK(rta_task_child(root, rta_task_nchildren(root) - 1) == c3);
   CHECK_EQ(rta_reset(), 0);

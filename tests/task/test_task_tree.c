@@ -16,16 +16,20 @@ static int fake_size(rta_task_t *t, size_t *len, void *user) {
 static void test_construction(void) {
   rta_task_t *root, *s0[3], *s1[2], *blocks[20];
   const char *rn[] = {"md"};
-  CHECK_EQ(rta_define_task(NULL, 1, rn, NULL, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0);
   CHECK_STREQ(rta_task_key(root), "md");
   CHECK(rta_task_parent(root) == NULL);
-  CHECK_EQ(rta_task_stage(root), -1);
+  CHECK_EQ(rta_task_stage(root), BALLAST_ENOTFOUND); /* a root has no stage */
+  CHECK_EQ(rta_task_stage(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_nchildren(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_nstages(NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_narrays(NULL), BALLAST_EINVAL);
 
   /* One call: parallel siblings of stage 0; a second call: stage 1. */
   const char *n0[] = {"forces", "halo", "io"};
   const char *n1[] = {"integrate", "reduce"};
-  CHECK_EQ(rta_define_task(root, 3, n0, NULL, s0), 0);
-  CHECK_EQ(rta_define_task(root, 2, n1, NULL, s1), 0);
+  CHECK_EQ(rta_task_define(root, 3, n0, NULL, s0), 0);
+  CHECK_EQ(rta_task_define(root, 2, n1, NULL, s1), 0);
   CHECK_EQ(rta_task_nstages(root), 2);
   CHECK_EQ(rta_task_nchildren(root), 5);
   for (int i = 0; i < 3; i++) {
@@ -63,7 +67,7 @@ static void test_construction(void) {
     p.comm = comm[i];
     params[i] = p;
   }
-  CHECK_EQ(rta_define_task(s0[0], 20, np, params, blocks), 0);
+  CHECK_EQ(rta_task_define(s0[0], 20, np, params, blocks), 0);
   CHECK_EQ(rta_task_nstages(s0[0]), 1);
 
   rta_task_t *t = NULL;
@@ -110,68 +114,68 @@ static void test_bad_define(void) {
   const char *toolong[] = {longname};
   const char *half[] = {"ok1", ""};
 
-  CHECK_EQ(rta_define_task(root, 0, ok, NULL, NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_define_task(root, -3, ok, NULL, NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_define_task(root, 1, NULL, NULL, NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_define_task(root, 1, nul, NULL, NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_define_task(root, 1, empty, NULL, NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_define_task(root, 1, slash, NULL, NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_define_task(root, 1, dup, NULL, NULL), BALLAST_EEXIST);
-  CHECK_EQ(rta_define_task(root, 2, twice, NULL, NULL), BALLAST_EEXIST);
+  CHECK_EQ(rta_task_define(root, 0, ok, NULL, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, -3, ok, NULL, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, NULL, NULL, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, nul, NULL, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, empty, NULL, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, slash, NULL, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, dup, NULL, NULL), BALLAST_EEXIST);
+  CHECK_EQ(rta_task_define(root, 2, twice, NULL, NULL), BALLAST_EEXIST);
   CHECK_EQ(rta_task_find("md/x", &t), BALLAST_ENOTFOUND);
-  CHECK_EQ(rta_define_task(root, 1, toolong, NULL, NULL), BALLAST_ENAMETOOLONG);
+  CHECK_EQ(rta_task_define(root, 1, toolong, NULL, NULL), BALLAST_ENAMETOOLONG);
   /* A name that fits alone but not under its parent's key. */
   longname[RTA_KEY_MAX - 2] = 0; /* "md/" + 253 chars = 256 > 255 */
-  CHECK_EQ(rta_define_task(root, 1, toolong, NULL, NULL), BALLAST_ENAMETOOLONG);
+  CHECK_EQ(rta_task_define(root, 1, toolong, NULL, NULL), BALLAST_ENAMETOOLONG);
   /* A root key of exactly RTA_KEY_MAX bytes is fine, one more is not. */
   memset(longname, 'x', RTA_KEY_MAX + 1);
   longname[RTA_KEY_MAX + 1] = 0;
-  CHECK_EQ(rta_define_task(NULL, 1, toolong, NULL, &t), BALLAST_ENAMETOOLONG);
+  CHECK_EQ(rta_task_define(NULL, 1, toolong, NULL, &t), BALLAST_ENAMETOOLONG);
   longname[RTA_KEY_MAX] = 0;
-  CHECK_EQ(rta_define_task(NULL, 1, toolong, NULL, &t), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, toolong, NULL, &t), 0);
   CHECK_EQ(strlen(rta_task_key(t)), RTA_KEY_MAX);
   CHECK_EQ(rta_task_find(longname, &t), 0);
   CHECK_EQ(rta_task_remove(t), 0);
   /* All or nothing. */
-  CHECK_EQ(rta_define_task(root, 2, half, NULL, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 2, half, NULL, NULL), BALLAST_EINVAL);
   CHECK_EQ(rta_task_find("md/ok1", &t), BALLAST_ENOTFOUND);
   const char *rdup[] = {"md"};
-  CHECK_EQ(rta_define_task(NULL, 1, rdup, NULL, NULL), BALLAST_EEXIST);
+  CHECK_EQ(rta_task_define(NULL, 1, rdup, NULL, NULL), BALLAST_EEXIST);
 
   /* Bad parameters, one field at a time. */
   rta_task_params_t p = RTA_TASK_PARAMS_INIT;
   p.nprocs = 0;
-  CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, ok, &p, NULL), BALLAST_EINVAL);
   p = (rta_task_params_t)RTA_TASK_PARAMS_INIT;
   p.est_work = -1;
-  CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, ok, &p, NULL), BALLAST_EINVAL);
   p.est_work = NAN;
-  CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, ok, &p, NULL), BALLAST_EINVAL);
   p = (rta_task_params_t)RTA_TASK_PARAMS_INIT;
   p.ncomm = 1;
-  CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, ok, &p, NULL), BALLAST_EINVAL);
   p.ncomm = -1;
-  CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, ok, &p, NULL), BALLAST_EINVAL);
   rta_comm_est_t c[2] = {{NULL, 1}, {"md/halo", 1}};
   p.ncomm = 1;
   p.comm = c;
-  CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, ok, &p, NULL), BALLAST_EINVAL);
   c[0].key = "";
-  CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, ok, &p, NULL), BALLAST_EINVAL);
   memset(longname, 'y', 299);
   longname[299] = 0;
   c[0].key = longname;
-  CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_ENAMETOOLONG);
+  CHECK_EQ(rta_task_define(root, 1, ok, &p, NULL), BALLAST_ENAMETOOLONG);
   c[0].key = "md/fine"; /* itself */
-  CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, ok, &p, NULL), BALLAST_EINVAL);
   c[0].key = "md/halo";
   c[0].bytes = -5;
-  CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, ok, &p, NULL), BALLAST_EINVAL);
   c[0].bytes = INFINITY;
-  CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, ok, &p, NULL), BALLAST_EINVAL);
   c[0].bytes = 8;
   p.ncomm = 2; /* md/halo twice */
-  CHECK_EQ(rta_define_task(root, 1, ok, &p, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_define(root, 1, ok, &p, NULL), BALLAST_EINVAL);
   CHECK_EQ(rta_task_find("md/fine", &t), BALLAST_ENOTFOUND);
   CHECK_EQ(rta_task_nchildren(root), 5);
   CHECK_EQ(rta_task_nstages(root), 2);
@@ -190,24 +194,23 @@ static void test_begin_end(void) {
   rta_task_t *forces;
   CHECK_EQ(rta_task_find("md/forces", &forces), 0);
   CHECK(rta_task_current() == NULL);
-  CHECK_EQ(rta_begin_task("md"), 0);
-  CHECK_EQ(rta_begin_task("md/forces"), 0);
+  rta_task_t *tmd, *halo;
+  CHECK_EQ(rta_task_find("md", &tmd), 0);
+  CHECK_EQ(rta_task_find("md/halo", &halo), 0);
+  CHECK_EQ(rta_task_begin(tmd), 0);
+  CHECK_EQ(rta_task_begin(forces), 0);
   CHECK(rta_task_current() == forces);
-  CHECK_EQ(rta_begin_task("md/forces"), BALLAST_ESTATE); /* already open */
-  CHECK_EQ(rta_end_task("md"), BALLAST_EMISMATCH);        /* not innermost */
-  CHECK(rta_task_current() == forces);                    /* unchanged */
-  CHECK_EQ(rta_step(), BALLAST_ESTATE);                   /* tasks open */
+  CHECK_EQ(rta_task_begin(forces), BALLAST_ESTATE); /* already open */
+  CHECK_EQ(rta_task_end(tmd), BALLAST_EMISMATCH);    /* not innermost */
+  CHECK(rta_task_current() == forces);              /* unchanged */
+  CHECK_EQ(rta_step(), BALLAST_ESTATE);             /* tasks open */
   CHECK_EQ(rta_task_remove(forces), BALLAST_ESTATE);
-  CHECK_EQ(rta_end_task("md/forces"), 0);
-  CHECK_EQ(rta_end_task("md/forces"), BALLAST_EMISMATCH); /* not open */
-  CHECK_EQ(rta_end_task("md/halo"), BALLAST_EMISMATCH);   /* never begun */
-  CHECK_EQ(rta_end_task("md"), 0);
+  CHECK_EQ(rta_task_end(forces), 0);
+  CHECK_EQ(rta_task_end(forces), BALLAST_EMISMATCH); /* not open */
+  CHECK_EQ(rta_task_end(halo), BALLAST_EMISMATCH);   /* never begun */
+  CHECK_EQ(rta_task_end(tmd), 0);
   CHECK(rta_task_current() == NULL);
-  CHECK_EQ(rta_end_task("md"), BALLAST_EMISMATCH);
-  CHECK_EQ(rta_begin_task("md/unknown"), BALLAST_ENOTFOUND);
-  CHECK_EQ(rta_end_task("md/unknown"), BALLAST_ENOTFOUND);
-  CHECK_EQ(rta_begin_task(NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_end_task(""), BALLAST_EINVAL);
+  CHECK_EQ(rta_task_end(tmd), BALLAST_EMISMATCH);
   CHECK_EQ(rta_task_begin(NULL), BALLAST_EINVAL);
   CHECK_EQ(rta_task_end(NULL), BALLAST_EINVAL);
 
@@ -229,9 +232,9 @@ static void test_begin_end(void) {
   pia_regid_t in = pia_region_find_child(top, "md/forces/block_0");
   CHECK_GE(in, 0);
   pia_regdata_t rd;
-  CHECK_EQ(pia_get_region_data(&rd, top), 0);
+  CHECK_EQ(pia_region_data(top, &rd), 0);
   CHECK_EQ(rd.count, 1000);
-  CHECK_EQ(pia_get_region_data(&rd, in), 0);
+  CHECK_EQ(pia_region_data(in, &rd), 0);
   CHECK_EQ(rd.count, 1000);
   pia_regid_t md = pia_region_find_child(PIA_REGION_MAIN, "md");
   CHECK_GE(md, 0);
@@ -255,9 +258,9 @@ static void test_serial_and_remove(void) {
   p.serial.size = fake_size;
   p.user = &user;
   rta_task_t *app, *kid, *md, *t;
-  CHECK_EQ(rta_define_task(NULL, 1, names, &p, &app), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, names, &p, &app), 0);
   const char *kn[] = {"kid"};
-  CHECK_EQ(rta_define_task(app, 1, kn, NULL, &kid), 0);
+  CHECK_EQ(rta_task_define(app, 1, kn, NULL, &kid), 0);
   rta_serial_t ops;
   void *u = NULL;
   CHECK_EQ(rta_task_serial(kid, &ops, &u), 0); /* inherited */
@@ -278,7 +281,7 @@ static void test_serial_and_remove(void) {
   CHECK_EQ(rta_task_remove(NULL), BALLAST_EINVAL);
   /* The key can be defined again. */
   const char *fn[] = {"forces"};
-  CHECK_EQ(rta_define_task(md, 1, fn, NULL, &t), 0);
+  CHECK_EQ(rta_task_define(md, 1, fn, NULL, &t), 0);
   CHECK_EQ(rta_task_stage(t), 2);
 
   CHECK_EQ(rta_reset(), 0);

@@ -197,7 +197,7 @@ void tt_note(int tool, int ev, const void *e) {
 }
 
 static int act(const char *name) {
-  int a = pia_find_activity_by_name(name);
+  int a = pia_activity_find(name);
   CHECK(a >= 0 && a < MAXACT);
   return a;
 }
@@ -297,7 +297,7 @@ static void test_mpi_values(void) {
 static void test_regions(void) {
   int n0 = nregion_log;
   CHECK_EQ(mon_region_begin("r_api"), 0);
-  CHECK_EQ(ipm_region(IPM_START, "r_ipm"), 0);
+  CHECK_EQ(mon_region_begin("r_ipm"), 0);
   seq_on = 1;
   nseq = 0;
   MPI_Pcontrol(1, "r_pc");
@@ -310,7 +310,7 @@ static void test_regions(void) {
   CHECK_EQ(nseq, 6);
   for (int i = 0; i < 6; i++)
     CHECK_STREQ(seq_log[i], pc[i]);
-  CHECK_EQ(ipm_region(IPM_END, "r_ipm"), 0);
+  CHECK_EQ(mon_region_end("r_ipm"), 0);
   CHECK_EQ(mon_region_end("r_api"), 0);
   static const char *want[] = {"+r_api", "+r_ipm", "+r_pc", "-r_pc", "-r_ipm", "-r_api"};
   static const int depth[] = {1, 2, 3, 3, 2, 1};
@@ -318,7 +318,7 @@ static void test_regions(void) {
   for (int i = 0; i < 6; i++) {
     CHECK_STREQ(region_log[n0 + i], want[i]);
     CHECK_EQ(region_depths[n0 + i], depth[i]);
-    CHECK_EQ(region_ids[n0 + i], pia_find_region_by_name(want[i] + 1));
+    CHECK_EQ(region_ids[n0 + i], pia_region_find(want[i] + 1));
   }
   TEST_PASS("tool: the three region APIs raise region events with names, ids, depths");
 }
@@ -341,7 +341,7 @@ static double *arrays[NT]; /* each task's array, registered through its slot */
 static int no_unpack(rta_task_t *t, const void *buf, size_t len, void *u) {
   (void)buf, (void)len, (void)u;
   int64_t z = 0; /* rta adopts the array that arrived */
-  return rta_register_array(t, (void **)&arrays[atoi(rta_task_name(t) + 1)],
+  return rta_task_array_register(t, (void **)&arrays[atoi(rta_task_name(t) + 1)],
                             rta_type_elem(RTA_DOUBLE), 1, &z);
 }
 
@@ -352,7 +352,7 @@ static void test_lb(void) {
   rp.serial.size = no_size;
   rp.serial.pack = no_pack;
   rp.serial.unpack = no_unpack;
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &rp, &root), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &rp, &root), 0);
   if (me == 0) /* every task on rank 0: the remap moves some to rank 1 */
     for (int i = 0; i < NT; i++) {
       char name[8];
@@ -361,10 +361,10 @@ static void test_lb(void) {
       rta_task_params_t p = RTA_TASK_PARAMS_INIT;
       p.est_work = 1.0;
       rta_task_t *t;
-      CHECK_EQ(rta_define_task(root, 1, &nm, &p, &t), 0);
+      CHECK_EQ(rta_task_define(root, 1, &nm, &p, &t), 0);
       int64_t dims = NV;
       arrays[i] = calloc(NV, sizeof(double)); /* rta owns it once registered */
-      CHECK_EQ(rta_register_array(t, (void **)&arrays[i], rta_type_elem(RTA_DOUBLE), 1, &dims),
+      CHECK_EQ(rta_task_array_register(t, (void **)&arrays[i], rta_type_elem(RTA_DOUBLE), 1, &dims),
                0);
     }
   rta_lb_config_t cfg;
@@ -373,7 +373,7 @@ static void test_lb(void) {
   cfg.policy.mode = RTA_POLICY_EXPLICIT;
   rta_lb_context_t *ctx;
   MPI_Comm comm;
-  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  CHECK_EQ(rta_lb_create(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
   int k0 = ntask_keys;
   for (int i = 0; i < rta_lb_nlocal(ctx); i++) {
     rta_task_t *t = rta_lb_local_task(ctx, i);
@@ -392,7 +392,7 @@ static void test_lb(void) {
   }
   CHECK_EQ(ntask_keys - k0, me == 0 ? NT : 0);
   long dec0 = counts[0][TT_LB_DECISION];
-  CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+  CHECK_EQ(rta_lb_perform(ctx, &comm), 0);
   rta_decision_t d;
   rta_lb_stats_t st;
   CHECK_EQ(rta_lb_last_decision(ctx, &d), 0);
@@ -451,8 +451,8 @@ static void test_counts(void) {
         strcmp(name, "MPI_IO") == 0 || strcmp(name, "MPI_ALL") == 0)
       continue;
     pia_actdata_t ad;
-    CHECK_EQ(pia_init_activity_data(&ad), 0);
-    CHECK_EQ(pia_get_activity_data(&ad, a), 0);
+    pia_actdata_init(&ad);
+    CHECK_EQ(pia_activity_data(a, &ad), 0);
     if (ad.ncalls != exits_app[a] || enters_app[a] != exits_app[a])
       fprintf(stderr, "%s: pia %lld, enters %ld, exits %ld\n", name, ad.ncalls,
               enters_app[a], exits_app[a]);
@@ -461,15 +461,15 @@ static void test_counts(void) {
     checked += exits_app[a];
   }
   pia_actdata_t all;
-  CHECK_EQ(pia_init_activity_data(&all), 0);
-  CHECK_EQ(pia_get_activity_data(&all, act("MPI_ALL")), 0);
+  pia_actdata_init(&all);
+  CHECK_EQ(pia_activity_data(act("MPI_ALL"), &all), 0);
   CHECK_EQ((unsigned long long)all.nbytes, bytes_app);
   CHECK(checked > 10);
   /* pia credits a nonblocking receive's bytes to MPI_Irecv, mpi_exit to the
    * wait: mpi_complete's fn gives pia's figure (tool.h, pia.h). */
   pia_actdata_t ir;
-  CHECK_EQ(pia_init_activity_data(&ir), 0);
-  CHECK_EQ(pia_get_activity_data(&ir, act("MPI_Irecv")), 0);
+  pia_actdata_init(&ir);
+  CHECK_EQ(pia_activity_data(act("MPI_Irecv"), &ir), 0);
   CHECK_EQ((unsigned long long)ir.nbytes, complete_bytes[act("MPI_Irecv")]);
   CHECK_EQ(last_exit[act("MPI_Irecv")].bytes, 0);
   for (int ev = 0; ev < TT_NEV; ev++) {
@@ -498,8 +498,8 @@ int main(int argc, char **argv) {
   rta_task_t *root = NULL, *open_task = NULL;
   rta_task_params_t p = RTA_TASK_PARAMS_INIT;
   const char *rn = "fin", *tn = "t";
-  CHECK_EQ(rta_define_task(NULL, 1, &rn, &p, &root), 0);
-  CHECK_EQ(rta_define_task(root, 1, &tn, &p, &open_task), 0);
+  CHECK_EQ(rta_task_define(NULL, 1, &rn, &p, &root), 0);
+  CHECK_EQ(rta_task_define(root, 1, &tn, &p, &open_task), 0);
   CHECK_EQ(rta_task_begin(open_task), 0);
   long rx = counts[0][TT_REGION_EXIT], te = counts[0][TT_TASK_END];
   nseq = 0;

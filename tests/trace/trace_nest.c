@@ -84,8 +84,8 @@ int main(int argc, char **argv) {
   snprintf(key, sizeof key, "r%d", rank);
   const char *rn[] = {"nest"}, *kn[] = {key};
   rta_task_t *root, *task;
-  MUST(rta_define_task(NULL, 1, rn, NULL, &root) == 0);
-  MUST(rta_define_task(root, 1, kn, NULL, &task) == 0);
+  MUST(rta_task_define(NULL, 1, rn, NULL, &root) == 0);
+  MUST(rta_task_define(root, 1, kn, NULL, &task) == 0);
   for (int s = 0; s < NSTEPS; s++) step(s, rank, size, half, task);
   double pout[NDATA] = {0}, pin[NDATA];
   MPI_Request pq[2];

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Check the public headers' documentation convention mechanically.
+"""Check the public headers' documentation and error convention mechanically.
 
 Usage: doc_convention.py [--list] INCLUDE_DIR
 
 Reads every *.h in INCLUDE_DIR (include/ballast) and checks, per STYLE.md
-("the public header is the authoritative spec", "one error convention"):
+("the public header is the authoritative spec", "one error convention") and
+the convention written at the top of ballast.h (section Errors):
 
   1. every public function (a BALLAST_API declaration or a static inline
      definition) has a doc comment (/** ... */ or /*! ... */ right before it,
@@ -14,14 +15,22 @@ Reads every *.h in INCLUDE_DIR (include/ballast) and checks, per STYLE.md
      or a sentence with "Returns"/"returns") that names 0 or success and at
      least one BALLAST_E* code (a status), or states another meaning (a
      count, a boolean, an index, ...), or refers to the call whose codes it
-     shares ("\\return as f()", or a deprecated "old name of f()"), which
-     must pass in turn; a bare -1 (a sentinel, not a BALLAST_E* code) fails;
+     shares ("\\return as f()"), which must pass in turn; a bare -1 (a
+     sentinel, not a BALLAST_E* code) fails, and so does answering NULL with
+     0 or -1 ("0 for NULL": NULL is BALLAST_EINVAL);
   3. every BALLAST_E* name a doc comment mentions is in the error list
-     (BALLAST_ERRNO_MAP of common.h).
+     (BALLAST_ERRNO_MAP of common.h);
+  4. no public function returns a floating-point value: such a result comes
+     through an output pointer and the call returns an int status;
+  5. a function returning a pointer, with parameters, says what it returns
+     for a bad argument (NULL, or a placeholder name such as "unknown");
+  6. output parameters come last: once a parameter is an output (a non-const
+     pointer named out or out_*, or whose \\param text starts with
+     "receives", "where to write", "overwritten", ...), no input follows.
 
-Functions whose convention is known to be inconsistent are listed in
-ALLOWED below with the reason; issue 28's API cleanup removes them, and an
-entry that no longer fails is reported so that the list only shrinks.
+ALLOWED below may name a function allowed to break rule 2, with the reason;
+it is empty, and the test fails when an entry passes or no longer exists,
+so an exception cannot outlive its reason.
 Prints one line per problem as "file:line: function: problem" and exits 1
 when there is one. --list prints every function found with its verdict.
 """
@@ -29,19 +38,9 @@ import os
 import re
 import sys
 
-# Functions allowed to break rule 2, each with why. Issue 28's API cleanup
-# (one error convention for every call) removes them; the test fails when an
-# entry passes or no longer exists, so the list cannot go stale.
+# Functions allowed to break rule 2, each with why (none: every accessor
+# follows ballast.h's one error convention since issue 28).
 ALLOWED = {
-    # Accessors that answer a bad argument with -1 instead of a BALLAST_E*
-    # code, while rta_hw_slot_node() and its kin return BALLAST_EINVAL (the
-    # five ways of issue 28): the API cleanup gives them one convention.
-    "rta_lb_placement": "1/0 for the mode, but -1 for a NULL context",
-    "rta_task_stage": "-1 for a root (a meaning) and for NULL (an error)",
-    "rta_mapping_slot": "-1 for an index out of range",
-    "rta_mapping_owner": "-1 for an index out of range",
-    "rta_mapping_nprocs": "-1 for an index out of range",
-    "rta_mapping_find": "-1 for a key the mapping does not hold",
 }
 
 # Integer returns whose meaning rule 2 checks: int, and the wider integers
@@ -121,11 +120,16 @@ def error_codes(include_dir):
     return {"BALLAST_" + n for n in re.findall(r"X\(\s*(E\w+)\s*,", m.group(1))}
 
 
-def functions(path):
-    """Yield (line, name, return type, doc text or None) per public function."""
+def functions(path, with_params=False):
+    """Yield (line, name, return type, doc text or None) per public function;
+    with_params: also its parameters, a list of (type, name)."""
     with open(path) as f:
         text = f.read()
     code, comments = strip_comments(text)
+    # cresta.h's attribute line before a wrapper is not code between the doc
+    # comment and the declaration: blanked (same length, lines kept).
+    code = re.sub(r'\bBALLAST_DEPRECATED\("[^"\n]*"\)',
+                  lambda m: " " * len(m.group(0)), code)
     decl_re = re.compile(
         r"(?:\bBALLAST_API\s+|^[ \t]*static\s+inline\s+)([^;{}()]*?)\b([A-Za-z_]\w*)\s*\(",
         re.M)
@@ -152,7 +156,80 @@ def functions(path):
                     re.fullmatch(r"[;{\s]*", code[end:after[0][0]]):
                 doc = doc_text(after[0][2])
         rtype = " ".join(m.group(1).split())
-        yield text.count("\n", 0, start) + 1, m.group(2), rtype, doc
+        row = (text.count("\n", 0, start) + 1, m.group(2), rtype, doc)
+        yield row + (parameters(code, m.end() - 1),) if with_params else row
+
+
+def parameters(code, i):
+    """The parameters of the declaration whose '(' is at code[i]: a list of
+    (type, name); a function-pointer parameter is named by its (*name)."""
+    depth, j, parts, cur = 0, i, [], i + 1
+    while j < len(code):
+        c = code[j]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                parts.append(code[cur:j])
+                break
+        elif c == "," and depth == 1:
+            parts.append(code[cur:j])
+            cur = j + 1
+        j += 1
+    out = []
+    for p in parts:
+        p = " ".join(p.split())
+        if not p or p == "void" or p == "...":
+            continue
+        fp = re.search(r"\(\s*\*\s*(\w+)\s*\)", p)
+        if fp:
+            out.append((p, fp.group(1)))
+            continue
+        m = re.match(r"(.*?)(\w+)\s*(\[[^]]*\])?$", p)
+        out.append((m.group(1).strip(), m.group(2)) if m else (p, ""))
+    return out
+
+
+OUT_DOC = re.compile(r"^(receives|where to write|overwritten|is filled|filled with|"
+                     r"the record to add into|room for)", re.I)
+
+
+def is_output(ptype, name, doc):
+    """An output parameter: a pointer the call writes its result through,
+    by name (out, out_*) or by its \\param text ("receives ...")."""
+    if "*" not in ptype or ptype.startswith("const ") or "(*" in ptype:
+        return False
+    if name == "out" or name.startswith("out_"):
+        return True
+    m = re.search(r"[\\@]param\s+%s\s+(.*?)(?=[\\@]\w+|$)" % re.escape(name), doc or "")
+    return bool(m and OUT_DOC.search(m.group(1).strip()))
+
+
+def check_shape(name, rtype, doc, params):
+    """The problems of a declaration's shape under ballast.h's convention
+    (section Errors), each a string."""
+    problems = []
+    if rtype in ("double", "float", "long double"):
+        problems.append("returns %s: a result that is not a non-negative integer "
+                        "comes through an output pointer, last, and the call "
+                        "returns an int status (ballast.h, Errors)" % rtype)
+    if rtype.endswith("*") and params and doc is not None and \
+            not re.search(r"\bNULL\b|\"(?:[A-Z_]*_)?unknown", doc, re.I):
+        problems.append("returns a pointer but its doc comment does not say what "
+                        "it returns for a bad argument (NULL, or a placeholder "
+                        "name)")
+    if rtype in INT_TYPES and re.search(r"\b0 for NULL\b|-1 for NULL", doc or ""):
+        problems.append("answers NULL with a value that is not BALLAST_EINVAL")
+    seen_out = None
+    for ptype, pname in params:
+        if is_output(ptype, pname, doc):
+            seen_out = seen_out or pname
+        elif seen_out:
+            problems.append("input parameter %s comes after output parameter %s: "
+                            "outputs are the last parameters" % (pname, seen_out))
+            break
+    return problems
 
 
 DELEGATE = re.compile(r"\b(?:as|of|same as)\s+([a-z_]\w*)\(\)|\b([a-z_]\w*)\(\)'s codes")
@@ -223,8 +300,10 @@ def main(argv):
                     line = text.count("\n", 0, start) + 1
                     problems.append("%s:%d: a doc comment names %s, which is not in "
                                     "BALLAST_ERRNO_MAP (common.h)" % (rel, line, name))
-        for line, name, rtype, doc in functions(path):
+        for line, name, rtype, doc, params in functions(path, with_params=True):
             found.append((rel, line, name, rtype, doc))
+            for p in check_shape(name, rtype, doc, params):
+                problems.append("%s:%d: %s: %s" % (rel, line, name, p))
     ints = {f[2]: f for f in found if f[3] in INT_TYPES}
     verdicts = {}
 

@@ -5,13 +5,14 @@
 !>
 !> Every routine has the same meaning, arguments and return codes as its C
 !> counterpart in `ballast/pia.h`, `ballast/mon.h` and `ballast/rta.h`
-!> (read those for the full contract); names are the C names, the current
-!> ones and the deprecated ones that ballast.h lists (pia_current_region, ...),
-!> which keep working. Differences:
+!> (read those for the full contract); names are the C names (one name per
+!> call, as ballast.h says; the CRESTA names of ballast/cresta.h are C inline
+!> wrappers and have no Fortran form). Differences:
 !>  - names are Fortran `character(*)` (trailing blanks are trimmed);
 !>  - `pia_region_name(data)` / `pia_activity_name(act)` return the names as
 !>    allocatable Fortran strings ('' when there is none);
-!>  - an interval is a `type(c_ptr)` handle.
+!>  - an interval and a task are `type(c_ptr)` handles (`rta_task_find`
+!>    gives a task's handle from its key, for `rta_task_begin`/`rta_task_end`).
 !>
 !> MPI start-up: with Open MPI, the Fortran MPI bindings (mpif.h, `use mpi`,
 !> `use mpi_f08`) call the PMPI_* entry points directly, so ballast's C
@@ -68,11 +69,8 @@ module ballast
   end type pia_partnerdata
 
   ! ---- direct bindings (no string arguments) --------------------------------
-  public :: pia_region_count, pia_get_region_data, pia_current_region
-  public :: pia_parent_region, pia_child_region, pia_next_region
-  public :: pia_activity_count, pia_init_activity_data, pia_get_activity_data
-  public :: pia_get_activity_data_by_region, pia_get_partner_data
-  public :: pia_get_partner_volumes
+  public :: pia_region_count, pia_region_data
+  public :: pia_activity_count, pia_actdata_init, pia_activity_data
   public :: pia_region_current, pia_region_parent, pia_region_child
   public :: pia_region_next, pia_region_activity_data, pia_partner_data
   public :: pia_partner_volumes
@@ -80,66 +78,33 @@ module ballast
   public :: pia_interval_track_activity, pia_interval_mark
   public :: pia_interval_region_data, pia_interval_activity_data
   ! ---- wrappers (strings) ---------------------------------------------------
-  public :: pia_find_region_by_name, pia_find_child_region
-  public :: pia_find_region_by_path, pia_find_activity_by_name
+  public :: pia_region_find, pia_activity_find
   public :: pia_region_find_child, pia_region_find_by_path
   public :: pia_region_name, pia_activity_name, ballast_strerror
-  public :: mon_region_begin, mon_region_end, rta_begin_task, rta_end_task
+  public :: mon_region_begin, mon_region_end
+  public :: rta_task_find, rta_task_begin, rta_task_end
   public :: ballast_mpi_init, ballast_mpi_finalize
 
   interface
     integer(c_int) function pia_region_count() bind(C, name="pia_region_count")
       import :: c_int
     end function
-    integer(c_int) function pia_get_region_data(data, id) bind(C, name="pia_get_region_data")
+    integer(c_int) function pia_region_data(id, data) bind(C, name="pia_region_data")
       import :: c_int, pia_regdata
+      integer(c_int), value :: id
       type(pia_regdata), intent(out) :: data
-      integer(c_int), value :: id
-    end function
-    integer(c_int) function pia_current_region() bind(C, name="pia_current_region")
-      import :: c_int
-    end function
-    integer(c_int) function pia_parent_region(id) bind(C, name="pia_parent_region")
-      import :: c_int
-      integer(c_int), value :: id
-    end function
-    integer(c_int) function pia_child_region(id) bind(C, name="pia_child_region")
-      import :: c_int
-      integer(c_int), value :: id
-    end function
-    integer(c_int) function pia_next_region(id) bind(C, name="pia_next_region")
-      import :: c_int
-      integer(c_int), value :: id
     end function
     integer(c_int) function pia_activity_count() bind(C, name="pia_activity_count")
       import :: c_int
     end function
-    integer(c_int) function pia_init_activity_data(data) bind(C, name="pia_init_activity_data")
-      import :: c_int, pia_actdata
+    subroutine pia_actdata_init(data) bind(C, name="pia_actdata_init")
+      import :: pia_actdata
       type(pia_actdata), intent(inout) :: data
-    end function
-    integer(c_int) function pia_get_activity_data(data, act) bind(C, name="pia_get_activity_data")
+    end subroutine
+    integer(c_int) function pia_activity_data(act, data) bind(C, name="pia_activity_data")
       import :: c_int, pia_actdata
-      type(pia_actdata), intent(inout) :: data
       integer(c_int), value :: act
-    end function
-    integer(c_int) function pia_get_activity_data_by_region(data, act, region) &
-        bind(C, name="pia_get_activity_data_by_region")
-      import :: c_int, pia_actdata
       type(pia_actdata), intent(inout) :: data
-      integer(c_int), value :: act, region
-    end function
-    integer(c_int) function pia_get_partner_data(out, peer, region) &
-        bind(C, name="pia_get_partner_data")
-      import :: c_int, pia_partnerdata
-      type(pia_partnerdata), intent(out) :: out
-      integer(c_int), value :: peer, region
-    end function
-    integer(c_int) function pia_get_partner_volumes(out, n, region) &
-        bind(C, name="pia_get_partner_volumes")
-      import :: c_int, pia_partnerdata
-      type(pia_partnerdata), intent(out) :: out(*)
-      integer(c_int), value :: n, region
     end function
     integer(c_int) function pia_region_current() bind(C, name="pia_region_current")
       import :: c_int
@@ -214,7 +179,7 @@ module ballast
     end function
 
     ! C functions with string arguments, wrapped below.
-    integer(c_int) function c_find_region_by_name(name) bind(C, name="pia_find_region_by_name")
+    integer(c_int) function c_region_find(name) bind(C, name="pia_region_find")
       import :: c_int, c_char
       character(kind=c_char), intent(in) :: name(*)
     end function
@@ -227,7 +192,7 @@ module ballast
       import :: c_int, c_char
       character(kind=c_char), intent(in) :: path(*)
     end function
-    integer(c_int) function c_find_activity_by_name(name) bind(C, name="pia_find_activity_by_name")
+    integer(c_int) function c_activity_find(name) bind(C, name="pia_activity_find")
       import :: c_int, c_char
       character(kind=c_char), intent(in) :: name(*)
     end function
@@ -247,13 +212,18 @@ module ballast
       import :: c_int, c_char
       character(kind=c_char), intent(in) :: name(*)
     end function
-    integer(c_int) function c_begin_task(key) bind(C, name="rta_begin_task")
-      import :: c_int, c_char
+    integer(c_int) function c_task_find(key, task) bind(C, name="rta_task_find")
+      import :: c_int, c_char, c_ptr
       character(kind=c_char), intent(in) :: key(*)
+      type(c_ptr), intent(out) :: task
     end function
-    integer(c_int) function c_end_task(key) bind(C, name="rta_end_task")
-      import :: c_int, c_char
-      character(kind=c_char), intent(in) :: key(*)
+    integer(c_int) function rta_task_begin(task) bind(C, name="rta_task_begin")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: task
+    end function
+    integer(c_int) function rta_task_end(task) bind(C, name="rta_task_end")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: task
     end function
     integer(c_int) function c_mpi_init(argc, argv) bind(C, name="MPI_Init")
       import :: c_int, c_ptr
@@ -295,23 +265,10 @@ contains
     end do
   end function f_str
 
-  !> pia_find_region_by_name: the first region created with that name.
-  integer(c_int) function pia_find_region_by_name(name)
+  !> pia_region_find: the first region created with that name.
+  integer(c_int) function pia_region_find(name)
     character(len=*), intent(in) :: name
-    pia_find_region_by_name = c_find_region_by_name(c_str(name))
-  end function
-
-  !> pia_find_child_region: the child of parent called name.
-  integer(c_int) function pia_find_child_region(parent, name)
-    integer(c_int), intent(in) :: parent
-    character(len=*), intent(in) :: name
-    pia_find_child_region = c_find_child_region(parent, c_str(name))
-  end function
-
-  !> pia_find_region_by_path: one exact region, e.g. "solve/sweep".
-  integer(c_int) function pia_find_region_by_path(path)
-    character(len=*), intent(in) :: path
-    pia_find_region_by_path = c_find_region_by_path(c_str(path))
+    pia_region_find = c_region_find(c_str(name))
   end function
 
   !> pia_region_find_child: the child of parent called name.
@@ -327,10 +284,10 @@ contains
     pia_region_find_by_path = c_find_region_by_path(c_str(path))
   end function
 
-  !> pia_find_activity_by_name: "MPI_Send", or a group such as PIA_GROUP_P2P.
-  integer(c_int) function pia_find_activity_by_name(name)
+  !> pia_activity_find: "MPI_Send", or a group such as PIA_GROUP_P2P.
+  integer(c_int) function pia_activity_find(name)
     character(len=*), intent(in) :: name
-    pia_find_activity_by_name = c_find_activity_by_name(c_str(name))
+    pia_activity_find = c_activity_find(c_str(name))
   end function
 
   !> The name in a region record, as a Fortran string.
@@ -366,16 +323,12 @@ contains
     mon_region_end = c_region_end(c_str(name))
   end function
 
-  !> rta_begin_task: start the task with this key.
-  integer(c_int) function rta_begin_task(key)
+  !> rta_task_find: the handle of the task with this key (c_null_ptr and a
+  !> negative code when there is none).
+  integer(c_int) function rta_task_find(key, task)
     character(len=*), intent(in) :: key
-    rta_begin_task = c_begin_task(c_str(key))
-  end function
-
-  !> rta_end_task: end the task with this key.
-  integer(c_int) function rta_end_task(key)
-    character(len=*), intent(in) :: key
-    rta_end_task = c_end_task(c_str(key))
+    type(c_ptr), intent(out) :: task
+    rta_task_find = c_task_find(c_str(key), task)
   end function
 
   !> Start MPI through ballast's C MPI_Init wrapper (see the module comment).
