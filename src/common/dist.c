@@ -29,10 +29,7 @@ uint64_t ballast__dist_bucket_hi(unsigned b) {
   return ballast__dist_bucket_lo(b) + ((1ull << (e - BALLAST__DIST_SUB_BITS)) - 1);
 }
 
-void ballast__dist_init(ballast__dist_t *d) {
-  memset(d, 0, sizeof *d);
-  d->min = UINT64_MAX;
-}
+void ballast__dist_init(ballast__dist_t *d) { memset(d, 0, sizeof *d); }
 
 void ballast__dist_free(ballast__dist_t *d) {
   if (!d)

@@ -61,7 +61,7 @@
 
 typedef struct ballast__dist {
   uint64_t count;   /* values recorded, lost ones included */
-  uint64_t min, max; /* exact; min = UINT64_MAX while empty */
+  uint64_t min, max; /* exact; meaningful once count > 0 */
   uint64_t shift;   /* the first value */
   double sumd;      /* sum of (v - shift) */
   double sumd2;     /* sum of (v - shift)^2 */
@@ -118,19 +118,23 @@ static inline void ballast__dist_std(double *p, double v) {
 /**
  * Records \a v. O(1): a bucket index, a few compares and stores; allocates
  * only the first time a 4th distinct bucket or a new octave appears. A zeroed
- * record must be prepared with ballast__dist_init() first. Owner thread only.
+ * record is an empty distribution (calloc'ed arrays need no init). Owner
+ * thread only.
  */
 static inline void ballast__dist_add(ballast__dist_t *d, uint64_t v) {
   uint64_t n = BALLAST__DIST_LD(&d->count);
-  if (__builtin_expect(n == 0, 0))
+  if (__builtin_expect(n == 0, 0)) {
     BALLAST__DIST_ST(&d->shift, v);
+    BALLAST__DIST_ST(&d->min, v);
+    BALLAST__DIST_ST(&d->max, v);
+  } else if (v < d->min) {
+    BALLAST__DIST_ST(&d->min, v);
+  } else if (v > d->max) {
+    BALLAST__DIST_ST(&d->max, v);
+  }
   double dv = (double)(int64_t)(v - d->shift);
   ballast__dist_std(&d->sumd, d->sumd + dv);
   ballast__dist_std(&d->sumd2, d->sumd2 + dv * dv);
-  if (v < d->min)
-    BALLAST__DIST_ST(&d->min, v);
-  if (v > d->max)
-    BALLAST__DIST_ST(&d->max, v);
   unsigned b = ballast__dist_bucket(v);
   uint64_t **tab = d->table;
   uint64_t *g;
@@ -148,7 +152,7 @@ static inline void ballast__dist_add(ballast__dist_t *d, uint64_t v) {
   __atomic_store_n(&d->count, n + 1, __ATOMIC_RELEASE);
 }
 
-/** An empty distribution. */
+/** An empty distribution (all zeros). */
 void ballast__dist_init(ballast__dist_t *d);
 /** Frees what \a d allocated; it is empty again. NULL does nothing. */
 void ballast__dist_free(ballast__dist_t *d);

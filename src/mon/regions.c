@@ -14,7 +14,8 @@
  * Each thread keeps its own stack of open regions. Closing one adds, for the
  * closing thread: count += 1, inclusive wall ticks, inclusive MPI ticks (the
  * difference of the thread's running MPI counter, see aggregate.c), thread
- * CPU time, and PAPI counter deltas when the machine has counters. A region's
+ * CPU time, PAPI counter deltas when the machine has counters, and the
+ * instance's wall time in the region's distribution (common/dist.h). A region's
  * figures are the sum over threads, and count closed instances only.
  *
  * Bad input never changes the stack: it returns an error and warns once per
@@ -205,6 +206,29 @@ mon__regacc_t *mon__regacc_get(mon__tls_t *t, int region) {
   return &chunk[region & (MON__CHUNK - 1)];
 }
 
+static ballast__dist_t *regdist_get(mon__tls_t *t, int region) {
+  int c = region >> MON__CHUNK_BITS;
+  if (!t->regdist[c]) {
+    /* zeros are empty distributions; 80 KiB per 1,024 regions of a thread */
+    ballast__dist_t *chunk = calloc(MON__CHUNK, sizeof *chunk);
+    if (!chunk)
+      return NULL;
+    MON__STREL(&t->regdist[c], chunk);
+  }
+  return &t->regdist[c][region & (MON__CHUNK - 1)];
+}
+
+void mon__regdist_free(mon__tls_t *t) {
+  for (int c = 0; c < MON__MAX_CHUNKS; c++) {
+    if (!t->regdist[c])
+      continue;
+    for (int s = 0; s < MON__CHUNK; s++)
+      ballast__dist_free(&t->regdist[c][s]);
+    free(t->regdist[c]);
+    t->regdist[c] = NULL;
+  }
+}
+
 static long long (*reghw_get(mon__tls_t *t, int region))[4] {
   int c = region >> MON__CHUNK_BITS;
   if (!t->reghw[c]) {
@@ -236,7 +260,7 @@ static int push(mon__tls_t *t, int id) {
     t->cap = ncap;
   }
   /* Allocate the statistics record now, so closing the region cannot fail. */
-  if (!mon__regacc_get(t, id))
+  if (!mon__regacc_get(t, id) || !regdist_get(t, id))
     return BALLAST_ENOMEM;
   if (mon__papi_nevents() > 0 && !reghw_get(t, id))
     return BALLAST_ENOMEM;
@@ -261,6 +285,8 @@ static void pop(mon__tls_t *t) {
   mon__frame_t *f = &t->stack[--t->depth];
   mon__regacc_t *a = &t->reg[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)];
   MON__ADD(&a->wticks, now - f->t0);
+  ballast__dist_add(&t->regdist[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)],
+                    mon__dur_ns(now - f->t0));
   MON__ADD(&a->mticks, MON__LD(&t->mpi_ticks) - f->m0);
   if (mon__cfg.region_cpu)
     MON__ADD(&a->cpu_ns, mon__thread_cpu_ns() - f->c0);

@@ -58,6 +58,9 @@ void mon__tls_free_all(void) {
     mon__sig_free(t);
     mon__partner_free(t);
     mon__regact_free(t);
+    mon__regdist_free(t);
+    for (int a = 0; a < MON__NACT; a++)
+      ballast__dist_free(&t->actdist[a]);
     mon__papi_thread_free(t);
     for (int c = 0; c < MON__MAX_CHUNKS; c++) {
       free(t->reg[c]);
