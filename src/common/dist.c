@@ -198,7 +198,7 @@ static void moments_of(const ballast__dist_t *d, ballast__dist_moments_t *m) {
   uint64_t n = LDACQ(&((ballast__dist_t *)d)->count);
   if (n == 0)
     return;
-  double sumd = ballast__dist_ldd(&d->sumd), nd = (double)n;
+  double sumd = (double)BALLAST__DIST_LD(&d->sumd), nd = (double)n;
   m->count = n;
   m->min = BALLAST__DIST_LD(&d->min);
   m->max = BALLAST__DIST_LD(&d->max);
@@ -350,8 +350,8 @@ int ballast__dist_merge(ballast__dist_t *dst, const ballast__dist_t *src) {
   uint64_t shift = (uint64_t)floor(a.mean);
   double rest = a.mean - (double)shift;
   dst->shift = shift;
-  dst->sumd = rest * (double)a.count;
-  dst->sumd2 = a.m2 + dst->sumd * dst->sumd / (double)a.count;
+  dst->sumd = (int64_t)llround(rest * (double)a.count);
+  dst->sumd2 = a.m2 + (double)dst->sumd * (double)dst->sumd / (double)a.count;
   dst->min = a.min;
   dst->max = a.max;
   dst->lost += b.lost;

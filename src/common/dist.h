@@ -30,8 +30,8 @@
  * Moments. Count, min, max exactly; the mean and the variance from sums of
  * the differences to the first value (shifted sums: no cancellation when the
  * values are large and close), combined across distributions with Chan's
- * formula. The moments assume values below 2^63 (292 years in ns); the
- * buckets hold every uint64_t.
+ * formula. The moments assume values whose sum stays below 2^63 (292
+ * years in ns: durations of one thread); the buckets hold every uint64_t.
  *
  * Concurrency. One writer per distribution (its thread); readers on other
  * threads load every counter with relaxed atomics and the table and groups
@@ -63,7 +63,8 @@ typedef struct ballast__dist {
   uint64_t count;   /* values recorded, lost ones included */
   uint64_t min, max; /* exact; meaningful once count > 0 */
   uint64_t shift;   /* the first value */
-  double sumd;      /* sum of (v - shift) */
+  int64_t sumd;     /* sum of (v - shift): exact (durations of one thread sum
+                       to less than its run time, far below 2^63 ns) */
   double sumd2;     /* sum of (v - shift)^2 */
   uint64_t lost;    /* values not in any bucket (out of memory) */
   uint64_t inl[BALLAST__DIST_INLINE]; /* inline buckets, 0 = unused */
@@ -132,9 +133,9 @@ static inline void ballast__dist_add(ballast__dist_t *d, uint64_t v) {
   } else if (v > d->max) {
     BALLAST__DIST_ST(&d->max, v);
   }
-  double dv = (double)(int64_t)(v - d->shift);
-  ballast__dist_std(&d->sumd, d->sumd + dv);
-  ballast__dist_std(&d->sumd2, d->sumd2 + dv * dv);
+  int64_t dv = (int64_t)(v - d->shift);
+  BALLAST__DIST_ST(&d->sumd, d->sumd + dv);
+  ballast__dist_std(&d->sumd2, d->sumd2 + (double)dv * (double)dv);
   unsigned b = ballast__dist_bucket(v);
   uint64_t **tab = d->table;
   uint64_t *g;

@@ -194,10 +194,16 @@ void mon__regions_free(void) {
 
 /* ---- per-thread statistics and the stack ---------------------------------------- */
 
+static ballast__dist_t *regdist_get(mon__tls_t *t, int region);
+
+/* The region's distribution chunk comes with its statistics chunk, so that
+ * push checks one pointer. */
 mon__regacc_t *mon__regacc_get(mon__tls_t *t, int region) {
   int c = region >> MON__CHUNK_BITS;
   mon__regacc_t *chunk = t->reg[c];
   if (!chunk) {
+    if (!regdist_get(t, region))
+      return NULL;
     chunk = calloc(MON__CHUNK, sizeof *chunk);
     if (!chunk)
       return NULL;
@@ -260,7 +266,7 @@ static int push(mon__tls_t *t, int id) {
     t->cap = ncap;
   }
   /* Allocate the statistics record now, so closing the region cannot fail. */
-  if (!mon__regacc_get(t, id) || !regdist_get(t, id))
+  if (!mon__regacc_get(t, id))
     return BALLAST_ENOMEM;
   if (mon__papi_nevents() > 0 && !reghw_get(t, id))
     return BALLAST_ENOMEM;
