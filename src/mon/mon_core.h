@@ -23,6 +23,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/dist.h"
 #include "mon/mon_internal.h"
@@ -245,6 +246,11 @@ void mon__papi_thread_free(mon__tls_t *t);
 /** Collective over MPI_COMM_WORLD through PMPI; rank 0 prints / writes. */
 int mon__report(int level);
 int mon__profile_write(const char *path);
+/** The full report's distribution section (report_dist.c): collective over
+ *  MPI_COMM_WORLD; rank 0 prints the merged distributions of the \a k
+ *  regions \a ids (local ids, -1 where absent; \a names their paths on
+ *  rank 0) and of the activities with calls. 0 or BALLAST_ENOMEM (agreed). */
+int mon__report_dists(FILE *f, int rank, const int *ids, const char *const *names, int k);
 /** Entries of the partner table a signal handler's part can hold. */
 #define MON__PART_PARTNERS 4096
 /** This rank's part alone (fault.c), rendered in \a buf of \a cap bytes
