@@ -12,6 +12,7 @@
 
 #include "common/common_internal.h"
 #include "mon/mon_core.h"
+#include "tool/tool_internal.h"
 
 enum { STACK_DISTS = 32 };
 
@@ -181,4 +182,22 @@ int mon__act_dist_foreach(int act, int (*cb)(unsigned b, uint64_t n, void *ctx),
                           void *ctx) {
   int rc = cb ? check_act(act) : BALLAST_EINVAL;
   return rc ? rc : foreach_of(-1, act, cb, ctx);
+}
+
+/* The tools interface's api->dist_quantiles (installed at MPI_Init): the
+ * same reads in nanoseconds. */
+int mon__tool_dist(int kind, int id, int nq, const double *q, double *out_ns,
+                   uint64_t *count) {
+  if (MON__LD(&mon__state) != MON__ON)
+    return BALLAST_ESTATE;
+  mon__diststats_t st;
+  int rc = kind == BALLAST_TOOL_DIST_REGION
+               ? mon__region_quantiles(id, q, nq, out_ns, &st)
+               : (id >= 0 && id < MON__NACT ? mon__act_quantiles(id, q, nq, out_ns, &st)
+                                            : BALLAST_ENOTFOUND);
+  if (count)
+    *count = rc == 0 ? st.count : 0;
+  for (int i = 0; rc == 0 && i < nq; i++)
+    out_ns[i] *= 1e9;
+  return rc;
 }

@@ -229,6 +229,9 @@ static inline const ballast__dist_t *mon__regdist_peek(const mon__tls_t *t, int 
   ballast__dist_t *chunk = MON__LDACQ(&t->regdist[id >> MON__CHUNK_BITS]);
   return chunk ? &chunk[id & (MON__CHUNK - 1)] : NULL;
 }
+/** api->dist_quantiles of the tools interface (dist_read.c). */
+int mon__tool_dist(int kind, int id, int nq, const double *q, double *out_ns,
+                   uint64_t *count);
 /** Frees a thread's region distributions (teardown). */
 void mon__regdist_free(mon__tls_t *t);
 
