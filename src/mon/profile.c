@@ -35,6 +35,7 @@ typedef struct {
   size_t len, cap;
   int oom;
   int fixed; /* a signal handler's buffer: never grown, no vsnprintf, no lock */
+  int nodist; /* leave the distributions out (a fixed buffer they overflow) */
 } sb_t;
 
 static void sb_put(sb_t *b, const char *p, size_t n) {
@@ -137,8 +138,9 @@ _Static_assert(BALLAST__DIST_SUB_BITS == 6 && BALLAST__DIST_NBUCKETS == 3776,
 /* A distribution's member (",\"dist\":{...}"): its summary in seconds, the
  * three quantiles and the non-empty buckets as [index, count] pairs (ns,
  * common/dist.h), so that ballast-profile-merge can add them. Left out when
- * empty, and in a signal handler's part when gathering the threads'
- * distributions would allocate. */
+ * empty; in a signal handler's part when gathering the threads'
+ * distributions would allocate, or when they would overflow its fixed
+ * buffer (the part is then rendered again without them). */
 static int put_bucket(unsigned bk, uint64_t n, void *ctx) {
   sb_t *b = ctx;
   sb_printf(b, "%s[%u,%llu]", b->s[b->len - 1] == '[' ? "" : ",", bk, (unsigned long long)n);
@@ -146,7 +148,7 @@ static int put_bucket(unsigned bk, uint64_t n, void *ctx) {
 }
 
 static void put_dist(sb_t *b, int region, int act) {
-  if (b->fixed && mon__tls_count() > 16)
+  if (b->nodist || (b->fixed && mon__tls_count() > 16))
     return;
   static const double q[3] = {0.5, 0.9, 0.99};
   double p[3];
@@ -359,8 +361,13 @@ static void put_part(sb_t *b, int rank, int nranks, const char *reason) {
 
 size_t mon__profile_part_fixed(char *buf, size_t cap, int rank, int nranks,
                                const char *reason) {
-  sb_t b = {buf, 0, cap, 0, 1};
+  sb_t b = {buf, 0, cap, 0, 1, 0};
   put_part(&b, rank, nranks, reason);
+  if (b.oom) {
+    /* The distributions made it too big: the part without them. */
+    b = (sb_t){buf, 0, cap, 0, 1, 1};
+    put_part(&b, rank, nranks, reason);
+  }
   return b.oom ? 0 : b.len;
 }
 
