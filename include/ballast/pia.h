@@ -439,11 +439,12 @@ BALLAST_API int pia_activity_quantiles(pia_act_t act, int nq, const double *q,
  * \param out the merged summary (may be NULL).
  * \return 0 on every rank; BALLAST_ENODATA on every rank when no rank has
  *         an instance; this rank's own error (BALLAST_EINVAL for a bad
- *         argument, BALLAST_ENOMEM) or BALLAST_EREMOTE when only another
- *         rank failed, on every rank alike; BALLAST_EMPI when the reduction
- *         failed; BALLAST_EINVAL without communicating for MPI_COMM_NULL;
- *         BALLAST_ESTATE outside MPI_Init .. MPI_Finalize.
- * Call it from one thread per rank at a time.
+ *         argument or path, BALLAST_ENOMEM) or BALLAST_EREMOTE when only
+ *         another rank failed, on every rank alike; BALLAST_EMPI when the
+ *         reduction failed; BALLAST_EINVAL without communicating for
+ *         MPI_COMM_NULL; BALLAST_ESTATE outside MPI_Init .. MPI_Finalize.
+ * Call it from one thread per process at a time (it reduces through two
+ * static 30 KB records, so no rank can fail to take part for want of memory).
  */
 BALLAST_API int pia_region_dist_reduce(MPI_Comm comm, const char *path, int nq,
                                        const double *q, double *qout,

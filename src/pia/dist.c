@@ -89,12 +89,15 @@ static int args_check(int nq, const double *q, const double *qout) {
   return 0;
 }
 
+/* The two records of a reduction (about 30 KB each): static, so that no
+ * rank can fail to take part for want of memory. One reduction at a time
+ * per process (the header asks callers for one thread at a time). */
+static contrib_t red_in, red_out;
+
 /* The one reduction: MPI_Allreduce with a user operation on one contiguous
  * record per rank. Library traffic. */
 static int allreduce(MPI_Comm comm, contrib_t *c) {
-  contrib_t *res = malloc(sizeof *res);
-  if (!res)
-    return BALLAST_ENOMEM;
+  contrib_t *res = &red_out;
   ballast__lib_begin();
   MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
@@ -109,7 +112,6 @@ static int allreduce(MPI_Comm comm, contrib_t *c) {
   ballast__lib_end();
   if (ok)
     memcpy(c, res, sizeof *c);
-  free(res);
   return ok ? 0 : BALLAST_EMPI;
 }
 
@@ -121,9 +123,7 @@ static int reduce(MPI_Comm comm, int region, int act, int err, int nq, const dou
     return BALLAST_EINVAL;
   if (!ballast__mpi_live())
     return BALLAST_ESTATE;
-  contrib_t *c = malloc(sizeof *c);
-  if (!c) /* cannot take part in the reduction: the others will wait */
-    return BALLAST_ENOMEM;
+  contrib_t *c = &red_in;
   ballast__dist_flat_init(&c->flat);
   if (!err)
     err = args_check(nq, q, qout);
@@ -161,7 +161,6 @@ static int reduce(MPI_Comm comm, int region, int act, int err, int nq, const dou
     }
     fill(out, &st, rc == 0 ? p : NULL);
   }
-  free(c);
   return rc;
 }
 
