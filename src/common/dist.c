@@ -110,8 +110,7 @@ static int bucket_add(ballast__dist_t *d, unsigned b, uint64_t n) {
 }
 
 void ballast__dist_add_slow(ballast__dist_t *d, unsigned b) {
-  if (bucket_add(d, b, 1) != 0)
-    BALLAST__DIST_ST(&d->lost, d->lost + 1);
+  (void)bucket_add(d, b, 1); /* out of memory: counted, not in a bucket (lost) */
 }
 
 int ballast__dist_add_bucket(ballast__dist_t *d, unsigned b, uint64_t n) {
@@ -192,6 +191,23 @@ void ballast__dist_moments_merge(ballast__dist_moments_t *a,
     a->max = b->max;
 }
 
+/* Values in d's buckets. */
+static uint64_t bucket_total(const ballast__dist_t *d) {
+  uint64_t n = 0;
+  uint64_t **tab = LDACQ(&((ballast__dist_t *)d)->table);
+  if (!tab) {
+    for (int i = 0; i < BALLAST__DIST_INLINE; i++)
+      n += BALLAST__DIST_LD(&d->inl[i]) & ICOUNT_MASK;
+    return n;
+  }
+  for (unsigned g = 0; g < BALLAST__DIST_NGROUPS; g++) {
+    uint64_t *grp = LDACQ(&tab[g]);
+    for (unsigned s = 0; grp && s < BALLAST__DIST_SUB; s++)
+      n += BALLAST__DIST_LD(&grp[s]);
+  }
+  return n;
+}
+
 /* One distribution's moments, read with the count first (acquire). */
 static void moments_of(const ballast__dist_t *d, ballast__dist_moments_t *m) {
   ballast__dist_moments_init(m);
@@ -202,7 +218,8 @@ static void moments_of(const ballast__dist_t *d, ballast__dist_moments_t *m) {
   m->count = n;
   m->min = BALLAST__DIST_LD(&d->min);
   m->max = BALLAST__DIST_LD(&d->max);
-  m->lost = BALLAST__DIST_LD(&d->lost);
+  uint64_t kept = bucket_total(d);
+  m->lost = kept < n ? n - kept : 0;
   m->mean = (double)BALLAST__DIST_LD(&d->shift) + sumd / nd;
   m->m2 = ballast__dist_ldd(&d->sumd2) - sumd * sumd / nd;
   if (m->m2 < 0)
@@ -330,10 +347,15 @@ int ballast__dist_quantiles(const ballast__dist_t *const *d, int nd,
 
 /* ---- merges and the flat form --------------------------------------------------- */
 
+typedef struct {
+  ballast__dist_t *dst;
+  int failed;
+} merge_ctx_t;
+
 static int merge_cb(unsigned b, uint64_t n, void *ctx) {
-  ballast__dist_t *dst = ctx;
-  if (bucket_add(dst, b, n) != 0)
-    dst->lost += n;
+  merge_ctx_t *m = ctx;
+  if (bucket_add(m->dst, b, n) != 0)
+    m->failed = 1;
   return 0;
 }
 
@@ -343,8 +365,8 @@ int ballast__dist_merge(ballast__dist_t *dst, const ballast__dist_t *src) {
   if (b.count == 0)
     return 0;
   moments_of(dst, &a);
-  uint64_t lost0 = dst->lost;
-  ballast__dist_foreach(src, merge_cb, dst);
+  merge_ctx_t ctx = {dst, 0};
+  ballast__dist_foreach(src, merge_cb, &ctx);
   ballast__dist_moments_merge(&a, &b);
   /* Back to shifted sums around the merged mean's integer part. */
   uint64_t shift = (uint64_t)floor(a.mean);
@@ -354,9 +376,8 @@ int ballast__dist_merge(ballast__dist_t *dst, const ballast__dist_t *src) {
   dst->sumd2 = a.m2 + (double)dst->sumd * (double)dst->sumd / (double)a.count;
   dst->min = a.min;
   dst->max = a.max;
-  dst->lost += b.lost;
   __atomic_store_n(&dst->count, a.count, __ATOMIC_RELEASE);
-  return dst->lost - b.lost == lost0 ? 0 : BALLAST_ENOMEM;
+  return ctx.failed ? BALLAST_ENOMEM : 0;
 }
 
 void ballast__dist_flat_init(ballast__dist_flat_t *f) {

@@ -19,13 +19,14 @@
  * The exact quantile of n values for q in [0, 1] is the k-th smallest,
  * k = max(1, ceil(q n)) (the "nearest rank" definition).
  *
- * Memory per distribution. The record itself is 80 bytes and holds up to
- * three distinct buckets inline (a region entered once, or always as fast,
- * costs nothing more). The fourth distinct bucket allocates a table of 59
- * group pointers (472 bytes), and each occupied octave one group of 64
- * 64-bit counters (512 bytes): a distribution whose values span a factor of
- * 1,000 (10 octaves) takes at most 80 + 472 + 11 x 512 = 6,184 bytes; the
- * bound, every octave occupied, is 80 + 472 + 59 x 512 = 30,760 bytes.
+ * Memory per distribution. The record itself is 64 bytes (one cache line
+ * where the array holding it is 64-byte aligned, as mon's are) and holds one
+ * bucket inline (a region entered once, or always as fast, costs nothing
+ * more). The second distinct bucket allocates a table of 59 group pointers
+ * (472 bytes), and each occupied octave one group of 64 64-bit counters
+ * (512 bytes): a distribution whose values span a factor of 1,000 (10
+ * octaves) takes at most 64 + 472 + 11 x 512 = 6,168 bytes; the bound, every
+ * octave occupied, is 64 + 472 + 59 x 512 = 30,744 bytes.
  *
  * Moments. Count, min, max exactly; the mean and the variance from sums of
  * the differences to the first value (shifted sums: no cancellation when the
@@ -41,7 +42,8 @@
  * for quiet times (after the run, single-threaded tests).
  *
  * Out of memory. A value that needs a group that cannot be allocated is
- * counted in \c lost (its count, min, max and moments still hold); the
+ * left out of the buckets (its count, min, max and moments still hold):
+ * \c lost of the moments is the count less the values in buckets, and the
  * quantiles answer from the values kept.
  */
 #ifndef BALLAST_COMMON_DIST_H
@@ -55,7 +57,7 @@
 #define BALLAST__DIST_NGROUPS (64 - BALLAST__DIST_SUB_BITS + 1) /* 59 */
 #define BALLAST__DIST_NBUCKETS (BALLAST__DIST_NGROUPS * BALLAST__DIST_SUB)
 #define BALLAST__DIST_REL_ERR (1.0 / 128.0)
-#define BALLAST__DIST_INLINE 3
+#define BALLAST__DIST_INLINE 1
 /* An inline entry: bucket index in the top 16 bits, count in the low 48. */
 #define BALLAST__DIST_ICOUNT_BITS 48
 
@@ -66,14 +68,15 @@ typedef struct ballast__dist {
   int64_t sumd;     /* sum of (v - shift): exact (durations of one thread sum
                        to less than its run time, far below 2^63 ns) */
   double sumd2;     /* sum of (v - shift)^2 */
-  uint64_t lost;    /* values not in any bucket (out of memory) */
   uint64_t inl[BALLAST__DIST_INLINE]; /* inline buckets, 0 = unused */
-  uint64_t **table; /* NULL until a 4th distinct bucket: BALLAST__DIST_NGROUPS groups */
+  uint64_t **table; /* NULL until a 2nd distinct bucket: BALLAST__DIST_NGROUPS groups */
 } ballast__dist_t;
+_Static_assert(sizeof(ballast__dist_t) == 64, "a distribution is one cache line");
 
 /** Moments of a distribution (or of several, combined). */
 typedef struct {
-  uint64_t count, min, max, lost; /* min = UINT64_MAX when count == 0 */
+  uint64_t count, min, max; /* min = UINT64_MAX when count == 0 */
+  uint64_t lost;            /* values counted but not in a bucket (out of memory) */
   double mean, m2;                /* m2: sum of squared deviations */
 } ballast__dist_moments_t;
 
@@ -120,7 +123,7 @@ static inline void ballast__dist_std(double *p, double v) {
 
 /**
  * Records \a v. O(1): a bucket index, a few compares and stores; allocates
- * only the first time a 4th distinct bucket or a new octave appears. A zeroed
+ * only the first time a 2nd distinct bucket or a new octave appears. A zeroed
  * record is an empty distribution (calloc'ed arrays need no init). Owner
  * thread only.
  */
@@ -184,8 +187,8 @@ int ballast__dist_quantiles(const ballast__dist_t *const *d, int nd,
                             const double *q, int nq, double *out);
 
 /** Adds every value of \a src into \a dst (counts, moments). Owner of dst
- *  only. \return 0 or BALLAST_ENOMEM (dst then holds what fitted, the rest
- *  counted in lost). */
+ *  only. \return 0 or BALLAST_ENOMEM (dst then holds what fitted; the rest
+ *  shows as lost). */
 int ballast__dist_merge(ballast__dist_t *dst, const ballast__dist_t *src);
 
 /** Count of bucket \a b in \a d. */
@@ -194,7 +197,8 @@ uint64_t ballast__dist_count_at(const ballast__dist_t *d, unsigned b);
  *  stops at and returns cb's first non-zero. */
 int ballast__dist_foreach(const ballast__dist_t *d,
                           int (*cb)(unsigned b, uint64_t n, void *ctx), void *ctx);
-/** Adds a bucket's count directly (a file's buckets); no moments change.
+/** Adds a bucket's count directly (a file's buckets); no moments change
+ *  (the count neither: the quantiles count the values in buckets).
  *  \return 0, BALLAST_ERANGE for b out of range, BALLAST_ENOMEM. */
 int ballast__dist_add_bucket(ballast__dist_t *d, unsigned b, uint64_t n);
 

@@ -84,8 +84,9 @@ struct mon__tls {
 
   uint64_t mpi_ticks;            /* running MPI time of this thread (atomic) */
   mon__agg_t act[MON__NACT];     /* whole-run, per activity */
-  /* whole-run distribution of each activity's call durations (ns) */
-  ballast__dist_t actdist[MON__NACT];
+  /* whole-run distribution of each activity's call durations (ns), one
+   * cache line each (the state is allocated 64-byte aligned) */
+  _Alignas(64) ballast__dist_t actdist[MON__NACT];
   mon__agg_t lib[MON__NACT];     /* the library's own traffic */
 
   /* region stack */

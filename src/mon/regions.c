@@ -215,10 +215,12 @@ mon__regacc_t *mon__regacc_get(mon__tls_t *t, int region) {
 static ballast__dist_t *regdist_get(mon__tls_t *t, int region) {
   int c = region >> MON__CHUNK_BITS;
   if (!t->regdist[c]) {
-    /* zeros are empty distributions; 80 KiB per 1,024 regions of a thread */
-    ballast__dist_t *chunk = calloc(MON__CHUNK, sizeof *chunk);
+    /* zeros are empty distributions; 64 KiB per 1,024 regions of a thread,
+     * each on its own cache line */
+    ballast__dist_t *chunk = aligned_alloc(64, MON__CHUNK * sizeof *chunk);
     if (!chunk)
       return NULL;
+    memset(chunk, 0, MON__CHUNK * sizeof *chunk);
     MON__STREL(&t->regdist[c], chunk);
   }
   return &t->regdist[c][region & (MON__CHUNK - 1)];

@@ -21,9 +21,11 @@ static mon__tls_t *list_head;   /* newest first; published with release */
 static int list_count;
 
 static mon__tls_t *tls_create(void) {
-  mon__tls_t *t = calloc(1, sizeof *t);
+  /* aligned for its cache-line members (sizeof is a multiple of 64) */
+  mon__tls_t *t = aligned_alloc(_Alignof(mon__tls_t), sizeof *t);
   if (!t)
     return NULL;
+  memset(t, 0, sizeof *t);
   mon__agg_reset(t->act, MON__NACT);
   mon__agg_reset(t->lib, MON__NACT);
   t->last_regact_id = -1;

@@ -168,13 +168,17 @@ static void bucket_bounds(void) {
 static void inline_and_table(void) {
   ballast__dist_t d;
   ballast__dist_init(&d);
-  /* three distinct buckets stay inline, the fourth makes the table */
-  uint64_t v[] = {100, 100, 5000, 7, 100};
+  CHECK_EQ(sizeof d, 64);
+  /* one bucket stays inline (also a value repeated), the second makes the table */
+  uint64_t v[] = {100, 100, 100};
   for (size_t i = 0; i < sizeof v / sizeof *v; i++)
     ballast__dist_add(&d, v[i]);
   CHECK(d.table == NULL);
   CHECK_EQ(ballast__dist_count_at(&d, ballast__dist_bucket(100)), 3);
-  ballast__dist_add(&d, 1000000);
+  CHECK_EQ(ballast__dist_count_at(&d, ballast__dist_bucket(101)), 0);
+  uint64_t w[] = {5000, 7, 1000000};
+  for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+    ballast__dist_add(&d, w[i]);
   CHECK(d.table != NULL);
   CHECK_EQ(ballast__dist_count_at(&d, ballast__dist_bucket(100)), 3);
   CHECK_EQ(ballast__dist_count_at(&d, ballast__dist_bucket(5000)), 1);
