@@ -70,7 +70,10 @@ static int check_act(int act) {
   return act >= 0 && act < MON__NACT + MON__NGROUPS ? 0 : BALLAST_ENOTFOUND;
 }
 
+/* The quantiles first, the summary after: values recorded meanwhile only
+ * widen [min, max], so a reader always sees min <= every quantile <= max. */
 static int query(gather_t *g, const double *q, int nq, double *out, mon__diststats_t *st) {
+  int rc = nq > 0 ? ballast__dist_quantiles(g->d, g->n, q, nq, out) : 0;
   ballast__dist_moments_t m;
   ballast__dist_moments(g->d, g->n, &m);
   if (st) {
@@ -84,11 +87,8 @@ static int query(gather_t *g, const double *q, int nq, double *out, mon__diststa
       st->var = ballast__dist_variance(&m) * 1e-18;
     }
   }
-  if (!m.count)
-    return BALLAST_ENODATA;
-  if (nq == 0)
-    return 0;
-  int rc = ballast__dist_quantiles(g->d, g->n, q, nq, out);
+  if (rc == 0 && !m.count)
+    rc = BALLAST_ENODATA;
   for (int i = 0; rc == 0 && i < nq; i++)
     out[i] *= 1e-9;
   return rc;

@@ -2,7 +2,8 @@
  * directly): call durations recorded through mon__record by two threads
  * with chosen tick counts answer, summed over the threads, each quantile
  * within 1/128 of the union's exact order statistic (min and max exact),
- * the count and the activity's own call count agree, the group MPI_P2P
+ * the count and the activity's own call count agree, a reader thread
+ * reading meanwhile sees the count grow and ordered quantiles, the group MPI_P2P
  * holds them, the library's own traffic stays out, and the buckets summed
  * over threads (foreach, flat) hold every call. Regions: instances on both
  * threads counted once each, the distribution's mean times the count is
@@ -47,6 +48,33 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+/* Reads while the workers record: never a count going back, quantiles
+ * always ordered inside [min, max] (the table appears and groups are added
+ * under the reader). */
+static int writers_done;
+static void *reader(void *arg) {
+  (void)arg;
+  uint64_t last = 0;
+  int reads = 0;
+  static const double q[3] = {0.1, 0.5, 0.99};
+  while (!__atomic_load_n(&writers_done, __ATOMIC_ACQUIRE) || reads < 10) {
+    double o[3];
+    mon__diststats_t st;
+    int rc = mon__act_quantiles(MON_ACT_MPI_Send, q, 3, o, &st);
+    if (rc == BALLAST_ENODATA)
+      continue;
+    CHECK_EQ(rc, 0);
+    CHECK_GE(st.count, last);
+    last = st.count;
+    CHECK_DLE(st.min, o[0]);
+    CHECK_DLE(o[0], o[1]);
+    CHECK_DLE(o[1], o[2]);
+    CHECK_DLE(o[2], st.max);
+    reads++;
+  }
+  return NULL;
+}
+
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
@@ -69,11 +97,14 @@ int main(void) {
   mon__diststats_t st;
   CHECK_EQ(mon__act_quantiles(MON_ACT_MPI_Send, &q0, 1, &o0, &st), BALLAST_ENODATA);
   CHECK_EQ(st.count, 0);
-  pthread_t th[2];
+  pthread_t th[2], rd;
+  CHECK_EQ(pthread_create(&rd, NULL, reader, NULL), 0);
   for (int i = 0; i < 2; i++)
     CHECK_EQ(pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i), 0);
   for (int i = 0; i < 2; i++)
     CHECK_EQ(pthread_join(th[i], NULL), 0);
+  __atomic_store_n(&writers_done, 1, __ATOMIC_RELEASE);
+  CHECK_EQ(pthread_join(rd, NULL), 0);
 
   static uint64_t all[2 * NV];
   memcpy(all, vals[0], sizeof vals[0]);
