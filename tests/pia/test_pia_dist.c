@@ -9,6 +9,8 @@
  *    from outside (t_out >= mon's duration) and spins a known time inside
  *    (t_in <= it), so each quantile pia gives lies in
  *    [q(t_in) (1 - e), q(t_out) (1 + e)]; merged over ranks by path too;
+ *  - the full report's distribution section (one reduction of the
+ *    histograms): the union's count and quantiles, as printed (6 digits);
  *  - bad input and empty distributions, agreed over ranks. */
 #include <math.h>
 #include <stdlib.h>
@@ -19,11 +21,15 @@
 
 #include "mon/mon_acts.h"
 #include "mon/mon_core.h"
+#include "mon/report_capture.h"
 #include "test_util.h"
 
 enum { NV = 5000, NR = 300 };
 static const double qs[] = {0.0, 0.01, 0.1, 0.5, 0.9, 0.99, 1.0, 0.25};
 enum { NQ = sizeof qs / sizeof *qs };
+/* The union's exact values, kept for the report's check. */
+static uint64_t all_ns[2 * NV];
+static double spin_in[2 * NR], spin_out[2 * NR];
 
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -76,6 +82,7 @@ static void activities(int rank) {
   MPI_Allgather(mine, NV, MPI_UINT64_T, all, NV, MPI_UINT64_T, MPI_COMM_WORLD);
   qsort(mine, NV, sizeof *mine, cmp_u64);
   qsort(all, 2 * NV, sizeof *all, cmp_u64);
+  memcpy(all_ns, all, sizeof all_ns);
   CHECK_EQ(pia_activity_quantiles(act, NQ, qs, out), 0);
   for (int i = 0; i < NQ; i++)
     check_close(out[i] * 1e9, exact_u(mine, NV, qs[i]));
@@ -118,6 +125,45 @@ static void activities(int rank) {
   /* no quantiles asked: the summary alone */
   CHECK_EQ(pia_activity_dist_reduce(MPI_COMM_WORLD, act, 0, NULL, NULL, &md), 0);
   CHECK_EQ(md.count, 2 * NV);
+}
+
+/* The full report's row of \a name in its distribution section: count and
+ * mean, p50, p90, p99, max (seconds). 1 when found. */
+static int report_row(FILE *f, const char *name, double *count, double v[5]) {
+  char line[512];
+  int in = 0;
+  rewind(f);
+  while (fgets(line, sizeof line, f)) {
+    if (strstr(line, "distribution (s)"))
+      in = 1;
+    char nm[128];
+    if (in && sscanf(line, "# %127s %lf %lf %lf %lf %lf %lf", nm, count, &v[0], &v[1], &v[2],
+                     &v[3], &v[4]) == 7 && strcmp(nm, name) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+static void full_report(int rank) {
+  FILE *f = report_capture(MON_REPORT_FULL);
+  if (rank != 0)
+    return;
+  double n, v[5];
+  CHECK(report_row(f, "MPI_Exscan", &n, v));
+  CHECK_EQ((long)n, 2 * NV);
+  static const double q[3] = {0.5, 0.9, 0.99};
+  for (int i = 0; i < 3; i++) {
+    double x = exact_u(all_ns, 2 * NV, q[i]) * 1e-9;
+    CHECK_DLE(fabs(v[1 + i] - x), x * PIA_DIST_REL_ERR + x * 1e-5); /* 6 digits printed */
+  }
+  CHECK_NEAR(v[4], (double)all_ns[2 * NV - 1] * 1e-9, all_ns[2 * NV - 1] * 1e-14);
+  CHECK(report_row(f, "spin", &n, v));
+  CHECK_EQ((long)n, 2 * NR);
+  for (int i = 0; i < 3; i++) {
+    CHECK_DGE(v[1 + i], exact_d(spin_in, 2 * NR, q[i]) * (1 - PIA_DIST_REL_ERR - 1e-5));
+    CHECK_DLE(v[1 + i], exact_d(spin_out, 2 * NR, q[i]) * (1 + PIA_DIST_REL_ERR + 1e-5));
+  }
+  fclose(f);
 }
 
 static double now_s(void) {
@@ -169,6 +215,8 @@ static void regions(int rank) {
   MPI_Allgather(mine_out, NR, MPI_DOUBLE, tout, NR, MPI_DOUBLE, MPI_COMM_WORLD);
   qsort(tin, 2 * NR, sizeof *tin, cmp_dbl);
   qsort(tout, 2 * NR, sizeof *tout, cmp_dbl);
+  memcpy(spin_in, tin, sizeof spin_in);
+  memcpy(spin_out, tout, sizeof spin_out);
   pia_distdata_t md;
   CHECK_EQ(pia_region_dist_reduce(MPI_COMM_WORLD, "spin", NQ, qs, out, &md), 0);
   CHECK_EQ(md.count, 2 * NR);
@@ -234,6 +282,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(size, 2);
   activities(rank);
   regions(rank);
+  full_report(rank);
   errors(rank);
   MPI_Finalize();
   double q = 0.5, out;
