@@ -14,11 +14,17 @@
  *    for the whole run or inside one region, plus groups of calls
  *    (all point-to-point, all collectives, all one-sided, all MPI-IO, all MPI).
  *
- * It adds two queries the CRESTA PIA does not have: communication volume per peer
- * rank, and interval data (the change since a mark the caller sets).
+ * It adds queries the CRESTA PIA does not have: communication volume per peer
+ * rank, interval data (the change since a mark the caller sets), and the
+ * distribution of a region's instance times or of an activity's call
+ * durations (quantiles within PIA_DIST_REL_ERR, merged over ranks on
+ * request).
  *
  * **Common contract of every function below**
- *  - Local: no communication, never collective.
+ *  - Local: no communication, never collective; except
+ *    pia_region_dist_reduce() and pia_activity_dist_reduce(), which merge
+ *    the distributions of a communicator's ranks (collective, one
+ *    reduction) and say so.
  *  - O(1) in the number of regions and of activity signatures: no query scans a
  *    table. Some are O(number of threads that ran monitored MPI calls), because
  *    mon keeps per-thread counters; the few that are O(n) in an argument say so.
