@@ -5,9 +5,9 @@
  * common/dist.h). Two collectives through PMPI: one PMPI_Allreduce of the
  * activities with calls (and of every rank's readiness), one PMPI_Reduce of
  * the histograms with a user operation that adds counts and combines
- * moments. At most MON__RDIST_MAX regions (the first listed) and the
- * MON__RDIST_MAX activities of most time keep the memory bounded
- * (30 KB per distribution and rank).
+ * moments. At most MON__RDIST_MAX regions (the first listed) and
+ * MON__RDIST_MAX activities (the first with calls, in the spec's order)
+ * keep the memory bounded (30 KB per distribution and rank).
  */
 #include <stdlib.h>
 #include <string.h>
