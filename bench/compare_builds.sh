@@ -20,7 +20,8 @@
 #                 15 timed remaps after 3 warm-up (bench_lb_remap case 6)
 #   rta_map       mapping seconds, two-phase, 27-point 64^3 onto
 #                 32 x 2 x 8 cores (ballast-map's "seconds", section 1)
-#   pia_region    ns per find + read at 20,000 regions, 51 batches
+#   pia_region    ns per find + read at 20,000 regions, 51 batches; ns
+#                 per region begin + end pair (when the binary prints it)
 #   mon_overhead  ns added per wrapped call (paired MPI_X - PMPI_X), per
 #                 test (pingpong: per round trip, 2 wrapped calls), 501
 #                 batches
@@ -80,7 +81,8 @@ run_once() {
         sed -n 's/.*"seconds": *\([0-9.e+-]*\).*/map_s \1/p' | head -n 1 ;;
     pia_region)
       "$MPIEXEC" -n 1 "$bin" 20000 51 |
-        awk '!/^#/ && $1 == 20000 { print "find_read_ns_20k", $2 }' ;;
+        awk '!/^#/ && $1 == 20000 { print "find_read_ns_20k", $2 }
+             $1 == "pair" { print "region_pair_ns", $2 }' ;;
     mon_overhead)
       "$MPIEXEC" -n 2 --oversubscribe "$bin" wrapped 501 |
         awk '$1 == "wrapped" { print $2 "_added_ns", $8 }' ;;

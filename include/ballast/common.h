@@ -61,7 +61,8 @@ extern "C" {
   X(ETOOBIG,   -17, "too large (task does not fit any node)")                 \
   X(EDISABLED, -18, "monitoring or balancing is switched off")               \
   X(EREMOTE,   -19, "the operation failed on another rank")                   \
-  X(EOVERFLOW, -20, "arithmetic overflow")
+  X(EOVERFLOW, -20, "arithmetic overflow")                                   \
+  X(ENODATA,   -21, "no data yet (an empty distribution)")
 
 /** Error codes: BALLAST_EINVAL, BALLAST_ENOMEM, ... (all negative). */
 typedef enum {

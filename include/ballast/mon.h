@@ -185,17 +185,19 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  * {"ballast_profile": {
  *   "version": 1, "command": "...", "argv": ["prog", "arg", ...],
  *   "argv_cut": false, "bytes_note": "...",
+ *   "dist_format": {"unit": "ns", "sub_bits": 6, "buckets": 3776,
+ *                   "rel_err": 0.0078125},
  *   "ranks": 2, "wall": <max over ranks>,
  *   "clock": "tsc"|"monotonic", "hwc": ["PAPI_TOT_CYC", ...],
  *   "ranks_data": [
  *     {"rank": 0, "wall": s, "mpi_time": s, "mpi_init": s, "cputime": s,
  *      "threads": n, "ballast_work": s, "ballast_wait": s,
  *      "activities": {"MPI_Send": {"ncalls": n, "nbytes": n, "tsum": s,
- *                                  "tmin": s, "tmax": s}, ...},
+ *                                  "tmin": s, "tmax": s, "dist": D}, ...},
  *      "library": {<same shape: the library's own MPI traffic>},
  *      "regions": [{"id": 0, "name": "ballast_main", "parent": -1,
  *                   "count": n, "wtime": s, "mtime": s, "cputime": s,
- *                   "hwc": [..],
+ *                   "hwc": [..], "dist": D,
  *                   "activities": {<as above: the calls made in the region>},
  *                   "sent": {"bytes": n, "msgs": n},
  *                   "received": {"bytes": n, "msgs": n}}, ...],
@@ -223,6 +225,15 @@ enum { MON_REPORT_TERSE = 1, MON_REPORT_FULL = 2 };
  * says; "sent"/"received" count the point-to-point and one-sided messages
  * only, empty ones included, as do the partners' msgs/rmsgs. Strings are
  * valid UTF-8: a byte of a region name that is not becomes U+FFFD.
+ * D, present where there is at least one instance or call: the distribution
+ * of a region's instance wall times or an activity's call durations,
+ * {"count": n, "min": s, "max": s, "mean": s, "var": s2, "p50": s,
+ * "p90": s, "p99": s, "lost": n, "buckets": [[b, n], ...]}: quantiles
+ * within "rel_err" of the exact ones; the non-empty buckets of nanoseconds
+ * (bucket b < 64 holds b ns; above, e = b / 64 + 5 and the bucket holds
+ * (64 + b % 64) * 2^(e-6) .. that + 2^(e-6) - 1 ns). Ranks merge by adding
+ * the counts of equal b (ballast-report does, ballast/pia.h's
+ * pia_region_dist_reduce() does it live).
  * "run" names the host and process of each rank (ranks on one host are a
  * node) and, at the top, the versions, the time of writing (UTC) and rank 0's
  * BALLAST_* environment. Members after "ranks_data" (and the last members of

@@ -15,11 +15,17 @@
  *    for the whole run or inside one region, plus groups of calls
  *    (all point-to-point, all collectives, all one-sided, all MPI-IO, all MPI).
  *
- * It adds two queries the CRESTA PIA does not have: communication volume per peer
- * rank, and interval data (the change since a mark the caller sets).
+ * It adds queries the CRESTA PIA does not have: communication volume per peer
+ * rank, interval data (the change since a mark the caller sets), and the
+ * distribution of a region's instance times or of an activity's call
+ * durations (quantiles within PIA_DIST_REL_ERR, merged over ranks on
+ * request).
  *
  * **Common contract of every function below**
- *  - Local: no communication, never collective.
+ *  - Local: no communication, never collective; except
+ *    pia_region_dist_reduce() and pia_activity_dist_reduce(), which merge
+ *    the distributions of a communicator's ranks (collective, one
+ *    reduction) and say so.
  *  - O(1) in the number of regions and of activity signatures: no query scans a
  *    table. Some are O(number of threads that ran monitored MPI calls), because
  *    mon keeps per-thread counters; the few that are O(n) in an argument say so.
@@ -342,6 +348,126 @@ BALLAST_API int pia_partner_data(int peer, pia_regid_t region,
  */
 BALLAST_API int pia_partner_volumes(int n, pia_regid_t region,
                                     pia_partnerdata_t *out);
+
+/* ---- distributions ------------------------------------------------------ */
+
+/**
+ * Relative error of every quantile below: the answer lies within this
+ * fraction (1/128, 0.78%) of the exact quantile. Durations are kept in
+ * nanoseconds in a log-bucketed histogram (64 buckets per power of two,
+ * exact below 64 ns); q = 0 and q = 1 answer the exact min and max.
+ */
+#define PIA_DIST_REL_ERR (1.0 / 128.0)
+
+/**
+ * Distribution of a region's instance wall times (each completed instance
+ * one value, inclusive of nested regions) or of an activity's call durations
+ * (whole run), in seconds: a read-only result record. The exact quantile q
+ * of n values is the k-th smallest, k = max(1, ceil(q n)); p50, p90 and p99
+ * are within PIA_DIST_REL_ERR of it.
+ */
+typedef struct {
+  long long count; /**< values: instances completed, or calls */
+  double min;      /**< shortest, exact; 0 while count == 0 */
+  double max;      /**< longest, exact; 0 while count == 0 */
+  double mean;     /**< mean; 0 while count == 0 */
+  double var;      /**< sample variance (n - 1), in s^2; 0 below two values */
+  double p50;      /**< median */
+  double p90;      /**< 90th percentile */
+  double p99;      /**< 99th percentile */
+  long long lost;  /**< values left out of the histogram when memory ran out
+                        (counted in count and the moments, not in quantiles) */
+} pia_distdata_t;
+
+/**
+ * \brief Distribution of region \a id's instance wall times: count, exact
+ * min and max, mean, variance, p50, p90 and p99.
+ *
+ * \param id a region id (PIA_REGION_MAIN has no instances: BALLAST_ENODATA).
+ * \param out overwritten (zeros on BALLAST_ENODATA).
+ * \return 0; BALLAST_EINVAL when out is NULL; BALLAST_ENOTFOUND for a bad
+ *         id; BALLAST_ENODATA while no instance has completed; BALLAST_ESTATE
+ *         outside MPI_Init .. MPI_Finalize; BALLAST_ENOMEM.
+ * O(threads x octaves the durations span), independent of the number of
+ * regions and of instances. Thread safe.
+ */
+BALLAST_API int pia_region_dist(pia_regid_t id, pia_distdata_t *out);
+
+/**
+ * \brief Any quantiles of region \a id's instance wall times.
+ *
+ * \param id a region id.
+ * \param nq number of quantiles asked (0 checks the region only).
+ * \param q nq fractions in [0, 1], any order (0.5: the median).
+ * \param out nq seconds (caller-owned), each within PIA_DIST_REL_ERR of the
+ *        exact quantile; unchanged on error.
+ * \return 0; BALLAST_EINVAL for NULL arrays, nq < 0 or a q outside [0, 1];
+ *         BALLAST_ENOTFOUND; BALLAST_ENODATA while no instance has completed;
+ *         BALLAST_ESTATE; BALLAST_ENOMEM.
+ * O(threads x octaves x nq). Thread safe.
+ */
+BALLAST_API int pia_region_quantiles(pia_regid_t id, int nq, const double *q,
+                                     double *out);
+
+/**
+ * \brief Distribution of activity \a act's call durations over the whole run
+ * (a group: of all its member calls), as pia_region_dist() for a region.
+ * \return 0; BALLAST_EINVAL when out is NULL; BALLAST_ENOTFOUND for a bad
+ *         id; BALLAST_ENODATA before the first call; BALLAST_ESTATE;
+ *         BALLAST_ENOMEM.
+ * O(threads x octaves); a group O(calls in the MPI API x threads x octaves).
+ * Thread safe.
+ */
+BALLAST_API int pia_activity_dist(pia_act_t act, pia_distdata_t *out);
+
+/**
+ * \brief Any quantiles of activity \a act's call durations (whole run), as
+ * pia_region_quantiles() for a region.
+ * \return as pia_region_quantiles(). Thread safe.
+ */
+BALLAST_API int pia_activity_quantiles(pia_act_t act, int nq, const double *q,
+                                       double *out);
+
+/**
+ * \brief The distribution of a region's instance wall times merged over the
+ * ranks of \a comm: every rank receives the quantiles of all instances on
+ * all ranks.
+ *
+ * Collective over \a comm (every rank calls it with the same path): one
+ * MPI_Allreduce of about 30 KB per rank merges the histograms (counts
+ * added, moments combined), counted as ballast's own traffic, not the
+ * program's. Region ids differ between ranks, so the region is named by its
+ * path (as pia_region_find_by_path()); a rank where it does not exist adds
+ * nothing.
+ *
+ * \param comm the communicator.
+ * \param path the region's path ("step/forces").
+ * \param nq number of extra quantiles asked (may be 0).
+ * \param q nq fractions in [0, 1] (NULL when nq is 0).
+ * \param qout nq seconds, within PIA_DIST_REL_ERR (NULL when nq is 0).
+ * \param out the merged summary (may be NULL).
+ * \return 0 on every rank; BALLAST_ENODATA on every rank when no rank has
+ *         an instance; this rank's own error (BALLAST_EINVAL for a bad
+ *         argument or path, BALLAST_ENOMEM) or BALLAST_EREMOTE when only
+ *         another rank failed, on every rank alike; BALLAST_EMPI when the
+ *         reduction failed; BALLAST_EINVAL without communicating for
+ *         MPI_COMM_NULL; BALLAST_ESTATE outside MPI_Init .. MPI_Finalize.
+ * Call it from one thread per process at a time (it reduces through two
+ * static 30 KB records, so no rank can fail to take part for want of memory).
+ */
+BALLAST_API int pia_region_dist_reduce(MPI_Comm comm, const char *path, int nq,
+                                       const double *q, double *qout,
+                                       pia_distdata_t *out);
+
+/**
+ * \brief Activity \a act's call durations merged over the ranks of \a comm,
+ * as pia_region_dist_reduce() for a region (activity ids are the same on
+ * every rank). Collective over \a comm.
+ * \return as pia_region_dist_reduce(); BALLAST_ENOTFOUND (agreed) for a bad id.
+ */
+BALLAST_API int pia_activity_dist_reduce(MPI_Comm comm, pia_act_t act, int nq,
+                                         const double *q, double *qout,
+                                         pia_distdata_t *out);
 
 /* ---- interval data ------------------------------------------------------ */
 

@@ -171,6 +171,7 @@
  * \c comm_id and \c tag at the end of the mpi_enter and mpi_exit events,
  * the mpi_complete event (api->on_mpi_complete) and api->comm_ranks.
  * With a smaller table, those fields do not exist in the events passed.
+ * Added later (#BALLAST_TOOL_API_V1_2_SIZE): api->dist_quantiles.
  *
  * \section tool_cost Cost
  * With no tool registered for an event, the event costs one predictable
@@ -466,7 +467,36 @@ typedef struct ballast_tool_api_v1 {
    * with \a max > 0. Thread safe; may be called from any callback.
    */
   int (*comm_ranks)(int comm_id, int *world_ranks, int max);
+
+  /* Since BALLAST_TOOL_API_V1_2_SIZE (see \ref tool_version): */
+  /**
+   * Quantiles of a distribution monitoring keeps, read while the program
+   * runs (the figures of ballast/pia.h's pia_region_quantiles() and
+   * pia_activity_quantiles()): \a kind #BALLAST_TOOL_DIST_REGION with \a id
+   * a region id (a region event's \c id): its instances' wall times; or
+   * #BALLAST_TOOL_DIST_MPI with \a id an MPI function (an mpi event's
+   * \c fn): its calls' durations over the whole run, the application's
+   * calls only. Fills out_ns[i] with quantile q[i] (q in [0, 1]) in
+   * nanoseconds, within 1/128 of the exact one (q = 0, 1: the exact min and
+   * max), and *count (when not NULL) with the number of values. Returns 0;
+   * BALLAST_EINVAL for an unknown kind, nq < 0, NULL arrays with nq > 0 or
+   * a q outside [0, 1]; BALLAST_ENOTFOUND for an id that does not exist;
+   * BALLAST_ENODATA while it has no value (out_ns unchanged, *count 0);
+   * BALLAST_ESTATE outside MPI_Init .. MPI_Finalize. Thread safe; may be
+   * called from any callback (it reads, never locks nor calls MPI).
+   */
+  int (*dist_quantiles)(int kind, int id, int nq, const double *q, double *out_ns,
+                        uint64_t *count);
 } ballast_tool_api_v1_t;
+
+/** api->dist_quantiles: a region's instance wall times. */
+#define BALLAST_TOOL_DIST_REGION 1
+/** api->dist_quantiles: an MPI function's call durations. */
+#define BALLAST_TOOL_DIST_MPI 2
+
+/** The smallest api->size whose table has dist_quantiles. */
+#define BALLAST_TOOL_API_V1_2_SIZE \
+  ((int)(offsetof(ballast_tool_api_v1_t, dist_quantiles) + sizeof(void *)))
 
 /** The smallest api->size whose table has on_mpi_complete and comm_ranks and
  *  whose mpi_enter / mpi_exit events have comm_id and tag. */

@@ -2,7 +2,8 @@
  * Running aggregates and the recording hot path.
  *
  * mon__record updates, for the calling thread only:
- *  - the whole-run aggregate of the activity (t->act);
+ *  - the whole-run aggregate of the activity (t->act) and the distribution
+ *    of its call durations (t->actdist, common/dist.h);
  *  - the activity's aggregate in the innermost open region ("self": calls
  *    made while that region was the innermost one). The block of MON__NACT
  *    aggregates of a region is allocated the first time the thread makes an
@@ -133,6 +134,7 @@ void mon__record(mon__tls_t *t, int act, int partner, uint64_t bytes,
     program_ticks = 0;
   }
   agg_add(&t->act[act], 1, bytes, ticks);
+  ballast__dist_add(&t->actdist[act], mon__dur_ns(ticks));
   mon__agg_t *blk = mon__regact_get(t, region);
   if (blk)
     agg_add(&blk[act], 1, bytes, ticks);

@@ -25,6 +25,7 @@ static int clock_tsc;          /* 1: rdtsc; 0: CLOCK_MONOTONIC ns */
 static int clock_ready;        /* atomic: set once the choice is made */
 static double clock_sec_per_tick = 1e-9;
 static uint64_t anchor_ticks, anchor_ns; /* one moment on both clocks (TSC only) */
+uint64_t mon__ns_mult = 1ull << 32;   /* ns per tick, 32.32 fixed point */
 
 static uint64_t mono_ns(void) {
   struct timespec ts;
@@ -69,6 +70,7 @@ static void clock_choose(void) {
     if (hz > 1e6) {
       clock_tsc = 1;
       clock_sec_per_tick = 1.0 / hz;
+      mon__ns_mult = (uint64_t)(1e9 / hz * 4294967296.0 + 0.5);
       anchor_ns = mono_ns();
       anchor_ticks = __rdtsc();
     }

@@ -23,7 +23,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "common/dist.h"
 #include "mon/mon_internal.h"
 #include "mon/mon_acts.h"
 
@@ -82,6 +84,9 @@ struct mon__tls {
 
   uint64_t mpi_ticks;            /* running MPI time of this thread (atomic) */
   mon__agg_t act[MON__NACT];     /* whole-run, per activity */
+  /* whole-run distribution of each activity's call durations (ns), one
+   * cache line each (the state is allocated 64-byte aligned) */
+  _Alignas(64) ballast__dist_t actdist[MON__NACT];
   mon__agg_t lib[MON__NACT];     /* the library's own traffic */
 
   /* region stack */
@@ -97,6 +102,7 @@ struct mon__tls {
 
   /* per-region data: [chunk][slot], chunks published with release */
   mon__regacc_t *reg[MON__MAX_CHUNKS];
+  ballast__dist_t *regdist[MON__MAX_CHUNKS]; /* instance wall times (ns) */
   mon__agg_t **regact[MON__MAX_CHUNKS];     /* per region: MON__NACT aggregates */
   long long (*reghw[MON__MAX_CHUNKS])[4];   /* PAPI, only when counters exist */
   int last_regact_id;                       /* cache of the last block used */
@@ -135,6 +141,12 @@ void mon__tls_free_all(void);
 void mon__clock_init(void);
 /** 1 when ticks come from the invariant TSC. */
 int mon__clock_is_tsc(void);
+/** Nanoseconds per tick in 32.32 fixed point (set once by mon__clock_init). */
+extern uint64_t mon__ns_mult;
+/** A duration of \a ticks in nanoseconds: one multiply, no division. */
+static inline uint64_t mon__dur_ns(uint64_t ticks) {
+  return (uint64_t)(((unsigned __int128)ticks * mon__ns_mult) >> 32);
+}
 uint64_t mon__thread_cpu_ns(void);
 
 /* ---- init.c -------------------------------------------------------------------- */
@@ -223,6 +235,18 @@ int mon__regions_close_all(void);
  *  \a parent NULL (a region of ballast_main) gives \a name. */
 const char *mon__path_step(const char *parent, const char *name);
 
+/** The distribution of region \a id's instance wall times on thread \a t
+ *  (NULL when it has none). */
+static inline const ballast__dist_t *mon__regdist_peek(const mon__tls_t *t, int id) {
+  ballast__dist_t *chunk = MON__LDACQ(&t->regdist[id >> MON__CHUNK_BITS]);
+  return chunk ? &chunk[id & (MON__CHUNK - 1)] : NULL;
+}
+/** api->dist_quantiles of the tools interface (dist_read.c). */
+int mon__tool_dist(int kind, int id, int nq, const double *q, double *out_ns,
+                   uint64_t *count);
+/** Frees a thread's region distributions (teardown). */
+void mon__regdist_free(mon__tls_t *t);
+
 /* ---- papi.c -------------------------------------------------------------------- */
 
 void mon__papi_init(void);
@@ -237,6 +261,11 @@ void mon__papi_thread_free(mon__tls_t *t);
 /** Collective over MPI_COMM_WORLD through PMPI; rank 0 prints / writes. */
 int mon__report(int level);
 int mon__profile_write(const char *path);
+/** The full report's distribution section (report_dist.c): collective over
+ *  MPI_COMM_WORLD; rank 0 prints the merged distributions of the \a k
+ *  regions \a ids (local ids, -1 where absent; \a names their paths on
+ *  rank 0) and of the activities with calls. 0 or BALLAST_ENOMEM (agreed). */
+int mon__report_dists(FILE *f, int rank, const int *ids, const char *const *names, int k);
 /** Entries of the partner table a signal handler's part can hold. */
 #define MON__PART_PARTNERS 4096
 /** This rank's part alone (fault.c), rendered in \a buf of \a cap bytes

@@ -31,6 +31,7 @@
 
 #include <ballast/mon.h>
 
+#include "common/dist.h"
 #include "mon/mon_hooks.h"
 
 /* ---- atomics (the core and the wrappers) ---------------------------------------------------- */
@@ -158,6 +159,43 @@ int mon__act_find(const char *name);             /* O(1), groups included */
 int mon__act_read(int act, int region, mon__actstats_t *out);
 /** region < 0: whole run. */
 int mon__partner_read(int region, int partner, mon__partner_t *out);
+
+/* Distributions (dist_read.c): every region's instance wall times and every
+ * activity's call durations, kept per thread in nanoseconds
+ * (common/dist.h), read summed over threads. */
+
+/** Summary of a distribution, in seconds. */
+typedef struct {
+  uint64_t count;       /* values in the distribution */
+  uint64_t lost;        /* values left out of the buckets (out of memory) */
+  double min, max;      /* exact; 0 when count == 0 */
+  double mean, var;     /* var: sample variance (n - 1) */
+} mon__diststats_t;
+
+/**
+ * Quantiles in seconds of region \a id's instance wall times (or, for
+ * mon__act_quantiles, activity or group \a act's call durations, whole run),
+ * each within 1/128 of the exact one (common/dist.h); \a st (may be NULL)
+ * receives the summary. nq may be 0 (summary only). Region 0 (the whole
+ * program) has no instances: BALLAST_ENODATA.
+ * \return 0; BALLAST_EINVAL (NULL, q outside [0, 1]); BALLAST_ENOTFOUND (bad
+ *         id); BALLAST_ENODATA (nothing recorded yet: out unchanged, st zeros);
+ *         BALLAST_ENOMEM.
+ */
+int mon__region_quantiles(int id, const double *q, int nq, double *out,
+                          mon__diststats_t *st);
+int mon__act_quantiles(int act, const double *q, int nq, double *out,
+                       mon__diststats_t *st);
+/** Adds the distribution (ns) of region \a id / activity \a act over all
+ *  threads into \a f. \return 0, BALLAST_EINVAL or BALLAST_ENOTFOUND. */
+int mon__region_dist_flat(int id, ballast__dist_flat_t *f);
+int mon__act_dist_flat(int act, ballast__dist_flat_t *f);
+/** Calls cb with every non-empty bucket (index, count) of region \a id /
+ *  activity \a act summed over threads (buckets in increasing order). */
+int mon__region_dist_foreach(int id, int (*cb)(unsigned b, uint64_t n, void *ctx),
+                             void *ctx);
+int mon__act_dist_foreach(int act, int (*cb)(unsigned b, uint64_t n, void *ctx),
+                          void *ctx);
 
 /* ---- signature tables (report, profile, tests) ------------------------------
  * Not O(1): these visit every signature. Only call them while no other thread

@@ -35,6 +35,7 @@ typedef struct {
   size_t len, cap;
   int oom;
   int fixed; /* a signal handler's buffer: never grown, no vsnprintf, no lock */
+  int nodist; /* leave the distributions out (a fixed buffer they overflow) */
 } sb_t;
 
 static void sb_put(sb_t *b, const char *p, size_t n) {
@@ -128,6 +129,45 @@ static void sb_str(sb_t *b, const char *s) { sb_strn(b, s, strlen(s)); }
 /* JSON has no inf/nan. */
 static double fin(double x) { return isfinite(x) ? x : 0.0; }
 
+/* How the "dist" members' buckets read (common/dist.h): bucket b holds the
+ * durations in ns from lo(b) to hi(b); 64 per power of two, exact below 64. */
+#define DIST_FORMAT "{\"unit\":\"ns\",\"sub_bits\":6,\"buckets\":3776,\"rel_err\":0.0078125}"
+_Static_assert(BALLAST__DIST_SUB_BITS == 6 && BALLAST__DIST_NBUCKETS == 3776,
+               "DIST_FORMAT must describe common/dist.h");
+
+/* A distribution's member (",\"dist\":{...}"): its summary in seconds, the
+ * three quantiles and the non-empty buckets as [index, count] pairs (ns,
+ * common/dist.h), so that ballast-profile-merge can add them. Left out when
+ * empty; in a signal handler's part when gathering the threads'
+ * distributions would allocate, or when they would overflow its fixed
+ * buffer (the part is then rendered again without them). */
+static int put_bucket(unsigned bk, uint64_t n, void *ctx) {
+  sb_t *b = ctx;
+  sb_printf(b, "%s[%u,%llu]", b->s[b->len - 1] == '[' ? "" : ",", bk, (unsigned long long)n);
+  return 0;
+}
+
+static void put_dist(sb_t *b, int region, int act) {
+  if (b->nodist || (b->fixed && mon__tls_count() > 16))
+    return;
+  static const double q[3] = {0.5, 0.9, 0.99};
+  double p[3];
+  mon__diststats_t st;
+  int rc = region >= 0 ? mon__region_quantiles(region, q, 3, p, &st)
+                       : mon__act_quantiles(act, q, 3, p, &st);
+  if (rc != 0)
+    return;
+  sb_printf(b, ",\"dist\":{\"count\":%llu,\"min\":%.9g,\"max\":%.9g,\"mean\":%.9g,"
+            "\"var\":%.9g,\"p50\":%.9g,\"p90\":%.9g,\"p99\":%.9g,\"lost\":%llu,"
+            "\"buckets\":[", (unsigned long long)st.count, st.min, st.max, st.mean,
+            fin(st.var), p[0], p[1], p[2], (unsigned long long)st.lost);
+  if (region >= 0)
+    mon__region_dist_foreach(region, put_bucket, b);
+  else
+    mon__act_dist_foreach(act, put_bucket, b);
+  SB_LIT(b, "]}");
+}
+
 static void put_acts(sb_t *b, int lib) {
   double sec = mon__tick_seconds();
   int first = 1;
@@ -158,8 +198,11 @@ static void put_acts(sb_t *b, int lib) {
       SB_LIT(b, ",");
     first = 0;
     sb_str(b, mon__act_names[a]);
-    sb_printf(b, ":{\"ncalls\":%llu,\"nbytes\":%llu,\"tsum\":%.9g,\"tmin\":%.9g,\"tmax\":%.9g}",
+    sb_printf(b, ":{\"ncalls\":%llu,\"nbytes\":%llu,\"tsum\":%.9g,\"tmin\":%.9g,\"tmax\":%.9g",
               (unsigned long long)nc, (unsigned long long)nb, fin(ts), fin(tmn), fin(tmx));
+    if (!lib && nc)
+      put_dist(b, -1, a);
+    SB_LIT(b, "}");
   }
   SB_LIT(b, "}");
 }
@@ -294,6 +337,8 @@ static void put_rank(sb_t *b, int rank) {
       SB_LIT(b, "]");
     }
     put_region_acts(b, id, vol);
+    if (id && s.count)
+      put_dist(b, id, -1);
     SB_LIT(b, "}");
   }
   free(vol);
@@ -357,15 +402,20 @@ static void put_part(sb_t *b, int rank, int nranks, const char *reason) {
   SB_LIT(b, ",\"hwc\":[");
   for (int i = 0; i < mon__papi_nevents(); i++)
     sb_printf(b, "%s\"%s\"", i ? "," : "", mon__papi_event_name(i));
-  SB_LIT(b, "],\"data\":");
+  SB_LIT(b, "],\"dist_format\":" DIST_FORMAT ",\"data\":");
   put_rank(b, rank);
   SB_LIT(b, "}}\n");
 }
 
 size_t mon__profile_part_fixed(char *buf, size_t cap, int rank, int nranks,
                                const char *reason) {
-  sb_t b = {buf, 0, cap, 0, 1};
+  sb_t b = {buf, 0, cap, 0, 1, 0};
   put_part(&b, rank, nranks, reason);
+  if (b.oom) {
+    /* The distributions made it too big: the part without them. */
+    b = (sb_t){buf, 0, cap, 0, 1, 1};
+    put_part(&b, rank, nranks, reason);
+  }
   return b.oom ? 0 : b.len;
 }
 
@@ -474,7 +524,8 @@ static int prof_put_header(const prof_t *g, FILE *f) {
       SB_LIT(&h, ",");
     sb_str(&h, mon__cfg.argv + i);
   }
-  sb_printf(&h, "],\"argv_cut\":%s,\"bytes_note\":", mon__cfg.args_cut ? "true" : "false");
+  sb_printf(&h, "],\"argv_cut\":%s,\"dist_format\":" DIST_FORMAT ",\"bytes_note\":",
+            mon__cfg.args_cut ? "true" : "false");
   sb_str(&h, "activities' nbytes: bytes sent plus bytes received by the rank's calls "
              "(a message counts at both ends; collectives: send plus receive buffers); "
              "sent/received: point-to-point and one-sided messages, empty ones included, "

@@ -14,7 +14,8 @@
  * Each thread keeps its own stack of open regions. Closing one adds, for the
  * closing thread: count += 1, inclusive wall ticks, inclusive MPI ticks (the
  * difference of the thread's running MPI counter, see aggregate.c), thread
- * CPU time, and PAPI counter deltas when the machine has counters. A region's
+ * CPU time, PAPI counter deltas when the machine has counters, and the
+ * instance's wall time in the region's distribution (common/dist.h). A region's
  * figures are the sum over threads, and count closed instances only.
  *
  * Bad input never changes the stack: it returns an error and warns once per
@@ -193,16 +194,47 @@ void mon__regions_free(void) {
 
 /* ---- per-thread statistics and the stack ---------------------------------------- */
 
+static ballast__dist_t *regdist_get(mon__tls_t *t, int region);
+
+/* The region's distribution chunk comes with its statistics chunk, so that
+ * push checks one pointer. */
 mon__regacc_t *mon__regacc_get(mon__tls_t *t, int region) {
   int c = region >> MON__CHUNK_BITS;
   mon__regacc_t *chunk = t->reg[c];
   if (!chunk) {
+    if (!regdist_get(t, region))
+      return NULL;
     chunk = calloc(MON__CHUNK, sizeof *chunk);
     if (!chunk)
       return NULL;
     MON__STREL(&t->reg[c], chunk);
   }
   return &chunk[region & (MON__CHUNK - 1)];
+}
+
+static ballast__dist_t *regdist_get(mon__tls_t *t, int region) {
+  int c = region >> MON__CHUNK_BITS;
+  if (!t->regdist[c]) {
+    /* zeros are empty distributions; 64 KiB per 1,024 regions of a thread,
+     * each on its own cache line */
+    ballast__dist_t *chunk = aligned_alloc(64, MON__CHUNK * sizeof *chunk);
+    if (!chunk)
+      return NULL;
+    memset(chunk, 0, MON__CHUNK * sizeof *chunk);
+    MON__STREL(&t->regdist[c], chunk);
+  }
+  return &t->regdist[c][region & (MON__CHUNK - 1)];
+}
+
+void mon__regdist_free(mon__tls_t *t) {
+  for (int c = 0; c < MON__MAX_CHUNKS; c++) {
+    if (!t->regdist[c])
+      continue;
+    for (int s = 0; s < MON__CHUNK; s++)
+      ballast__dist_free(&t->regdist[c][s]);
+    free(t->regdist[c]);
+    t->regdist[c] = NULL;
+  }
 }
 
 static long long (*reghw_get(mon__tls_t *t, int region))[4] {
@@ -261,6 +293,8 @@ static void pop(mon__tls_t *t) {
   mon__frame_t *f = &t->stack[--t->depth];
   mon__regacc_t *a = &t->reg[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)];
   MON__ADD(&a->wticks, now - f->t0);
+  ballast__dist_add(&t->regdist[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)],
+                    mon__dur_ns(now - f->t0));
   MON__ADD(&a->mticks, MON__LD(&t->mpi_ticks) - f->m0);
   if (mon__cfg.region_cpu)
     MON__ADD(&a->cpu_ns, mon__thread_cpu_ns() - f->c0);

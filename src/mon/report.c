@@ -491,7 +491,20 @@ static void print_report(FILE *f, int level, const red_t *r, const char *paths,
     fprintf(f, "# hw counters: %s\n", nh ? mon__papi_event_name(0) : "none on this machine");
   }
   mon__report_sections_print(f);
-  fprintf(f, "######################################################################\n");
+}
+
+/* Rank 0: the paths of the k listed regions (the distribution section's
+ * names), NULL entries where out of memory. */
+static char **path_list(const char *paths, int k) {
+  char **v = calloc((size_t)k + 1, sizeof *v);
+  size_t off = 0;
+  for (int i = 0; v && i < k; i++) {
+    int depth;
+    memcpy(&depth, paths + off, sizeof depth);
+    off += sizeof depth;
+    v[i] = region_path(paths, depth, &off);
+  }
+  return v;
 }
 
 int mon__report(int level) {
@@ -531,8 +544,17 @@ int mon__report(int level) {
     PMPI_Reduce(buf, r.mn, (int)len, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
     PMPI_Reduce(buf, r.mx, (int)len, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     PMPI_Reduce(buf, r.sum, (int)len, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
+    if (rank == 0)
       print_report(stdout, level, &r, paths, k);
+    if (level == MON__REPORT_FULL) {
+      char **names = rank == 0 && k > 0 ? path_list(paths, k) : NULL;
+      mon__report_dists(stdout, rank, ids, (const char *const *)names, k);
+      for (int i = 0; names && i < k; i++)
+        free(names[i]);
+      free(names);
+    }
+    if (rank == 0) {
+      fprintf(stdout, "######################################################################\n");
       fflush(stdout);
     }
   }

@@ -21,9 +21,11 @@ static mon__tls_t *list_head;   /* newest first; published with release */
 static int list_count;
 
 static mon__tls_t *tls_create(void) {
-  mon__tls_t *t = calloc(1, sizeof *t);
+  /* aligned for its cache-line members (sizeof is a multiple of 64) */
+  mon__tls_t *t = aligned_alloc(_Alignof(mon__tls_t), sizeof *t);
   if (!t)
     return NULL;
+  memset(t, 0, sizeof *t);
   mon__agg_reset(t->act, MON__NACT);
   mon__agg_reset(t->lib, MON__NACT);
   t->last_regact_id = -1;
@@ -58,6 +60,9 @@ void mon__tls_free_all(void) {
     mon__sig_free(t);
     mon__partner_free(t);
     mon__regact_free(t);
+    mon__regdist_free(t);
+    for (int a = 0; a < MON__NACT; a++)
+      ballast__dist_free(&t->actdist[a]);
     mon__papi_thread_free(t);
     for (int c = 0; c < MON__MAX_CHUNKS; c++) {
       free(t->reg[c]);

@@ -114,6 +114,32 @@ void ballast__tool_set_comm_ranks(int (*fn)(int comm_id, int *world_ranks, int m
   __atomic_store_n(&comm_ranks_fn, fn ? fn : no_comm_ranks, __ATOMIC_RELEASE);
 }
 
+/* ---- distributions (mon's) ----------------------------------------------------- */
+
+static int no_dist(int kind, int id, int nq, const double *q, double *out, uint64_t *count) {
+  (void)kind, (void)id, (void)nq, (void)q, (void)out;
+  if (count)
+    *count = 0;
+  return BALLAST_ESTATE;
+}
+
+static int (*dist_fn)(int, int, int, const double *, double *, uint64_t *) = no_dist;
+
+static int dist_quantiles(int kind, int id, int nq, const double *q, double *out,
+                          uint64_t *count) {
+  if (count)
+    *count = 0;
+  if ((kind != BALLAST_TOOL_DIST_REGION && kind != BALLAST_TOOL_DIST_MPI) || nq < 0 ||
+      (nq > 0 && (!q || !out)))
+    return BALLAST_EINVAL;
+  return __atomic_load_n(&dist_fn, __ATOMIC_ACQUIRE)(kind, id, nq, q, out, count);
+}
+
+void ballast__tool_set_dist(int (*fn)(int kind, int id, int nq, const double *q,
+                                      double *out_ns, uint64_t *count)) {
+  __atomic_store_n(&dist_fn, fn ? fn : no_dist, __ATOMIC_RELEASE);
+}
+
 /* ---- registration ------------------------------------------------------------ */
 
 /* Publishes one callback (under lock): the slot first, then the count, then
@@ -195,6 +221,7 @@ static const ballast_tool_api_v1_t api = {
     .world_size = world_size,
     .tool_name = tool_name,
     .comm_ranks = comm_ranks,
+    .dist_quantiles = dist_quantiles,
 };
 
 /* ---- tools ----------------------------------------------------------------------- */

@@ -70,6 +70,11 @@ void ballast__tool_set_clock(uint64_t (*now_ns)(void));
 /** mon installs api->comm_ranks (its communicator cache) at MPI_Init; until
  *  then api->comm_ranks answers BALLAST_ENOTFOUND. */
 void ballast__tool_set_comm_ranks(int (*fn)(int comm_id, int *world_ranks, int max));
+/** mon installs api->dist_quantiles (its distributions) at MPI_Init; before
+ *  and once monitoring ended it answers BALLAST_ESTATE. The tool layer has
+ *  checked kind, nq and the arrays. */
+void ballast__tool_set_dist(int (*fn)(int kind, int id, int nq, const double *q,
+                                      double *out_ns, uint64_t *count));
 
 /** At MPI_Init (mon's wrapper, after monitoring started): loads the tools of
  *  BALLAST_TOOLS, then runs the init of the tools ballast_tool_attach()

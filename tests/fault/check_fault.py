@@ -76,6 +76,10 @@ def check_rank(d, rank):
     sr = d["activities"]["MPI_Sendrecv"]
     assert sr["ncalls"] == WORK, sr
     assert 0 < sr["tmin"] <= sr["tmax"] <= sr["tsum"], sr
+    # the distributions: every instance and call in the buckets
+    for dist in (work[0]["dist"], sr["dist"]):
+        assert dist["count"] == WORK and sum(c for _, c in dist["buckets"]) == WORK, dist
+        assert dist["min"] <= dist["p50"] <= dist["p90"] <= dist["p99"] <= dist["max"], dist
     nxt = d["partners"][str((rank + 1) % np)]
     prv = d["partners"][str((rank + np - 1) % np)]
     if np > 2:  # distinct neighbours: sends to the next, receives from the previous
@@ -132,6 +136,12 @@ want = {"abort": lambda r: {"MPI_Abort" if r == 0 else "SIGTERM"},
         "late": lambda r: {EXIT} if r == np - 1 else {"MPI_Finalize"},
         "unwritable": lambda r: {"MPI_Finalize"},
         "kill": lambda r: {"interval"}}[mode]
+# every rank's distributions merged by ballast-profile-merge
+jd = prof["distributions"]
+for dist in (jd["regions"]["work"], jd["activities"]["MPI_Sendrecv"]):
+    assert dist["count"] == WORK * np, dist
+    assert sum(c for _, c in dist["buckets"]) == WORK * np, dist
+    assert dist["min"] <= dist["p50"] <= dist["p99"] <= dist["max"], dist
 reasons = {x["rank"]: x["reason"] for x in prof["parts"]}
 for rank in range(np):
     assert reasons[rank] in want(rank), (rank, reasons[rank], want(rank))
