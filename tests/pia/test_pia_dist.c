@@ -101,13 +101,13 @@ static void activities(int rank) {
   check_close(d.p99 * 1e9, exact_u(mine, NV, 0.99));
   /* the count agrees with the activity's own aggregate */
   pia_actdata_t a;
-  pia_init_activity_data(&a);
-  CHECK_EQ(pia_get_activity_data(&a, act), 0);
+  pia_actdata_init(&a);
+  CHECK_EQ(pia_activity_data(act, &a), 0);
   CHECK_EQ(a.ncalls, d.count);
   CHECK_NEAR(a.tmin, d.min, 1.5e-9); /* mon keeps ticks, the distribution whole ns */
   /* a group holds its members' calls: MPI_COLL includes Exscan */
   pia_distdata_t g;
-  CHECK_EQ(pia_activity_dist(pia_find_activity_by_name(PIA_GROUP_COLL), &g), 0);
+  CHECK_EQ(pia_activity_dist(pia_activity_find(PIA_GROUP_COLL), &g), 0);
   CHECK_GE(g.count, d.count);
   CHECK_DLE(g.min, d.min);
   CHECK_DGE(g.max, d.max);
@@ -187,7 +187,7 @@ static void regions(int rank) {
     mine_in[i] = s1 - s0;
     mine_out[i] = t1 - t0;
   }
-  int id = pia_find_region_by_name("spin");
+  int id = pia_region_find("spin");
   CHECK_GE(id, 1);
   double out[NQ];
   CHECK_EQ(pia_region_quantiles(id, NQ, qs, out), 0);
@@ -207,7 +207,7 @@ static void regions(int rank) {
   CHECK_DLE(d.p90, d.p99);
   CHECK_DLE(d.p99, d.max);
   pia_regdata_t rd;
-  CHECK_EQ(pia_get_region_data(&rd, id), 0);
+  CHECK_EQ(pia_region_data(id, &rd), 0);
   CHECK_NEAR(d.mean * NR, rd.wtime, NR * 1.5e-9); /* whole ns per instance */
 
   /* merged by path over both ranks: bounds from both ranks' timings */
@@ -244,7 +244,7 @@ static void errors(int rank) {
   CHECK_EQ(pia_region_dist(0, NULL), BALLAST_EINVAL);
   CHECK_EQ(pia_activity_dist(-1, &d), BALLAST_ENOTFOUND);
   CHECK_EQ(pia_activity_dist(0, NULL), BALLAST_EINVAL);
-  int id = pia_find_region_by_name("spin");
+  int id = pia_region_find("spin");
   double badq[] = {-0.01, 1.01, NAN};
   for (int i = 0; i < 3; i++) {
     CHECK_EQ(pia_region_quantiles(id, 1, &badq[i], &out), BALLAST_EINVAL);
@@ -256,7 +256,7 @@ static void errors(int rank) {
   CHECK_EQ(pia_region_quantiles(id, 0, NULL, NULL), 0);
   /* a region still open has no completed instance */
   CHECK_EQ(mon_region_begin("open"), 0);
-  CHECK_EQ(pia_region_dist(pia_find_region_by_name("open"), &d), BALLAST_ENODATA);
+  CHECK_EQ(pia_region_dist(pia_region_find("open"), &d), BALLAST_ENODATA);
   CHECK_EQ(mon_region_end("open"), 0);
   /* collective errors are agreed: a bad q on rank 1 only */
   double qq = rank == 1 ? 2.0 : 0.5;

@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
   CHECK(api != NULL);
   CHECK_EQ(exits, 20);
   CHECK_EQ(seen_ok, 19);
-  int id = pia_find_region_by_name("work");
+  int id = pia_region_find("work");
   double qs[] = {0.0, 0.5, 0.9, 1.0}, t[4], p[4];
   uint64_t n = 0;
   CHECK_EQ(api->dist_quantiles(BALLAST_TOOL_DIST_REGION, id, 4, qs, t, &n), 0);
@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(pia_region_quantiles(id, 4, qs, p), 0);
   for (int i = 0; i < 4; i++)
     CHECK_NEAR(t[i], p[i] * 1e9, 1e-6 * t[i]);
-  int bar = pia_find_activity_by_name("MPI_Barrier");
+  int bar = pia_activity_find("MPI_Barrier");
   CHECK_EQ(api->dist_quantiles(BALLAST_TOOL_DIST_MPI, bar, 0, NULL, NULL, &n), 0);
   CHECK_EQ(n, 20);
   /* bad input */
@@ -71,9 +71,9 @@ int main(int argc, char **argv) {
   CHECK_EQ(api->dist_quantiles(BALLAST_TOOL_DIST_REGION, 1 << 30, 1, qs, t, NULL),
            BALLAST_ENOTFOUND);
   CHECK_EQ(api->dist_quantiles(BALLAST_TOOL_DIST_MPI, -2, 1, qs, t, NULL), BALLAST_ENOTFOUND);
-  CHECK_EQ(api->dist_quantiles(BALLAST_TOOL_DIST_MPI, pia_find_activity_by_name(PIA_GROUP_P2P),
+  CHECK_EQ(api->dist_quantiles(BALLAST_TOOL_DIST_MPI, pia_activity_find(PIA_GROUP_P2P),
                                1, qs, t, NULL), BALLAST_ENOTFOUND); /* functions, not groups */
-  CHECK_EQ(api->dist_quantiles(BALLAST_TOOL_DIST_MPI, pia_find_activity_by_name("MPI_Exscan"),
+  CHECK_EQ(api->dist_quantiles(BALLAST_TOOL_DIST_MPI, pia_activity_find("MPI_Exscan"),
                                1, qs, &out, &n), BALLAST_ENODATA);
   CHECK(out == -1);
   MPI_Finalize();
