@@ -26,6 +26,10 @@ static rta_lb_context_t *contexts;
 
 rta_lb_context_t *rta__lb_contexts(void) { return contexts; }
 
+/* The per-step reduction (below). */
+static int step_op_create(rta_lb_context_t *ctx);
+static int step_complete(rta_lb_context_t *ctx);
+
 int rta_lb_config_default(rta_lb_config_t *cfg) {
   if (!cfg)
     return BALLAST_EINVAL;
@@ -148,6 +152,10 @@ static void context_free(rta_lb_context_t *ctx) {
   MPI_Finalized(&fin);
   rta__lb_gangs_free(ctx->gangs, ctx->ngangs);
   if (!fin) {
+    if (ctx->step_op != MPI_OP_NULL)
+      MPI_Op_free(&ctx->step_op);
+    if (ctx->step_type != MPI_DATATYPE_NULL)
+      MPI_Type_free(&ctx->step_type);
     if (ctx->app != MPI_COMM_NULL)
       MPI_Comm_free(&ctx->app);
     if (ctx->base != MPI_COMM_NULL)
@@ -156,6 +164,7 @@ static void context_free(rta_lb_context_t *ctx) {
   rta_mapping_destroy(ctx->mapping);
   rta_hw_destroy(ctx->hw);
   rta_policy_destroy(ctx->policy);
+  rta_policy_rank_destroy(ctx->prank);
   lbrec__warm_free(ctx->warm);
   mig__pool_destroy(ctx->pool);
   free(ctx->move_out);
@@ -222,6 +231,8 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     ctx->base = ctx->app = MPI_COMM_NULL;
     ctx->stats.last_error_rank = -1;
     ctx->coll_cost = -1;
+    ctx->step_op = MPI_OP_NULL;
+    ctx->step_type = MPI_DATATYPE_NULL;
     if (cfg)
       ctx->cfg = *cfg;
     else
@@ -264,8 +275,12 @@ int rta_define_lb_context(MPI_Comm comm, rta_task_t *root,
     ctx->base = base;
   if (!err)
     err = rta_policy_create(&ctx->cfg.policy, size, &ctx->policy);
-  if (!err && !(ctx->stepbuf = ballast__malloc(6 * (size_t)size * sizeof *ctx->stepbuf)))
+  if (!err && !(ctx->stepbuf = ballast__malloc(4 * (size_t)size * sizeof *ctx->stepbuf)))
     err = BALLAST_ENOMEM;
+  if (!err)
+    err = rta_policy_rank_create(&ctx->cfg.policy, &ctx->prank);
+  if (!err)
+    err = step_op_create(ctx);
   int rc = ballast__agree(base != MPI_COMM_NULL ? base : comm, err, NULL, NULL);
   if (!rc) {
     rta_hw_options_t ho;
@@ -317,6 +332,11 @@ int rta_lb_destroy(rta_lb_context_t *ctx) {
       *p = ctx->next;
       break;
     }
+  /* collective: every rank has the same step's reduction running */
+  int fin = 0;
+  MPI_Finalized(&fin);
+  if (!fin)
+    (void)step_complete(ctx);
   rta__lb_emit_destroyed(ctx);
   context_free(ctx);
   return 0;
@@ -372,56 +392,158 @@ static double step_time(rta_lb_context_t *ctx, double wall, int closed) {
   return wall;
 }
 
-/* This rank's wait for the other ranks in the step's collective: its time
- * in it less the collective's own cost, estimated as the least time any rank
- * has spent in it so far (the last rank to arrive waits for nobody, so its
- * time is the exchange alone; each rank sends its previous time with the
- * next step's figures, so the estimate costs no message). Until one is
- * known (the first step), the whole time counts as waiting. */
+/* ---- the per-step reduction ------------------------------------------------
+ * One vector of RTA__LB_STEP_DOUBLES doubles per step (rta_policy.h, "What
+ * it costs to communicate"): the policy's merged step, then who had an
+ * error (rank + 1, max), its code (min: codes are negative), the program's
+ * wall step (max and sum) and the least time a rank spent completing the
+ * previous reduction (min; +inf for none). One user-defined operation
+ * merges it, so one collective carries all of it. */
+enum { STEP_WHO = RTA_POLICY_STEP_DOUBLES, STEP_CODE, STEP_WALL_MAX, STEP_WALL_SUM,
+       STEP_COLL_MIN };
+
+static void step_op_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
+  (void)type;
+  const double *a = in;
+  double *b = inout;
+  for (int i = 0; i < *len; i++, a += RTA__LB_STEP_DOUBLES, b += RTA__LB_STEP_DOUBLES) {
+    rta_policy_step_t x, y;
+    rta_policy_step_unpack(a, &x);
+    rta_policy_step_unpack(b, &y);
+    rta_policy_step_merge(&y, &x);
+    rta_policy_step_pack(&y, b);
+    b[STEP_WHO] = fmax(a[STEP_WHO], b[STEP_WHO]);
+    b[STEP_CODE] = fmin(a[STEP_CODE], b[STEP_CODE]);
+    b[STEP_WALL_MAX] = fmax(a[STEP_WALL_MAX], b[STEP_WALL_MAX]);
+    b[STEP_WALL_SUM] += a[STEP_WALL_SUM];
+    b[STEP_COLL_MIN] = fmin(a[STEP_COLL_MIN], b[STEP_COLL_MIN]);
+  }
+}
+
+/* The operation and datatype of a context's reduction (at definition). */
+static int step_op_create(rta_lb_context_t *ctx) {
+  if (MPI_Type_contiguous(RTA__LB_STEP_DOUBLES, MPI_DOUBLE, &ctx->step_type) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  if (MPI_Type_commit(&ctx->step_type) != MPI_SUCCESS ||
+      MPI_Op_create(step_op_fn, 1, &ctx->step_op) != MPI_SUCCESS) {
+    MPI_Type_free(&ctx->step_type);
+    ctx->step_type = MPI_DATATYPE_NULL;
+    return BALLAST_EMPI;
+  }
+  return 0;
+}
+
+/* This rank's wait for the other ranks in the step's reduction: its time
+ * completing it less the reduction's own cost, estimated as the least time
+ * any rank has spent completing one so far (the last rank to arrive waits
+ * for nobody; each rank sends its previous time with the next step's
+ * figures, so the estimate costs no message). Until one is known (the
+ * first step), the whole time counts as waiting. */
 static double step_wait(const rta_lb_context_t *ctx) {
   double w = ctx->coll_last - (ctx->coll_cost > 0 ? ctx->coll_cost : 0);
   return w > 0 ? w : 0;
 }
 
-/* One collective per step: every rank's time, error code, wall time since
- * its previous call and time in the previous step's collective together,
- * into buffers allocated with the context (nothing allocated per step):
- * the times and wall times land at stepbuf + 4 size and + 5 size. 0, or the
- * step's error (the same on every rank). */
-static int step_exchange(rta_lb_context_t *ctx, double mine, int err, double wall) {
-  double *all = ctx->stepbuf, *times = ctx->stepbuf + 4 * ctx->size;
-  double *walls = times + ctx->size;
-  double quad[4] = {mine, (double)err, wall, ctx->coll_last};
+/* Completes the live reduction (MPI_Wait) into ctx->step_recv. 0, or
+ * BALLAST_EMPI. */
+static int step_complete(rta_lb_context_t *ctx) {
+  if (!ctx->step_live)
+    return 0;
   ballast__lib_begin();
-  int rc = 0;
-  double t_coll = MPI_Wtime();
-  int mrc = MPI_Allgather(quad, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, ctx->base);
-  ctx->coll_last = MPI_Wtime() - t_coll;
-  if (mrc != MPI_SUCCESS) {
-    rc = BALLAST_EMPI;
-  } else {
-    int who = -1;
-    for (int r = 0; r < ctx->size && !rc; r++)
-      if (all[4 * r + 1] != 0) {
-        who = r;
-        rc = err ? err : BALLAST_EREMOTE;
-      }
-    /* A task left open is the application's misuse, not a failure of
-     * another rank: every rank says so, with the same code. */
-    if (who >= 0 && (int)all[4 * who + 1] == BALLAST_ESTATE) {
-      rc = BALLAST_ESTATE;
-      BALLAST_WARN("rta: load balancing refused on every rank: a task is still "
-                   "open on rank %d (%s; nothing done)", who,
-                   ballast_err_name(BALLAST_ESTATE));
-    }
-    for (int r = 0; r < ctx->size; r++) {
-      times[r] = all[4 * r];
-      walls[r] = all[4 * r + 2];
-      if (all[4 * r + 3] > 0 && (ctx->coll_cost < 0 || all[4 * r + 3] < ctx->coll_cost))
-        ctx->coll_cost = all[4 * r + 3];
-    }
-  }
+  double t = MPI_Wtime();
+  int mrc = MPI_Wait(&ctx->step_req, MPI_STATUS_IGNORE);
+  ctx->coll_last += MPI_Wtime() - t;
   ballast__lib_end();
+  ctx->step_live = 0;
+  if (mrc != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  double c = ctx->step_recv[STEP_COLL_MIN];
+  if (isfinite(c) && c > 0 && (ctx->coll_cost < 0 || c < ctx->coll_cost))
+    ctx->coll_cost = c;
+  return 0;
+}
+
+/* Labels this rank's step (its part of the policy) and starts the
+ * reduction of its contribution; a rank with an error contributes a
+ * neutral step and its code. 0, or BALLAST_EMPI. */
+static int step_start(rta_lb_context_t *ctx, double mine, int err, double wall) {
+  rta_policy_step_t s;
+  if (err || rta_policy_rank_observe(ctx->prank, ctx->policy, ctx->rank, mine, &s) < 0) {
+    memset(&s, 0, sizeof s);
+    s.ranks = 1;
+    s.win_slowest = ctx->rank;
+  }
+  double *v = ctx->step_send;
+  rta_policy_step_pack(&s, v);
+  v[STEP_WHO] = err ? ctx->rank + 1 : 0;
+  v[STEP_CODE] = err;
+  v[STEP_WALL_MAX] = v[STEP_WALL_SUM] = wall;
+  v[STEP_COLL_MIN] = ctx->coll_last > 0 ? ctx->coll_last : INFINITY;
+  ballast__lib_begin();
+  double t = MPI_Wtime();
+  int mrc = MPI_Iallreduce(v, ctx->step_recv, 1, ctx->step_type, ctx->step_op, ctx->base,
+                           &ctx->step_req);
+  ctx->coll_last = MPI_Wtime() - t;
+  ballast__lib_end();
+  if (mrc != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  ctx->step_live = 1;
+  return 0;
+}
+
+/* The error a completed step carries: 0, BALLAST_ESTATE when a rank had a
+ * task open (the application's misuse: the same code everywhere), else
+ * BALLAST_EREMOTE (the rank's own code on that rank: \a err). */
+static int step_error(const rta_lb_context_t *ctx, int err) {
+  int who = (int)ctx->step_recv[STEP_WHO] - 1;
+  if (who < 0)
+    return 0;
+  if ((int)ctx->step_recv[STEP_CODE] == BALLAST_ESTATE && !err) {
+    BALLAST_WARN("rta: load balancing: a task was still open on rank %d (%s; its "
+                 "step is not counted)", who, ballast_err_name(BALLAST_ESTATE));
+    return BALLAST_ESTATE;
+  }
+  return err ? err : BALLAST_EREMOTE;
+}
+
+/* Feeds the completed reduction to the policy: *merged and *have. */
+static void step_feed(rta_lb_context_t *ctx, rta_policy_step_t *merged, int *have) {
+  rta_policy_step_unpack(ctx->step_recv, merged);
+  *have = rta_policy_observe_step(ctx->policy, merged) == 0;
+}
+
+/* The step's exchange. Under the automatic policy: completes the reduction
+ * the previous call started and feeds it to the policy, then labels and
+ * contributes this call's step and leaves its reduction running until the
+ * next call (no synchronisation of the ranks here). Under the explicit
+ * policy, which remaps collectively at every call anyway: the same
+ * reduction, completed at once. *have: a merged step was fed (*merged).
+ * 0, or the step's error: under the explicit policy the same on every rank;
+ * under the automatic one this rank's own only (the others hear of it at
+ * their next call, as a warning, and that step is not counted). */
+static int step_exchange(rta_lb_context_t *ctx, double mine, int err, double wall,
+                         rta_policy_step_t *merged, int *have) {
+  *have = 0;
+  int now = ctx->cfg.policy.mode != RTA_POLICY_AUTO;
+  int had = ctx->step_live;
+  int rc = step_complete(ctx);
+  if (!rc && had && !now) {
+    if (ctx->step_recv[STEP_WHO] == 0)
+      step_feed(ctx, merged, have);
+    else if ((int)ctx->step_recv[STEP_WHO] - 1 != ctx->rank)
+      (void)step_error(ctx, 0);
+  }
+  if (!rc)
+    rc = step_start(ctx, mine, err, wall);
+  if (!rc && now) {
+    rc = step_complete(ctx);
+    if (!rc)
+      rc = step_error(ctx, err);
+    if (!rc)
+      step_feed(ctx, merged, have);
+  } else if (!rc && err) {
+    rc = err;
+  }
   return rc;
 }
 
@@ -853,8 +975,9 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   int closed = 0;
   int err = close_step(ctx, &closed);
   double mine = err ? 0 : step_time(ctx, wall, closed);
-  double *times = ctx->stepbuf + 4 * ctx->size, *walls = times + ctx->size;
-  int rc = step_exchange(ctx, mine, err, wall);
+  rta_policy_step_t merged;
+  int have = 0;
+  int rc = step_exchange(ctx, mine, err, wall, &merged, &have);
   double wait = step_wait(ctx);
   ctx->seconds_waiting += wait;
   if (rc) {
@@ -866,7 +989,6 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     return rc;
   }
   ctx->stats.steps++;
-  rta_policy_observe(ctx->policy, times, ctx->size);
   rta_decision_t d;
   rta_policy_decide(ctx->policy, &d);
   /* A failed assertion marked remap asks for one (agreed over the context;
@@ -882,7 +1004,9 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     forced = 2;
   }
   ctx->last = d;
-  const rta__lb_step_t ev = {wall, times, walls, &d, forced, closed};
+  const rta__lb_step_t ev = {wall, mine, have ? &merged : NULL,
+                            ctx->step_recv[STEP_WALL_MAX], ctx->step_recv[STEP_WALL_SUM],
+                            &d, forced, closed};
   rta__lb_emit_step(ctx, &ev);
   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_LB_DECISION))
     decision_event(ctx, &d);
@@ -911,8 +1035,12 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     const rta__lb_remap_end_t end = {rc, dropped, &cost, &d};
     rta__lb_emit_remap_ended(ctx, &end);
     if (dropped) {
-      candidate_dropped(ctx, &d);
+      candidate_dropped(ctx, &d); /* the step's reduction goes on */
     } else {
+      /* the step measured before the remap says nothing of the ranks after
+       * it: completed and dropped */
+      (void)step_complete(ctx);
+      rta_policy_rank_remapped(ctx->prank);
       /* A failed remap also restarts the warm-up, so a persistent failure is
        * retried after warmup + window steps, not at every step. */
       rta_policy_remap_measured(ctx->policy, &cost);
