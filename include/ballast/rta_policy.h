@@ -56,9 +56,10 @@
  * synchronisation is added to the program's step), and nothing else. A
  * window costs nothing more: its per-rank figures (each rank's good median,
  * the slowest rank by MAXLOC, the sum, the outliers) ride in the same
- * reduction at the window's last step. So per step: 1 collective and 120
- * bytes in per rank, at 2, 64 or 100,000 ranks alike (an allreduce moves
- * O(log P) messages of that size per rank); per window: 0 more. The
+ * reduction at the window's last step. So per step: 1 collective, 120
+ * bytes contributed and 120 received per rank (240 in mon's count of a
+ * reduction's buffers), at 2, 64 or 100,000 ranks alike (an allreduce
+ * moves O(log P) messages of that size per rank); per window: 0 more. The
  * explicit policy, which remaps (collectively) at every call anyway, runs
  * the same reduction blocking; off communicates nothing. The decision at a
  * call is taken on the steps up to the previous call.
