@@ -168,6 +168,9 @@ int md_lb_init(md_sim_t *s) {
   rta_lb_config_init(&cfg);
   cfg.strategy = s->p.lb_random ? RTA_MAP_RANDOM : RTA_MAP_TWOPHASE;
   cfg.seed = (unsigned)s->p.seed;
+  /* balance the particle counts (each block's est_work) at the first call,
+   * as LAMMPS does before step 1; measurements take over after */
+  cfg.balance_estimates = 1;
   MPI_Comm comm;
   int rc2 = rta_define_lb_context(s->comm, s->md_root, &cfg, &s->lb, &comm);
   if (rc2) return rc ? rc : rc2;

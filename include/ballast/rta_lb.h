@@ -232,6 +232,12 @@ typedef struct {
                                     the context is defined and map with those inter-node costs
                                     (rta_hw_options_t.measure_links); 0 (default): every
                                     inter-node hop costs the same */
+  int balance_estimates;       /**< 1: under the automatic policy, the first load-balancing
+                                    call remaps from the tasks' estimated work (est_work: the
+                                    cost model's figure until min_steps steps are measured),
+                                    as a code balancing its particle counts before step 1;
+                                    reason RTA_REASON_ESTIMATED; measurement then takes over.
+                                    0 (default): wait for measurements */
 } rta_lb_config_t;
 
 /** Counters and figures of a context (same on every rank unless noted). */

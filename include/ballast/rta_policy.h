@@ -132,8 +132,10 @@ typedef enum {
   RTA_REASON_WARM_START,     /**< adopting the map of an earlier run (rta_lb_warm_start()) */
   RTA_REASON_UNCONFIRMED,    /**< imbalanced in this window only: the next window
                                   must show the same slowest rank */
-  RTA_REASON_NOISE           /**< imbalanced, but the slowest rank changed since the
+  RTA_REASON_NOISE,          /**< imbalanced, but the slowest rank changed since the
                                   window before: noise that moves, not imbalance */
+  RTA_REASON_ESTIMATED       /**< balancing from the tasks' estimated work before the
+                                  first measurement (rta_lb_config_t.balance_estimates) */
 } rta_reason_t;
 
 /** What noise a judged window showed (rta_decision_t::noise, bits). */
@@ -280,8 +282,11 @@ BALLAST_API void rta_policy_rank_destroy(rta_policy_rank_t *k);
  * same on every rank), says whether the step belongs to a window and
  * whether it is the window's last. Local, O(1) (O(window) at a window's
  * last step), no allocation.
- * \param k this rank's part; \param p the policy; \param rank this rank's
- * number (0 .. nranks-1); \param seconds its time for the step.
+ * \param k this rank's part
+ * \param p the policy
+ * \param rank this rank's number (0 .. nranks-1)
+ * \param seconds its time for the step
+ * \param out receives its contribution to the merged step
  * \return the step's label: 0 first, 1 warm-up, 2 outlier, 3 good;
  * BALLAST_EINVAL for NULL, a rank out of range or a negative or non-finite
  * time (\a out is then a neutral contribution: merged, it changes nothing
@@ -345,7 +350,8 @@ BALLAST_API int rta_policy_confirm(rta_policy_t *p, const rta_remap_candidate_t 
 
 /**
  * \brief Tells the policy a remap was carried out (committed or rolled back)
- * and what it cost. The window is cleared and a new warm-up starts; the
+ * and what it cost. The window is cleared, min(warmup, 5) steps are skipped
+ * and two imbalanced windows are needed again; the
  * seconds feed the cost estimate; a committed remap ends any back-off.
  * \return 0; BALLAST_EINVAL for NULL or a negative or non-finite figure.
  */

@@ -840,9 +840,11 @@ static int candidate_wanted(rta_lb_context_t *ctx, const remap_t *s, double t_ma
                             rta_decision_t *d) {
   rta_remap_candidate_t c = {0, 0, 0, 0, 0};
   candidate_figures(ctx, s, &c);
-  /* A warm map that is where the tasks already are: nothing to carry out
-   * (the same on every rank, so no rank enters the reduction below). */
-  if (d->reason == RTA_REASON_WARM_START && c.tasks == 0) {
+  /* A warm map (or one from the estimates) that is where the tasks already
+   * are: nothing to carry out (the same on every rank, so no rank enters the
+   * reduction below). */
+  if ((d->reason == RTA_REASON_WARM_START || d->reason == RTA_REASON_ESTIMATED) &&
+      c.tasks == 0) {
     d->remap = 0;
     const rta__lb_judged_t ev = {&c, 0, d};
     rta__lb_emit_judged(ctx, &ev);
@@ -939,6 +941,9 @@ static void note_decision(rta_lb_context_t *ctx, const rta_decision_t *d) {
                  "no imbalance measured)", d->step);
   else if (d->remap && d->reason == RTA_REASON_WARM_START)
     BALLAST_INFO("rta: step %lld: remap (warm start: the earlier run's map)", d->step);
+  else if (d->remap && d->reason == RTA_REASON_ESTIMATED)
+    BALLAST_INFO("rta: step %lld: remap (estimated: the tasks' est_work, before "
+                 "measurements count)", d->step);
   else if (d->remap)
     BALLAST_INFO("rta: step %lld: remap (%s): imbalance %.3f > threshold %.3f, "
                  "predicted gain %.3g s, remap cost %.3g s, %d outlier(s) ignored",
@@ -1002,6 +1007,14 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     d.remap = 1;
     d.reason = RTA_REASON_WARM_START;
     forced = 2;
+  }
+  /* The first call: balance from the estimates, before any measurement
+   * counts (the same on every rank: configuration and call count). */
+  if (ctx->cfg.balance_estimates && ctx->cfg.policy.mode == RTA_POLICY_AUTO &&
+      ctx->stats.steps == 1 && !d.remap) {
+    d.remap = 1;
+    d.reason = RTA_REASON_ESTIMATED;
+    forced = 3;
   }
   ctx->last = d;
   const rta__lb_step_t ev = {wall, mine, have ? &merged : NULL,

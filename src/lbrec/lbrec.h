@@ -81,7 +81,8 @@
  *                             rta_reason_name, doubles %a; forced 1 when a
  *                             failed performance assertion turned it into
  *                             a remap, 2 when a pending warm start did:
- *                             reason warm-start)
+ *                             reason warm-start, 3 when balancing from the
+ *                             estimates did: reason estimated)
  *   J step k judged now after tasks bytes map_s remap reason gain cost pimb ptasks
  *                             the candidate of attempt k judged: judged 1
  *                             when rta_policy_confirm() was called with the
@@ -192,7 +193,7 @@ typedef struct {
 
 typedef struct {
   rta_decision_t d;
-  int forced;         /* 1 assertion, 2 warm start */
+  int forced;         /* 1 assertion, 2 warm start, 3 estimates (version 3) */
 } lbrec__decision_t;
 
 typedef struct {

@@ -103,6 +103,7 @@ const char *rta_reason_name(rta_reason_t reason) {
   case RTA_REASON_WARM_START: return "warm-start";
   case RTA_REASON_UNCONFIRMED: return "unconfirmed";
   case RTA_REASON_NOISE: return "noise";
+  case RTA_REASON_ESTIMATED: return "estimated";
   }
   return "unknown";
 }

@@ -328,7 +328,7 @@ static int line_B(reader_t *x, ballast__tok_t *t) {
 static int reason_of(reader_t *x, ballast__tok_t *t, rta_reason_t *reason) {
   size_t n;
   const char *w = ballast__tok_word(t, &n);
-  for (int k = RTA_REASON_OFF; w && k <= RTA_REASON_NOISE; k++)
+  for (int k = RTA_REASON_OFF; w && k <= RTA_REASON_ESTIMATED; k++)
     if (strlen(rta_reason_name((rta_reason_t)k)) == n &&
         !strncmp(w, rta_reason_name((rta_reason_t)k), n)) {
       *reason = (rta_reason_t)k;
@@ -354,7 +354,7 @@ static int line_D(reader_t *x, ballast__tok_t *t) {
   e->d.predicted_gain = ballast__tok_f64(t);
   e->d.remap_cost = ballast__tok_f64(t);
   e->d.ignored_outliers = (int)ballast__tok_int(t, 0, INT32_MAX);
-  e->forced = (int)ballast__tok_int(t, 0, 2);
+  e->forced = (int)ballast__tok_int(t, 0, r->version >= 3 ? 3 : 2);
   e->d.slowest = -1;
   if (r->version >= 3) { /* what the policy saw: noise or imbalance */
     e->d.slowest = (int)ballast__tok_int(t, -1, INT32_MAX);

@@ -208,6 +208,8 @@ long long lbsim_replay(const lbrec__t *r, FILE *out, int verbose) {
         d.remap = 1;
       if (rd->forced == 2)
         d.reason = RTA_REASON_WARM_START;
+      if (rd->forced == 3)
+        d.reason = RTA_REASON_ESTIMATED;
       diff += cmp_decision(&d, &rd->d, r->version >= 3, out, verbose || diff < 5);
       ndec++;
     } else if (e->kind == LBREC__EV_CANDIDATE && decisions) {
