@@ -112,7 +112,13 @@
  * \section rta_lb_profile In the profile
  * The job's profile (mon_profile_write(), BALLAST_PROFILE, BALLAST_HTML)
  * carries two members from load balancing: "load_balancing", the totals of
- * every context (rta_lb_stats_t's figures), and "lb_series", each context's
+ * every context (rta_lb_stats_t's figures, and "windows": the windows the
+ * automatic policy judged and what it saw in them: "judged", "balanced",
+ * "unconfirmed", "noise" (the slowest rank moved), "persistent" (the same
+ * slowest rank in two imbalanced windows or more), "outliers" and
+ * "machine" (windows where outliers were left out, where every rank was
+ * slower), "warmup_end" (the step the start's warm-up ended, 0: not yet);
+ * the text report's "windows" line says the same), and "lb_series", each context's
  * history, kept from its definition to the end of the program (also after
  * rta_lb_destroy(); of the destroyed contexts the last 16 are kept and
  * "contexts_dropped" counts the others), the same on every rank, bounded in
@@ -121,7 +127,7 @@
  * "lb_series": {"contexts": [{
  *   "root": "md", "ranks": 2, "mode": "over-decomposition"|"placement",
  *   "strategy": "twophase", "step_time": "tasks"|"wall", "incomplete": false,
- *   "policy": {"mode": "auto", "warmup": 5, "window": 20, "threshold": 1.1,
+ *   "policy": {"mode": "auto", "warmup": 20, "window": 20, "threshold": 1.1,
  *              "outlier": 2, "horizon": 100},
  *   "steps": {"total": 80, "stride": 1, "first": [1, 2, ...], "n": [1, 1, ...],
  *             "tmax": [s, ...], "tavg": [s, ...], "imbalance": [...],
@@ -140,8 +146,9 @@
  *                    "owner": [0, 0, ...]}, ...]}}],
  *   "contexts_dropped": 0}
  * \endcode
- * - "steps": one point per judged step (a call with the policy not off), as
- *   columns: the point's first step and number of steps, the means over them
+ * - "steps": one point per judged step (a call with the policy not off that
+ *   fed the policy a merged step: under the automatic policy the previous
+ *   call's, its reduction completing a call later), as columns: the point's first step and number of steps, the means over them
  *   of the slowest and the average rank's time per step (the times the
  *   policy was fed), of the step's max/avg, and the policy's judged imbalance
  *   at the point's last judgement (0: none); "wmax" and "wavg" the means of
