@@ -452,7 +452,8 @@ static int step_complete(rta_lb_context_t *ctx) {
   ballast__lib_begin();
   double t = MPI_Wtime();
   int mrc = MPI_Wait(&ctx->step_req, MPI_STATUS_IGNORE);
-  ctx->coll_last += MPI_Wtime() - t;
+  /* the reduction's time on this rank: starting it and completing it */
+  ctx->coll_last = ctx->step_post + (MPI_Wtime() - t);
   ballast__lib_end();
   ctx->step_live = 0;
   if (mrc != MPI_SUCCESS)
@@ -483,7 +484,7 @@ static int step_start(rta_lb_context_t *ctx, double mine, int err, double wall) 
   double t = MPI_Wtime();
   int mrc = MPI_Iallreduce(v, ctx->step_recv, 1, ctx->step_type, ctx->step_op, ctx->base,
                            &ctx->step_req);
-  ctx->coll_last = MPI_Wtime() - t;
+  ctx->step_post = MPI_Wtime() - t;
   ballast__lib_end();
   if (mrc != MPI_SUCCESS)
     return BALLAST_EMPI;
@@ -524,6 +525,7 @@ static void step_feed(rta_lb_context_t *ctx, rta_policy_step_t *merged, int *hav
 static int step_exchange(rta_lb_context_t *ctx, double mine, int err, double wall,
                          rta_policy_step_t *merged, int *have) {
   *have = 0;
+  ctx->coll_last = 0; /* this call's reduction time, once one completes */
   int now = ctx->cfg.policy.mode != RTA_POLICY_AUTO;
   int had = ctx->step_live;
   int rc = step_complete(ctx);

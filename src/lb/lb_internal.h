@@ -75,6 +75,7 @@ struct rta_lb_context {
   double step_send[RTA__LB_STEP_DOUBLES], step_recv[RTA__LB_STEP_DOUBLES];
   MPI_Request step_req;
   int step_live;          /* step_req is started and not completed */
+  double step_post;       /* seconds starting it (MPI_Iallreduce) */
   MPI_Op step_op;
   MPI_Datatype step_type;
   /* ballast's own time waiting for other ranks (lb.c, step_wait): this
