@@ -333,10 +333,14 @@ BALLAST_API int rta_perform_load_balancing(MPI_Comm *comm);
  * Policy off: counts the call and returns 0 at once (no step is closed,
  * nothing is exchanged, the communicator is unchanged).
  * Otherwise: closes a step of the cost model (rta_step(); not again when
- * the application has just closed it, see rta_step()), allgathers each
- * rank's time per step (rta_lb_config_t::step_time), feeds the policy and
- * asks it (explicit: always remap; the first call after
- * rta_lb_warm_start(): remap to the warm map). On a remap: rta_map_tasks()
+ * the application has just closed it, see rta_step()), labels this rank's
+ * time per step (rta_lb_config_t::step_time) and reduces it with the
+ * other ranks' (one MPI_Iallreduce of a fixed size, completed at the next
+ * call: rta_policy.h, "What it costs to communicate"), feeds the policy the
+ * previous call's merged step and asks it (explicit: the reduction is
+ * completed at once and it always remaps; the first call after
+ * rta_lb_warm_start(): remap to the warm map; the first call with
+ * balance_estimates: remap from the estimates). On a remap: rta_map_tasks()
  * from the current owners (migration cost included), gang placement; under
  * the automatic policy the candidate is then judged (rta_policy_confirm():
  * one MPI_Allreduce) and dropped, unmoved, when it moves nothing or gains
@@ -348,9 +352,12 @@ BALLAST_API int rta_perform_load_balancing(MPI_Comm *comm);
  * \param comm NULL, or receives the application communicator (a new one
  *        after a placement remap; the old one is then freed).
  * \return 0 (remapped or not: see rta_lb_last_decision());
- * BALLAST_EINVAL for NULL ctx; BALLAST_ESTATE on every rank when a task is
- * open on some rank (each rank warns naming that rank, the rank itself
- * names the task; nothing is done), and outside MPI_Init..MPI_Finalize; a failed remap's code (the failing rank's own code there,
+ * BALLAST_EINVAL for NULL ctx; BALLAST_ESTATE when a task is open on some
+ * rank (the rank itself names the task; nothing is done): under the
+ * explicit policy on every rank, each warning naming that rank; under the
+ * automatic one on that rank, and on every rank when the call would have
+ * remapped (the remap is called off), else the others warn at their next
+ * call and that step is not counted; and outside MPI_Init..MPI_Finalize; a failed remap's code (the failing rank's own code there,
  * BALLAST_EREMOTE elsewhere; the old mapping and state are intact);
  * rta_map_tasks() codes; BALLAST_EMPI.
  */

@@ -28,10 +28,12 @@
  *  3. imbalance = max / avg over ranks of those medians; the slowest rank is
  *     the one with the max;
  *  4. it tells imbalance from noise: an imbalanced window (imbalance >
- *     \c threshold) remaps only when the same rank was the slowest in the
- *     window before, imbalanced too (persistent imbalance: a slower node,
- *     more work). One imbalanced window is "unconfirmed"; a slowest rank
- *     that changes from window to window is noise that moves ("noise");
+ *     \c threshold) remaps only when the window before was imbalanced too
+ *     and its slowest rank is still slow in this one (its median above
+ *     \c threshold times the average: persistent imbalance, a slower node,
+ *     more work; with several slow ranks the slowest may change among
+ *     them). One imbalanced window is "unconfirmed"; slowness that leaves
+ *     the rank it hit is noise that moves ("noise");
  *     isolated outliers never reach the medians; the whole machine slower
  *     moves every median alike and leaves the imbalance where it was.
  *     rta_decision_t says what it saw (\c slowest, \c persistent, \c noise);
@@ -49,20 +51,29 @@
  * \section rta_policy_traffic What it costs to communicate
  * The merged step is #RTA_POLICY_STEP_DOUBLES doubles whatever the number
  * of ranks. rta's load balancing (rta_lb_perform()) sends, per step, one
- * MPI_Iallreduce of 15 doubles (the policy's step and the
- * call's own figures: error, wall time, the collective's cost; 120 bytes per
- * rank) with a user-defined operation, started in one call and completed in
+ * MPI_Iallreduce of 16 doubles (the policy's step and the call's own
+ * figures: error, wall time, the collective's cost) with a user-defined
+ * operation, started in one call and completed in
  * the next (an MPI_Wait that normally finds it done: no global
  * synchronisation is added to the program's step), and nothing else. A
  * window costs nothing more: its per-rank figures (each rank's good median,
- * the slowest rank by MAXLOC, the sum, the outliers) ride in the same
- * reduction at the window's last step. So per step: 1 collective, 120
- * bytes contributed and 120 received per rank (240 in mon's count of a
+ * the slowest rank by MAXLOC, the sum, the outliers, the median of the
+ * window before's slowest rank) ride in the same reduction at the window's
+ * last step. So per step: 1 collective, 128
+ * bytes contributed and 128 received per rank (256 in mon's count of a
  * reduction's buffers), at 2, 64 or 100,000 ranks alike (an allreduce
  * moves O(log P) messages of that size per rank); per window: 0 more. The
  * explicit policy, which remaps (collectively) at every call anyway, runs
  * the same reduction blocking; off communicates nothing. The decision at a
- * call is taken on the steps up to the previous call.
+ * call is taken on the steps up to the previous call. By count, per step:
+ * at 2 ranks 1 collective (one exchange of 128 bytes each way); at 64
+ * ranks 1 collective (6 rounds of 128 bytes per rank with recursive
+ * doubling); at 100,000 ranks 1 collective (17 rounds of 128 bytes per
+ * rank), against the allgather it replaced: 32 bytes x P received by every
+ * rank every step (3.2 MB at 100,000 ranks) and a synchronisation. With a
+ * load-balancing record (BALLAST_LB_RECORD) the record adds one
+ * MPI_Gather of one double per step to rank 0 (the record's cost, not the
+ * policy's). A remap costs its own collectives.
  *
  * \section rta_policy_units One unit for gain and cost
  * Gain and cost are seconds of the same clock: the one the step times are
@@ -171,7 +182,7 @@ typedef struct {
 } rta_decision_t;
 
 /** The number of doubles of a packed rta_policy_step_t. */
-#define RTA_POLICY_STEP_DOUBLES 10
+#define RTA_POLICY_STEP_DOUBLES 11
 
 /**
  * One step as the policy sees it: the figures of the ranks merged
@@ -191,6 +202,8 @@ typedef struct {
   double win_slowest;  /**< the rank holding win_max (the lowest on a tie) */
   double win_sum;      /**< sum over ranks of those medians */
   double win_outliers; /**< outlier steps in the window, all ranks */
+  double win_prev;     /**< the median of the rank that was the slowest in the window
+                            judged before (0: none) */
 } rta_policy_step_t;
 
 /** One rank's part of the policy: its step-time classifier and window. */

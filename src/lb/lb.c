@@ -458,6 +458,7 @@ static int step_complete(rta_lb_context_t *ctx) {
   ctx->step_live = 0;
   if (mrc != MPI_SUCCESS)
     return BALLAST_EMPI;
+  ctx->step_ready = 1;
   double c = ctx->step_recv[STEP_COLL_MIN];
   if (isfinite(c) && c > 0 && (ctx->coll_cost < 0 || c < ctx->coll_cost))
     ctx->coll_cost = c;
@@ -514,27 +515,29 @@ static void step_feed(rta_lb_context_t *ctx, rta_policy_step_t *merged, int *hav
 }
 
 /* The step's exchange. Under the automatic policy: completes the reduction
- * the previous call started and feeds it to the policy, then labels and
- * contributes this call's step and leaves its reduction running until the
- * next call (no synchronisation of the ranks here). Under the explicit
- * policy, which remaps collectively at every call anyway: the same
- * reduction, completed at once. *have: a merged step was fed (*merged).
- * 0, or the step's error: under the explicit policy the same on every rank;
- * under the automatic one this rank's own only (the others hear of it at
- * their next call, as a warning, and that step is not counted). */
+ * the previous call started (unless a remap's check did already) and feeds
+ * it to the policy, then labels and contributes this call's step and leaves
+ * its reduction running until the next call (no synchronisation of the
+ * ranks here). Under the explicit policy, which remaps collectively at
+ * every call anyway: the same reduction, completed at once. *have: a
+ * merged step was fed (*merged). 0, or under the explicit policy the
+ * step's error, the same on every rank; under the automatic one this
+ * rank's own error \a err goes on through the call (rta_lb_perform: every
+ * rank takes the same decision) and the others hear of it when the step
+ * completes (a warning; that step is not counted). */
 static int step_exchange(rta_lb_context_t *ctx, double mine, int err, double wall,
                          rta_policy_step_t *merged, int *have) {
   *have = 0;
   ctx->coll_last = 0; /* this call's reduction time, once one completes */
   int now = ctx->cfg.policy.mode != RTA_POLICY_AUTO;
-  int had = ctx->step_live;
   int rc = step_complete(ctx);
-  if (!rc && had && !now) {
+  if (!rc && ctx->step_ready && !now) {
     if (ctx->step_recv[STEP_WHO] == 0)
       step_feed(ctx, merged, have);
     else if ((int)ctx->step_recv[STEP_WHO] - 1 != ctx->rank)
       (void)step_error(ctx, 0);
   }
+  ctx->step_ready = 0;
   if (!rc)
     rc = step_start(ctx, mine, err, wall);
   if (!rc && now) {
@@ -543,8 +546,7 @@ static int step_exchange(rta_lb_context_t *ctx, double mine, int err, double wal
       rc = step_error(ctx, err);
     if (!rc)
       step_feed(ctx, merged, have);
-  } else if (!rc && err) {
-    rc = err;
+    ctx->step_ready = 0;
   }
   return rc;
 }
@@ -914,6 +916,25 @@ static int remap(rta_lb_context_t *ctx, rta_decision_t *d, rta_remap_measure_t *
   return rc;
 }
 
+/* Before a remap the automatic policy decided (the same on every rank): the
+ * step's reduction is completed (the remap synchronises the ranks anyway)
+ * and a rank that had a task open in this step calls it off everywhere:
+ * \a d no longer remaps and every rank returns the error (BALLAST_ESTATE;
+ * its own code on the rank, BALLAST_EREMOTE elsewhere for another). The
+ * completed step is fed at the next call unless the remap happens. 0 or
+ * that error. */
+static int remap_check(rta_lb_context_t *ctx, int own, rta_decision_t *d) {
+  int rc = step_complete(ctx);
+  if (!rc && ctx->step_ready && ctx->step_recv[STEP_WHO] != 0)
+    rc = step_error(ctx, own);
+  if (rc) {
+    ctx->step_ready = 0;
+    d->remap = 0;
+    ctx->last.remap = 0;
+  }
+  return rc;
+}
+
 /* The tools interface's lb_decision: every step the policy judged. */
 static void decision_event(const rta_lb_context_t *ctx, const rta_decision_t *d) {
   ballast_tool_lb_decision_t ev = {
@@ -985,6 +1006,7 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   rta_policy_step_t merged;
   int have = 0;
   int rc = step_exchange(ctx, mine, err, wall, &merged, &have);
+  int own = ctx->cfg.policy.mode == RTA_POLICY_AUTO ? err : 0;
   double wait = step_wait(ctx);
   ctx->seconds_waiting += wait;
   if (rc) {
@@ -1029,6 +1051,8 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   double t_decided = MPI_Wtime();
   ctx->stats.seconds_deciding += t_decided - t_in;
   ballast__own_add(t_decided - t_in, wait);
+  if (d.remap && ctx->cfg.policy.mode == RTA_POLICY_AUTO)
+    rc = remap_check(ctx, own, &d);
   if (d.remap) {
     rta_remap_measure_t cost = {0, 0, 0, 0};
     int dropped = 0;
@@ -1053,8 +1077,8 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
       candidate_dropped(ctx, &d); /* the step's reduction goes on */
     } else {
       /* the step measured before the remap says nothing of the ranks after
-       * it: completed and dropped */
-      (void)step_complete(ctx);
+       * it: dropped */
+      ctx->step_ready = 0;
       rta_policy_rank_remapped(ctx->prank);
       /* A failed remap also restarts the warm-up, so a persistent failure is
        * retried after warmup + window steps, not at every step. */
@@ -1070,7 +1094,7 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     *comm = ctx->app;
   ctx->steps_seen = rta_steps();
   ctx->last_exit = MPI_Wtime();
-  return rc;
+  return rc ? rc : own;
 }
 
 MPI_Comm rta_lb_comm(const rta_lb_context_t *ctx) {

@@ -75,6 +75,7 @@ struct rta_lb_context {
   double step_send[RTA__LB_STEP_DOUBLES], step_recv[RTA__LB_STEP_DOUBLES];
   MPI_Request step_req;
   int step_live;          /* step_req is started and not completed */
+  int step_ready;         /* step_recv holds a completed step not yet fed */
   double step_post;       /* seconds starting it (MPI_Iallreduce) */
   MPI_Op step_op;
   MPI_Datatype step_type;

@@ -62,7 +62,7 @@
  *                             the previous call and every rank's step time
  *                             (%a; gathered for the record alone, one
  *                             MPI_Gather of a double per step)
- *   S step f0 .. f9           the merged step (rta_policy_step_t packed,
+ *   S step f0 .. f10          the merged step (rta_policy_step_t packed,
  *                             %a) fed to the policy at that call: under
  *                             the automatic policy the previous call's step
  *                             (the reduction completes a call later); no S

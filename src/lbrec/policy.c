@@ -259,6 +259,8 @@ int rta_policy_rank_observe(rta_policy_rank_t *k, const rta_policy_t *p, int ran
   }
   out->window = 1;
   out->win_max = out->win_sum = m;
+  if (rank == p->prev_slowest)
+    out->win_prev = m;
   out->win_outliers = k->outl;
   k->nwin = k->outl = 0;
   return label;
@@ -281,6 +283,7 @@ void rta_policy_step_merge(rta_policy_step_t *a, const rta_policy_step_t *b) {
   a->window += b->window;
   a->win_sum += b->win_sum;
   a->win_outliers += b->win_outliers;
+  a->win_prev = fmax(a->win_prev, b->win_prev);
 }
 
 void rta_policy_step_pack(const rta_policy_step_t *s, double *v) {
@@ -288,14 +291,15 @@ void rta_policy_step_pack(const rta_policy_step_t *s, double *v) {
     return;
   const double f[RTA_POLICY_STEP_DOUBLES] = {
       s->ranks, s->warming, s->outliers, s->max_time, s->sum_time,
-      s->window, s->win_max, s->win_slowest, s->win_sum, s->win_outliers};
+      s->window, s->win_max, s->win_slowest, s->win_sum, s->win_outliers, s->win_prev};
   memcpy(v, f, sizeof f);
 }
 
 void rta_policy_step_unpack(const double *v, rta_policy_step_t *s) {
   if (!s || !v)
     return;
-  *s = (rta_policy_step_t){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
+  *s = (rta_policy_step_t){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
+                           v[10]};
 }
 
 static int step_valid(const rta_policy_t *p, const rta_policy_step_t *s) {
@@ -404,9 +408,11 @@ static void judge_window(rta_policy_t *p, rta_decision_t *d) {
     p->streak = 0;
     d->reason = RTA_REASON_BALANCED;
   } else {
-    if (p->streak > 0 && slowest != p->prev_slowest)
+    /* the rank slowest in the imbalanced window before is still slow */
+    int same = p->streak > 0 && w->win_prev > p->cfg.threshold * avg;
+    if (p->streak > 0 && !same)
       d->noise |= RTA_NOISE_MOVING;
-    p->streak = (p->streak > 0 && slowest == p->prev_slowest) ? p->streak + 1 : 1;
+    p->streak = same ? p->streak + 1 : 1;
     d->persistent = p->streak;
     if (p->streak < 2)
       d->reason = (d->noise & RTA_NOISE_MOVING) ? RTA_REASON_NOISE : RTA_REASON_UNCONFIRMED;

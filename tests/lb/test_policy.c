@@ -496,6 +496,22 @@ static void test_moving_slowness_is_noise(void) {
   CHECK_EQ(unconfirmed, 1);
   CHECK_EQ(noise, 19);
   rta_policy_destroy(p);
+  /* two ranks equally slow, the slowest of them changing each window: still
+   * persistent (the window before's slowest is still slow): fires at the
+   * second window */
+  p = make(4, 0, W, 1.10, 100, 0.0);
+  int fired = -1;
+  for (int s = 0; s < 1 + 4 * W && fired < 0; s++) {
+    int k = s == 0 ? 0 : ((s - 1) / W) % 2;
+    double t[4] = {1.5, 1.5, 1.0, 1.0};
+    t[k] += 0.01;
+    if (step(p, t, 4, &d))
+      fired = s;
+  }
+  CHECK_EQ(fired, 2 * W);
+  CHECK_EQ(d.persistent, 2);
+  CHECK_EQ(d.slowest, 1);
+  rta_policy_destroy(p);
   /* the whole machine 1.3x slower for a window: balanced, said so */
   p = make(2, 0, W, 1.10, 100, 0.0);
   for (int s = 0; s < 1 + 3 * W; s++) {
@@ -533,15 +549,15 @@ static void test_detected_warmup(void) {
 /* The merged step: merge is a max/sum with MAXLOC; pack and unpack are
  * inverse; a rank's part refuses bad input with a neutral contribution. */
 static void test_merged_step(void) {
-  rta_policy_step_t a = {1, 1, 0, 2.0, 2.0, 1, 3.0, 0, 3.0, 1};
-  rta_policy_step_t b = {1, 0, 1, 5.0, 5.0, 1, 3.0, 1, 3.0, 2};
-  rta_policy_step_t c = {1, 0, 0, 1.0, 1.0, 1, 4.0, 2, 4.0, 0};
+  rta_policy_step_t a = {1, 1, 0, 2.0, 2.0, 1, 3.0, 0, 3.0, 1, 0};
+  rta_policy_step_t b = {1, 0, 1, 5.0, 5.0, 1, 3.0, 1, 3.0, 2, 2.5};
+  rta_policy_step_t c = {1, 0, 0, 1.0, 1.0, 1, 4.0, 2, 4.0, 0, 0};
   rta_policy_step_merge(&b, &a); /* tie on win_max: the lower rank */
   CHECK(b.win_slowest == 0 && b.win_max == 3.0 && b.win_sum == 6.0);
   rta_policy_step_merge(&b, &c);
   CHECK(b.ranks == 3 && b.warming == 1 && b.outliers == 1 && b.max_time == 5.0);
   CHECK(b.sum_time == 8.0 && b.window == 3 && b.win_slowest == 2 && b.win_max == 4.0);
-  CHECK(b.win_outliers == 3);
+  CHECK(b.win_outliers == 3 && b.win_prev == 2.5);
   double v[RTA_POLICY_STEP_DOUBLES];
   rta_policy_step_pack(&b, v);
   rta_policy_step_t u;
