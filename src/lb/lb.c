@@ -1032,10 +1032,11 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     d.reason = RTA_REASON_WARM_START;
     forced = 2;
   }
-  /* The first call: balance from the estimates, before any measurement
-   * counts (the same on every rank: configuration and call count). */
+  /* The first call (or the first after one whose remap a rank's open task
+   * called off): balance from the estimates, before measurements count
+   * (the same on every rank). */
   if (ctx->cfg.balance_estimates && ctx->cfg.policy.mode == RTA_POLICY_AUTO &&
-      ctx->stats.steps == 1 && !d.remap) {
+      !ctx->remap_tried && !d.remap) {
     d.remap = 1;
     d.reason = RTA_REASON_ESTIMATED;
     forced = 3;
@@ -1064,6 +1065,7 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     }
     ballast__lib_begin();
     rta__lb_emit_remap_begun(ctx);
+    ctx->remap_tried = 1;
     rc = remap(ctx, &d, &cost, &dropped);
     ballast__lib_end();
     lbrec__warm_free(ctx->warm); /* one try: a failed warm remap is not repeated */

@@ -76,6 +76,7 @@ struct rta_lb_context {
   MPI_Request step_req;
   int step_live;          /* step_req is started and not completed */
   int step_ready;         /* step_recv holds a completed step not yet fed */
+  int remap_tried;        /* a remap was attempted (balance_estimates: no longer) */
   double step_post;       /* seconds starting it (MPI_Iallreduce) */
   MPI_Op step_op;
   MPI_Datatype step_type;

@@ -9,6 +9,7 @@
  *    within two windows of the warm-up's end;
  *  - a warm-up (every rank 2x slower for its first 12 steps): its end found
  *    within 3 steps;
+ *  - a task left open when a remap is due: called off on every rank;
  *  - the traffic: a tool linked in counts ballast's own MPI calls per step
  *    (lib = 1): one MPI_Iallreduce (128 bytes) and one MPI_Wait, nothing else, as
  *    rta_policy.h states, and no MPI_Allgather at all. */
@@ -214,12 +215,60 @@ static void traffic_case(void) {
             "bytes and its MPI_Wait");
 }
 
+/* A task left open under the automatic policy: the call that would remap
+ * (balance_estimates: the first) is called off on every rank with
+ * BALLAST_ESTATE; at the next call the remap from the estimates happens. */
+static void open_task_case(void) {
+  const char *rn = "opentask";
+  rta_task_t *root;
+  rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
+  CHECK_EQ(rta_define_task(NULL, 1, &rn, &rp, &root), 0);
+  for (int i = 0; i < 4; i++) {
+    char name[24];
+    snprintf(name, sizeof name, "r%dt%d", me, i);
+    const char *nm = name;
+    rta_task_params_t p = RTA_TASK_PARAMS_INIT;
+    p.est_work = me == 0 ? 3.0 : 1.0; /* rank 0 holds 3x the estimated work */
+    CHECK_EQ(rta_define_task(root, 1, &nm, &p, NULL), 0);
+  }
+  rta_lb_config_t cfg;
+  rta_lb_config_init(&cfg);
+  cfg.use_env = 0;
+  cfg.policy.mode = RTA_POLICY_AUTO;
+  cfg.balance_estimates = 1;
+  rta_lb_context_t *ctx;
+  MPI_Comm comm;
+  CHECK_EQ(rta_define_lb_context(MPI_COMM_WORLD, root, &cfg, &ctx, &comm), 0);
+  rta_task_t *t = rta_lb_local_task(ctx, 0);
+  if (me == 0)
+    CHECK_EQ(rta_task_begin(t), 0);
+  CHECK_EQ(rta_perform_load_balancing(&comm), BALLAST_ESTATE);
+  rta_lb_stats_t s;
+  CHECK_EQ(rta_lb_stats(ctx, &s), 0);
+  CHECK_EQ(s.remaps, 0);
+  if (me == 0)
+    CHECK_EQ(rta_task_end(t), 0);
+  CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+  rta_decision_t d;
+  CHECK_EQ(rta_lb_last_decision(ctx, &d), 0);
+  CHECK_EQ(d.reason, RTA_REASON_ESTIMATED);
+  CHECK_EQ(rta_lb_stats(ctx, &s), 0);
+  CHECK_EQ(s.remaps, 1);
+  CHECK_GE(s.tasks_moved, 1); /* the estimates were imbalanced: 12 against 4 */
+  CHECK_EQ(rta_perform_load_balancing(&comm), 0);
+  CHECK_EQ(rta_lb_destroy(ctx), 0);
+  CHECK_EQ(rta_task_remove(root), 0);
+  TEST_PASS("lbnoise: a task left open calls the remap off on every rank; the "
+            "estimates balance at the next call");
+}
+
 int main(int argc, char **argv) {
   CHECK_EQ(ballast_tool_attach("lbnoise_count", tool_init), 0);
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   traffic_case();
+  open_task_case();
   noise_cases();
   imbalance_case();
   warmup_case();
