@@ -452,8 +452,12 @@ static int step_complete(rta_lb_context_t *ctx) {
   ballast__lib_begin();
   double t = MPI_Wtime();
   int mrc = MPI_Wait(&ctx->step_req, MPI_STATUS_IGNORE);
-  /* the reduction's time on this rank: starting it and completing it */
-  ctx->coll_last = ctx->step_post + (MPI_Wtime() - t);
+  /* this call's part (coll_last) and the reduction's whole time on this
+   * rank, starting and completing it (sent with the next step: the least
+   * over ranks estimates the reduction's own cost) */
+  double dt = MPI_Wtime() - t;
+  ctx->coll_last += dt;
+  ctx->step_full = ctx->step_post + dt;
   ballast__lib_end();
   ctx->step_live = 0;
   if (mrc != MPI_SUCCESS)
@@ -480,12 +484,13 @@ static int step_start(rta_lb_context_t *ctx, double mine, int err, double wall) 
   v[STEP_WHO] = err ? ctx->rank + 1 : 0;
   v[STEP_CODE] = err;
   v[STEP_WALL_MAX] = v[STEP_WALL_SUM] = wall;
-  v[STEP_COLL_MIN] = ctx->coll_last > 0 ? ctx->coll_last : INFINITY;
+  v[STEP_COLL_MIN] = ctx->step_full > 0 ? ctx->step_full : INFINITY;
   ballast__lib_begin();
   double t = MPI_Wtime();
   int mrc = MPI_Iallreduce(v, ctx->step_recv, 1, ctx->step_type, ctx->step_op, ctx->base,
                            &ctx->step_req);
   ctx->step_post = MPI_Wtime() - t;
+  ctx->coll_last += ctx->step_post;
   ballast__lib_end();
   if (mrc != MPI_SUCCESS)
     return BALLAST_EMPI;
@@ -511,6 +516,8 @@ static int step_error(const rta_lb_context_t *ctx, int err) {
 /* Feeds the completed reduction to the policy: *merged and *have. */
 static void step_feed(rta_lb_context_t *ctx, rta_policy_step_t *merged, int *have) {
   rta_policy_step_unpack(ctx->step_recv, merged);
+  ctx->fed_wall_max = ctx->step_recv[STEP_WALL_MAX];
+  ctx->fed_wall_sum = ctx->step_recv[STEP_WALL_SUM];
   *have = rta_policy_observe_step(ctx->policy, merged) == 0;
 }
 
@@ -1043,7 +1050,7 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   }
   ctx->last = d;
   const rta__lb_step_t ev = {wall, mine, have ? &merged : NULL,
-                            ctx->step_recv[STEP_WALL_MAX], ctx->step_recv[STEP_WALL_SUM],
+                            ctx->fed_wall_max, ctx->fed_wall_sum,
                             &d, forced, closed};
   rta__lb_emit_step(ctx, &ev);
   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_LB_DECISION))

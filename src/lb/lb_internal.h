@@ -78,6 +78,9 @@ struct rta_lb_context {
   int step_ready;         /* step_recv holds a completed step not yet fed */
   int remap_tried;        /* a remap was attempted (balance_estimates: no longer) */
   double step_post;       /* seconds starting it (MPI_Iallreduce) */
+  double step_full;       /* the last completed one's: starting + completing */
+  double fed_wall_max, fed_wall_sum; /* the program's step of the step fed last
+                             (step_recv belongs to MPI while a reduction runs) */
   MPI_Op step_op;
   MPI_Datatype step_type;
   /* ballast's own time waiting for other ranks (lb.c, step_wait): this
