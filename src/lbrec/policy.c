@@ -122,7 +122,7 @@ static int config_take(const rta_policy_config_t *cfg, rta_policy_config_t *c,
   if (cfg)
     *c = *cfg;
   else
-    rta_policy_config_default(c);
+    rta_policy_config_init(c);
   if (config_valid(c))
     return 0;
   BALLAST_WARN("%s: invalid configuration (window %d, warmup %d, threshold %g, "
