@@ -120,6 +120,17 @@ static double ghost_bytes(const md_sim_t *s, int b, int c) {
   return f * s->blocks[b].n * MD_DIM * sizeof(double);
 }
 
+/* A block's estimated force work, what it costs before it is measured: its
+ * particles plus the pairs within the list cut-off they are expected to
+ * have at the block's own density (n x rho x 2/3 pi r^3, each pair once),
+ * so a dense block weighs what its pairs cost, not just its particle
+ * count. Blocks are taken to be of the average block volume. */
+static double est_work(const md_sim_t *s, int b) {
+  double n = s->blocks[b].n, vol = s->L[0] * s->L[1] * s->L[2] / s->nblocks;
+  double r = MD_RC + s->p.skin;
+  return n + n * (n / vol) * (2.0 / 3.0) * 3.14159265358979 * r * r * r;
+}
+
 int md_lb_init(md_sim_t *s) {
   int rc;
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
@@ -142,7 +153,7 @@ int md_lb_init(md_sim_t *s) {
     snprintf(names[k], sizeof names[k], "block_%d", b);
     np[k] = names[k];
     par[k] = (rta_task_params_t)RTA_TASK_PARAMS_INIT;
-    par[k].est_work = s->blocks[b].n;
+    par[k].est_work = est_work(s, b);
     par[k].state_size = sizeof(double) * (2 + 10 * (size_t)s->blocks[b].n);
     int m = md_block_neighbours(s, b, nb);
     for (int j = 0; j < m; j++) {
@@ -167,6 +178,9 @@ int md_lb_init(md_sim_t *s) {
   rta_lb_config_init(&cfg);
   cfg.strategy = s->p.lb_random ? RTA_MAP_RANDOM : RTA_MAP_TWOPHASE;
   cfg.seed = (unsigned)s->p.seed;
+  /* balance the particle counts (each block's est_work) at the first call,
+   * as LAMMPS does before step 1; measurements take over after */
+  cfg.balance_estimates = 1;
   MPI_Comm comm;
   int rc2 = rta_lb_create(s->comm, s->md_root, &cfg, &s->lb, &comm);
   if (rc2) return rc ? rc : rc2;

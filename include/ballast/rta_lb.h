@@ -112,7 +112,13 @@
  * \section rta_lb_profile In the profile
  * The job's profile (mon_profile_write(), BALLAST_PROFILE, BALLAST_HTML)
  * carries two members from load balancing: "load_balancing", the totals of
- * every context (rta_lb_stats_t's figures), and "lb_series", each context's
+ * every context (rta_lb_stats_t's figures, and "windows": the windows the
+ * automatic policy judged and what it saw in them: "judged", "balanced",
+ * "unconfirmed", "noise" (the slowest rank moved), "persistent" (the same
+ * slowest rank in two imbalanced windows or more), "outliers" and
+ * "machine" (windows where outliers were left out, where every rank was
+ * slower), "warmup_end" (the step the start's warm-up ended, 0: not yet);
+ * the text report's "windows" line says the same), and "lb_series", each context's
  * history, kept from its definition to the end of the program (also after
  * rta_lb_destroy(); of the destroyed contexts the last 16 are kept and
  * "contexts_dropped" counts the others), the same on every rank, bounded in
@@ -121,7 +127,7 @@
  * "lb_series": {"contexts": [{
  *   "root": "md", "ranks": 2, "mode": "over-decomposition"|"placement",
  *   "strategy": "twophase", "step_time": "tasks"|"wall", "incomplete": false,
- *   "policy": {"mode": "auto", "warmup": 5, "window": 20, "threshold": 1.1,
+ *   "policy": {"mode": "auto", "warmup": 20, "window": 20, "threshold": 1.1,
  *              "outlier": 2, "horizon": 100},
  *   "steps": {"total": 80, "stride": 1, "first": [1, 2, ...], "n": [1, 1, ...],
  *             "tmax": [s, ...], "tavg": [s, ...], "imbalance": [...],
@@ -140,8 +146,9 @@
  *                    "owner": [0, 0, ...]}, ...]}}],
  *   "contexts_dropped": 0}
  * \endcode
- * - "steps": one point per judged step (a call with the policy not off), as
- *   columns: the point's first step and number of steps, the means over them
+ * - "steps": one point per judged step (a call with the policy not off that
+ *   fed the policy a merged step: under the automatic policy the previous
+ *   call's, its reduction completing a call later), as columns: the point's first step and number of steps, the means over them
  *   of the slowest and the average rank's time per step (the times the
  *   policy was fed), of the step's max/avg, and the policy's judged imbalance
  *   at the point's last judgement (0: none); "wmax" and "wavg" the means of
@@ -232,6 +239,12 @@ typedef struct {
                                     the context is defined and map with those inter-node costs
                                     (rta_hw_options_t.measure_links); 0 (default): every
                                     inter-node hop costs the same */
+  int balance_estimates;       /**< 1: under the automatic policy, the first load-balancing
+                                    call remaps from the tasks' estimated work (est_work: the
+                                    cost model's figure until min_steps steps are measured),
+                                    as a code balancing its particle counts before step 1;
+                                    reason RTA_REASON_ESTIMATED; measurement then takes over.
+                                    0 (default): wait for measurements */
 } rta_lb_config_t;
 
 /** Counters and figures of a context (same on every rank unless noted). */
@@ -311,10 +324,14 @@ BALLAST_API int rta_lb_destroy(rta_lb_context_t *ctx);
  * Policy off: counts the call and returns 0 at once (no step is closed,
  * nothing is exchanged, the communicator is unchanged).
  * Otherwise: closes a step of the cost model (rta_step(); not again when
- * the application has just closed it, see rta_step()), allgathers each
- * rank's time per step (rta_lb_config_t::step_time), feeds the policy and
- * asks it (explicit: always remap; the first call after
- * rta_lb_warm_start(): remap to the warm map). On a remap: rta_map_tasks()
+ * the application has just closed it, see rta_step()), labels this rank's
+ * time per step (rta_lb_config_t::step_time) and reduces it with the
+ * other ranks' (one MPI_Iallreduce of a fixed size, completed at the next
+ * call: rta_policy.h, "What it costs to communicate"), feeds the policy the
+ * previous call's merged step and asks it (explicit: the reduction is
+ * completed at once and it always remaps; the first call after
+ * rta_lb_warm_start(): remap to the warm map; the first call with
+ * balance_estimates: remap from the estimates). On a remap: rta_map_tasks()
  * from the current owners (migration cost included), gang placement; under
  * the automatic policy the candidate is then judged (rta_policy_confirm():
  * one MPI_Allreduce) and dropped, unmoved, when it moves nothing or gains
@@ -326,9 +343,12 @@ BALLAST_API int rta_lb_destroy(rta_lb_context_t *ctx);
  * \param comm NULL, or receives the application communicator (a new one
  *        after a placement remap; the old one is then freed).
  * \return 0 (remapped or not: see rta_lb_last_decision());
- * BALLAST_EINVAL for NULL ctx; BALLAST_ESTATE on every rank when a task is
- * open on some rank (each rank warns naming that rank, the rank itself
- * names the task; nothing is done), and outside MPI_Init..MPI_Finalize; a failed remap's code (the failing rank's own code there,
+ * BALLAST_EINVAL for NULL ctx; BALLAST_ESTATE when a task is open on some
+ * rank (the rank itself names the task; nothing is done): under the
+ * explicit policy on every rank, each warning naming that rank; under the
+ * automatic one on that rank, and on every rank when the call would have
+ * remapped (the remap is called off), else the others warn at their next
+ * call and that step is not counted; and outside MPI_Init..MPI_Finalize; a failed remap's code (the failing rank's own code there,
  * BALLAST_EREMOTE elsewhere; the old mapping and state are intact);
  * rta_map_tasks() codes; BALLAST_EMPI.
  */

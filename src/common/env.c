@@ -17,7 +17,7 @@ extern char **environ;
 
 /* One row per variable, in the README's order. Bounds that protect memory:
  * BALLAST_REPORT_TOP (regions packed into the report's reductions) and
- * BALLAST_LB_WINDOW (a window x ranks array of step times on every rank). */
+ * BALLAST_LB_WINDOW (a window of step times on every rank). */
 static const ballast__env_t table[] = {
     {"BALLAST_VERBOSE", BALLAST__ENV_INT, 0, 3, 0, NULL, "common"},
     {"BALLAST_MONITOR", BALLAST__ENV_BOOL, 0, 0, 0, NULL, "mon"},

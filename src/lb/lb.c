@@ -26,6 +26,10 @@ static rta_lb_context_t *contexts;
 
 rta_lb_context_t *rta__lb_contexts(void) { return contexts; }
 
+/* The per-step reduction (below). */
+static int step_op_create(rta_lb_context_t *ctx);
+static int step_complete(rta_lb_context_t *ctx);
+
 void rta_lb_config_init(rta_lb_config_t *cfg) {
   if (!cfg)
     return;
@@ -147,6 +151,10 @@ static void context_free(rta_lb_context_t *ctx) {
   MPI_Finalized(&fin);
   rta__lb_gangs_free(ctx->gangs, ctx->ngangs);
   if (!fin) {
+    if (ctx->step_op != MPI_OP_NULL)
+      MPI_Op_free(&ctx->step_op);
+    if (ctx->step_type != MPI_DATATYPE_NULL)
+      MPI_Type_free(&ctx->step_type);
     if (ctx->app != MPI_COMM_NULL)
       MPI_Comm_free(&ctx->app);
     if (ctx->base != MPI_COMM_NULL)
@@ -155,6 +163,7 @@ static void context_free(rta_lb_context_t *ctx) {
   rta_mapping_destroy(ctx->mapping);
   rta_hw_destroy(ctx->hw);
   rta_policy_destroy(ctx->policy);
+  rta_policy_rank_destroy(ctx->prank);
   lbrec__warm_free(ctx->warm);
   mig__pool_destroy(ctx->pool);
   free(ctx->move_out);
@@ -221,6 +230,8 @@ int rta_lb_create(MPI_Comm comm, rta_task_t *root,
     ctx->base = ctx->app = MPI_COMM_NULL;
     ctx->stats.last_error_rank = -1;
     ctx->coll_cost = -1;
+    ctx->step_op = MPI_OP_NULL;
+    ctx->step_type = MPI_DATATYPE_NULL;
     if (cfg)
       ctx->cfg = *cfg;
     else
@@ -263,8 +274,12 @@ int rta_lb_create(MPI_Comm comm, rta_task_t *root,
     ctx->base = base;
   if (!err)
     err = rta_policy_create(&ctx->cfg.policy, size, &ctx->policy);
-  if (!err && !(ctx->stepbuf = ballast__malloc(6 * (size_t)size * sizeof *ctx->stepbuf)))
+  if (!err && !(ctx->stepbuf = ballast__malloc(4 * (size_t)size * sizeof *ctx->stepbuf)))
     err = BALLAST_ENOMEM;
+  if (!err)
+    err = rta_policy_rank_create(&ctx->cfg.policy, &ctx->prank);
+  if (!err)
+    err = step_op_create(ctx);
   int rc = ballast__agree(base != MPI_COMM_NULL ? base : comm, err, NULL, NULL);
   if (!rc) {
     rta_hw_options_t ho;
@@ -316,6 +331,11 @@ int rta_lb_destroy(rta_lb_context_t *ctx) {
       *p = ctx->next;
       break;
     }
+  /* collective: every rank has the same step's reduction running */
+  int fin = 0;
+  MPI_Finalized(&fin);
+  if (!fin)
+    (void)step_complete(ctx);
   rta__lb_emit_destroyed(ctx);
   context_free(ctx);
   return 0;
@@ -356,56 +376,169 @@ static double step_time(rta_lb_context_t *ctx, double wall, int closed) {
   return wall;
 }
 
-/* This rank's wait for the other ranks in the step's collective: its time
- * in it less the collective's own cost, estimated as the least time any rank
- * has spent in it so far (the last rank to arrive waits for nobody, so its
- * time is the exchange alone; each rank sends its previous time with the
- * next step's figures, so the estimate costs no message). Until one is
- * known (the first step), the whole time counts as waiting. */
+/* ---- the per-step reduction ------------------------------------------------
+ * One vector of RTA__LB_STEP_DOUBLES doubles per step (rta_policy.h, "What
+ * it costs to communicate"): the policy's merged step, then who had an
+ * error (rank + 1, max), its code (min: codes are negative), the program's
+ * wall step (max and sum) and the least time a rank spent completing the
+ * previous reduction (min; +inf for none). One user-defined operation
+ * merges it, so one collective carries all of it. */
+enum { STEP_WHO = RTA_POLICY_STEP_DOUBLES, STEP_CODE, STEP_WALL_MAX, STEP_WALL_SUM,
+       STEP_COLL_MIN };
+
+static void step_op_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
+  (void)type;
+  const double *a = in;
+  double *b = inout;
+  for (int i = 0; i < *len; i++, a += RTA__LB_STEP_DOUBLES, b += RTA__LB_STEP_DOUBLES) {
+    rta_policy_step_t x, y;
+    rta_policy_step_unpack(a, &x);
+    rta_policy_step_unpack(b, &y);
+    rta_policy_step_merge(&y, &x);
+    rta_policy_step_pack(&y, b);
+    b[STEP_WHO] = fmax(a[STEP_WHO], b[STEP_WHO]);
+    b[STEP_CODE] = fmin(a[STEP_CODE], b[STEP_CODE]);
+    b[STEP_WALL_MAX] = fmax(a[STEP_WALL_MAX], b[STEP_WALL_MAX]);
+    b[STEP_WALL_SUM] += a[STEP_WALL_SUM];
+    b[STEP_COLL_MIN] = fmin(a[STEP_COLL_MIN], b[STEP_COLL_MIN]);
+  }
+}
+
+/* The operation and datatype of a context's reduction (at definition). */
+static int step_op_create(rta_lb_context_t *ctx) {
+  if (MPI_Type_contiguous(RTA__LB_STEP_DOUBLES, MPI_DOUBLE, &ctx->step_type) != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  if (MPI_Type_commit(&ctx->step_type) != MPI_SUCCESS ||
+      MPI_Op_create(step_op_fn, 1, &ctx->step_op) != MPI_SUCCESS) {
+    MPI_Type_free(&ctx->step_type);
+    ctx->step_type = MPI_DATATYPE_NULL;
+    return BALLAST_EMPI;
+  }
+  return 0;
+}
+
+/* This rank's wait for the other ranks in the step's reduction: its time
+ * completing it less the reduction's own cost, estimated as the least time
+ * any rank has spent completing one so far (the last rank to arrive waits
+ * for nobody; each rank sends its previous time with the next step's
+ * figures, so the estimate costs no message). Until one is known (the
+ * first step), the whole time counts as waiting. */
 static double step_wait(const rta_lb_context_t *ctx) {
   double w = ctx->coll_last - (ctx->coll_cost > 0 ? ctx->coll_cost : 0);
   return w > 0 ? w : 0;
 }
 
-/* One collective per step: every rank's time, error code, wall time since
- * its previous call and time in the previous step's collective together,
- * into buffers allocated with the context (nothing allocated per step):
- * the times and wall times land at stepbuf + 4 size and + 5 size. 0, or the
- * step's error (the same on every rank). */
-static int step_exchange(rta_lb_context_t *ctx, double mine, int err, double wall) {
-  double *all = ctx->stepbuf, *times = ctx->stepbuf + 4 * ctx->size;
-  double *walls = times + ctx->size;
-  double quad[4] = {mine, (double)err, wall, ctx->coll_last};
+/* Completes the live reduction (MPI_Wait) into ctx->step_recv. 0, or
+ * BALLAST_EMPI. */
+static int step_complete(rta_lb_context_t *ctx) {
+  if (!ctx->step_live)
+    return 0;
   ballast__lib_begin();
-  int rc = 0;
-  double t_coll = MPI_Wtime();
-  int mrc = MPI_Allgather(quad, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, ctx->base);
-  ctx->coll_last = MPI_Wtime() - t_coll;
-  if (mrc != MPI_SUCCESS) {
-    rc = BALLAST_EMPI;
-  } else {
-    int who = -1;
-    for (int r = 0; r < ctx->size && !rc; r++)
-      if (all[4 * r + 1] != 0) {
-        who = r;
-        rc = err ? err : BALLAST_EREMOTE;
-      }
-    /* A task left open is the application's misuse, not a failure of
-     * another rank: every rank says so, with the same code. */
-    if (who >= 0 && (int)all[4 * who + 1] == BALLAST_ESTATE) {
-      rc = BALLAST_ESTATE;
-      BALLAST_WARN("rta: load balancing refused on every rank: a task is still "
-                   "open on rank %d (%s; nothing done)", who,
-                   ballast_err_name(BALLAST_ESTATE));
-    }
-    for (int r = 0; r < ctx->size; r++) {
-      times[r] = all[4 * r];
-      walls[r] = all[4 * r + 2];
-      if (all[4 * r + 3] > 0 && (ctx->coll_cost < 0 || all[4 * r + 3] < ctx->coll_cost))
-        ctx->coll_cost = all[4 * r + 3];
-    }
-  }
+  double t = MPI_Wtime();
+  int mrc = MPI_Wait(&ctx->step_req, MPI_STATUS_IGNORE);
+  /* this call's part (coll_last) and the reduction's whole time on this
+   * rank, starting and completing it (sent with the next step: the least
+   * over ranks estimates the reduction's own cost) */
+  double dt = MPI_Wtime() - t;
+  ctx->coll_last += dt;
+  ctx->step_full = ctx->step_post + dt;
   ballast__lib_end();
+  ctx->step_live = 0;
+  if (mrc != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  ctx->step_ready = 1;
+  double c = ctx->step_recv[STEP_COLL_MIN];
+  if (isfinite(c) && c > 0 && (ctx->coll_cost < 0 || c < ctx->coll_cost))
+    ctx->coll_cost = c;
+  return 0;
+}
+
+/* Labels this rank's step (its part of the policy) and starts the
+ * reduction of its contribution; a rank with an error contributes a
+ * neutral step and its code. 0, or BALLAST_EMPI. */
+static int step_start(rta_lb_context_t *ctx, double mine, int err, double wall) {
+  rta_policy_step_t s;
+  if (err || rta_policy_rank_observe(ctx->prank, ctx->policy, ctx->rank, mine, &s) < 0) {
+    memset(&s, 0, sizeof s);
+    s.ranks = 1;
+    s.win_slowest = ctx->rank;
+  }
+  double *v = ctx->step_send;
+  rta_policy_step_pack(&s, v);
+  v[STEP_WHO] = err ? ctx->rank + 1 : 0;
+  v[STEP_CODE] = err;
+  v[STEP_WALL_MAX] = v[STEP_WALL_SUM] = wall;
+  v[STEP_COLL_MIN] = ctx->step_full > 0 ? ctx->step_full : INFINITY;
+  ballast__lib_begin();
+  double t = MPI_Wtime();
+  int mrc = MPI_Iallreduce(v, ctx->step_recv, 1, ctx->step_type, ctx->step_op, ctx->base,
+                           &ctx->step_req);
+  ctx->step_post = MPI_Wtime() - t;
+  ctx->coll_last += ctx->step_post;
+  ballast__lib_end();
+  if (mrc != MPI_SUCCESS)
+    return BALLAST_EMPI;
+  ctx->step_live = 1;
+  return 0;
+}
+
+/* The error a completed step carries: 0, BALLAST_ESTATE when a rank had a
+ * task open (the application's misuse: the same code everywhere), else
+ * BALLAST_EREMOTE (the rank's own code on that rank: \a err). */
+static int step_error(const rta_lb_context_t *ctx, int err) {
+  int who = (int)ctx->step_recv[STEP_WHO] - 1;
+  if (who < 0)
+    return 0;
+  if ((int)ctx->step_recv[STEP_CODE] == BALLAST_ESTATE && !err) {
+    BALLAST_WARN("rta: load balancing: a task was still open on rank %d (%s; its "
+                 "step is not counted)", who, ballast_err_name(BALLAST_ESTATE));
+    return BALLAST_ESTATE;
+  }
+  return err ? err : BALLAST_EREMOTE;
+}
+
+/* Feeds the completed reduction to the policy: *merged and *have. */
+static void step_feed(rta_lb_context_t *ctx, rta_policy_step_t *merged, int *have) {
+  rta_policy_step_unpack(ctx->step_recv, merged);
+  ctx->fed_wall_max = ctx->step_recv[STEP_WALL_MAX];
+  ctx->fed_wall_sum = ctx->step_recv[STEP_WALL_SUM];
+  *have = rta_policy_observe_step(ctx->policy, merged) == 0;
+}
+
+/* The step's exchange. Under the automatic policy: completes the reduction
+ * the previous call started (unless a remap's check did already) and feeds
+ * it to the policy, then labels and contributes this call's step and leaves
+ * its reduction running until the next call (no synchronisation of the
+ * ranks here). Under the explicit policy, which remaps collectively at
+ * every call anyway: the same reduction, completed at once. *have: a
+ * merged step was fed (*merged). 0, or under the explicit policy the
+ * step's error, the same on every rank; under the automatic one this
+ * rank's own error \a err goes on through the call (rta_lb_perform: every
+ * rank takes the same decision) and the others hear of it when the step
+ * completes (a warning; that step is not counted). */
+static int step_exchange(rta_lb_context_t *ctx, double mine, int err, double wall,
+                         rta_policy_step_t *merged, int *have) {
+  *have = 0;
+  ctx->coll_last = 0; /* this call's reduction time, once one completes */
+  int now = ctx->cfg.policy.mode != RTA_POLICY_AUTO;
+  int rc = step_complete(ctx);
+  if (!rc && ctx->step_ready && !now) {
+    if (ctx->step_recv[STEP_WHO] == 0)
+      step_feed(ctx, merged, have);
+    else if ((int)ctx->step_recv[STEP_WHO] - 1 != ctx->rank)
+      (void)step_error(ctx, 0);
+  }
+  ctx->step_ready = 0;
+  if (!rc)
+    rc = step_start(ctx, mine, err, wall);
+  if (!rc && now) {
+    rc = step_complete(ctx);
+    if (!rc)
+      rc = step_error(ctx, err);
+    if (!rc)
+      step_feed(ctx, merged, have);
+    ctx->step_ready = 0;
+  }
   return rc;
 }
 
@@ -704,9 +837,11 @@ static int candidate_wanted(rta_lb_context_t *ctx, const remap_t *s, double t_ma
                             rta_decision_t *d) {
   rta_remap_candidate_t c = {0, 0, 0, 0, 0};
   candidate_figures(ctx, s, &c);
-  /* A warm map that is where the tasks already are: nothing to carry out
-   * (the same on every rank, so no rank enters the reduction below). */
-  if (d->reason == RTA_REASON_WARM_START && c.tasks == 0) {
+  /* A warm map (or one from the estimates) that is where the tasks already
+   * are: nothing to carry out (the same on every rank, so no rank enters the
+   * reduction below). */
+  if ((d->reason == RTA_REASON_WARM_START || d->reason == RTA_REASON_ESTIMATED) &&
+      c.tasks == 0) {
     d->remap = 0;
     const rta__lb_judged_t ev = {&c, 0, d};
     rta__lb_emit_judged(ctx, &ev);
@@ -774,6 +909,25 @@ static int remap(rta_lb_context_t *ctx, rta_decision_t *d, rta_remap_measure_t *
   return rc;
 }
 
+/* Before a remap the automatic policy decided (the same on every rank): the
+ * step's reduction is completed (the remap synchronises the ranks anyway)
+ * and a rank that had a task open in this step calls it off everywhere:
+ * \a d no longer remaps and every rank returns the error (BALLAST_ESTATE;
+ * its own code on the rank, BALLAST_EREMOTE elsewhere for another). The
+ * completed step is fed at the next call unless the remap happens. 0 or
+ * that error. */
+static int remap_check(rta_lb_context_t *ctx, int own, rta_decision_t *d) {
+  int rc = step_complete(ctx);
+  if (!rc && ctx->step_ready && ctx->step_recv[STEP_WHO] != 0)
+    rc = step_error(ctx, own);
+  if (rc) {
+    ctx->step_ready = 0;
+    d->remap = 0;
+    ctx->last.remap = 0;
+  }
+  return rc;
+}
+
 /* The tools interface's lb_decision: every step the policy judged. */
 static void decision_event(const rta_lb_context_t *ctx, const rta_decision_t *d) {
   ballast_tool_lb_decision_t ev = {
@@ -803,6 +957,9 @@ static void note_decision(rta_lb_context_t *ctx, const rta_decision_t *d) {
                  "no imbalance measured)", d->step);
   else if (d->remap && d->reason == RTA_REASON_WARM_START)
     BALLAST_INFO("rta: step %lld: remap (warm start: the earlier run's map)", d->step);
+  else if (d->remap && d->reason == RTA_REASON_ESTIMATED)
+    BALLAST_INFO("rta: step %lld: remap (estimated: the tasks' est_work, before "
+                 "measurements count)", d->step);
   else if (d->remap)
     BALLAST_INFO("rta: step %lld: remap (%s): imbalance %.3f > threshold %.3f, "
                  "predicted gain %.3g s, remap cost %.3g s, %d outlier(s) ignored",
@@ -839,8 +996,10 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   int closed = 0;
   int err = close_step(ctx, &closed);
   double mine = err ? 0 : step_time(ctx, wall, closed);
-  double *times = ctx->stepbuf + 4 * ctx->size, *walls = times + ctx->size;
-  int rc = step_exchange(ctx, mine, err, wall);
+  rta_policy_step_t merged;
+  int have = 0;
+  int rc = step_exchange(ctx, mine, err, wall, &merged, &have);
+  int own = ctx->cfg.policy.mode == RTA_POLICY_AUTO ? err : 0;
   double wait = step_wait(ctx);
   ctx->seconds_waiting += wait;
   if (rc) {
@@ -852,7 +1011,6 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     return rc;
   }
   ctx->stats.steps++;
-  rta_policy_observe(ctx->policy, times, ctx->size);
   rta_decision_t d;
   rta_policy_decide(ctx->policy, &d);
   /* A failed assertion marked remap asks for one (agreed over the context;
@@ -867,8 +1025,19 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     d.reason = RTA_REASON_WARM_START;
     forced = 2;
   }
+  /* The first call (or the first after one whose remap a rank's open task
+   * called off): balance from the estimates, before measurements count
+   * (the same on every rank). */
+  if (ctx->cfg.balance_estimates && ctx->cfg.policy.mode == RTA_POLICY_AUTO &&
+      !ctx->remap_tried && !d.remap) {
+    d.remap = 1;
+    d.reason = RTA_REASON_ESTIMATED;
+    forced = 3;
+  }
   ctx->last = d;
-  const rta__lb_step_t ev = {wall, times, walls, &d, forced, closed};
+  const rta__lb_step_t ev = {wall, mine, have ? &merged : NULL,
+                            ctx->fed_wall_max, ctx->fed_wall_sum,
+                            &d, forced, closed};
   rta__lb_emit_step(ctx, &ev);
   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_LB_DECISION))
     decision_event(ctx, &d);
@@ -876,6 +1045,8 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   double t_decided = MPI_Wtime();
   ctx->stats.seconds_deciding += t_decided - t_in;
   ballast__own_add(t_decided - t_in, wait);
+  if (d.remap && ctx->cfg.policy.mode == RTA_POLICY_AUTO)
+    rc = remap_check(ctx, own, &d);
   if (d.remap) {
     rta_remap_measure_t cost = {0, 0, 0, 0};
     int dropped = 0;
@@ -887,6 +1058,7 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     }
     ballast__lib_begin();
     rta__lb_emit_remap_begun(ctx);
+    ctx->remap_tried = 1;
     rc = remap(ctx, &d, &cost, &dropped);
     ballast__lib_end();
     lbrec__warm_free(ctx->warm); /* one try: a failed warm remap is not repeated */
@@ -897,8 +1069,12 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     const rta__lb_remap_end_t end = {rc, dropped, &cost, &d};
     rta__lb_emit_remap_ended(ctx, &end);
     if (dropped) {
-      candidate_dropped(ctx, &d);
+      candidate_dropped(ctx, &d); /* the step's reduction goes on */
     } else {
+      /* the step measured before the remap says nothing of the ranks after
+       * it: dropped */
+      ctx->step_ready = 0;
+      rta_policy_rank_remapped(ctx->prank);
       /* A failed remap also restarts the warm-up, so a persistent failure is
        * retried after warmup + window steps, not at every step. */
       rta_policy_remap_measured(ctx->policy, &cost);
@@ -913,7 +1089,7 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     *comm = ctx->app;
   ctx->steps_seen = rta_steps();
   ctx->last_exit = MPI_Wtime();
-  return rc;
+  return rc ? rc : own;
 }
 
 MPI_Comm rta_lb_comm(const rta_lb_context_t *ctx) {

@@ -39,6 +39,10 @@ enum { RTA__LB_PH_DESCRIBE, RTA__LB_PH_DESCRIPTORS, RTA__LB_PH_PLAN,
 
 struct lbrec__warm; /* a warm start's table (lbrec.h) */
 
+/* The per-step vector: the policy's merged step, then the call's own
+ * figures (lb.c: STEP_WHO ...). */
+#define RTA__LB_STEP_DOUBLES (RTA_POLICY_STEP_DOUBLES + 5)
+
 struct rta_lb_context {
   MPI_Comm base;          /* dup of the application's comm; rank order fixed */
   MPI_Comm app;           /* what the application uses (owned) */
@@ -61,8 +65,24 @@ struct rta_lb_context {
   double last_exit;       /* MPI_Wtime at the end of the previous call */
   struct lbrec__warm *warm; /* a warm start the next call adopts, or NULL */
   long long steps_seen;   /* rta_steps() then: a step closed since is the application's */
-  double *stepbuf;        /* 6 x size doubles: the per-step and per-remap allgathers,
-                             then the step's times and wall times per rank */
+  double *stepbuf;        /* 4 x size doubles: the remap's allgather and the
+                             candidate's loads per rank (not used per step) */
+  /* The per-step reduction (lb.c, rta_policy.h "What it costs to
+   * communicate"): this rank's part of the policy, the fixed-size vector it
+   * sends and the one it receives, the request (live between the call that
+   * starts it and the one that completes it), the operation and datatype. */
+  rta_policy_rank_t *prank;
+  double step_send[RTA__LB_STEP_DOUBLES], step_recv[RTA__LB_STEP_DOUBLES];
+  MPI_Request step_req;
+  int step_live;          /* step_req is started and not completed */
+  int step_ready;         /* step_recv holds a completed step not yet fed */
+  int remap_tried;        /* a remap was attempted (balance_estimates: no longer) */
+  double step_post;       /* seconds starting it (MPI_Iallreduce) */
+  double step_full;       /* the last completed one's: starting + completing */
+  double fed_wall_max, fed_wall_sum; /* the program's step of the step fed last
+                             (step_recv belongs to MPI while a reduction runs) */
+  MPI_Op step_op;
+  MPI_Datatype step_type;
   /* ballast's own time waiting for other ranks (lb.c, step_wait): this
    * rank's seconds in the last per-step collective, the least any rank has
    * spent in it (-1: none known yet), and the waits summed (the
@@ -138,8 +158,12 @@ typedef struct {
 
 typedef struct {
   double wall;              /* this rank's wall time of the program's step */
-  const double *times;      /* the step times fed to the policy, per rank */
-  const double *walls;      /* the program's step per rank */
+  double mine;              /* this rank's step time for the policy */
+  /* the merged step fed to the policy at this call (the previous call's
+   * step under the automatic policy, this call's under the explicit one),
+   * NULL when none was (the first call, after a remap or an error) */
+  const rta_policy_step_t *merged;
+  double max_wall, sum_wall; /* the program's step over ranks, of the same step */
   const rta_decision_t *d;  /* the policy's decision */
   int forced;               /* 1: a failed assertion asked for the remap,
                              * 2: a pending warm start did */

@@ -395,17 +395,20 @@ static void record_costs(rta_lb_context_t *ctx, long long step) {
 }
 
 /* A judged step: its costs when the cost model closed one, then rank 0's
- * wall seconds, the times fed to the policy and the decision (forced: 1 a
- * performance assertion asked for the remap, 2 a pending warm start did).
- * Collective: every 64 steps the buffered costs are gathered. */
+ * wall seconds and every rank's time for the step (gathered for the record
+ * alone: the policy never gathers them), the merged step the policy was fed
+ * at this call and the decision (forced: 1 a performance assertion asked
+ * for the remap, 2 a pending warm start did). Collective: one MPI_Gather of
+ * one double per step, and every 64 steps the buffered costs are gathered. */
 static void record_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
   struct lb__recw *w = ctx->rec;
   if (!w)
     return;
   if (ev->closed)
     record_costs(ctx, ctx->stats.steps);
-  double wall = ev->wall;
-  const double *times = ev->times;
+  double wall = ev->wall, *times = ctx->stepbuf; /* free outside remaps */
+  int got = MPI_Gather(&ev->mine, 1, MPI_DOUBLE, times, 1, MPI_DOUBLE, 0, ctx->base) ==
+            MPI_SUCCESS;
   const rta_decision_t *d = ev->d;
   int forced = ev->forced;
   long long step = ctx->stats.steps;
@@ -415,10 +418,18 @@ static void record_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
   if (ctx->rank == 0 && room(w)) {
     out(w, "T %lld %a", step, wall);
     for (int r = 0; r < ctx->size; r++)
-      out(w, " %a", times[r]);
-    out(w, "\nD %lld %d %s %a %a %a %a %a %d %d\n", d->step, d->remap,
+      out(w, " %a", got ? times[r] : 0.0);
+    if (ev->merged) {
+      double v[RTA_POLICY_STEP_DOUBLES];
+      rta_policy_step_pack(ev->merged, v);
+      out(w, "\nS %lld", step);
+      for (int i = 0; i < RTA_POLICY_STEP_DOUBLES; i++)
+        out(w, " %a", v[i]);
+    }
+    out(w, "\nD %lld %d %s %a %a %a %a %a %d %d %d %d %d %lld\n", d->step, d->remap,
         rta_reason_name(d->reason), d->imbalance, d->max_time, d->avg_time,
-        d->predicted_gain, d->remap_cost, d->ignored_outliers, forced);
+        d->predicted_gain, d->remap_cost, d->ignored_outliers, forced, d->slowest,
+        d->persistent, d->noise, d->warmup_end);
   }
   if (step % FLUSH_STEPS == 0)
     gather(ctx);

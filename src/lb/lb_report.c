@@ -15,6 +15,29 @@
 static int registered, ncontexts;
 static rta_lb_stats_t done;
 
+/* What the automatic policy saw in the windows it judged, every context
+ * summed (rta_policy.h, step 4): its verdicts and the noise it named. */
+static struct {
+  long long judged, balanced, unconfirmed, noise, persistent;
+  long long outliers, machine, warmup_end;
+} seen;
+
+static void report_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
+  (void)ctx;
+  const rta_decision_t *d = ev->d;
+  if (d->warmup_end > 0 && !seen.warmup_end)
+    seen.warmup_end = d->warmup_end;
+  if (d->imbalance <= 0 || d->reason == RTA_REASON_EXPLICIT)
+    return;
+  seen.judged++;
+  seen.balanced += d->reason == RTA_REASON_BALANCED;
+  seen.unconfirmed += d->reason == RTA_REASON_UNCONFIRMED;
+  seen.noise += d->reason == RTA_REASON_NOISE;
+  seen.persistent += d->persistent >= 2;
+  seen.outliers += (d->noise & RTA_NOISE_OUTLIERS) != 0;
+  seen.machine += (d->noise & RTA_NOISE_MACHINE) != 0;
+}
+
 static void fold(rta_lb_stats_t *a, const rta_lb_stats_t *s) {
   a->calls += s->calls;
   a->steps += s->steps;
@@ -75,24 +98,34 @@ static void report(FILE *f, void *user) {
   fprintf(f, "# imbalance  : first %.3f, last %.3f; last remap: before %.3f, "
           "predicted %.3f, after %.3f\n", t.imbalance_first, t.imbalance_last,
           t.imbalance_before, t.imbalance_predicted, t.imbalance_after);
+  fprintf(f, "# windows    : %lld judged: %lld balanced, %lld imbalanced once "
+          "(unconfirmed), %lld noise (the slowest rank moved), %lld persistent "
+          "imbalance; outliers left out in %lld, every rank slower in %lld; "
+          "warm-up over at step %lld\n", seen.judged, seen.balanced, seen.unconfirmed,
+          seen.noise, seen.persistent, seen.outliers, seen.machine, seen.warmup_end);
 }
 
 static char *json(void *user) {
   (void)user;
   rta_lb_stats_t t = total();
-  char *s = ballast__malloc(512);
+  char *s = ballast__malloc(768);
   if (s)
-    snprintf(s, 512,
+    snprintf(s, 768,
              "{\"contexts\":%d,\"calls\":%lld,\"steps\":%lld,\"remaps\":%lld,"
              "\"failed_remaps\":%lld,\"tasks_moved\":%lld,\"bytes_moved\":%.0f,"
              "\"seconds_mapping\":%.9g,\"seconds_migrating\":%.9g,"
              "\"imbalance_first\":%.6g,\"imbalance_last\":%.6g,"
              "\"imbalance_before\":%.6g,\"imbalance_predicted\":%.6g,"
-             "\"imbalance_after\":%.6g}",
+             "\"imbalance_after\":%.6g,\"windows\":{\"judged\":%lld,"
+             "\"balanced\":%lld,\"unconfirmed\":%lld,\"noise\":%lld,"
+             "\"persistent\":%lld,\"outliers\":%lld,\"machine\":%lld,"
+             "\"warmup_end\":%lld}}",
              ncontexts, t.calls, t.steps, t.remaps, t.failed_remaps, t.tasks_moved,
              t.bytes_moved, t.seconds_mapping, t.seconds_migrating,
              t.imbalance_first, t.imbalance_last, t.imbalance_before,
-             t.imbalance_predicted, t.imbalance_after);
+             t.imbalance_predicted, t.imbalance_after, seen.judged, seen.balanced,
+             seen.unconfirmed, seen.noise, seen.persistent, seen.outliers, seen.machine,
+             seen.warmup_end);
   return s;
 }
 
@@ -114,4 +147,5 @@ static void report_destroyed(rta_lb_context_t *ctx) {
 }
 
 const rta__lb_listener_t rta__lb_report_listener = {
-    .name = "report", .defined = report_defined, .destroyed = report_destroyed};
+    .name = "report", .defined = report_defined, .step = report_step,
+    .destroyed = report_destroyed};

@@ -5,7 +5,7 @@
  * The format is documented with rta_lb_create() in
  * include/ballast/rta_lb.h (profile member "lb_series").
  *
- * Every rank keeps the same series (the step times are allgathered, the
+ * Every rank keeps the same series (the merged steps are reduced over ranks, the
  * decisions identical), so rank 0 of the world can write it whatever the
  * context's communicator. Nothing here communicates, and nothing here can
  * fail into load balancing: without memory a series stops growing and says
@@ -246,15 +246,11 @@ static void series_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
   series_t *s = ctx->series;
   if (!s)
     return;
-  const double *times = ev->times, *walls = ev->walls;
   const rta_decision_t *d = ev->d;
-  double mx = 0, sum = 0, wmx = 0, wsum = 0;
-  for (int r = 0; r < ctx->size; r++) {
-    mx = times[r] > mx ? times[r] : mx;
-    sum += times[r];
-    wmx = walls[r] > wmx ? walls[r] : wmx;
-    wsum += walls[r];
-  }
+  if (!ev->merged) /* no step was merged at this call: nothing to add */
+    return;
+  double mx = ev->merged->max_time, sum = ev->merged->sum_time;
+  double wmx = ev->max_wall, wsum = ev->sum_wall;
   double avg = ctx->size ? sum / ctx->size : 0;
   point_t p = {s->nsteps + 1, 1, mx, avg, wmx, ctx->size ? wsum / ctx->size : 0,
                avg > 0 ? mx / avg : 1.0, d->imbalance};

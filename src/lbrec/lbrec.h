@@ -11,7 +11,7 @@
  * reads. The writer is src/lb/lb_record.c (a listener of lb's contexts),
  * the reader record_read.c.
  *
- * ---- Format, version 2 -----------------------------------------------------
+ * ---- Format, version 3 -----------------------------------------------------
  * Line-oriented text, one record per line, tokens separated by one space,
  * the first token the line's type. Why text: a record is written a few lines
  * at a time while the run goes on (append, no index to patch at the end), a
@@ -27,9 +27,13 @@
  * this version (a new kind of line bumps the version). Version 2 (this one)
  * added the candidate judgement (J), the remap's seed and warm flag (R), the
  * measured remap given to the policy as four figures (X) and the warm-start
- * decisions (D); a reader refuses every other version by name.
+ * decisions (D). Version 3 added the merged step the policy is fed (S: the
+ * policy no longer sees every rank's time, issue 30) and what a decision saw
+ * (D's last four fields). The reader reads versions 2 and 3 and refuses
+ * every other version by name; a version 2 record replays its T lines
+ * through rta_policy_observe().
  *
- *   ballast-lbrecord 2                      first line: magic and version
+ *   ballast-lbrecord 3                      first line: magic and version
  *   C root ranks placement strategy step_time seed balrat
  *       the context: root key (escaped), number of ranks, 1 in placement
  *       mode, strategy name (rta_strategy_name), "tasks"|"wall", the seed
@@ -55,8 +59,14 @@
  *   Q g imb_core imb_node edge_cut hop_bytes internode moved bytes_moved
  *                             the engine's quality record of graph g (%a)
  *   T step wall t0 .. tn-1    one judged step: rank 0's wall seconds since
- *                             the previous call and every rank's time fed
- *                             to the policy (%a)
+ *                             the previous call and every rank's step time
+ *                             (%a; gathered for the record alone, one
+ *                             MPI_Gather of a double per step)
+ *   S step f0 .. f10          the merged step (rta_policy_step_t packed,
+ *                             %a) fed to the policy at that call: under
+ *                             the automatic policy the previous call's step
+ *                             (the reduction completes a call later); no S
+ *                             line when none was fed
  *   W step key cost key cost ...   measured task costs of that step (the
  *                             tasks clocked in it; one W line per rank and
  *                             step, written when gathered, so after later T
@@ -65,12 +75,14 @@
  *                             the cost model measured them since the last
  *                             mapping; one line per rank that sent anything,
  *                             at each remap and at the end
- *   D step remap reason imbalance max avg gain cost outliers forced
+ *   D step remap reason imbalance max avg gain cost outliers forced slowest
+ *                             persistent noise warmup_end
  *                             a decision (rta_decision_t: reason as
  *                             rta_reason_name, doubles %a; forced 1 when a
  *                             failed performance assertion turned it into
  *                             a remap, 2 when a pending warm start did:
- *                             reason warm-start)
+ *                             reason warm-start, 3 when balancing from the
+ *                             estimates did: reason estimated)
  *   J step k judged now after tasks bytes map_s remap reason gain cost pimb ptasks
  *                             the candidate of attempt k judged: judged 1
  *                             when rta_policy_confirm() was called with the
@@ -107,7 +119,8 @@
  * lines, on the H model (a warm map's targets are an input: taken from the
  * M target line); the candidate's figures are computed again from the
  * targets and the V lines' owners, work and state; the policy is created
- * from the P line and fed, in file order, T (observe), D (decide; "forced"
+ * from the P line and fed, in file order, S (rta_policy_observe_step; a
+ * version 2 record: T, rta_policy_observe), D (decide; "forced"
  * sets remap, 2 with reason warm-start), J (rta_policy_confirm, when
  * judged) and X (rta_policy_remap_measured).
  * A record started by rta_lb_record() after the definition has no graph 0:
@@ -131,7 +144,7 @@
 #include <ballast/rta_policy.h>
 
 #define LBREC__MAGIC "ballast-lbrecord"
-#define LBREC__VERSION 2
+#define LBREC__VERSION 3
 
 /* ---- reading (record_read.c) --------------------------------------------- */
 
@@ -163,7 +176,8 @@ typedef enum {
   LBREC__EV_DECIDE,    /* D: index into decisions[] */
   LBREC__EV_REMAP,     /* R: index into remaps[] */
   LBREC__EV_REMAPPED,  /* X: index into measures[] */
-  LBREC__EV_CANDIDATE  /* J: index into candidates[] */
+  LBREC__EV_CANDIDATE, /* J: index into candidates[] */
+  LBREC__EV_MERGED     /* S: index into merged[] */
 } lbrec__event_kind_t;
 
 typedef struct {
@@ -179,8 +193,13 @@ typedef struct {
 
 typedef struct {
   rta_decision_t d;
-  int forced;         /* 1 assertion, 2 warm start */
+  int forced;         /* 1 assertion, 2 warm start, 3 estimates (version 3) */
 } lbrec__decision_t;
+
+typedef struct {
+  long long step;     /* the call at which the policy was fed it */
+  rta_policy_step_t s;
+} lbrec__merged_t;
 
 typedef struct {
   long long step;
@@ -224,7 +243,8 @@ typedef struct lbrec__record {
   int64_t *key_order;     /* key ids sorted by key (lookups) */
   int ngraphs;
   lbrec__graph_t *graphs;   /* graphs[g], g as in the G line (gaps: n 0) */
-  int64_t nsteps, ndecisions, nremaps, nmeasures, ncandidates, ncostrows;
+  int64_t nsteps, ndecisions, nremaps, nmeasures, ncandidates, ncostrows, nmerged;
+  lbrec__merged_t *merged; /* S lines (version 3) */
   lbrec__step_t *steps;
   lbrec__decision_t *decisions;
   lbrec__remap_t *remaps;
@@ -232,7 +252,7 @@ typedef struct lbrec__record {
   lbrec__candidate_t *candidates;
   lbrec__costs_t *costrows;
   int64_t nevents;
-  lbrec__event_t *events;   /* T, D, J, R and X lines in file order */
+  lbrec__event_t *events;   /* T, S, D, J, R and X lines in file order */
   double *bytes;          /* ranks x ranks: the last B lines (per step), or NULL */
   int closed;             /* the Z line was read */
   long long dropped;      /* Z's dropped lines */

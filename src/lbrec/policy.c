@@ -7,9 +7,15 @@
 
 #include "common/common_internal.h"
 #include "common/env.h"
+#include "common/reps.h"
 
 /* Back-off after dropped candidates: 1, 2, 4, 8, 16 windows, no longer. */
 #define MAX_BACKOFF_SHIFT 4
+/* Steps skipped after a remap, at most. */
+#define AFTER_REMAP 5
+/* The published earliest warm-up end: a warmup setting above it is the
+ * classifier's settling time, at or below it a fixed count. */
+#define MIN_WARMUP 10
 
 /* An estimate of seconds with decaying trust: \c value as of step \c at,
  * moving towards \c floor by half its distance every horizon steps. */
@@ -19,27 +25,40 @@ typedef struct {
   int measured;
 } est_t;
 
+/* One rank's part: its classifier, its step count, its window's times. */
+struct rta_policy_rank {
+  rta_policy_config_t cfg;
+  ballast__reps_t reps;
+  long long n;        /* steps labelled */
+  double *win;        /* window doubles: the good steps of the window */
+  int nwin;           /* good steps in it */
+  int outl;           /* outlier steps in it */
+};
+
 struct rta_policy {
   rta_policy_config_t cfg;
   int nranks;
-  double *ring;       /* window x nranks step times, oldest overwritten */
-  int filled;         /* steps in the ring (<= window) */
-  int head;           /* next row to write */
-  int warm_left;      /* steps still to skip */
+  int pos;            /* position in the window of the next step; -1: not collecting */
+  int skip_left;      /* steps still to skip after a remap */
+  int pending;        /* a closed window awaits judgement */
+  rta_policy_step_t win;  /* its figures */
   long long steps;    /* steps observed */
+  long long warm_end; /* step from which no rank was warming (0: not yet) */
+  int streak;         /* imbalanced windows in a row with the same slowest rank */
+  int prev_slowest;   /* the slowest rank of the window before (-1: none) */
+  double prev_avg;    /* its average median (0: none) */
   est_t map, move;    /* estimated seconds of mapping and of migration */
   double move_bytes;  /* bytes of the migration behind move (0: unknown) */
   int skips;          /* candidates dropped in a row (back-off exponent) */
   int hold_left;      /* back-off: steps still to wait before judging */
-  double *scratch;    /* window doubles, for medians */
-  double *medians;    /* nranks doubles */
+  rta_policy_rank_t **ranks; /* rta_policy_observe's parts, allocated at its first call */
 };
 
 void rta_policy_config_init(rta_policy_config_t *cfg) {
   if (!cfg)
     return;
   cfg->mode = RTA_POLICY_AUTO;
-  cfg->warmup = 5;
+  cfg->warmup = 20;
   cfg->window = 20;
   cfg->threshold = 1.10;
   cfg->outlier = 2.0;
@@ -81,6 +100,9 @@ const char *rta_reason_name(rta_reason_t reason) {
   case RTA_REASON_NOTHING_MOVES: return "nothing-moves";
   case RTA_REASON_BACKOFF: return "backoff";
   case RTA_REASON_WARM_START: return "warm-start";
+  case RTA_REASON_UNCONFIRMED: return "unconfirmed";
+  case RTA_REASON_NOISE: return "noise";
+  case RTA_REASON_ESTIMATED: return "estimated";
   }
   return "unknown";
 }
@@ -92,36 +114,38 @@ static int config_valid(const rta_policy_config_t *c) {
          c->horizon >= 1 && isfinite(c->initial_cost) && c->initial_cost >= 0;
 }
 
+/* The configuration, or the defaults for NULL; 0 when usable (a warning
+ * names the figures when not). */
+static int config_take(const rta_policy_config_t *cfg, rta_policy_config_t *c,
+                       const char *who) {
+  if (cfg)
+    *c = *cfg;
+  else
+    rta_policy_config_init(c);
+  if (config_valid(c))
+    return 0;
+  BALLAST_WARN("%s: invalid configuration (window %d, warmup %d, threshold %g, "
+               "outlier %g, horizon %d, initial cost %g)", who, c->window, c->warmup,
+               c->threshold, c->outlier, c->horizon, c->initial_cost);
+  return BALLAST_EINVAL;
+}
+
 int rta_policy_create(const rta_policy_config_t *cfg, int nranks,
                       rta_policy_t **out) {
   if (!out || nranks < 1)
     return BALLAST_EINVAL;
   *out = NULL;
   rta_policy_config_t c;
-  if (cfg)
-    c = *cfg;
-  else
-    rta_policy_config_init(&c);
-  if (!config_valid(&c)) {
-    BALLAST_WARN("rta_policy_create: invalid configuration (window %d, warmup %d, "
-                 "threshold %g, outlier %g, horizon %d, initial cost %g)",
-                 c.window, c.warmup, c.threshold, c.outlier, c.horizon,
-                 c.initial_cost);
+  if (config_take(cfg, &c, "rta_policy_create"))
     return BALLAST_EINVAL;
-  }
   rta_policy_t *p = ballast__calloc(1, sizeof *p);
   if (!p)
     return BALLAST_ENOMEM;
   p->cfg = c;
   p->nranks = nranks;
-  p->ring = ballast__malloc(sizeof(double) * (size_t)c.window * (size_t)nranks);
-  p->scratch = ballast__malloc(sizeof(double) * (size_t)c.window);
-  p->medians = ballast__malloc(sizeof(double) * (size_t)nranks);
-  if (!p->ring || !p->scratch || !p->medians) {
-    rta_policy_destroy(p);
-    return BALLAST_ENOMEM;
-  }
-  p->warm_left = c.warmup;
+  p->pos = -1;
+  p->skip_left = c.warmup <= MIN_WARMUP ? c.warmup : 0;
+  p->prev_slowest = -1;
   p->map = (est_t){c.initial_cost, c.initial_cost, 0, 0};
   p->move = (est_t){0, 0, 0, 0};
   *out = p;
@@ -131,14 +155,185 @@ int rta_policy_create(const rta_policy_config_t *cfg, int nranks,
 void rta_policy_destroy(rta_policy_t *p) {
   if (!p)
     return;
-  free(p->ring);
-  free(p->scratch);
-  free(p->medians);
+  if (p->ranks)
+    for (int r = 0; r < p->nranks; r++)
+      rta_policy_rank_destroy(p->ranks[r]);
+  free(p->ranks);
   free(p);
 }
 
 const rta_policy_config_t *rta_policy_config(const rta_policy_t *p) {
   return p ? &p->cfg : NULL;
+}
+
+/* ---- one rank's part ------------------------------------------------------ */
+
+int rta_policy_rank_create(const rta_policy_config_t *cfg, rta_policy_rank_t **out) {
+  if (!out)
+    return BALLAST_EINVAL;
+  *out = NULL;
+  rta_policy_config_t c;
+  if (config_take(cfg, &c, "rta_policy_rank_create"))
+    return BALLAST_EINVAL;
+  rta_policy_rank_t *k = ballast__calloc(1, sizeof *k);
+  if (!k)
+    return BALLAST_ENOMEM;
+  k->cfg = c;
+  ballast__reps_params_t rp;
+  ballast__reps_params_init(&rp);
+  rp.outlier = c.outlier;
+  if (c.warmup > MIN_WARMUP)
+    rp.settle = c.warmup;
+  (void)ballast__reps_init(&k->reps, &rp); /* valid: settle > min_warmup */
+  if (!(k->win = ballast__malloc(sizeof(double) * (size_t)c.window))) {
+    free(k);
+    return BALLAST_ENOMEM;
+  }
+  *out = k;
+  return 0;
+}
+
+void rta_policy_rank_destroy(rta_policy_rank_t *k) {
+  if (!k)
+    return;
+  free(k->win);
+  free(k);
+}
+
+void rta_policy_rank_remapped(rta_policy_rank_t *k) {
+  if (!k)
+    return;
+  ballast__reps_rebase(&k->reps);
+  k->nwin = k->outl = 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Whether this rank still counts its steps as warm-up: the classifier's
+ * answer, or a fixed count for warmup <= MIN_WARMUP. */
+static int rank_warming(const rta_policy_rank_t *k) {
+  if (k->cfg.warmup <= MIN_WARMUP) /* steps 0 .. warmup-1 */
+    return k->n < k->cfg.warmup;
+  return ballast__reps_warming(&k->reps);
+}
+
+int rta_policy_rank_observe(rta_policy_rank_t *k, const rta_policy_t *p, int rank,
+                            double seconds, rta_policy_step_t *out) {
+  if (out)
+    memset(out, 0, sizeof *out);
+  if (!k || !p || !out || rank < 0 || rank >= p->nranks)
+    return BALLAST_EINVAL;
+  out->ranks = 1;
+  out->win_slowest = rank;
+  if (!isfinite(seconds) || seconds < 0)
+    return BALLAST_EINVAL;
+  /* the median before this step: what a provisional warm-up label and the
+   * fixed-count warm-up judge outliers against */
+  double med = ballast__reps_median(&k->reps);
+  int label = ballast__reps_add(&k->reps, seconds);
+  k->n++;
+  int outlier = label == BALLAST__REP_OUTLIER ||
+                (label == BALLAST__REP_WARMUP && med > 0 &&
+                 seconds >= k->cfg.outlier * med);
+  out->warming = rank_warming(k);
+  out->outliers = outlier;
+  out->max_time = out->sum_time = seconds;
+  if (p->pos < 0)
+    return label;
+  if (outlier)
+    k->outl++;
+  else if (label != BALLAST__REP_FIRST && k->nwin < k->cfg.window)
+    k->win[k->nwin++] = seconds;
+  if (p->pos < k->cfg.window - 1)
+    return label;
+  /* the window's last step: its good median (all outliers: 0) */
+  double m = 0;
+  if (k->nwin > 0) {
+    qsort(k->win, (size_t)k->nwin, sizeof *k->win, cmp_double);
+    int n = k->nwin;
+    m = (n % 2) ? k->win[n / 2] : 0.5 * (k->win[n / 2 - 1] + k->win[n / 2]);
+  }
+  out->window = 1;
+  out->win_max = out->win_sum = m;
+  if (rank == p->prev_slowest)
+    out->win_prev = m;
+  out->win_outliers = k->outl;
+  k->nwin = k->outl = 0;
+  return label;
+}
+
+/* ---- merged steps ----------------------------------------------------------- */
+
+void rta_policy_step_merge(rta_policy_step_t *a, const rta_policy_step_t *b) {
+  if (!a || !b)
+    return;
+  if (b->win_max > a->win_max ||
+      (b->win_max == a->win_max && b->win_slowest < a->win_slowest))
+    a->win_slowest = b->win_slowest;
+  a->win_max = fmax(a->win_max, b->win_max);
+  a->max_time = fmax(a->max_time, b->max_time);
+  a->ranks += b->ranks;
+  a->warming += b->warming;
+  a->outliers += b->outliers;
+  a->sum_time += b->sum_time;
+  a->window += b->window;
+  a->win_sum += b->win_sum;
+  a->win_outliers += b->win_outliers;
+  a->win_prev = fmax(a->win_prev, b->win_prev);
+}
+
+void rta_policy_step_pack(const rta_policy_step_t *s, double *v) {
+  if (!s || !v)
+    return;
+  const double f[RTA_POLICY_STEP_DOUBLES] = {
+      s->ranks, s->warming, s->outliers, s->max_time, s->sum_time,
+      s->window, s->win_max, s->win_slowest, s->win_sum, s->win_outliers, s->win_prev};
+  memcpy(v, f, sizeof f);
+}
+
+void rta_policy_step_unpack(const double *v, rta_policy_step_t *s) {
+  if (!s || !v)
+    return;
+  *s = (rta_policy_step_t){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
+                           v[10]};
+}
+
+static int step_valid(const rta_policy_t *p, const rta_policy_step_t *s) {
+  double v[RTA_POLICY_STEP_DOUBLES];
+  rta_policy_step_pack(s, v);
+  for (int i = 0; i < RTA_POLICY_STEP_DOUBLES; i++)
+    if (!isfinite(v[i]) || v[i] < 0)
+      return 0;
+  return s->ranks == p->nranks && s->win_slowest < p->nranks;
+}
+
+int rta_policy_observe_step(rta_policy_t *p, const rta_policy_step_t *s) {
+  if (!p || !s || !step_valid(p, s))
+    return BALLAST_EINVAL;
+  p->steps++;
+  if (p->hold_left > 0)
+    p->hold_left--;
+  if (p->pos < 0) {
+    if (p->skip_left > 0)
+      p->skip_left--;
+    if (p->skip_left == 0 && s->warming == 0) {
+      p->pos = 0; /* the next step opens a window */
+      if (!p->warm_end)
+        p->warm_end = p->steps;
+    }
+    return 0;
+  }
+  if (s->window > 0 || p->pos >= p->cfg.window - 1) {
+    p->win = *s;
+    p->pending = s->window > 0;
+    p->pos = 0;
+  } else {
+    p->pos++;
+  }
+  return 0;
 }
 
 int rta_policy_observe(rta_policy_t *p, const double *times, int nranks) {
@@ -147,43 +342,26 @@ int rta_policy_observe(rta_policy_t *p, const double *times, int nranks) {
   for (int r = 0; r < nranks; r++)
     if (!isfinite(times[r]) || times[r] < 0)
       return BALLAST_EINVAL;
-  p->steps++;
-  if (p->hold_left > 0)
-    p->hold_left--;
-  if (p->warm_left > 0) {
-    p->warm_left--;
-    return 0;
+  if (!p->ranks) {
+    p->ranks = ballast__calloc((size_t)nranks, sizeof *p->ranks);
+    if (!p->ranks)
+      return BALLAST_ENOMEM;
+    for (int r = 0; r < nranks; r++)
+      if (rta_policy_rank_create(&p->cfg, &p->ranks[r])) {
+        for (int q = 0; q < r; q++)
+          rta_policy_rank_destroy(p->ranks[q]);
+        free(p->ranks);
+        p->ranks = NULL;
+        return BALLAST_ENOMEM;
+      }
   }
-  memcpy(p->ring + (size_t)p->head * (size_t)p->nranks, times,
-         sizeof(double) * (size_t)nranks);
-  p->head = (p->head + 1) % p->cfg.window;
-  if (p->filled < p->cfg.window)
-    p->filled++;
-  return 0;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median_sorted(const double *v, int n) {
-  return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/* Median of rank r's window, ignoring steps of outlier x the median or more. */
-static double rank_median(rta_policy_t *p, int r, int *ignored) {
-  int n = p->filled;
-  for (int i = 0; i < n; i++)
-    p->scratch[i] = p->ring[(size_t)i * (size_t)p->nranks + (size_t)r];
-  qsort(p->scratch, (size_t)n, sizeof(double), cmp_double);
-  double med = median_sorted(p->scratch, n);
-  int keep = n;
-  /* Sorted, so the outliers are a suffix. A zero median keeps every step. */
-  while (med > 0 && keep > 1 && p->scratch[keep - 1] >= p->cfg.outlier * med)
-    keep--;
-  *ignored += n - keep;
-  return keep == n ? med : median_sorted(p->scratch, keep);
+  rta_policy_step_t all, one;
+  for (int r = 0; r < nranks; r++) {
+    rta_policy_rank_observe(p->ranks[r], p, r, times[r], r ? &one : &all);
+    if (r)
+      rta_policy_step_merge(&all, &one);
+  }
+  return rta_policy_observe_step(p, &all);
 }
 
 /* The estimate at step \a now: trust in the last measurements halves every
@@ -208,12 +386,63 @@ static double cost_now(const rta_policy_t *p) {
   return est_at(p, &p->map, p->steps) + est_at(p, &p->move, p->steps);
 }
 
+/* The judgement of the window just closed: its figures, then noise or
+ * imbalance (rta_policy.h, step 4), then gain against cost. */
+static void judge_window(rta_policy_t *p, rta_decision_t *d) {
+  const rta_policy_step_t *w = &p->win;
+  p->pending = 0;
+  double avg = w->win_sum / p->nranks, mx = w->win_max;
+  int slowest = (int)w->win_slowest;
+  d->max_time = mx;
+  d->avg_time = avg;
+  d->imbalance = avg > 0 ? mx / avg : 1.0;
+  d->predicted_gain = (mx - avg) * p->cfg.horizon;
+  d->ignored_outliers = (int)w->win_outliers;
+  d->slowest = slowest;
+  if (w->win_outliers > 0)
+    d->noise |= RTA_NOISE_OUTLIERS;
+  if (p->prev_avg > 0 && avg > p->cfg.threshold * p->prev_avg)
+    d->noise |= RTA_NOISE_MACHINE;
+  if (d->imbalance <= p->cfg.threshold) {
+    p->streak = 0;
+    d->reason = RTA_REASON_BALANCED;
+  } else {
+    /* the rank slowest in the imbalanced window before is still slow */
+    int same = p->streak > 0 && w->win_prev > p->cfg.threshold * avg;
+    if (p->streak > 0 && !same)
+      d->noise |= RTA_NOISE_MOVING;
+    p->streak = same ? p->streak + 1 : 1;
+    d->persistent = p->streak;
+    if (p->streak < 2)
+      d->reason = (d->noise & RTA_NOISE_MOVING) ? RTA_REASON_NOISE : RTA_REASON_UNCONFIRMED;
+    else if (d->predicted_gain <= d->remap_cost)
+      d->reason = RTA_REASON_NOT_WORTH;
+    else {
+      d->reason = RTA_REASON_IMBALANCED;
+      d->remap = 1;
+    }
+  }
+  p->prev_slowest = slowest;
+  p->prev_avg = avg;
+  BALLAST_INFO("lb decision at step %lld: %s (imbalance %.3f, threshold %.3f, slowest "
+               "rank %d, %d window(s) in a row, noise:%s%s%s%s, predicted gain %.3g s "
+               "over %d steps, remap cost %.3g s, %d outliers ignored)",
+               d->step, rta_reason_name(d->reason), d->imbalance, p->cfg.threshold,
+               slowest, d->persistent, d->noise ? "" : " none",
+               (d->noise & RTA_NOISE_OUTLIERS) ? " outliers" : "",
+               (d->noise & RTA_NOISE_MOVING) ? " moving" : "",
+               (d->noise & RTA_NOISE_MACHINE) ? " machine" : "", d->predicted_gain,
+               p->cfg.horizon, d->remap_cost, d->ignored_outliers);
+}
+
 int rta_policy_decide(rta_policy_t *p, rta_decision_t *d) {
   if (!p || !d)
     return BALLAST_EINVAL;
   memset(d, 0, sizeof *d);
   d->step = p->steps;
   d->remap_cost = cost_now(p);
+  d->slowest = -1;
+  d->warmup_end = p->warm_end;
   switch (p->cfg.mode) {
   case RTA_POLICY_OFF:
     d->reason = RTA_REASON_OFF;
@@ -225,44 +454,20 @@ int rta_policy_decide(rta_policy_t *p, rta_decision_t *d) {
   case RTA_POLICY_AUTO:
     break;
   }
-  if (p->warm_left > 0 || p->filled == 0) {
+  if (p->pos < 0) {
     d->reason = RTA_REASON_WARMUP;
     return 0;
   }
-  if (p->filled < p->cfg.window) {
-    d->reason = RTA_REASON_FILLING;
-    return 0;
-  }
   if (p->hold_left > 0) {
+    p->pending = 0; /* a window closed during the back-off is not judged */
     d->reason = RTA_REASON_BACKOFF;
     return 0;
   }
-  double mx = 0, sum = 0;
-  for (int r = 0; r < p->nranks; r++) {
-    p->medians[r] = rank_median(p, r, &d->ignored_outliers);
-    if (p->medians[r] > mx)
-      mx = p->medians[r];
-    sum += p->medians[r];
+  if (!p->pending) {
+    d->reason = RTA_REASON_FILLING;
+    return 0;
   }
-  double avg = sum / p->nranks;
-  d->max_time = mx;
-  d->avg_time = avg;
-  d->imbalance = avg > 0 ? mx / avg : 1.0;
-  d->predicted_gain = (mx - avg) * p->cfg.horizon;
-  if (d->imbalance <= p->cfg.threshold)
-    d->reason = RTA_REASON_BALANCED;
-  else if (d->predicted_gain <= d->remap_cost)
-    d->reason = RTA_REASON_NOT_WORTH;
-  else {
-    d->reason = RTA_REASON_IMBALANCED;
-    d->remap = 1;
-  }
-  BALLAST_INFO("lb decision at step %lld: %s (imbalance %.3f, threshold %.3f, "
-               "predicted gain %.3g s over %d steps, remap cost %.3g s, %d outliers "
-               "ignored)",
-               d->step, rta_reason_name(d->reason), d->imbalance,
-               p->cfg.threshold, d->predicted_gain, p->cfg.horizon, d->remap_cost,
-               d->ignored_outliers);
+  judge_window(p, d);
   return 0;
 }
 
@@ -314,9 +519,15 @@ int rta_policy_remap_measured(rta_policy_t *p, const rta_remap_measure_t *m) {
   if (m->committed)
     p->skips = 0;
   p->hold_left = 0;
-  p->filled = 0;
-  p->head = 0;
-  p->warm_left = p->cfg.warmup;
+  p->pos = -1;
+  p->pending = 0;
+  p->skip_left = p->cfg.warmup < AFTER_REMAP ? p->cfg.warmup : AFTER_REMAP;
+  p->streak = 0;
+  p->prev_slowest = -1;
+  p->prev_avg = 0;
+  if (p->ranks)
+    for (int r = 0; r < p->nranks; r++)
+      rta_policy_rank_remapped(p->ranks[r]);
   return 0;
 }
 

@@ -35,7 +35,7 @@ typedef struct {
   int cur;              /* graph being read, -1 none */
   int64_t vread;        /* its V lines so far */
   int64_t ecap, lastu;  /* its edge arrays' room, last E vertex */
-  int64_t cap_keys, cap_steps, cap_dec, cap_rem, cap_x, cap_j, cap_cost, cap_ev;
+  int64_t cap_keys, cap_steps, cap_dec, cap_rem, cap_x, cap_j, cap_cost, cap_ev, cap_s;
   int64_t left;         /* bytes of the file after the current line */
 } reader_t;
 
@@ -328,7 +328,7 @@ static int line_B(reader_t *x, ballast__tok_t *t) {
 static int reason_of(reader_t *x, ballast__tok_t *t, rta_reason_t *reason) {
   size_t n;
   const char *w = ballast__tok_word(t, &n);
-  for (int k = RTA_REASON_OFF; w && k <= RTA_REASON_WARM_START; k++)
+  for (int k = RTA_REASON_OFF; w && k <= RTA_REASON_ESTIMATED; k++)
     if (strlen(rta_reason_name((rta_reason_t)k)) == n &&
         !strncmp(w, rta_reason_name((rta_reason_t)k), n)) {
       *reason = (rta_reason_t)k;
@@ -354,9 +354,33 @@ static int line_D(reader_t *x, ballast__tok_t *t) {
   e->d.predicted_gain = ballast__tok_f64(t);
   e->d.remap_cost = ballast__tok_f64(t);
   e->d.ignored_outliers = (int)ballast__tok_int(t, 0, INT32_MAX);
-  e->forced = (int)ballast__tok_int(t, 0, 2);
+  e->forced = (int)ballast__tok_int(t, 0, r->version >= 3 ? 3 : 2);
+  e->d.slowest = -1;
+  if (r->version >= 3) { /* what the policy saw: noise or imbalance */
+    e->d.slowest = (int)ballast__tok_int(t, -1, INT32_MAX);
+    e->d.persistent = (int)ballast__tok_int(t, 0, INT32_MAX);
+    e->d.noise = (int)ballast__tok_int(t, 0, 7);
+    e->d.warmup_end = ballast__tok_int(t, 0, INT64_MAX);
+  }
   r->ndecisions++;
   return add_event(x, LBREC__EV_DECIDE, r->ndecisions - 1);
+}
+
+/* S (version 3): the merged step the policy was fed. */
+static int line_S(reader_t *x, ballast__tok_t *t) {
+  lbrec__t *r = x->r;
+  if (r->version < 3)
+    return bad(x, "an S line in a version 2 record");
+  if (grow((void **)&r->merged, &x->cap_s, r->nmerged + 1, sizeof *r->merged))
+    return BALLAST_ENOMEM;
+  lbrec__merged_t *e = &r->merged[r->nmerged];
+  e->step = ballast__tok_int(t, 0, INT64_MAX);
+  double v[RTA_POLICY_STEP_DOUBLES];
+  for (int i = 0; i < RTA_POLICY_STEP_DOUBLES; i++)
+    v[i] = ballast__tok_f64(t);
+  rta_policy_step_unpack(v, &e->s);
+  r->nmerged++;
+  return add_event(x, LBREC__EV_MERGED, r->nmerged - 1);
 }
 
 static int line_R(reader_t *x, ballast__tok_t *t) {
@@ -451,7 +475,8 @@ static int parse_line(reader_t *x, const char *line) {
   } kinds[] = {{'C', line_C}, {'P', line_P}, {'K', line_K}, {'G', line_G},
                {'V', line_V}, {'E', line_E}, {'M', line_M}, {'Q', line_Q},
                {'T', line_T}, {'W', line_W}, {'B', line_B}, {'D', line_D},
-               {'J', line_J}, {'R', line_R}, {'X', line_X}, {'Z', line_Z}};
+               {'J', line_J}, {'R', line_R}, {'X', line_X}, {'Z', line_Z},
+               {'S', line_S}};
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
     if (kinds[k].type == type) {
       if (type != 'V' && type != 'E' && type != 'G') {
@@ -479,8 +504,8 @@ static int parse_magic(reader_t *x, const char *line) {
   long long v = ballast__tok_int(&t, 0, INT32_MAX);
   if (t.bad || !ballast__tok_done(&t))
     return bad(x, "the header's version is malformed");
-  if (v != LBREC__VERSION) {
-    snprintf(x->why, sizeof x->why, "version %lld, this reader knows version %d",
+  if (v != LBREC__VERSION && v != 2) {
+    snprintf(x->why, sizeof x->why, "version %lld, this reader knows versions 2 and %d",
              v, LBREC__VERSION);
     return BALLAST_EPARSE;
   }
@@ -582,6 +607,7 @@ void lbrec__close(lbrec__t *r) {
     free(r->steps[i].times);
   free(r->steps);
   free(r->decisions);
+  free(r->merged);
   free(r->remaps);
   free(r->measures);
   free(r->candidates);

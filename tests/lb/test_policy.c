@@ -1,6 +1,9 @@
 /* The automatic remap policy against synthetic step-time sequences: noise,
- * warm-up, a single outlier, a real drift, a remap whose cost exceeds its
- * gain, the new warm-up after a remap, the off and explicit modes, the
+ * warm-up (a fixed count, a detected one, none), a single outlier, a real
+ * drift (judged once per window, fired on the second imbalanced window with
+ * the same slowest rank), a slowest rank that moves (noise, never fired), a
+ * remap whose cost exceeds its gain, the skip after a remap, the merged
+ * step's pieces (merge, pack), the off and explicit modes, the
  * environment overrides and bad input; and the ways a policy can get stuck:
  * one slow measured remap blocking every later remap (its trust decays), a
  * candidate mapping that moves nothing or gains less than its migration
@@ -10,6 +13,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test_util.h"
 
@@ -73,12 +77,15 @@ static void test_warmup_is_skipped(void) {
   for (int s = 0; s < 5; s++) { /* a wildly imbalanced warm-up */
     double t[2] = {0.1, 0.01};
     CHECK_EQ(step(p, t, 2, &d), 0);
-    CHECK_EQ(d.reason, RTA_REASON_WARMUP);
+    /* after the 5th step the window opens */
+    CHECK_EQ(d.reason, s < 4 ? RTA_REASON_WARMUP : RTA_REASON_FILLING);
+    CHECK_EQ(d.warmup_end, s < 4 ? 0 : 5);
   }
   for (int s = 0; s < 100; s++) {
     double t[2] = {0.01, 0.01};
     CHECK_EQ(step(p, t, 2, &d), 0);
-    CHECK_EQ(d.reason, s < 9 ? RTA_REASON_FILLING : RTA_REASON_BALANCED);
+    /* windows of 10 steps, one after the other */
+    CHECK_EQ(d.reason, s % 10 == 9 ? RTA_REASON_BALANCED : RTA_REASON_FILLING);
   }
   CHECK_NEAR(d.imbalance, 1.0, 1e-12);
   rta_policy_destroy(p);
@@ -90,8 +97,9 @@ static void test_single_outlier_ignored(void) {
   /* Rank 0 is slightly slower (1.04); one step of rank 0 takes 3x. With the
    * outlier kept, the mean would give (4*1.04+3.12)/5 = 1.456 (imbalance
    * 1.19); the median without the outlier gives 1.04/1.02. */
-  double seq[5] = {1.04, 1.04, 3.12, 1.04, 1.04};
-  for (int s = 0; s < 5; s++) {
+  /* the first step is no window's; the window is steps 1-5 */
+  double seq[6] = {1.04, 1.04, 1.04, 3.12, 1.04, 1.04};
+  for (int s = 0; s < 6; s++) {
     double t[2] = {seq[s], 1.0};
     step(p, t, 2, &d);
   }
@@ -100,6 +108,9 @@ static void test_single_outlier_ignored(void) {
   CHECK_EQ(d.ignored_outliers, 1);
   CHECK_NEAR(d.max_time, 1.04, 1e-12);
   CHECK_NEAR(d.imbalance, 1.04 / 1.02, 1e-12);
+  CHECK_EQ(d.noise, RTA_NOISE_OUTLIERS);
+  CHECK_EQ(d.slowest, 0);
+  CHECK_EQ(d.persistent, 0);
   rta_policy_destroy(p);
 }
 
@@ -115,26 +126,29 @@ static double ref_median(double *v, int n) {
 
 static void test_drift_fires_exactly_when_due(void) {
   /* Rank 0's load grows linearly by 1% a step, rank 1 stays at 1.0. The
-   * policy must fire at the first step whose window medians cross 1.10, which
-   * we compute here independently. */
+   * policy judges windows of W steps from step warm on and must fire at the
+   * end of the second window in a row whose medians cross 1.10 (rank 0 the
+   * slowest in both) with the gain over the cost, computed here
+   * independently. */
   const int W = 9, warm = 3;
   rta_policy_t *p = make(2, warm, W, 1.10, 50, 0.5);
   rta_decision_t d;
   double hist[400];
-  int fired = -1, expected = -1;
+  int fired = -1, expected = -1, streak = 0;
   for (int s = 0; s < 400 && fired < 0; s++) {
     hist[s] = 1.0 + 0.01 * s;
     double t[2] = {hist[s], 1.0};
     if (step(p, t, 2, &d))
       fired = s;
-    if (expected < 0 && s >= warm + W - 1) {
+    if (expected < 0 && s >= warm + W - 1 && (s - warm + 1) % W == 0) {
       double w[64];
       for (int i = 0; i < W; i++)
         w[i] = hist[s - W + 1 + i];
       double m0 = ref_median(w, W);
       double imb = m0 / ((m0 + 1.0) / 2);
       double gain = (m0 - (m0 + 1.0) / 2) * 50;
-      if (imb > 1.10 && gain > 0.5)
+      streak = imb > 1.10 ? streak + 1 : 0;
+      if (streak >= 2 && gain > 0.5)
         expected = s;
     }
   }
@@ -143,6 +157,8 @@ static void test_drift_fires_exactly_when_due(void) {
   CHECK_EQ(d.reason, RTA_REASON_IMBALANCED);
   CHECK_DGT(d.imbalance, 1.10);
   CHECK_DGT(d.predicted_gain, d.remap_cost);
+  CHECK_GE(d.persistent, 2);
+  CHECK_EQ(d.slowest, 0);
   rta_policy_destroy(p);
 }
 
@@ -152,24 +168,25 @@ static void test_cost_exceeds_gain(void) {
    * at 10 ms is. */
   rta_policy_t *p = make(2, 0, 5, 1.10, 100, 0.0);
   rta_decision_t d;
-  CHECK_EQ(remapped(p, 1.0), 0);
-  for (int s = 0; s < 50; s++) {
+  CHECK_EQ(rta_policy_remap_measured(p, &(rta_remap_measure_t){1.0, 0, 0, 1}), 0);
+  /* windows of steps 1-5, 6-10, ..., 46-50: the last judged at step 50 */
+  for (int s = 0; s < 51; s++) {
     double t[2] = {0.0015, 0.0010};
     CHECK_EQ(step(p, t, 2, &d), 0);
   }
   CHECK_EQ(d.reason, RTA_REASON_NOT_WORTH);
   CHECK_NEAR(d.imbalance, 1.2, 1e-9);
   CHECK_NEAR(d.predicted_gain, 0.025, 1e-9);
-  /* Trust in the one measurement halves every horizon (100) steps: 50 steps on. */
-  CHECK_NEAR(d.remap_cost, exp2(-0.5), 1e-12);
-  CHECK_EQ(remapped(p, 0.010), 0);
+  /* Trust in the one measurement halves every horizon (100) steps: 51 steps on. */
+  CHECK_NEAR(d.remap_cost, exp2(-0.51), 1e-12);
+  CHECK_EQ(rta_policy_remap_measured(p, &(rta_remap_measure_t){0.010, 0, 0, 1}), 0);
   int fired = -1;
   for (int s = 0; s < 50 && fired < 0; s++) {
     double t[2] = {0.0015, 0.0010};
     if (step(p, t, 2, &d))
       fired = s;
   }
-  CHECK_EQ(fired, 4); /* no warm-up configured: fires when the window is full */
+  CHECK_EQ(fired, 10); /* no warm-up: the second window (steps 6-10) fires */
   rta_policy_destroy(p);
 }
 
@@ -182,18 +199,20 @@ static void test_new_warmup_after_remap(void) {
     if (step(p, t, 2, &d))
       fired = s;
   }
-  CHECK_EQ(fired, 4 + 6 - 1);
-  CHECK_EQ(remapped(p, 0.1), 0);
-  /* Still imbalanced afterwards: the policy must wait warm-up + window. */
+  CHECK_EQ(fired, 4 + 2 * 6 - 1); /* warm-up, then two windows */
+  CHECK_EQ(rta_policy_remap_measured(p, &(rta_remap_measure_t){0.1, 0, 0, 1}), 0);
+  /* Still imbalanced afterwards: the policy skips min(warmup, 5) steps and
+   * must see two windows again. */
   fired = -1;
   for (int s = 0; s < 30 && fired < 0; s++) {
     double t[2] = {2.0, 1.0};
     if (step(p, t, 2, &d))
       fired = s;
     else
-      CHECK(d.reason == (s < 4 ? RTA_REASON_WARMUP : RTA_REASON_FILLING));
+      CHECK(d.reason == (s < 3 ? RTA_REASON_WARMUP
+                         : s == 9 ? RTA_REASON_UNCONFIRMED : RTA_REASON_FILLING));
   }
-  CHECK_EQ(fired, 4 + 6 - 1);
+  CHECK_EQ(fired, 4 + 2 * 6 - 1);
   rta_policy_destroy(p);
 }
 
@@ -274,8 +293,10 @@ static void test_bad_input(void) {
   CHECK_EQ(rta_policy_observe(p, ok, 3), BALLAST_EINVAL);
   CHECK_EQ(rta_policy_observe(p, NULL, 2), BALLAST_EINVAL);
   CHECK_EQ(rta_policy_decide(p, NULL), BALLAST_EINVAL);
-  CHECK_EQ(remapped(p, -1.0), BALLAST_EINVAL);
-  CHECK_EQ(remapped(p, INFINITY), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_remap_measured(p, &(rta_remap_measure_t){-1.0, 0, 0, 1}),
+           BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_remap_measured(p, &(rta_remap_measure_t){INFINITY, 0, 0, 1}),
+           BALLAST_EINVAL);
   rta_decision_t d;
   CHECK_EQ(rta_policy_decide(p, &d), 0);
   CHECK_EQ(d.step, 0); /* rejected steps were not recorded */
@@ -293,17 +314,21 @@ static void test_slow_measurement_decays(void) {
   const int W = 5, warm = 5, H = 100;
   rta_policy_t *p = make(2, warm, W, 1.10, H, 0.0);
   rta_decision_t d;
-  CHECK_EQ(remapped(p, 0.031), 0);
+  CHECK_EQ(rta_policy_remap_measured(p, &(rta_remap_measure_t){0.031, 0, 0, 1}), 0);
   double t[2] = {0.000184, 0.000016}; /* max 1.84 x avg */
   double gain = (0.000184 - 0.0001) * H;
   int fired = -1, expected = -1;
   for (int s = 0; s < 600 && fired < 0; s++) {
+    /* windows of steps 5-9, 10-14, ...: the first unconfirmed */
+    int judged = s >= warm + W - 1 && (s - warm + 1) % W == 0;
     if (step(p, t, 2, &d))
       fired = s;
-    else if (s >= warm + W - 1)
-      CHECK_EQ(d.reason, RTA_REASON_NOT_WORTH);
+    else if (judged)
+      CHECK_EQ(d.reason, s == warm + W - 1 ? RTA_REASON_UNCONFIRMED : RTA_REASON_NOT_WORTH);
+    else
+      CHECK_EQ(d.reason, s < warm - 1 ? RTA_REASON_WARMUP : RTA_REASON_FILLING);
     double cost = 0.031 * exp2(-(double)(s + 1) / H); /* age: steps since */
-    if (expected < 0 && s >= warm + W - 1 && gain > cost)
+    if (expected < 0 && judged && s > warm + W - 1 && gain > cost)
       expected = s;
   }
   CHECK_LT(expected, 275); /* within the user's run, which stayed stuck */
@@ -354,7 +379,7 @@ static void test_nothing_moves_backs_off(void) {
   rta_policy_t *p = make(2, 2, W, 1.10, 100, 0.0);
   rta_decision_t d;
   rta_remap_candidate_t c = {1.5, 1.5, 0, 0.0, 0.008};
-  int expect_wait[] = {2 + W - 1, W - 1, 2 * W - 1, 4 * W - 1, 8 * W - 1, 16 * W - 1,
+  int expect_wait[] = {2 + 2 * W - 1, W - 1, 2 * W - 1, 4 * W - 1, 8 * W - 1, 16 * W - 1,
                        16 * W - 1};
   for (int k = 0; k < 7; k++) {
     int s = run_until_fire(p, 1000, &d);
@@ -373,10 +398,10 @@ static void test_nothing_moves_backs_off(void) {
     CHECK_DLE(d.remap_cost, 0.008);
     CHECK_DGT(d.remap_cost, 0.004); /* a dearer one counts at least half */
   }
-  /* A committed remap ends the back-off: warm-up + window again. */
+  /* A committed remap ends the back-off: the skip and two windows again. */
   rta_remap_measure_t m = {0.008, 0.001, 100.0, 1};
   CHECK_EQ(rta_policy_remap_measured(p, &m), 0);
-  CHECK_EQ(run_until_fire(p, 1000, &d), 2 + W - 1);
+  CHECK_EQ(run_until_fire(p, 1000, &d), 2 + 2 * W - 1);
   rta_policy_destroy(p);
 }
 
@@ -451,6 +476,121 @@ static void test_confirm_scope_and_bad_input(void) {
   rta_policy_destroy(p);
 }
 
+/* The slowest rank changes every window: noise that moves, never a remap;
+ * the same imbalance on one rank fires at the second window. */
+static void test_moving_slowness_is_noise(void) {
+  const int W = 5;
+  rta_policy_t *p = make(4, 0, W, 1.10, 100, 0.0);
+  rta_decision_t d;
+  int noise = 0, unconfirmed = 0;
+  for (int s = 0; s < 1 + 20 * W; s++) {
+    int hit = s == 0 ? 0 : ((s - 1) / W) % 4; /* window k: rank k mod 4 */
+    double t[4] = {1.0, 1.0, 1.0, 1.0};
+    t[hit] = 1.5;
+    CHECK_EQ(step(p, t, 4, &d), 0);
+    if (d.imbalance > 0) {
+      CHECK_EQ(d.slowest, hit);
+      CHECK_EQ(d.persistent, 1);
+      noise += d.reason == RTA_REASON_NOISE;
+      unconfirmed += d.reason == RTA_REASON_UNCONFIRMED;
+      if (d.reason == RTA_REASON_NOISE)
+        CHECK(d.noise & RTA_NOISE_MOVING);
+    }
+  }
+  CHECK_EQ(unconfirmed, 1);
+  CHECK_EQ(noise, 19);
+  rta_policy_destroy(p);
+  /* two ranks equally slow, the slowest of them changing each window: still
+   * persistent (the window before's slowest is still slow): fires at the
+   * second window */
+  p = make(4, 0, W, 1.10, 100, 0.0);
+  int fired = -1;
+  for (int s = 0; s < 1 + 4 * W && fired < 0; s++) {
+    int k = s == 0 ? 0 : ((s - 1) / W) % 2;
+    double t[4] = {1.5, 1.5, 1.0, 1.0};
+    t[k] += 0.01;
+    if (step(p, t, 4, &d))
+      fired = s;
+  }
+  CHECK_EQ(fired, 2 * W);
+  CHECK_EQ(d.persistent, 2);
+  CHECK_EQ(d.slowest, 1);
+  rta_policy_destroy(p);
+  /* the whole machine 1.3x slower for a window: balanced, said so */
+  p = make(2, 0, W, 1.10, 100, 0.0);
+  for (int s = 0; s < 1 + 3 * W; s++) {
+    double f = (s > W && s <= 2 * W) ? 1.3 : 1.0, t[2] = {f, f};
+    CHECK_EQ(step(p, t, 2, &d), 0);
+    if (s == 2 * W) {
+      CHECK_EQ(d.reason, RTA_REASON_BALANCED);
+      CHECK(d.noise & RTA_NOISE_MACHINE);
+    }
+  }
+  rta_policy_destroy(p);
+}
+
+/* A detected warm-up (warmup 20: the classifier's settling time): ranks
+ * 1.8x slower for their first 12 steps; the windows open within 3 steps of
+ * its end, and a run without one opens them at step 20. */
+static void test_detected_warmup(void) {
+  for (int len = 0; len <= 12; len += 12) {
+    rta_policy_t *p = make(2, 20, 10, 1.10, 100, 0.0);
+    rta_decision_t d;
+    for (int s = 0; s < 60; s++) {
+      double f = s < len ? 1.8 : 1.0, t[2] = {0.002 * f, 0.0021 * f};
+      CHECK_EQ(step(p, t, 2, &d), 0);
+    }
+    if (len) {
+      CHECK_GE(d.warmup_end, len);
+      CHECK_LE(d.warmup_end, len + 3);
+    } else {
+      CHECK_EQ(d.warmup_end, 21); /* steps 0-20 seen, no cliff */
+    }
+    rta_policy_destroy(p);
+  }
+}
+
+/* The merged step: merge is a max/sum with MAXLOC; pack and unpack are
+ * inverse; a rank's part refuses bad input with a neutral contribution. */
+static void test_merged_step(void) {
+  rta_policy_step_t a = {1, 1, 0, 2.0, 2.0, 1, 3.0, 0, 3.0, 1, 0};
+  rta_policy_step_t b = {1, 0, 1, 5.0, 5.0, 1, 3.0, 1, 3.0, 2, 2.5};
+  rta_policy_step_t c = {1, 0, 0, 1.0, 1.0, 1, 4.0, 2, 4.0, 0, 0};
+  rta_policy_step_merge(&b, &a); /* tie on win_max: the lower rank */
+  CHECK(b.win_slowest == 0 && b.win_max == 3.0 && b.win_sum == 6.0);
+  rta_policy_step_merge(&b, &c);
+  CHECK(b.ranks == 3 && b.warming == 1 && b.outliers == 1 && b.max_time == 5.0);
+  CHECK(b.sum_time == 8.0 && b.window == 3 && b.win_slowest == 2 && b.win_max == 4.0);
+  CHECK(b.win_outliers == 3 && b.win_prev == 2.5);
+  double v[RTA_POLICY_STEP_DOUBLES];
+  rta_policy_step_pack(&b, v);
+  rta_policy_step_t u;
+  rta_policy_step_unpack(v, &u);
+  CHECK(memcmp(&u, &b, sizeof u) == 0);
+  rta_policy_t *p = make(3, 0, 3, 1.10, 100, 0.0);
+  CHECK_EQ(rta_policy_observe_step(p, &b), 0);
+  b.ranks = 2; /* not the policy's ranks */
+  CHECK_EQ(rta_policy_observe_step(p, &b), BALLAST_EINVAL);
+  b.ranks = 3;
+  b.max_time = NAN;
+  CHECK_EQ(rta_policy_observe_step(p, &b), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_observe_step(NULL, &a), BALLAST_EINVAL);
+  rta_policy_rank_t *k;
+  CHECK_EQ(rta_policy_rank_create(NULL, &k), 0);
+  CHECK_EQ(rta_policy_rank_create(NULL, NULL), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_rank_observe(k, p, 3, 1.0, &u), BALLAST_EINVAL);
+  CHECK_EQ(rta_policy_rank_observe(k, p, 1, -1.0, &u), BALLAST_EINVAL);
+  CHECK(u.ranks == 1 && u.max_time == 0 && u.window == 0 && u.win_slowest == 1);
+  CHECK_EQ(rta_policy_rank_observe(k, p, 1, 1.0, &u), 0); /* the first step */
+  CHECK_EQ(rta_policy_rank_observe(k, p, 1, 1.0, &u), 1); /* warm-up, provisional */
+  CHECK(u.max_time == 1.0 && u.warming == 1);
+  rta_policy_rank_remapped(k);
+  rta_policy_rank_remapped(NULL);
+  rta_policy_rank_destroy(k);
+  rta_policy_rank_destroy(NULL);
+  rta_policy_destroy(p);
+}
+
 int main(void) {
   test_noise_never_fires();
   test_warmup_is_skipped();
@@ -466,6 +606,9 @@ int main(void) {
   test_nothing_moves_backs_off();
   test_candidate_gain_and_cost();
   test_confirm_scope_and_bad_input();
+  test_moving_slowness_is_noise();
+  test_detected_warmup();
+  test_merged_step();
   TEST_PASS("lb_policy");
   return 0;
 }

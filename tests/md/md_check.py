@@ -308,7 +308,9 @@ def check_ballast_placement(a):
 
 def check_ballast_uniform(a):
     # The balanced liquid: the automatic policy judges it (the run is longer
-    # than warm-up 5 + window 20) and the owner map never changes, at the
+    # than the warm-up, at most 20 steps, + window 20; the first call's
+    # balance from the estimates finds the blocks' equal estimates where they
+    # are and moves nothing) and the owner map never changes, at the
     # default threshold (1.10). A task's measured work is capped by its CPU
     # time, so a rank that shares its core with another process does not look
     # loaded (before that cap, 2 ranks on this loaded 2-core machine measured

@@ -161,12 +161,25 @@ def check_md(a):
     d = json.load(open(prof))["ballast_profile"]
     ctx = d["lb_series"]["contexts"][0]
     st, marks = ctx["steps"], ctx["remaps"]
-    check(st["total"] == 80 and len(st["tmax"]) == 80, "one point per step", st["total"])
+    # one point per step the policy was fed: every call's but the first's
+    # and those of the calls right after a remap (the automatic policy's
+    # reduction completes a call later; a remap drops the step before it)
+    check(len(st["tmax"]) == st["total"] and 80 - 1 - len(marks) <= st["total"] <= 79,
+          "one point per step fed", st["total"], len(marks))
     check(all(x >= y > 0 for x, y in zip(st["tmax"], st["tavg"])), "max >= avg > 0 per step")
     committed = [m for m in marks if m["committed"]]
     if check(committed, "the droplet was remapped", marks):
         m = committed[0]
         check(m["tasks"] > 0 and m["bytes"] > 0, "the remap moved tasks and bytes", m)
+        # the first: from the blocks' estimates at the first call (ballast-md
+        # sets balance_estimates), judged on no measurement
+        check(m["reason"] == "estimated" and m["step"] <= 1, "balanced from the estimates",
+              m["reason"], m["step"])
+    measured = [x for x in committed if x["reason"] == "imbalanced"]
+    if committed and not measured:
+        print("no measured remap after the estimates' (%d steps)" % st["total"])
+    if measured:
+        m = measured[0]
         check(m["imbalance_before"] > 1.1, "imbalanced before the remap", m["imbalance_before"])
         check(0 < m["imbalance_after"] < m["imbalance_before"], "imbalance fell at the remap",
               m["imbalance_before"], m["imbalance_after"])
@@ -193,7 +206,8 @@ def check_md(a):
               "ballast's work and waiting make up load balancing's seconds", r["ballast_work"],
               r["ballast_wait"], r["lb_series"])
     # the program's step (wall time between calls) beside the task time
-    check(len(st["wmax"]) == 80 and all(w >= a for w, a in zip(st["wmax"], st["wavg"])),
+    check(len(st["wmax"]) == st["total"] and
+          all(w >= a for w, a in zip(st["wmax"], st["wavg"])),
           "the program's step per point, max >= avg", st.get("wmax"))
     med = lambda v: sorted(v)[len(v) // 2]
     check(med(st["wmax"]) >= med(st["tmax"]), "the program's step holds the task time",

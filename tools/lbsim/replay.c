@@ -61,14 +61,16 @@ int lbsim_map(const lbrec__t *r, int k, const rta_hw_t *hw, rta_strategy_t s,
 static int same(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
 
 /* Differences between a decision and the recorded one, printed. */
-static int cmp_decision(const rta_decision_t *a, const rta_decision_t *b, FILE *out,
-                        int show) {
+static int cmp_decision(const rta_decision_t *a, const rta_decision_t *b, int v3,
+                        FILE *out, int show) {
   int diff = a->remap != b->remap || a->reason != b->reason ||
              !same(a->imbalance, b->imbalance) || !same(a->max_time, b->max_time) ||
              !same(a->avg_time, b->avg_time) ||
              !same(a->predicted_gain, b->predicted_gain) ||
              !same(a->remap_cost, b->remap_cost) ||
-             a->ignored_outliers != b->ignored_outliers || a->step != b->step;
+             a->ignored_outliers != b->ignored_outliers || a->step != b->step ||
+             (v3 && (a->slowest != b->slowest || a->persistent != b->persistent ||
+                     a->noise != b->noise || a->warmup_end != b->warmup_end));
   if (diff && show)
     fprintf(out, "  decision at step %lld differs: replayed %s %s imbalance %a gain %a "
             "cost %a, recorded %s %s imbalance %a gain %a cost %a\n", b->step,
@@ -192,8 +194,12 @@ long long lbsim_replay(const lbrec__t *r, FILE *out, int verbose) {
   memset(&d, 0, sizeof d);
   for (int64_t i = 0; i < r->nevents && !rc; i++) {
     const lbrec__event_t *e = &r->events[i];
-    if (e->kind == LBREC__EV_STEP && decisions)
+    /* version 3: the merged steps the policy was fed (S); version 2: every
+     * rank's times (T), merged here */
+    if (e->kind == LBREC__EV_STEP && decisions && r->version < 3)
       rc = rta_policy_observe(p, r->steps[e->index].times, r->ranks);
+    else if (e->kind == LBREC__EV_MERGED && decisions)
+      rc = rta_policy_observe_step(p, &r->merged[e->index].s);
     else if (e->kind == LBREC__EV_DECIDE && decisions) {
       const lbrec__decision_t *rd = &r->decisions[e->index];
       rc = rta_policy_decide(p, &d);
@@ -202,7 +208,9 @@ long long lbsim_replay(const lbrec__t *r, FILE *out, int verbose) {
         d.remap = 1;
       if (rd->forced == 2)
         d.reason = RTA_REASON_WARM_START;
-      diff += cmp_decision(&d, &rd->d, out, verbose || diff < 5);
+      if (rd->forced == 3)
+        d.reason = RTA_REASON_ESTIMATED;
+      diff += cmp_decision(&d, &rd->d, r->version >= 3, out, verbose || diff < 5);
       ndec++;
     } else if (e->kind == LBREC__EV_CANDIDATE && decisions) {
       const lbrec__candidate_t *c = &r->candidates[e->index];
