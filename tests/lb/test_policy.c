@@ -168,7 +168,7 @@ static void test_cost_exceeds_gain(void) {
    * at 10 ms is. */
   rta_policy_t *p = make(2, 0, 5, 1.10, 100, 0.0);
   rta_decision_t d;
-  CHECK_EQ(rta_policy_remap_measured(p, &(rta_remap_measure_t){1.0, 0, 0, 1}), 0);
+  CHECK_EQ(remapped(p, 1.0), 0);
   /* windows of steps 1-5, 6-10, ..., 46-50: the last judged at step 50 */
   for (int s = 0; s < 51; s++) {
     double t[2] = {0.0015, 0.0010};
@@ -179,7 +179,7 @@ static void test_cost_exceeds_gain(void) {
   CHECK_NEAR(d.predicted_gain, 0.025, 1e-9);
   /* Trust in the one measurement halves every horizon (100) steps: 51 steps on. */
   CHECK_NEAR(d.remap_cost, exp2(-0.51), 1e-12);
-  CHECK_EQ(rta_policy_remap_measured(p, &(rta_remap_measure_t){0.010, 0, 0, 1}), 0);
+  CHECK_EQ(remapped(p, 0.010), 0);
   int fired = -1;
   for (int s = 0; s < 50 && fired < 0; s++) {
     double t[2] = {0.0015, 0.0010};
@@ -200,7 +200,7 @@ static void test_new_warmup_after_remap(void) {
       fired = s;
   }
   CHECK_EQ(fired, 4 + 2 * 6 - 1); /* warm-up, then two windows */
-  CHECK_EQ(rta_policy_remap_measured(p, &(rta_remap_measure_t){0.1, 0, 0, 1}), 0);
+  CHECK_EQ(remapped(p, 0.1), 0);
   /* Still imbalanced afterwards: the policy skips min(warmup, 5) steps and
    * must see two windows again. */
   fired = -1;
@@ -293,9 +293,9 @@ static void test_bad_input(void) {
   CHECK_EQ(rta_policy_observe(p, ok, 3), BALLAST_EINVAL);
   CHECK_EQ(rta_policy_observe(p, NULL, 2), BALLAST_EINVAL);
   CHECK_EQ(rta_policy_decide(p, NULL), BALLAST_EINVAL);
-  CHECK_EQ(rta_policy_remap_measured(p, &(rta_remap_measure_t){-1.0, 0, 0, 1}),
+  CHECK_EQ(remapped(p, -1.0),
            BALLAST_EINVAL);
-  CHECK_EQ(rta_policy_remap_measured(p, &(rta_remap_measure_t){INFINITY, 0, 0, 1}),
+  CHECK_EQ(remapped(p, INFINITY),
            BALLAST_EINVAL);
   rta_decision_t d;
   CHECK_EQ(rta_policy_decide(p, &d), 0);
@@ -314,7 +314,7 @@ static void test_slow_measurement_decays(void) {
   const int W = 5, warm = 5, H = 100;
   rta_policy_t *p = make(2, warm, W, 1.10, H, 0.0);
   rta_decision_t d;
-  CHECK_EQ(rta_policy_remap_measured(p, &(rta_remap_measure_t){0.031, 0, 0, 1}), 0);
+  CHECK_EQ(remapped(p, 0.031), 0);
   double t[2] = {0.000184, 0.000016}; /* max 1.84 x avg */
   double gain = (0.000184 - 0.0001) * H;
   int fired = -1, expected = -1;
