@@ -140,6 +140,33 @@ typedef struct {
   uint64_t rmsgs;
 } mon__partner_t;
 
+/* Repeated regions (reps.c): what pia's pia_region_rep_* answer. */
+typedef struct {
+  uint64_t count, keep, oldest;  /* repetitions; ring size; oldest kept */
+  int warming, last;             /* still warming up; last label (-1: none) */
+  uint64_t warm_end, outliers, good;
+  double good_mean, good_min, good_max, good_sd, good_median, median; /* seconds */
+  uint64_t skipped, reduce_every;
+} mon__repinfo_t;
+typedef struct {
+  uint64_t index;
+  int label, nuser, reduced, xslow;
+  double wtime, mtime, cputime;
+  uint64_t bytes, calls;
+  double user[MON_REP_USER_MAX];
+  double xmax, xmin, xmean, xwait;
+} mon__rep_rec_t;
+/** 0; BALLAST_ENOTFOUND (bad id); BALLAST_ESTATE (not repeated). */
+int mon__rep_info(int region, mon__repinfo_t *out);
+/** 0; BALLAST_ENOTFOUND (bad id, or index not kept); BALLAST_ESTATE. */
+int mon__rep_get(int region, uint64_t index, mon__rep_rec_t *out);
+/** Repeated regions with a series, in id order: first, next (-1: none). */
+int mon__reps_first(void);
+int mon__reps_next(int region);
+/** User counters (mon_rep_counter_create). */
+int mon__reps_user_count(void);
+const char *mon__reps_user_name(int i);
+
 int mon__region_count(void);
 const char *mon__region_name(int id);            /* NULL for a bad id */
 int mon__region_find(const char *name);          /* first created with name */

@@ -1,0 +1,559 @@
+/*
+ * Repeated regions: each instance of a region marked repeated is one
+ * repetition, kept in a bounded series and labelled online (first, warm-up,
+ * outlier, good) by common's classifier (common/reps.h, the published
+ * method of runtime-variability section 4.5).
+ *
+ * One state per repeated region, created at the region's first instance on
+ * the thread that called MPI_Init (thread 0), which alone records
+ * repetitions (other threads' instances count in the region's figures as
+ * usual). The state holds the series as columns of a ring of `keep`
+ * repetitions (BALLAST_REPEAT_KEEP), allocated at creation: a repetition
+ * allocates nothing.
+ *
+ * Across ranks: every K repetitions (BALLAST_REPEAT_REDUCE) the state
+ * starts one MPI_Iallreduce of K records {max, argmax, min, sum, count,
+ * key, key} on mon's own duplicate of MPI_COMM_WORLD, and tests it at the
+ * following repetitions: O(K) data per rank whatever the number of ranks,
+ * and no rank waits for another inside a repetition. The key (the region's
+ * path hashed with the batch number) tells a batch that mixed two regions
+ * or two batches (ranks that repeat differently) from a good one: its
+ * records stay "not reduced". At most MON__REP_INFLIGHT batches of a region
+ * are in flight; a batch that finds them all busy is skipped (its
+ * repetitions stay "not reduced") rather than waited for. At MPI_Finalize
+ * (mon__reps_finalize, collective) the ranks agree on the largest number of
+ * batches any rank started, start neutral batches up to it and complete
+ * them all, so no collective is left unmatched.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "common/common_internal.h"
+#include "common/env.h"
+#include "common/reps.h"
+#include "mon/mon_core.h"
+
+#define MON__REP_INFLIGHT 4
+#define REC 7 /* doubles per reduced record */
+
+struct mon__rep {
+  int region;
+  uint32_t key;              /* hash of the region's path */
+  uint32_t keep;             /* ring capacity */
+  uint64_t n;                /* repetitions recorded (atomic, release) */
+  ballast__reps_t cls;
+  int nuser;                 /* user counters registered at creation */
+  double cur_user[MON_REP_USER_MAX];
+  uint64_t timer0[MON_REP_USER_MAX];
+  /* ring columns, index i % keep */
+  double *wall, *mpi, *cpu, *user;
+  uint64_t *bytes, *calls;
+  unsigned char *label;
+  /* across ranks, per repetition */
+  double *xmax, *xmin, *xmean, *xwait;
+  int *xslow;
+  unsigned char *xok;
+  /* batches in flight (oldest first) */
+  int ninflight;
+  MPI_Request req[MON__REP_INFLIGHT];
+  uint64_t first[MON__REP_INFLIGHT];
+  uint64_t batch[MON__REP_INFLIGHT];
+  double *buf[MON__REP_INFLIGHT]; /* 2 * K * REC: send, then receive */
+  uint64_t nbatch;                /* batches this region reached */
+  uint64_t skipped;               /* batches not started (all busy) */
+  mon__rep_t *next;
+};
+
+static mon__rep_t *reps_all;        /* every state, newest first */
+static int rep_k = 16;              /* BALLAST_REPEAT_REDUCE */
+static int rep_keep = 4096;         /* BALLAST_REPEAT_KEEP */
+static ballast__reps_params_t rep_rules;
+static MPI_Comm rep_comm = MPI_COMM_NULL;
+static MPI_Datatype rep_type = MPI_DATATYPE_NULL;
+static MPI_Op rep_op = MPI_OP_NULL;
+static uint64_t rep_started;        /* Iallreduce calls started on rep_comm */
+static int rep_size = 1, rep_rank;  /* of rep_comm */
+static char user_names[MON_REP_USER_MAX][64];
+static int user_count;
+
+/* ---- the reduction's operator -------------------------------------------------------- */
+
+/* {max, argmax, min, sum, count, key_min, key_max}: an empty record (count
+ * 0) is neutral. */
+static void rep_combine(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  const double *a = in;
+  double *b = inout;
+  for (int i = 0; i < *len; i++, a += REC, b += REC) {
+    if (a[4] == 0)
+      continue;
+    if (b[4] == 0) {
+      memcpy(b, a, REC * sizeof *b);
+      continue;
+    }
+    if (a[0] > b[0] || (a[0] == b[0] && a[1] < b[1])) {
+      b[0] = a[0];
+      b[1] = a[1];
+    }
+    b[2] = a[2] < b[2] ? a[2] : b[2];
+    b[3] += a[3];
+    b[4] += a[4];
+    b[5] = a[5] < b[5] ? a[5] : b[5];
+    b[6] = a[6] > b[6] ? a[6] : b[6];
+  }
+}
+
+/* ---- set-up ---------------------------------------------------------------------------- */
+
+static void read_rules(void) {
+  ballast__reps_params_init(&rep_rules);
+  ballast__env_int("BALLAST_REPEAT_WARMUP_MIN", &rep_rules.min_warmup);
+  ballast__env_double("BALLAST_REPEAT_WARMUP_DROP", &rep_rules.drop);
+  ballast__env_int("BALLAST_REPEAT_SETTLE", &rep_rules.settle);
+  ballast__env_int("BALLAST_REPEAT_WARMUP_MAX", &rep_rules.max_warmup);
+  ballast__env_double("BALLAST_REPEAT_OUTLIER", &rep_rules.outlier);
+  ballast__reps_t probe;
+  if (ballast__reps_init(&probe, &rep_rules) != 0) {
+    mon__warn_once("reprules", "env",
+                   "mon: BALLAST_REPEAT_SETTLE (%d) must exceed BALLAST_REPEAT_WARMUP_MIN "
+                   "(%d); using the default rules",
+                   rep_rules.settle, rep_rules.min_warmup);
+    ballast__reps_params_init(&rep_rules);
+  }
+}
+
+/* Marks the names of BALLAST_REPEAT (comma-separated). */
+static void mark_env(void) {
+  const char *v = ballast__env_string("BALLAST_REPEAT");
+  if (!v)
+    return;
+  char name[MON__NAME_MAX + 1];
+  for (const char *p = v; *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len > 0 && len <= MON__NAME_MAX) {
+      memcpy(name, p, len);
+      name[len] = 0;
+      mon__region_mark_repeated(name);
+    } else if (len > MON__NAME_MAX) {
+      mon__warn_once("replong", "env",
+                     "mon: BALLAST_REPEAT holds a name longer than %d bytes (ignored)",
+                     MON__NAME_MAX);
+    }
+    p += len + (e ? 1 : 0);
+  }
+}
+
+void mon__reps_init(void) {
+  rep_k = 16;
+  rep_keep = 4096;
+  ballast__env_int("BALLAST_REPEAT_REDUCE", &rep_k);
+  ballast__env_int("BALLAST_REPEAT_KEEP", &rep_keep);
+  if (rep_k > 0 && rep_keep < 2 * rep_k)
+    rep_keep = 2 * rep_k; /* a batch's repetitions stay until it completes */
+  read_rules();
+  mark_env();
+  if (rep_k > 0) {
+    PMPI_Comm_dup(MPI_COMM_WORLD, &rep_comm);
+    PMPI_Comm_size(rep_comm, &rep_size);
+    PMPI_Comm_rank(rep_comm, &rep_rank);
+    PMPI_Type_contiguous(REC, MPI_DOUBLE, &rep_type);
+    PMPI_Type_commit(&rep_type);
+    PMPI_Op_create(rep_combine, 1, &rep_op);
+  }
+}
+
+int mon__reps_user_count(void) { return MON__LDACQ(&user_count); }
+const char *mon__reps_user_name(int i) {
+  return i >= 0 && i < mon__reps_user_count() ? user_names[i] : NULL;
+}
+
+/* The region's path, hashed (FNV-1a over "name/parent/..." from the leaf). */
+static uint32_t path_key(int id) {
+  uint32_t h = 2166136261u;
+  for (int r = id; r > 0; r = mon__region_parent(r)) {
+    for (const char *s = mon__region_name(r); *s; s++)
+      h = (h ^ (unsigned char)*s) * 16777619u;
+    h = (h ^ '/') * 16777619u;
+  }
+  return h & 0xffffffu; /* exact in a double, and in a float's mantissa */
+}
+
+static void rep_free(mon__rep_t *r) {
+  if (!r)
+    return;
+  free(r->wall);
+  free(r->bytes);
+  free(r->label);
+  free(r->xslow);
+  for (int i = 0; i < MON__REP_INFLIGHT; i++)
+    free(r->buf[i]);
+  free(r);
+}
+
+/* A new state for region id (thread 0, outside any repetition). */
+mon__rep_t *mon__rep_create(int id) {
+  mon__rep_t *r = calloc(1, sizeof *r);
+  if (!r)
+    return NULL;
+  size_t keep = (size_t)rep_keep;
+  r->region = id;
+  r->key = path_key(id);
+  r->keep = (uint32_t)keep;
+  r->nuser = mon__reps_user_count();
+  ballast__reps_init(&r->cls, &rep_rules);
+  /* One block of doubles (wall, mpi, cpu, xmax, xmin, xmean, xwait, user),
+   * one of counts (bytes, calls), one of bytes (label, xok). */
+  r->wall = malloc(keep * (7 + (size_t)r->nuser) * sizeof(double));
+  r->bytes = malloc(keep * 2 * sizeof(uint64_t));
+  r->label = calloc(keep, 2);
+  r->xslow = malloc(keep * sizeof(int));
+  int ok = r->wall && r->bytes && r->label && r->xslow;
+  for (int i = 0; ok && rep_k > 0 && i < MON__REP_INFLIGHT; i++)
+    ok = (r->buf[i] = malloc(2 * (size_t)rep_k * REC * sizeof(double))) != NULL;
+  if (!ok) {
+    rep_free(r);
+    return NULL;
+  }
+  r->mpi = r->wall + keep;
+  r->cpu = r->mpi + keep;
+  r->xmax = r->cpu + keep;
+  r->xmin = r->xmax + keep;
+  r->xmean = r->xmin + keep;
+  r->xwait = r->xmean + keep;
+  r->user = r->nuser ? r->xwait + keep : NULL;
+  r->calls = r->bytes + keep;
+  r->xok = r->label + keep;
+  r->next = reps_all;
+  MON__STREL(&reps_all, r);
+  return r;
+}
+
+/* ---- the series ------------------------------------------------------------------------- */
+
+/* Bytes and calls of the application's MPI so far on thread t. */
+static void traffic(const mon__tls_t *t, uint64_t *bytes, uint64_t *calls) {
+  uint64_t b = 0, c = 0;
+  for (int a = 0; a < MON__NACT; a++) {
+    b += t->act[a].nbytes;
+    c += t->act[a].ncalls;
+  }
+  *bytes = b;
+  *calls = c;
+}
+
+void mon__rep_begin(mon__tls_t *t, mon__frame_t *f) {
+  mon__rep_t *r = f->rep;
+  traffic(t, &f->b0, &f->n0);
+  for (int i = 0; i < r->nuser; i++)
+    r->cur_user[i] = 0;
+}
+
+/* Fills the cross-rank columns of a completed batch. */
+static void batch_done(mon__rep_t *r, int slot) {
+  uint64_t first = r->first[slot];
+  const double *rec = r->buf[slot] + (size_t)rep_k * REC;
+  double want = (double)((r->key ^ (uint32_t)(r->batch[slot] * 2654435761u)) & 0xffffffu);
+  uint64_t n = MON__LD(&r->n);
+  for (int j = 0; j < rep_k; j++, rec += REC) {
+    uint64_t i = first + (uint64_t)j;
+    if (i + r->keep < n) /* left the ring meanwhile */
+      continue;
+    size_t s = i % r->keep;
+    int ok = rec[4] == (double)rep_size && rec[5] == want && rec[6] == want;
+    if (ok) {
+      r->xmax[s] = rec[0];
+      r->xslow[s] = (int)rec[1];
+      r->xmin[s] = rec[2];
+      r->xmean[s] = rec[3] / rec[4];
+      r->xwait[s] = rec[0] * rec[4] - rec[3];
+    }
+    MON__STREL(&r->xok[s], (unsigned char)(ok ? 1 : 2));
+  }
+}
+
+static void poll_batches(mon__rep_t *r, int wait) {
+  while (r->ninflight > 0) {
+    int done = 0;
+    if (wait)
+      PMPI_Wait(&r->req[0], MPI_STATUS_IGNORE), done = 1;
+    else
+      PMPI_Test(&r->req[0], &done, MPI_STATUS_IGNORE);
+    if (!done)
+      return;
+    batch_done(r, 0);
+    double *b = r->buf[0];
+    for (int i = 1; i < r->ninflight; i++) {
+      r->req[i - 1] = r->req[i];
+      r->first[i - 1] = r->first[i];
+      r->batch[i - 1] = r->batch[i];
+      r->buf[i - 1] = r->buf[i];
+    }
+    r->ninflight--;
+    r->buf[r->ninflight] = b;
+  }
+}
+
+/* Starts the batch of repetitions first .. first+K-1 (empty: neutral). */
+static void batch_start(mon__rep_t *r, uint64_t first, int empty) {
+  int slot = r->ninflight;
+  double *send = r->buf[slot];
+  uint64_t batch = r->nbatch++;
+  double key = (double)((r->key ^ (uint32_t)(batch * 2654435761u)) & 0xffffffu);
+  for (int j = 0; j < rep_k; j++) {
+    double *rec = send + (size_t)j * REC;
+    double w = empty ? 0 : r->wall[(first + (uint64_t)j) % r->keep];
+    double v[REC] = {w, rep_rank, w, w, empty ? 0 : 1, key, key};
+    memcpy(rec, v, sizeof v);
+  }
+  r->first[slot] = first;
+  r->batch[slot] = batch;
+  PMPI_Iallreduce(send, send + (size_t)rep_k * REC, rep_k, rep_type, rep_op, rep_comm,
+                  &r->req[slot]);
+  r->ninflight++;
+  rep_started++;
+}
+
+void mon__rep_end(mon__tls_t *t, mon__frame_t *f, uint64_t wticks, uint64_t mticks,
+                  uint64_t cpu_ns) {
+  mon__rep_t *r = f->rep;
+  uint64_t i = r->n;
+  size_t s = i % r->keep;
+  double sec = mon__tick_seconds();
+  uint64_t b, c;
+  traffic(t, &b, &c);
+  r->wall[s] = (double)wticks * sec;
+  r->mpi[s] = (double)mticks * sec;
+  r->cpu[s] = (double)cpu_ns * 1e-9;
+  r->bytes[s] = b - f->b0;
+  r->calls[s] = c - f->n0;
+  for (int u = 0; u < r->nuser; u++)
+    r->user[s * (size_t)r->nuser + (size_t)u] = r->cur_user[u];
+  int lab = ballast__reps_add(&r->cls, r->wall[s]);
+  r->label[s] = (unsigned char)(lab < 0 ? BALLAST__REP_OUTLIER : lab);
+  MON__ST(&r->xok[s], 0);
+  MON__STREL(&r->n, i + 1);
+  if (rep_k <= 0)
+    return;
+  poll_batches(r, 0);
+  if ((i + 1) % (uint64_t)rep_k == 0) {
+    if (r->ninflight < MON__REP_INFLIGHT) {
+      batch_start(r, i + 1 - (uint64_t)rep_k, 0);
+    } else {
+      r->nbatch++; /* the key of the next batch still names its number */
+      r->skipped++;
+    }
+  }
+}
+
+/* ---- user counters and timers ------------------------------------------------------------- */
+
+int mon_rep_counter_create(const char *name) {
+  if (!name || !*name)
+    return BALLAST_EINVAL;
+  if (strlen(name) >= sizeof user_names[0])
+    return BALLAST_ENAMETOOLONG;
+  int n = mon__reps_user_count();
+  for (int i = 0; i < n; i++)
+    if (!strcmp(user_names[i], name))
+      return i;
+  if (n == MON_REP_USER_MAX)
+    return BALLAST_ERANGE;
+  snprintf(user_names[n], sizeof user_names[n], "%s", name);
+  MON__STREL(&user_count, n + 1);
+  return n;
+}
+
+/* The innermost repeated region open on the calling thread, NULL if none. */
+static mon__frame_t *innermost(void) {
+  mon__tls_t *t = mon__tl_self;
+  if (!t)
+    return NULL;
+  for (int d = t->depth - 1; d >= 0; d--)
+    if (t->stack[d].rep)
+      return &t->stack[d];
+  return NULL;
+}
+
+static int user_check(int id) {
+  if (id < 0 || id >= mon__reps_user_count())
+    return BALLAST_ENOTFOUND;
+  return MON__LD(&mon__state) == MON__ON ? 1 : 0;
+}
+
+int mon_rep_counter_add(int id, double value) {
+  int rc = user_check(id);
+  if (rc <= 0)
+    return rc;
+  if (!isfinite(value))
+    return BALLAST_EINVAL;
+  mon__frame_t *f = innermost();
+  if (f && id < f->rep->nuser)
+    f->rep->cur_user[id] += value;
+  return 0;
+}
+
+int mon_rep_timer_start(int id) {
+  int rc = user_check(id);
+  if (rc <= 0)
+    return rc;
+  mon__frame_t *f = innermost();
+  if (f && id < f->rep->nuser)
+    f->rep->timer0[id] = mon__ticks();
+  return 0;
+}
+
+int mon_rep_timer_stop(int id) {
+  int rc = user_check(id);
+  if (rc <= 0)
+    return rc;
+  mon__frame_t *f = innermost();
+  if (f && id < f->rep->nuser && f->rep->timer0[id]) {
+    f->rep->cur_user[id] += (double)(mon__ticks() - f->rep->timer0[id]) * mon__tick_seconds();
+    f->rep->timer0[id] = 0;
+  }
+  return 0;
+}
+
+/* ---- the end ------------------------------------------------------------------------------- */
+
+void mon__reps_finalize(void) {
+  if (rep_comm == MPI_COMM_NULL)
+    return;
+  /* Every rank starts as many batches as the busiest one (neutral ones),
+   * on the reduction communicator, then waits for all of them: agreed on
+   * MPI_COMM_WORLD, which carries none of the batches. */
+  unsigned long long mine = rep_started, most = 0;
+  PMPI_Allreduce(&mine, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  for (mon__rep_t *r = MON__LDACQ(&reps_all); r; r = r->next)
+    poll_batches(r, 1);
+  if (rep_started < most) {
+    /* Neutral batches need a state with buffers: any will do, or a
+     * temporary one. */
+    double *buf = malloc(2 * (size_t)rep_k * REC * sizeof(double));
+    for (uint64_t i = rep_started; buf && i < most; i++) {
+      for (int j = 0; j < rep_k * REC; j++)
+        buf[j] = 0;
+      MPI_Request q;
+      PMPI_Iallreduce(buf, buf + (size_t)rep_k * REC, rep_k, rep_type, rep_op, rep_comm, &q);
+      PMPI_Wait(&q, MPI_STATUS_IGNORE);
+    }
+    if (!buf)
+      BALLAST_WARN("mon: out of memory finishing the repeated regions' reductions");
+    free(buf);
+    rep_started = most;
+  }
+}
+
+void mon__reps_free(void) {
+  mon__rep_t *r = reps_all;
+  reps_all = NULL;
+  while (r) {
+    mon__rep_t *n = r->next;
+    rep_free(r);
+    r = n;
+  }
+  if (rep_op != MPI_OP_NULL) {
+    int fin = 0;
+    PMPI_Finalized(&fin);
+    if (!fin) {
+      PMPI_Op_free(&rep_op);
+      PMPI_Type_free(&rep_type);
+      PMPI_Comm_free(&rep_comm);
+    }
+  }
+  rep_op = MPI_OP_NULL;
+  rep_type = MPI_DATATYPE_NULL;
+  rep_comm = MPI_COMM_NULL;
+  rep_started = 0;
+}
+
+/* ---- read side ------------------------------------------------------------------------------ */
+
+int mon__rep_info(int region, mon__repinfo_t *out) {
+  int rc = mon__region_is_repeated(region);
+  if (rc <= 0)
+    return rc < 0 ? rc : BALLAST_ESTATE;
+  memset(out, 0, sizeof *out);
+  mon__rep_t *r = mon__region_rep(region);
+  if (!r) { /* marked, not yet entered on thread 0 */
+    out->keep = (uint64_t)rep_keep;
+    out->warming = 1;
+    out->last = -1;
+    out->reduce_every = rep_k > 0 ? (uint64_t)rep_k : 0;
+    return 0;
+  }
+  uint64_t n = MON__LDACQ(&r->n);
+  const ballast__reps_t *c = &r->cls;
+  out->count = n;
+  out->keep = r->keep;
+  out->oldest = n > r->keep ? n - r->keep : 0;
+  out->warming = ballast__reps_warming(c);
+  out->warm_end = (uint64_t)c->warm_end;
+  out->last = n ? r->label[(n - 1) % r->keep] : -1;
+  out->outliers = (uint64_t)c->outliers;
+  out->good = (uint64_t)c->good.n;
+  out->good_mean = c->good.n ? c->good.mean : 0;
+  out->good_min = c->good.n ? c->good.min : 0;
+  out->good_max = c->good.n ? c->good.max : 0;
+  out->good_sd = sqrt(ballast__reps_stats_var(&c->good));
+  out->good_median = ballast__p2_median(&c->good.med);
+  out->median = ballast__reps_median(c);
+  out->skipped = r->skipped;
+  out->reduce_every = rep_k > 0 ? (uint64_t)rep_k : 0;
+  return 0;
+}
+
+int mon__rep_get(int region, uint64_t index, mon__rep_rec_t *out) {
+  int rc = mon__region_is_repeated(region);
+  if (rc <= 0)
+    return rc < 0 ? rc : BALLAST_ESTATE;
+  mon__rep_t *r = mon__region_rep(region);
+  if (!r)
+    return BALLAST_ENOTFOUND;
+  uint64_t n = MON__LDACQ(&r->n);
+  if (index >= n || index + r->keep < n)
+    return BALLAST_ENOTFOUND;
+  size_t s = index % r->keep;
+  memset(out, 0, sizeof *out);
+  out->index = index;
+  out->label = r->label[s];
+  out->wtime = r->wall[s];
+  out->mtime = r->mpi[s];
+  out->cputime = r->cpu[s];
+  out->bytes = r->bytes[s];
+  out->calls = r->calls[s];
+  out->nuser = r->nuser;
+  for (int u = 0; u < r->nuser; u++)
+    out->user[u] = r->user[s * (size_t)r->nuser + (size_t)u];
+  unsigned char x = MON__LDACQ(&r->xok[s]);
+  out->reduced = x == 1 ? 1 : x == 2 ? -1 : 0;
+  if (x == 1) {
+    out->xmax = r->xmax[s];
+    out->xmin = r->xmin[s];
+    out->xmean = r->xmean[s];
+    out->xwait = r->xwait[s];
+    out->xslow = r->xslow[s];
+  }
+  return 0;
+}
+
+int mon__reps_first(void) {
+  mon__rep_t *r = MON__LDACQ(&reps_all);
+  int best = -1;
+  for (; r; r = r->next)
+    if (best < 0 || r->region < best)
+      best = r->region;
+  return best;
+}
+
+int mon__reps_next(int region) {
+  int best = -1;
+  for (mon__rep_t *r = MON__LDACQ(&reps_all); r; r = r->next)
+    if (r->region > region && (best < 0 || r->region < best))
+      best = r->region;
+  return best;
+}
