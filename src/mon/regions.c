@@ -282,18 +282,21 @@ static int push(mon__tls_t *t, int id) {
 
 static void pop(mon__tls_t *t) {
   uint64_t now = mon__ticks();
-  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REGION_EXIT))
-    region_event(BALLAST__TOOL_EV_REGION_EXIT, now, t->stack[t->depth - 1].id, t->depth);
-  mon__frame_t *f = &t->stack[--t->depth];
-  mon__regacc_t *a = &t->reg[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)];
+  mon__frame_t *f = &t->stack[t->depth - 1];
   uint64_t mt = MON__LD(&t->mpi_ticks) - f->m0;
   uint64_t cpu = mon__cfg.region_cpu ? mon__thread_cpu_ns() - f->c0 : 0;
+  /* A repetition is labelled before the exit event, so what the event
+   * runs (performance assertions marked good) sees its label. */
+  if (f->rep)
+    mon__rep_end(t, f, now - f->t0, mt, cpu);
+  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REGION_EXIT))
+    region_event(BALLAST__TOOL_EV_REGION_EXIT, now, f->id, t->depth);
+  f = &t->stack[--t->depth]; /* the event's handlers may have grown the stack */
+  mon__regacc_t *a = &t->reg[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)];
   MON__ADD(&a->wticks, now - f->t0);
   MON__ADD(&a->mticks, mt);
   if (mon__cfg.region_cpu)
     MON__ADD(&a->cpu_ns, cpu);
-  if (f->rep)
-    mon__rep_end(t, f, now - f->t0, mt, cpu);
   int nhw = mon__papi_nevents();
   if (nhw > 0) {
     long long v[4];
