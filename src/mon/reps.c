@@ -26,6 +26,7 @@
  * them all, so no collective is left unmatched.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,8 @@ static void rep_combine(void *in, void *inout, int *len, MPI_Datatype *dt) {
   }
 }
 
+void mon__reps_sections(void);
+
 /* ---- set-up ---------------------------------------------------------------------------- */
 
 static void read_rules(void) {
@@ -156,6 +159,7 @@ void mon__reps_init(void) {
     rep_keep = 2 * rep_k; /* a batch's repetitions stay until it completes */
   read_rules();
   mark_env();
+  mon__reps_sections();
   if (rep_k > 0) {
     PMPI_Comm_dup(MPI_COMM_WORLD, &rep_comm);
     PMPI_Comm_size(rep_comm, &rep_size);
@@ -556,4 +560,182 @@ int mon__reps_next(int region) {
     if (r->region > region && (best < 0 || r->region < best))
       best = r->region;
   return best;
+}
+
+/* ---- the report and the profile ------------------------------------------------------------ */
+
+/* The region's path as the report prints it ("step/solve"), in buf. */
+static void path_of(int id, char *buf, size_t len) {
+  int chain[64], n = 0;
+  for (int r = id; r > 0 && n < 64; r = mon__region_parent(r))
+    chain[n++] = r;
+  size_t o = 0;
+  buf[0] = 0;
+  for (int i = n - 1; i >= 0 && o + 1 < len; i--) {
+    const char *parent = i + 1 < n ? mon__region_name(chain[i + 1]) : NULL;
+    o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "/" : "",
+                          mon__path_step(parent, mon__region_name(chain[i])));
+  }
+}
+
+/* Cross-rank figures of the kept, reduced repetitions of r. */
+typedef struct {
+  uint64_t n;
+  double imb, waited; /* sum of max/mean; sum of the time waited */
+  int slowest, slowest_n;
+} across_t;
+
+static across_t across_of(const mon__rep_t *r) {
+  across_t a = {0, 0, 0, -1, 0};
+  uint64_t n = MON__LDACQ(&r->n), first = n > r->keep ? n - r->keep : 0;
+  int cand = -1, votes = 0; /* the most frequent slowest rank (majority vote) */
+  for (uint64_t i = first; i < n; i++) {
+    size_t s = i % r->keep;
+    if (MON__LDACQ(&r->xok[s]) != 1)
+      continue;
+    a.n++;
+    a.imb += r->xmean[s] > 0 ? r->xmax[s] / r->xmean[s] : 1;
+    a.waited += r->xwait[s];
+    if (votes == 0)
+      cand = r->xslow[s], votes = 1;
+    else
+      votes += r->xslow[s] == cand ? 1 : -1;
+  }
+  a.slowest = cand;
+  for (uint64_t i = first; cand >= 0 && i < n; i++)
+    a.slowest_n += MON__LDACQ(&r->xok[i % r->keep]) == 1 && r->xslow[i % r->keep] == cand;
+  return a;
+}
+
+static void section_report(FILE *f, void *user) {
+  (void)user;
+  if (mon__cfg.report != MON__REPORT_FULL || mon__reps_first() < 0)
+    return;
+  fprintf(f, "#\n# repeated regions (rank 0; seconds; good: after the warm-up, "
+             "outliers left out)\n");
+  fprintf(f, "# %-30s %8s %8s %8s %8s %11s %11s %11s %11s\n", "region", "[reps]", "warmup",
+          "outliers", "[good]", "good med", "good mean", "good min", "good max");
+  for (int id = mon__reps_first(); id >= 0; id = mon__reps_next(id)) {
+    mon__repinfo_t i;
+    if (mon__rep_info(id, &i) != 0)
+      continue;
+    char path[512];
+    path_of(id, path, sizeof path);
+    char wend[24];
+    if (i.warm_end)
+      snprintf(wend, sizeof wend, "%llu", (unsigned long long)i.warm_end);
+    else
+      snprintf(wend, sizeof wend, "open");
+    fprintf(f, "# %-30s %8llu %8s %8llu %8llu %11.6f %11.6f %11.6f %11.6f\n", path,
+            (unsigned long long)i.count, wend, (unsigned long long)i.outliers,
+            (unsigned long long)i.good, i.good_median, i.good_mean, i.good_min, i.good_max);
+    across_t a = across_of(mon__region_rep(id));
+    if (a.n)
+      fprintf(f, "#   across ranks (%llu reps reduced): <max/mean> %.3f, slowest rank %d "
+                 "in %d, time waited %.6f\n",
+              (unsigned long long)a.n, a.imb / (double)a.n, a.slowest, a.slowest_n,
+              a.waited);
+  }
+}
+
+static void put_doubles(FILE *f, const char *name, const double *v, const mon__rep_t *r,
+                        uint64_t first, uint64_t n) {
+  fprintf(f, ",\"%s\":[", name);
+  for (uint64_t i = first; i < n; i++)
+    fprintf(f, "%s%.9g", i > first ? "," : "", v[i % r->keep]);
+  fputc(']', f);
+}
+
+/* This rank's repeated regions: what PIA answers, and the kept series. */
+static void rank_json_one(FILE *f, const mon__rep_t *r) {
+  mon__repinfo_t i;
+  if (mon__rep_info(r->region, &i) != 0)
+    return;
+  uint64_t n = i.count, first = i.oldest;
+  fprintf(f, "{\"id\":%d,\"count\":%llu,\"first_kept\":%llu,\"warmup_end\":%llu,"
+             "\"warming_up\":%d,\"outliers\":%llu,\"good\":%llu,\"good_median\":%.9g,"
+             "\"good_mean\":%.9g,\"good_min\":%.9g,\"good_max\":%.9g,\"good_sd\":%.9g,"
+             "\"median\":%.9g,\"reduce_every\":%llu,\"labels\":\"",
+          r->region, (unsigned long long)n, (unsigned long long)first,
+          (unsigned long long)i.warm_end, i.warming, (unsigned long long)i.outliers,
+          (unsigned long long)i.good, i.good_median, i.good_mean, i.good_min, i.good_max,
+          i.good_sd, i.median, (unsigned long long)i.reduce_every);
+  for (uint64_t k = first; k < n; k++)
+    fputc("FWOG"[r->label[k % r->keep] & 3], f);
+  fputc('"', f);
+  put_doubles(f, "wtime", r->wall, r, first, n);
+  put_doubles(f, "mtime", r->mpi, r, first, n);
+  put_doubles(f, "cputime", r->cpu, r, first, n);
+  fprintf(f, ",\"bytes\":[");
+  for (uint64_t k = first; k < n; k++)
+    fprintf(f, "%s%llu", k > first ? "," : "", (unsigned long long)r->bytes[k % r->keep]);
+  fprintf(f, "],\"calls\":[");
+  for (uint64_t k = first; k < n; k++)
+    fprintf(f, "%s%llu", k > first ? "," : "", (unsigned long long)r->calls[k % r->keep]);
+  fputc(']', f);
+  if (r->nuser) {
+    fprintf(f, ",\"user\":{");
+    for (int u = 0; u < r->nuser; u++) {
+      fprintf(f, "%s\"%s\":[", u ? "," : "", user_names[u]);
+      for (uint64_t k = first; k < n; k++)
+        fprintf(f, "%s%.9g", k > first ? "," : "",
+                r->user[(k % r->keep) * (size_t)r->nuser + (size_t)u]);
+      fputc(']', f);
+    }
+    fputc('}', f);
+  }
+  /* Across ranks: per kept repetition, null where not reduced. */
+  fprintf(f, ",\"across\":{\"slowest\":[");
+  for (uint64_t k = first; k < n; k++) {
+    size_t s = k % r->keep;
+    if (MON__LDACQ(&r->xok[s]) == 1)
+      fprintf(f, "%s%d", k > first ? "," : "", r->xslow[s]);
+    else
+      fprintf(f, "%snull", k > first ? "," : "");
+  }
+  fputc(']', f);
+  const double *cols[] = {r->xmax, r->xmin, r->xmean, r->xwait};
+  const char *names[] = {"max", "min", "mean", "waited"};
+  for (int c = 0; c < 4; c++) {
+    fprintf(f, ",\"%s\":[", names[c]);
+    for (uint64_t k = first; k < n; k++) {
+      size_t s = k % r->keep;
+      if (MON__LDACQ(&r->xok[s]) == 1)
+        fprintf(f, "%s%.9g", k > first ? "," : "", cols[c][s]);
+      else
+        fprintf(f, "%snull", k > first ? "," : "");
+    }
+    fputc(']', f);
+  }
+  fprintf(f, "}}");
+}
+
+static char *section_rank_json(void *user) {
+  (void)user;
+  if (mon__reps_first() < 0)
+    return NULL;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f)
+    return NULL;
+  fputc('[', f);
+  int k = 0;
+  for (int id = mon__reps_first(); id >= 0; id = mon__reps_next(id)) {
+    if (k++)
+      fputc(',', f);
+    rank_json_one(f, mon__region_rep(id));
+  }
+  fputc(']', f);
+  if (fclose(f) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+void mon__reps_sections(void) {
+  mon__section_t s = {.name = "repeated", .report = section_report,
+                      .rank_json = section_rank_json};
+  mon__report_add_section(&s);
 }

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Runs the mon_reps test program with BALLAST_REPORT=full and BALLAST_PROFILE
+and checks what the report and the profile say of its repeated regions
+against what the program did (see test_mon_reps.c).
+
+usage: check_reps_output.py MPIEXEC MON_REPS_EXE
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+MPIEXEC, EXE = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    prof = os.path.join(tmp, "p.json")
+    env = dict(os.environ, BALLAST_REPORT="full", BALLAST_PROFILE=prof,
+               BALLAST_REPEAT="envrep", BALLAST_REPEAT_KEEP="64", BALLAST_REPEAT_REDUCE="16")
+    p = subprocess.run([MPIEXEC, "-n", "2", "--oversubscribe", EXE], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=120)
+    if p.returncode != 0:
+        print(p.stdout, p.stderr)
+    check(p.returncode == 0, "exit code %d" % p.returncode)
+    out = p.stdout
+    check("# repeated regions (rank 0" in out, "the full report has the repeated regions")
+    rows = {l.split()[1]: l.split() for l in out.splitlines()
+            if l.startswith("# ") and len(l.split()) == 10 and l.split()[1] in
+            ("iter", "comm", "envrep", "only0", "only1")}
+    check("iter" in rows and rows["iter"][2] == "120", "report: iter 120 repetitions: %s"
+          % rows.get("iter"))
+    check("envrep" in rows, "report lists envrep")
+    check("across ranks" in out, "report: the cross-rank line")
+    with open(prof) as f:
+        doc = json.load(f)["ballast_profile"]
+    for rank, rd in enumerate(doc["ranks_data"]):
+        reps = rd.get("repeated")
+        check(isinstance(reps, list) and len(reps) >= 4, "rank %d: repeated regions" % rank)
+        if not isinstance(reps, list):
+            continue
+        names = {r["id"]: r["name"] for r in rd["regions"]}
+        by = {names[r["id"]]: r for r in reps}
+        it = by.get("iter")
+        check(it is not None, "rank %d: iter in the profile" % rank)
+        if it:
+            n, first = it["count"], it["first_kept"]
+            check((n, first) == (120, 56), "rank %d: iter count/first_kept %s" % (rank, (n, first)))
+            kept = n - first
+            for key in ("wtime", "mtime", "cputime", "bytes", "calls"):
+                check(len(it[key]) == kept, "rank %d: iter %s has %d values" % (rank, key, len(it[key])))
+            check(len(it["labels"]) == kept and set(it["labels"]) <= set("GO"),
+                  "rank %d: iter labels %s" % (rank, it["labels"]))
+            check(it["labels"][70 - first] == "O" and it["labels"][100 - first] == "O",
+                  "rank %d: the injected outliers are O" % rank)
+            check(29 <= it["warmup_end"] <= 33, "rank %d: warmup_end %d" % (rank, it["warmup_end"]))
+            check(it["good"] + it["outliers"] == n - it["warmup_end"], "rank %d: good+outliers" % rank)
+            good = [w for w, l in zip(it["wtime"], it["labels"]) if l == "G"]
+            check(good and min(good) >= it["good_min"] - 1e-12, "rank %d: good_min" % rank)
+        cm = by.get("comm")
+        if cm:
+            check(cm["labels"][0] == "F", "rank %d: comm's first repetition is F" % rank)
+            check(all(c == 1 for c in cm["calls"][1:]), "rank %d: comm one call per rep" % rank)
+            check(set(cm.get("user", {})) == {"cells", "solve"}, "rank %d: user counters" % rank)
+            cells = cm["user"]["cells"]
+            check(all(abs(cells[i] - (10 * i + rank + 1)) < 1e-9 for i in range(1, 20)),
+                  "rank %d: cells per repetition" % rank)
+        ev = by.get("envrep")
+        if ev:
+            slow = [s for s in ev["across"]["slowest"] if s is not None]
+            check(len(slow) >= 48, "rank %d: envrep reduced repetitions %d" % (rank, len(slow)))
+            check(slow.count(1) >= len(slow) // 2, "rank %d: envrep slowest mostly rank 1" % rank)
+            mx, mn = ev["across"]["max"], ev["across"]["min"]
+            check(all(a is None or a >= b for a, b in zip(mx, mn)), "rank %d: max >= min" % rank)
+        for nm in ("only0", "only1"):
+            r = by.get(nm)
+            if r:
+                check(all(s is None for s in r["across"]["slowest"]),
+                      "rank %d: %s mixed batches never reported" % (rank, nm))
+
+if failures:
+    print("%d failure(s)" % len(failures))
+    sys.exit(1)
+print("PASS mon_reps_output")
