@@ -204,6 +204,7 @@ typedef struct {
 /**
  * \brief What this rank knows of repeated region \a id's repetitions.
  * O(1), local.
+ * \param id the region.
  * \param[out] out filled on success.
  * \return 0; BALLAST_EINVAL for a NULL \a out; BALLAST_ENOTFOUND for an
  * unknown id; BALLAST_ESTATE when the region is not repeated.
@@ -213,6 +214,8 @@ BALLAST_API int pia_region_rep_info(pia_regid_t id, pia_repinfo_t *out);
 /**
  * \brief Repetition \a index of repeated region \a id, if still kept.
  * O(1), local.
+ * \param id the region.
+ * \param index the repetition's number, from 0.
  * \param[out] out filled on success.
  * \return 0; BALLAST_EINVAL for a NULL \a out or a negative index;
  * BALLAST_ENOTFOUND for an unknown id or a repetition not (or no longer)
