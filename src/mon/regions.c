@@ -51,6 +51,7 @@ typedef struct {
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static region_t *reg_meta[MON__MAX_CHUNKS];
 static int reg_count; /* published with release after the node is written */
+static int any_repeated; /* a name was marked repeated: push looks further */
 static name_t *names;
 static int names_count;
 /* (parent, name id) -> region id: open addressing, linear probing, load <= 1/2. */
@@ -265,7 +266,8 @@ static int push(mon__tls_t *t, int id) {
     return BALLAST_ENOMEM;
   mon__frame_t *f = &t->stack[t->depth++];
   f->id = id;
-  f->rep = t->index == 0 && MON__LD(&meta(id)->repeated) ? rep_of(id) : NULL;
+  f->rep = MON__LD(&any_repeated) && t->index == 0 && MON__LD(&meta(id)->repeated)
+               ? rep_of(id) : NULL;
   if (f->rep)
     mon__rep_begin(t, f);
   mon__papi_read(t, f->hw0);
@@ -585,6 +587,7 @@ int mon__region_mark_repeated(const char *name) {
   name_t *n = name_get(name, 1);
   if (n) {
     n->repeated = 1;
+    MON__ST(&any_repeated, 1);
     for (int id = 0; id < reg_count; id++)
       if (meta(id)->name_id == n->id)
         MON__ST(&meta(id)->repeated, 1);

@@ -18,12 +18,16 @@
  * and no rank waits for another inside a repetition. The key (the region's
  * path hashed with the batch number) tells a batch that mixed two regions
  * or two batches (ranks that repeat differently) from a good one: its
- * records stay "not reduced". At most MON__REP_INFLIGHT batches of a region
- * are in flight; a batch that finds them all busy is skipped (its
- * repetitions stay "not reduced") rather than waited for. At MPI_Finalize
- * (mon__reps_finalize, collective) the ranks agree on the largest number of
- * batches any rank started, start neutral batches up to it and complete
- * them all, so no collective is left unmatched.
+ * records stay "not reduced". Batches start in the order their K-th
+ * repetitions end, whatever their region, so every rank starts the same
+ * sequence of collectives: at most MON__REP_INFLIGHT are in flight, the
+ * next wait in a queue (MON__REP_QUEUE) and start, in order, when one
+ * completes; nothing waits. A rank so far behind that the queue fills stops
+ * reducing (the others' batches are then mixed, detected and left out). At
+ * MPI_Finalize (mon__reps_finalize, collective) the ranks agree on the
+ * largest number of batches any rank started or queued, start the queued
+ * ones and neutral ones up to it and complete them all, so no collective is
+ * left unmatched.
  */
 #include <math.h>
 #include <stdio.h>
@@ -37,7 +41,8 @@
 #include "common/reps.h"
 #include "mon/mon_core.h"
 
-#define MON__REP_INFLIGHT 4
+#define MON__REP_INFLIGHT 8
+#define MON__REP_QUEUE 1024
 #define REC 7 /* doubles per reduced record */
 
 struct mon__rep {
@@ -57,16 +62,26 @@ struct mon__rep {
   double *xmax, *xmin, *xmean, *xwait;
   int *xslow;
   unsigned char *xok;
-  /* batches in flight (oldest first) */
-  int ninflight;
-  MPI_Request req[MON__REP_INFLIGHT];
-  uint64_t first[MON__REP_INFLIGHT];
-  uint64_t batch[MON__REP_INFLIGHT];
-  double *buf[MON__REP_INFLIGHT]; /* 2 * K * REC: send, then receive */
   uint64_t nbatch;                /* batches this region reached */
-  uint64_t skipped;               /* batches not started (all busy) */
+  uint64_t skipped;               /* batches never reduced (queue full) */
   mon__rep_t *next;
 };
+
+/* A batch: queued, then in flight. */
+typedef struct {
+  mon__rep_t *rep;
+  uint64_t first, batch;
+} batch_t;
+
+static struct {
+  int n;                          /* in flight, oldest first */
+  MPI_Request req[MON__REP_INFLIGHT];
+  batch_t b[MON__REP_INFLIGHT];
+  double *buf[MON__REP_INFLIGHT]; /* 2 * K * REC each: send, then receive */
+  batch_t queue[MON__REP_QUEUE];  /* waiting to start, a ring */
+  int qhead, qlen;
+  int broken;                     /* the queue overflowed: no more batches */
+} fl;
 
 static mon__rep_t *reps_all;        /* every state, newest first */
 static int rep_k = 16;              /* BALLAST_REPEAT_REDUCE */
@@ -167,6 +182,12 @@ void mon__reps_init(void) {
     PMPI_Type_contiguous(REC, MPI_DOUBLE, &rep_type);
     PMPI_Type_commit(&rep_type);
     PMPI_Op_create(rep_combine, 1, &rep_op);
+    for (int i = 0; i < MON__REP_INFLIGHT; i++)
+      if (!(fl.buf[i] = malloc(2 * (size_t)rep_k * REC * sizeof(double))))
+        fl.broken = 1;
+    if (fl.broken)
+      BALLAST_WARN("mon: out of memory for the repeated regions' cross-rank reductions; "
+                   "repetitions are not reduced across ranks");
   }
 }
 
@@ -193,8 +214,6 @@ static void rep_free(mon__rep_t *r) {
   free(r->bytes);
   free(r->label);
   free(r->xslow);
-  for (int i = 0; i < MON__REP_INFLIGHT; i++)
-    free(r->buf[i]);
   free(r);
 }
 
@@ -216,8 +235,6 @@ mon__rep_t *mon__rep_create(int id) {
   r->label = calloc(keep, 2);
   r->xslow = malloc(keep * sizeof(int));
   int ok = r->wall && r->bytes && r->label && r->xslow;
-  for (int i = 0; ok && rep_k > 0 && i < MON__REP_INFLIGHT; i++)
-    ok = (r->buf[i] = malloc(2 * (size_t)rep_k * REC * sizeof(double))) != NULL;
   if (!ok) {
     rep_free(r);
     return NULL;
@@ -256,14 +273,19 @@ void mon__rep_begin(mon__tls_t *t, mon__frame_t *f) {
     r->cur_user[i] = 0;
 }
 
-/* Fills the cross-rank columns of a completed batch. */
-static void batch_done(mon__rep_t *r, int slot) {
-  uint64_t first = r->first[slot];
-  const double *rec = r->buf[slot] + (size_t)rep_k * REC;
-  double want = (double)((r->key ^ (uint32_t)(r->batch[slot] * 2654435761u)) & 0xffffffu);
-  uint64_t n = MON__LD(&r->n);
-  for (int j = 0; j < rep_k; j++, rec += REC) {
-    uint64_t i = first + (uint64_t)j;
+static double batch_key(const mon__rep_t *r, uint64_t batch) {
+  return (double)((r->key ^ (uint32_t)(batch * 2654435761u)) & 0xffffffu);
+}
+
+/* Fills the cross-rank columns of completed batch slot 0. */
+static void batch_done(void) {
+  const batch_t *bt = &fl.b[0];
+  mon__rep_t *r = bt->rep;
+  const double *rec = fl.buf[0] + (size_t)rep_k * REC;
+  double want = r ? batch_key(r, bt->batch) : -1;
+  uint64_t n = r ? MON__LD(&r->n) : 0;
+  for (int j = 0; r && j < rep_k; j++, rec += REC) {
+    uint64_t i = bt->first + (uint64_t)j;
     if (i + r->keep < n) /* left the ring meanwhile */
       continue;
     size_t s = i % r->keep;
@@ -277,48 +299,75 @@ static void batch_done(mon__rep_t *r, int slot) {
     }
     MON__STREL(&r->xok[s], (unsigned char)(ok ? 1 : 2));
   }
-}
-
-static void poll_batches(mon__rep_t *r, int wait) {
-  while (r->ninflight > 0) {
-    int done = 0;
-    if (wait)
-      PMPI_Wait(&r->req[0], MPI_STATUS_IGNORE), done = 1;
-    else
-      PMPI_Test(&r->req[0], &done, MPI_STATUS_IGNORE);
-    if (!done)
-      return;
-    batch_done(r, 0);
-    double *b = r->buf[0];
-    for (int i = 1; i < r->ninflight; i++) {
-      r->req[i - 1] = r->req[i];
-      r->first[i - 1] = r->first[i];
-      r->batch[i - 1] = r->batch[i];
-      r->buf[i - 1] = r->buf[i];
-    }
-    r->ninflight--;
-    r->buf[r->ninflight] = b;
+  double *buf = fl.buf[0];
+  for (int i = 1; i < fl.n; i++) {
+    fl.req[i - 1] = fl.req[i];
+    fl.b[i - 1] = fl.b[i];
+    fl.buf[i - 1] = fl.buf[i];
   }
+  fl.n--;
+  fl.buf[fl.n] = buf;
 }
 
-/* Starts the batch of repetitions first .. first+K-1 (empty: neutral). */
-static void batch_start(mon__rep_t *r, uint64_t first, int empty) {
-  int slot = r->ninflight;
-  double *send = r->buf[slot];
-  uint64_t batch = r->nbatch++;
-  double key = (double)((r->key ^ (uint32_t)(batch * 2654435761u)) & 0xffffffu);
+/* Starts batch \a bt (rep NULL: a neutral one) in the next free slot. */
+static void batch_start(const batch_t *bt) {
+  int slot = fl.n;
+  double *send = fl.buf[slot];
+  const mon__rep_t *r = bt->rep;
+  double key = r ? batch_key(r, bt->batch) : -1;
+  uint64_t n = r ? MON__LD(&r->n) : 0;
   for (int j = 0; j < rep_k; j++) {
-    double *rec = send + (size_t)j * REC;
-    double w = empty ? 0 : r->wall[(first + (uint64_t)j) % r->keep];
-    double v[REC] = {w, rep_rank, w, w, empty ? 0 : 1, key, key};
-    memcpy(rec, v, sizeof v);
+    uint64_t i = bt->first + (uint64_t)j;
+    int have = r && i + r->keep >= n && i < n;
+    double w = have ? r->wall[i % r->keep] : 0;
+    double v[REC] = {w, rep_rank, w, w, have ? 1 : 0, key, key};
+    memcpy(send + (size_t)j * REC, v, sizeof v);
   }
-  r->first[slot] = first;
-  r->batch[slot] = batch;
+  fl.b[slot] = *bt;
   PMPI_Iallreduce(send, send + (size_t)rep_k * REC, rep_k, rep_type, rep_op, rep_comm,
-                  &r->req[slot]);
-  r->ninflight++;
+                  &fl.req[slot]);
+  fl.n++;
   rep_started++;
+}
+
+/* Completes what has completed and starts queued batches in free slots;
+ * with \a wait, blocks until the oldest in flight completes when the
+ * queue cannot move otherwise (MPI_Finalize only). */
+static void progress(int wait) {
+  for (;;) {
+    while (fl.n > 0) {
+      int done = 0;
+      PMPI_Test(&fl.req[0], &done, MPI_STATUS_IGNORE);
+      if (!done)
+        break;
+      batch_done();
+    }
+    while (fl.qlen > 0 && fl.n < MON__REP_INFLIGHT) {
+      batch_start(&fl.queue[fl.qhead]);
+      fl.qhead = (fl.qhead + 1) % MON__REP_QUEUE;
+      fl.qlen--;
+    }
+    if (!wait || fl.n == 0)
+      return;
+    PMPI_Wait(&fl.req[0], MPI_STATUS_IGNORE);
+    batch_done();
+  }
+}
+
+static void batch_queue(mon__rep_t *r, uint64_t first) {
+  uint64_t batch = r->nbatch++;
+  if (fl.broken || fl.qlen == MON__REP_QUEUE) {
+    if (!fl.broken)
+      mon__warn_once("repqueue", "queue",
+                     "mon: %d cross-rank batches of repeated regions waiting on this rank "
+                     "(other ranks far behind, or repeating other regions): no more "
+                     "batches are reduced", MON__REP_QUEUE);
+    fl.broken = 1;
+    r->skipped++;
+    return;
+  }
+  fl.queue[(fl.qhead + fl.qlen) % MON__REP_QUEUE] = (batch_t){r, first, batch};
+  fl.qlen++;
 }
 
 void mon__rep_end(mon__tls_t *t, mon__frame_t *f, uint64_t wticks, uint64_t mticks,
@@ -342,15 +391,9 @@ void mon__rep_end(mon__tls_t *t, mon__frame_t *f, uint64_t wticks, uint64_t mtic
   MON__STREL(&r->n, i + 1);
   if (rep_k <= 0)
     return;
-  poll_batches(r, 0);
-  if ((i + 1) % (uint64_t)rep_k == 0) {
-    if (r->ninflight < MON__REP_INFLIGHT) {
-      batch_start(r, i + 1 - (uint64_t)rep_k, 0);
-    } else {
-      r->nbatch++; /* the key of the next batch still names its number */
-      r->skipped++;
-    }
-  }
+  if ((i + 1) % (uint64_t)rep_k == 0)
+    batch_queue(r, i + 1 - (uint64_t)rep_k);
+  progress(0);
 }
 
 /* ---- user counters and timers ------------------------------------------------------------- */
@@ -427,29 +470,27 @@ int mon_rep_timer_stop(int id) {
 void mon__reps_finalize(void) {
   if (rep_comm == MPI_COMM_NULL)
     return;
-  /* Every rank starts as many batches as the busiest one (neutral ones),
-   * on the reduction communicator, then waits for all of them: agreed on
-   * MPI_COMM_WORLD, which carries none of the batches. */
-  unsigned long long mine = rep_started, most = 0;
+  /* Every rank starts its queued batches, then neutral ones up to the
+   * busiest rank's count, on the reduction communicator, and completes
+   * them all; the count is agreed on MPI_COMM_WORLD, which carries none of
+   * the batches. A rank whose queue overflowed still takes part. */
+  unsigned long long mine = rep_started + (unsigned long long)fl.qlen, most = 0;
   PMPI_Allreduce(&mine, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-  for (mon__rep_t *r = MON__LDACQ(&reps_all); r; r = r->next)
-    poll_batches(r, 1);
-  if (rep_started < most) {
-    /* Neutral batches need a state with buffers: any will do, or a
-     * temporary one. */
-    double *buf = malloc(2 * (size_t)rep_k * REC * sizeof(double));
-    for (uint64_t i = rep_started; buf && i < most; i++) {
-      for (int j = 0; j < rep_k * REC; j++)
-        buf[j] = 0;
-      MPI_Request q;
-      PMPI_Iallreduce(buf, buf + (size_t)rep_k * REC, rep_k, rep_type, rep_op, rep_comm, &q);
-      PMPI_Wait(&q, MPI_STATUS_IGNORE);
-    }
-    if (!buf)
-      BALLAST_WARN("mon: out of memory finishing the repeated regions' reductions");
-    free(buf);
-    rep_started = most;
+  int can = fl.buf[MON__REP_INFLIGHT - 1] != NULL;
+  if (!can) {
+    BALLAST_WARN("mon: no buffers for the cross-rank batches; MPI_Finalize may wait");
+    return;
   }
+  progress(1);
+  while (rep_started < most) {
+    if (fl.n == MON__REP_INFLIGHT) {
+      PMPI_Wait(&fl.req[0], MPI_STATUS_IGNORE);
+      batch_done();
+    }
+    batch_t neutral = {NULL, 0, 0};
+    batch_start(&neutral);
+  }
+  progress(1);
 }
 
 void mon__reps_free(void) {
@@ -473,6 +514,9 @@ void mon__reps_free(void) {
   rep_type = MPI_DATATYPE_NULL;
   rep_comm = MPI_COMM_NULL;
   rep_started = 0;
+  for (int i = 0; i < MON__REP_INFLIGHT; i++)
+    free(fl.buf[i]);
+  memset(&fl, 0, sizeof fl);
 }
 
 /* ---- read side ------------------------------------------------------------------------------ */

@@ -40,6 +40,9 @@ with tempfile.TemporaryDirectory() as tmp:
           % rows.get("iter"))
     check("envrep" in rows, "report lists envrep")
     check("across ranks" in out, "report: the cross-rank line")
+    if not os.path.exists(prof):
+        print("FAIL: no profile written")
+        sys.exit(1)
     with open(prof) as f:
         doc = json.load(f)["ballast_profile"]
     for rank, rd in enumerate(doc["ranks_data"]):

@@ -73,7 +73,8 @@ static void labels(void) {
       CHECK_DLT(r.wtime, 3 * in.median);
   }
   CHECK_GE(good, 20);
-  CHECK_EQ(pia_region_rep_last_label(id), PIA_REP_GOOD);
+  CHECK_EQ(pia_region_rep_get(id, 119, &r), 0);
+  CHECK_EQ(pia_region_rep_last_label(id), r.label);
   /* Left the ring; never existed. */
   CHECK_EQ(pia_region_rep_get(id, 0, &r), BALLAST_ENOTFOUND);
   CHECK_EQ(pia_region_rep_get(id, 120, &r), BALLAST_ENOTFOUND);
