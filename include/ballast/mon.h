@@ -219,6 +219,35 @@ BALLAST_API int mon_region_leave(mon_region_handle_t h);
  */
 BALLAST_API int mon_region_repeat(const char *name);
 
+/** Most MPI_T performance variables ballast reads (mon_mpit_select()). */
+#define MON_MPIT_MAX 16
+
+/**
+ * \brief Selects MPI's own performance variables (MPI_T pvars) to read at
+ * region boundaries, by comma-separated shell patterns on their names
+ * (e.g. "pml_ob1_*,coll_monitoring_messages_count"); the same as
+ * BALLAST_MPIT=patterns, which it replaces.
+ *
+ * At MPI_Init ballast starts MPI_T, one session and one handle per selected
+ * variable this run offers (at most MON_MPIT_MAX; a variable bound to a
+ * communicator is bound to MPI_COMM_WORLD; a variable with one value per
+ * peer is summed over the peers; one not continuous is started), and reads
+ * them when a region begins and ends on the thread that called MPI_Init.
+ * Per region and variable it keeps the sum of the changes over the
+ * instances (a counter's meaning) and the largest value read at their
+ * boundaries (a level's, e.g. a queue's length); each repetition of a
+ * repeated region keeps its change (pia_rep_t). pia_region_mpit() reads
+ * them; the profile, the full report and the HTML page show them. Patterns
+ * that select nothing valid in this run get one line on rank 0 listing
+ * the valid names; with none, nothing else changes. Each read is one
+ * MPI_T_pvar_read per variable (bench/mpit_read). MPI_T is finalised
+ * inside MPI_Finalize, before MPI's own finalisation.
+ * \param patterns the list (copied).
+ * \return 0; BALLAST_EINVAL for NULL or empty; BALLAST_ESTATE after
+ * MPI_Init (call it before); BALLAST_ENOMEM. Not thread safe.
+ */
+BALLAST_API int mon_mpit_select(const char *patterns);
+
 /** Most user counters of repetitions (mon_rep_counter_create()). */
 #define MON_REP_USER_MAX 8
 

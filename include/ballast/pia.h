@@ -192,6 +192,13 @@ typedef struct {
   long long calls;     /**< application MPI calls */
   int nuser;           /**< user counters kept (mon_rep_counter_create()) */
   double user[MON_REP_USER_MAX]; /**< their values in this repetition */
+  int nmpit;           /**< MPI_T variables kept (pia_mpit_count() when the
+                            region's series was created) */
+  double mpit[MON_MPIT_MAX]; /**< their change over this repetition */
+  long long vcsw;      /**< voluntary context switches of the thread (getrusage) */
+  long long ivcsw;     /**< involuntary ones: the thread was preempted */
+  long long minflt;    /**< minor page faults */
+  long long majflt;    /**< major page faults (read from disk) */
   int reduced;         /**< 1: the fields below hold; 0: not yet; -1: never
                             (batch skipped or ranks repeated differently) */
   int slowest_rank;    /**< rank (in MPI_COMM_WORLD) with the largest wtime */
@@ -244,6 +251,43 @@ BALLAST_API int pia_region_rep_last_label(pia_regid_t id);
  * "good"; "unknown" for another value). Never NULL.
  */
 BALLAST_API const char *pia_rep_label_name(int label);
+
+/** A region's figures of one MPI_T performance variable (mon_mpit_select()). */
+typedef struct {
+  double delta; /**< sum of its changes over the region's instances */
+  double max;   /**< largest value read at the instances' begins and ends */
+} pia_mpitdata_t;
+
+/**
+ * \brief The number of MPI_T performance variables ballast reads in this
+ * run (BALLAST_MPIT, mon_mpit_select()); their ids are 0 .. count-1.
+ * \return the count (0 when none was selected or valid).
+ */
+BALLAST_API int pia_mpit_count(void);
+
+/**
+ * \brief The name of MPI_T variable \a var (its MPI_T name), or NULL for
+ * an id out of range. Owned by ballast.
+ */
+BALLAST_API const char *pia_mpit_name(int var);
+
+/**
+ * \brief Finds an MPI_T variable ballast reads by its name.
+ * \return its id; BALLAST_EINVAL for a NULL name; BALLAST_ENOTFOUND when
+ * it is not read in this run.
+ */
+BALLAST_API int pia_mpit_find(const char *name);
+
+/**
+ * \brief Region \a id's figures of MPI_T variable \a var, summed over the
+ * region's instances on the thread that called MPI_Init. O(1), local.
+ * \param id the region.
+ * \param var the variable (pia_mpit_find()).
+ * \param[out] out filled on success.
+ * \return 0; BALLAST_EINVAL for a NULL \a out; BALLAST_ENOTFOUND for an
+ * unknown region or variable.
+ */
+BALLAST_API int pia_region_mpit(pia_regid_t id, int var, pia_mpitdata_t *out);
 
 /* ---- regions ------------------------------------------------------------ */
 

@@ -25,6 +25,7 @@ static const ballast__env_t table[] = {
     {"BALLAST_REPORT_TOP", BALLAST__ENV_INT, 1, 1000, 0, NULL, "mon"},
     {"BALLAST_REGION_CPU", BALLAST__ENV_BOOL, 0, 0, 0, NULL, "mon"},
     {"BALLAST_PROFILE", BALLAST__ENV_STRING, 0, 0, 0, NULL, "mon"},
+    {"BALLAST_MPIT", BALLAST__ENV_STRING, 0, 0, 0, NULL, "mon (MPI_T)"},
     {"BALLAST_REPEAT", BALLAST__ENV_STRING, 0, 0, 0, NULL, "mon (repeated regions)"},
     {"BALLAST_REPEAT_KEEP", BALLAST__ENV_INT, 16, 16777216, 0, NULL, "mon (repeated regions)"},
     {"BALLAST_REPEAT_REDUCE", BALLAST__ENV_INT, 0, 65536, 0, NULL, "mon (repeated regions)"},

@@ -173,6 +173,7 @@ static void teardown(void) {
   MON__ST(&mon__state, MON__OFF);
   mon__tls_free_all();
   mon__reps_free();
+  mon__mpit_free();
   mon__regions_free();
   warned_free();
 }
@@ -197,6 +198,7 @@ void mon__init(int *argc, char ***argv) {
   mon__acts_init();
   mon__regions_init();
   mon__reps_init();
+  mon__mpit_init();
   mon__papi_init();
   mon__html_init();
   mon__tls_get(); /* the initialising thread is thread 0 */
@@ -242,6 +244,8 @@ void mon__finalize(void) {
   int prc = mon__cfg.profile ? mon__profile_write(mon__cfg.profile) : 0;
   mon__fault_finalize(prc);
   mon__html_finalize(prc);
+  /* Before PMPI_Finalize: Open MPI 4.1.4 crashes in MPI_T_finalize after. */
+  mon__mpit_finalize();
 }
 
 /* Shared checks of the public collective calls: 0 when they may run. */

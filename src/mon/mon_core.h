@@ -224,6 +224,24 @@ int mon__region_is_repeated(int id);
 /** The series of a repeated region once thread 0 entered it, else NULL. */
 mon__rep_t *mon__region_rep(int id);
 
+/* ---- mpit.c: MPI_T performance variables ------------------------------------------- */
+
+/** Variables selected and valid (0: none; the region hot path tests it). */
+extern int mon__mpit_n;
+/** Their change over the region instance that ended last (thread 0). */
+extern double mon__mpit_last[MON_MPIT_MAX];
+/** BALLAST_MPIT / mon_mpit_select(): session and handles (after PMPI_Init). */
+void mon__mpit_init(void);
+/** Reads every variable (per-peer values summed) into out[mon__mpit_n]. */
+void mon__mpit_read(double *out);
+/** A region begins / ends at stack depth \a depth on thread 0. */
+void mon__mpit_push(int depth);
+void mon__mpit_pop(int id, int depth);
+/** Frees the handles, the session and MPI_T (before PMPI_Finalize). */
+void mon__mpit_finalize(void);
+/** Frees the figures (teardown). */
+void mon__mpit_free(void);
+
 /* ---- reps.c: repeated regions ---------------------------------------------------- */
 
 /** BALLAST_REPEAT*, the reduction communicator (collective: mon__init). */

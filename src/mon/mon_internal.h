@@ -140,6 +140,15 @@ typedef struct {
   uint64_t rmsgs;
 } mon__partner_t;
 
+/* MPI_T performance variables (mpit.c): what pia's pia_mpit_* answer. */
+/** Of variable \a var in region \a id: the sum of its changes over the
+ *  instances and the largest value read at their boundaries. 0;
+ *  BALLAST_ENOTFOUND for a bad var. */
+int mon__mpit_region(int id, int var, double *delta, double *max);
+const char *mon__mpit_name(int var); /* NULL for a bad var */
+int mon__mpit_class(int var);        /* MPI_T_PVAR_CLASS_*, -1 for a bad var */
+int mon__mpit_count(void);
+
 /* Repeated regions (reps.c): what pia's pia_region_rep_* answer. */
 typedef struct {
   uint64_t count, keep, oldest;  /* repetitions; ring size; oldest kept */
@@ -154,6 +163,9 @@ typedef struct {
   double wtime, mtime, cputime;
   uint64_t bytes, calls;
   double user[MON_REP_USER_MAX];
+  int nmpit;
+  double mpit[MON_MPIT_MAX];
+  long long ru[4]; /* vcsw, ivcsw, minflt, majflt */
   double xmax, xmin, xmean, xwait;
 } mon__rep_rec_t;
 /** 0; BALLAST_ENOTFOUND (bad id); BALLAST_ESTATE (not repeated). */

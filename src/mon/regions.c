@@ -270,6 +270,8 @@ static int push(mon__tls_t *t, int id) {
                ? rep_of(id) : NULL;
   if (f->rep)
     mon__rep_begin(t, f);
+  if (MON__LD(&mon__mpit_n) && t->index == 0)
+    mon__mpit_push(t->depth - 1);
   mon__papi_read(t, f->hw0);
   /* A system call (no vDSO for thread CPU clocks): BALLAST_REGION_CPU=0 skips
    * it for very fine-grained regions. */
@@ -287,6 +289,8 @@ static void pop(mon__tls_t *t) {
   mon__frame_t *f = &t->stack[t->depth - 1];
   uint64_t mt = MON__LD(&t->mpi_ticks) - f->m0;
   uint64_t cpu = mon__cfg.region_cpu ? mon__thread_cpu_ns() - f->c0 : 0;
+  if (MON__LD(&mon__mpit_n) && t->index == 0)
+    mon__mpit_pop(f->id, t->depth - 1);
   /* A repetition is labelled before the exit event, so what the event
    * runs (performance assertions marked good) sees its label. */
   if (f->rep)

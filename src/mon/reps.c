@@ -29,8 +29,10 @@
  * ones and neutral ones up to it and complete them all, so no collective is
  * left unmatched.
  */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <math.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,12 +54,16 @@ struct mon__rep {
   uint64_t n;                /* repetitions recorded (atomic, release) */
   ballast__reps_t cls;
   int nuser;                 /* user counters registered at creation */
+  int nmpit;                 /* MPI_T variables read at creation */
+  long long ru0[4];          /* getrusage at the repetition's begin */
   double cur_user[MON_REP_USER_MAX];
   uint64_t timer0[MON_REP_USER_MAX];
   /* ring columns, index i % keep */
   double *wall, *mpi, *cpu, *user;
   uint64_t *bytes, *calls;
   unsigned char *label;
+  double *mpit;              /* keep x nmpit: each variable's change */
+  long long *ru;             /* keep x 4: vcsw, ivcsw, minflt, majflt */
   /* across ranks, per repetition */
   double *xmax, *xmin, *xmean, *xwait;
   int *xslow;
@@ -214,6 +220,8 @@ static void rep_free(mon__rep_t *r) {
   free(r->bytes);
   free(r->label);
   free(r->xslow);
+  free(r->mpit);
+  free(r->ru);
   free(r);
 }
 
@@ -234,7 +242,10 @@ mon__rep_t *mon__rep_create(int id) {
   r->bytes = malloc(keep * 2 * sizeof(uint64_t));
   r->label = calloc(keep, 2);
   r->xslow = malloc(keep * sizeof(int));
-  int ok = r->wall && r->bytes && r->label && r->xslow;
+  r->nmpit = mon__mpit_n;
+  r->mpit = r->nmpit ? malloc(keep * (size_t)r->nmpit * sizeof(double)) : NULL;
+  r->ru = malloc(keep * 4 * sizeof(long long));
+  int ok = r->wall && r->bytes && r->label && r->xslow && r->ru && (!r->nmpit || r->mpit);
   if (!ok) {
     rep_free(r);
     return NULL;
@@ -266,9 +277,21 @@ static void traffic(const mon__tls_t *t, uint64_t *bytes, uint64_t *calls) {
   *calls = c;
 }
 
+/* The thread's context switches and page faults. */
+static void rusage4(long long v[4]) {
+  struct rusage u;
+  if (getrusage(RUSAGE_THREAD, &u) != 0)
+    memset(&u, 0, sizeof u);
+  v[0] = u.ru_nvcsw;
+  v[1] = u.ru_nivcsw;
+  v[2] = u.ru_minflt;
+  v[3] = u.ru_majflt;
+}
+
 void mon__rep_begin(mon__tls_t *t, mon__frame_t *f) {
   mon__rep_t *r = f->rep;
   traffic(t, &f->b0, &f->n0);
+  rusage4(r->ru0);
   for (int i = 0; i < r->nuser; i++)
     r->cur_user[i] = 0;
 }
@@ -385,6 +408,12 @@ void mon__rep_end(mon__tls_t *t, mon__frame_t *f, uint64_t wticks, uint64_t mtic
   r->calls[s] = c - f->n0;
   for (int u = 0; u < r->nuser; u++)
     r->user[s * (size_t)r->nuser + (size_t)u] = r->cur_user[u];
+  for (int v = 0; v < r->nmpit; v++)
+    r->mpit[s * (size_t)r->nmpit + (size_t)v] = mon__mpit_last[v];
+  long long ru[4];
+  rusage4(ru);
+  for (int k = 0; k < 4; k++)
+    r->ru[s * 4 + (size_t)k] = ru[k] - r->ru0[k];
   int lab = ballast__reps_add(&r->cls, r->wall[s]);
   r->label[s] = (unsigned char)(lab < 0 ? BALLAST__REP_OUTLIER : lab);
   MON__ST(&r->xok[s], 0);
@@ -577,6 +606,10 @@ int mon__rep_get(int region, uint64_t index, mon__rep_rec_t *out) {
   out->nuser = r->nuser;
   for (int u = 0; u < r->nuser; u++)
     out->user[u] = r->user[s * (size_t)r->nuser + (size_t)u];
+  out->nmpit = r->nmpit;
+  for (int v = 0; v < r->nmpit; v++)
+    out->mpit[v] = r->mpit[s * (size_t)r->nmpit + (size_t)v];
+  memcpy(out->ru, r->ru + s * 4, sizeof out->ru);
   unsigned char x = MON__LDACQ(&r->xok[s]);
   out->reduced = x == 1 ? 1 : x == 2 ? -1 : 0;
   if (x == 1) {

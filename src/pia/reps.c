@@ -51,6 +51,12 @@ BALLAST_API int pia_region_rep_get(pia_regid_t id, long long index, pia_rep_t *o
   out->calls = (long long)r.calls;
   out->nuser = r.nuser;
   memcpy(out->user, r.user, sizeof out->user);
+  out->nmpit = r.nmpit;
+  memcpy(out->mpit, r.mpit, sizeof out->mpit);
+  out->vcsw = r.ru[0];
+  out->ivcsw = r.ru[1];
+  out->minflt = r.ru[2];
+  out->majflt = r.ru[3];
   out->reduced = r.reduced;
   out->slowest_rank = r.xslow;
   out->max_wtime = r.xmax;
@@ -77,4 +83,26 @@ BALLAST_API int pia_region_rep_last_label(pia_regid_t id) {
 BALLAST_API const char *pia_rep_label_name(int label) {
   static const char *const names[] = {"first", "warmup", "outlier", "good"};
   return label >= 0 && label < 4 ? names[label] : "unknown";
+}
+
+BALLAST_API int pia_mpit_count(void) { return mon__mpit_count(); }
+
+BALLAST_API const char *pia_mpit_name(int var) { return mon__mpit_name(var); }
+
+BALLAST_API int pia_mpit_find(const char *name) {
+  if (!name)
+    return BALLAST_EINVAL;
+  for (int i = 0; i < mon__mpit_count(); i++)
+    if (!strcmp(mon__mpit_name(i), name))
+      return i;
+  return BALLAST_ENOTFOUND;
+}
+
+BALLAST_API int pia_region_mpit(pia_regid_t id, int var, pia_mpitdata_t *out) {
+  if (!out)
+    return BALLAST_EINVAL;
+  int rc = pia__check_region(id);
+  if (rc < 0)
+    return rc;
+  return mon__mpit_region(id, var, &out->delta, &out->max);
 }

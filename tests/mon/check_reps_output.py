@@ -24,7 +24,7 @@ def check(cond, what):
 with tempfile.TemporaryDirectory() as tmp:
     prof = os.path.join(tmp, "p.json")
     env = dict(os.environ, BALLAST_REPORT="full", BALLAST_PROFILE=prof,
-               BALLAST_REPEAT="envrep", BALLAST_REPEAT_KEEP="64", BALLAST_REPEAT_REDUCE="16")
+               BALLAST_REPEAT="envrep", BALLAST_REPEAT_KEEP="128", BALLAST_REPEAT_REDUCE="16")
     p = subprocess.run([MPIEXEC, "-n", "2", "--oversubscribe", EXE], env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=120)
@@ -56,15 +56,17 @@ with tempfile.TemporaryDirectory() as tmp:
         check(it is not None, "rank %d: iter in the profile" % rank)
         if it:
             n, first = it["count"], it["first_kept"]
-            check((n, first) == (120, 56), "rank %d: iter count/first_kept %s" % (rank, (n, first)))
+            check((n, first) == (120, 0), "rank %d: iter count/first_kept %s" % (rank, (n, first)))
             kept = n - first
             for key in ("wtime", "mtime", "cputime", "bytes", "calls"):
                 check(len(it[key]) == kept, "rank %d: iter %s has %d values" % (rank, key, len(it[key])))
-            check(len(it["labels"]) == kept and set(it["labels"]) <= set("GO"),
-                  "rank %d: iter labels %s" % (rank, it["labels"]))
-            check(it["labels"][70 - first] == "O" and it["labels"][100 - first] == "O",
-                  "rank %d: the injected outliers are O" % rank)
-            check(29 <= it["warmup_end"] <= 33, "rank %d: warmup_end %d" % (rank, it["warmup_end"]))
+            labels = it["labels"]
+            check(len(labels) == kept and labels[0] == "F" and set(labels) <= set("FWGO"),
+                  "rank %d: iter labels %s" % (rank, labels))
+            w = it["warmup_end"]
+            check(set(labels[w:]) <= set("GO"), "rank %d: after the warm-up G or O" % rank)
+            check(labels[w:].count("G") == it["good"] and labels[w:].count("O") == it["outliers"],
+                  "rank %d: label counts %s" % (rank, labels))
             check(it["good"] + it["outliers"] == n - it["warmup_end"], "rank %d: good+outliers" % rank)
             good = [w for w, l in zip(it["wtime"], it["labels"]) if l == "G"]
             check(good and min(good) >= it["good_min"] - 1e-12, "rank %d: good_min" % rank)
@@ -80,7 +82,7 @@ with tempfile.TemporaryDirectory() as tmp:
         if ev:
             slow = [s for s in ev["across"]["slowest"] if s is not None]
             check(len(slow) >= 48, "rank %d: envrep reduced repetitions %d" % (rank, len(slow)))
-            check(slow.count(1) >= len(slow) // 2, "rank %d: envrep slowest mostly rank 1" % rank)
+            check(slow.count(1) >= len(slow) * 3 // 4, "rank %d: envrep slowest mostly rank 1" % rank)
             mx, mn = ev["across"]["max"], ev["across"]["min"]
             check(all(a is None or a >= b for a, b in zip(mx, mn)), "rank %d: max >= min" % rank)
         for nm in ("only0", "only1"):
