@@ -97,21 +97,31 @@ static int type_size(MPI_Datatype dt) {
   return 0;
 }
 
-/* Tries variable i: 1 when it is selected and now has a handle. */
-static int try_var(int i, const char *list, char *valid, size_t vcap) {
-  char name[128], desc[8];
-  int nl = sizeof name, dl = sizeof desc, verb, cls, bind, ro, cont, atom;
-  MPI_Datatype dt;
+/* Open MPI 4.1.4 registers the variables of MTL components (mtl_psm2_*)
+ * even when the ob1 PML was selected instead, and allocating a handle for
+ * them crashes inside the unused library: with ob1 in use they are not
+ * valid in this run. */
+static int ob1_in_use;
+
+static int info(int i, char *name, int *cls, int *bind, int *cont, MPI_Datatype *dt) {
+  char desc[8];
+  int nl = 128, dl = sizeof desc, verb, ro, atom;
   MPI_T_enum en;
-  if (MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &en, desc, &dl, &bind, &ro, &cont,
+  if (MPI_T_pvar_get_info(i, name, &nl, &verb, cls, dt, &en, desc, &dl, bind, &ro, cont,
                           &atom) != MPI_SUCCESS)
     return 0; /* not valid in this run (Open MPI lists some twice) */
-  MPI_T_pvar_handle h;
-  int count = 0;
-  MPI_Comm world = MPI_COMM_WORLD;
-  void *obj = bind == MPI_T_BIND_MPI_COMM ? (void *)&world : NULL;
-  if ((bind != MPI_T_BIND_NO_OBJECT && bind != MPI_T_BIND_MPI_COMM) || !type_size(dt) ||
-      MPI_T_pvar_handle_alloc(session, i, obj, &h, &count) != MPI_SUCCESS || count < 1)
+  if (ob1_in_use && !strncmp(name, "mtl_", 4))
+    return 0;
+  return (*bind == MPI_T_BIND_NO_OBJECT || *bind == MPI_T_BIND_MPI_COMM) && type_size(*dt);
+}
+
+/* Variable i: listed in valid when it can be read; 1 when it is selected
+ * and now has a handle (only selected variables get one). */
+static int try_var(int i, const char *list, char *valid, size_t vcap) {
+  char name[128];
+  int cls, bind, cont;
+  MPI_Datatype dt;
+  if (!info(i, name, &cls, &bind, &cont, &dt))
     return 0;
   size_t used = strlen(valid);
   if (used + strlen(name) + 3 < vcap && !strstr(valid, name))
@@ -119,7 +129,15 @@ static int try_var(int i, const char *list, char *valid, size_t vcap) {
   int want = matches(list, name) && mon__mpit_n < MON_MPIT_MAX;
   for (int k = 0; want && k < mon__mpit_n; k++)
     want = strcmp(vars[k].name, name) != 0;
-  if (!want || (!cont && MPI_T_pvar_start(session, h) != MPI_SUCCESS)) {
+  if (!want)
+    return 0;
+  MPI_T_pvar_handle h;
+  int count = 0;
+  MPI_Comm world = MPI_COMM_WORLD;
+  void *obj = bind == MPI_T_BIND_MPI_COMM ? (void *)&world : NULL;
+  if (MPI_T_pvar_handle_alloc(session, i, obj, &h, &count) != MPI_SUCCESS)
+    return 0;
+  if (count < 1 || (!cont && MPI_T_pvar_start(session, h) != MPI_SUCCESS)) {
     MPI_T_pvar_handle_free(session, &h);
     return 0;
   }
@@ -154,6 +172,15 @@ void mon__mpit_init(void) {
     return;
   }
   char valid[2048] = "";
+  for (int i = 0; i < n && !ob1_in_use; i++) {
+    char name[128];
+    int nl = sizeof name, verb, cls, bind, ro, cont, atom, dl = 0;
+    MPI_Datatype dt;
+    MPI_T_enum en;
+    ob1_in_use = MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &en, NULL, &dl, &bind,
+                                     &ro, &cont, &atom) == MPI_SUCCESS &&
+                 !strncmp(name, "pml_ob1_", 8);
+  }
   for (int i = 0; i < n; i++)
     mon__mpit_n += try_var(i, list, valid, sizeof valid);
   rbuf = calloc((size_t)(rbuf_elems > 0 ? rbuf_elems : 1), 8);
