@@ -153,6 +153,8 @@ static int try_var(int i, const char *list, char *valid, size_t vcap) {
   return 1;
 }
 
+void mon__mpit_sections(void);
+
 void mon__mpit_init(void) {
   const char *list = patterns ? patterns : ballast__env_string("BALLAST_MPIT");
   if (!list)
@@ -191,6 +193,7 @@ void mon__mpit_init(void) {
                  "valid: %s", list, valid[0] ? valid : "none");
   else if (rank == 0)
     BALLAST_INFO("mon: BALLAST_MPIT: %d variable(s) read at region boundaries", mon__mpit_n);
+  mon__mpit_sections();
 }
 
 /* Reads every selected variable into out (per-peer values summed). */
@@ -310,4 +313,83 @@ void mon__mpit_free(void) {
   mon__mpit_n = 0;
   free(patterns);
   patterns = NULL;
+}
+
+/* ---- the report and the profile ------------------------------------------------------ */
+
+static void section_report(FILE *f, void *user) {
+  (void)user;
+  int n = mon__mpit_n;
+  if (!n || mon__cfg.report != MON__REPORT_FULL)
+    return;
+  fprintf(f, "#\n# MPI_T variables per region (rank 0): change over the instances / "
+             "largest at their boundaries\n");
+  int nr = mon__region_count();
+  for (int id = 0; id < nr; id++) {
+    const double *chunk = MON__LDACQ(&acc[id >> MON__CHUNK_BITS]);
+    if (!chunk)
+      continue;
+    const double *a = chunk + (size_t)(id & (MON__CHUNK - 1)) * 2 * (size_t)n;
+    for (int i = 0; i < n; i++)
+      if (ldd(&a[2 * i]) != 0 || ldd(&a[2 * i + 1]) != 0)
+        fprintf(f, "# %-30s %-36s %14.6g %14.6g\n", mon__region_name(id), vars[i].name,
+                ldd(&a[2 * i]), ldd(&a[2 * i + 1]));
+  }
+}
+
+static char *section_json(void *user) {
+  (void)user;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f)
+    return NULL;
+  fputc('[', f);
+  for (int i = 0; i < mon__mpit_n; i++)
+    fprintf(f, "%s{\"name\":\"%s\",\"class\":%d}", i ? "," : "", vars[i].name, vars[i].cls);
+  fputc(']', f);
+  if (fclose(f) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* This rank: {"region id": [[change, largest], ...per variable], ...}. */
+static char *section_rank_json(void *user) {
+  (void)user;
+  int n = mon__mpit_n;
+  if (!n)
+    return NULL;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f)
+    return NULL;
+  fputc('{', f);
+  int nr = mon__region_count(), k = 0;
+  for (int id = 0; id < nr; id++) {
+    const double *chunk = MON__LDACQ(&acc[id >> MON__CHUNK_BITS]);
+    if (!chunk)
+      continue;
+    const double *a = chunk + (size_t)(id & (MON__CHUNK - 1)) * 2 * (size_t)n;
+    fprintf(f, "%s\"%d\":[", k++ ? "," : "", id);
+    for (int i = 0; i < n; i++)
+      fprintf(f, "%s[%.17g,%.17g]", i ? "," : "", ldd(&a[2 * i]), ldd(&a[2 * i + 1]));
+    fputc(']', f);
+  }
+  fputc('}', f);
+  if (fclose(f) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+void mon__mpit_sections(void) {
+  if (!mon__mpit_n)
+    return;
+  mon__section_t s = {.name = "mpit", .report = section_report, .json = section_json,
+                      .rank_json = section_rank_json};
+  mon__report_add_section(&s);
 }

@@ -40,6 +40,7 @@
 
 #include "common/common_internal.h"
 #include "common/env.h"
+#include "common/json.h"
 #include "common/reps.h"
 #include "mon/mon_core.h"
 
@@ -684,6 +685,83 @@ static across_t across_of(const mon__rep_t *r) {
   return a;
 }
 
+/* What else differed between the kept outliers and the kept good
+ * repetitions: the mean of each measure over both. */
+enum { C_WALL, C_OFFCPU, C_MPI, C_BYTES, C_VCSW, C_IVCSW, C_MINFLT, C_MAJFLT, C_FIXED };
+static const char *const cause_names[C_FIXED] = {
+    "wall time (s)", "time not running (s)", "MPI time (s)", "MPI bytes",
+    "voluntary context switches", "involuntary context switches", "minor page faults",
+    "major page faults"};
+
+typedef struct {
+  int n;                     /* measures: C_FIXED + MPI_T variables */
+  uint64_t ngood, nout;
+  double good[C_FIXED + MON_MPIT_MAX], out[C_FIXED + MON_MPIT_MAX];
+} causes_t;
+
+static void rep_measures(const mon__rep_t *r, size_t s, double *m) {
+  m[C_WALL] = r->wall[s];
+  m[C_OFFCPU] = mon__cfg.region_cpu && r->wall[s] > r->cpu[s] ? r->wall[s] - r->cpu[s] : 0;
+  m[C_MPI] = r->mpi[s];
+  m[C_BYTES] = (double)r->bytes[s];
+  for (int k = 0; k < 4; k++)
+    m[C_VCSW + k] = (double)r->ru[s * 4 + (size_t)k];
+  for (int v = 0; v < r->nmpit; v++)
+    m[C_FIXED + v] = r->mpit[s * (size_t)r->nmpit + (size_t)v];
+}
+
+static causes_t causes_of(const mon__rep_t *r) {
+  causes_t c;
+  memset(&c, 0, sizeof c);
+  c.n = C_FIXED + r->nmpit;
+  uint64_t n = MON__LDACQ(&r->n), first = n > r->keep ? n - r->keep : 0;
+  double m[C_FIXED + MON_MPIT_MAX];
+  for (uint64_t i = first; i < n; i++) {
+    size_t s = i % r->keep;
+    int lab = r->label[s];
+    if (lab != BALLAST__REP_GOOD && lab != BALLAST__REP_OUTLIER)
+      continue;
+    rep_measures(r, s, m);
+    double *acc = lab == BALLAST__REP_GOOD ? c.good : c.out;
+    for (int k = 0; k < c.n; k++)
+      acc[k] += m[k];
+    *(lab == BALLAST__REP_GOOD ? &c.ngood : &c.nout) += 1;
+  }
+  for (int k = 0; k < c.n; k++) {
+    c.good[k] = c.ngood ? c.good[k] / (double)c.ngood : 0;
+    c.out[k] = c.nout ? c.out[k] / (double)c.nout : 0;
+  }
+  return c;
+}
+
+static const char *cause_name(int k) {
+  return k < C_FIXED ? cause_names[k] : mon__mpit_name(k - C_FIXED);
+}
+
+/* A measure "differs" when its outliers' mean is at least 1.5x (or at most
+ * 1/1.5 of) the good ones', or nonzero where the good ones' is zero. */
+static int cause_differs(double good, double out) {
+  if (good == 0)
+    return out != 0;
+  double q = out / good;
+  return q >= 1.5 || q <= 1 / 1.5;
+}
+
+static void causes_report(FILE *f, const mon__rep_t *r) {
+  causes_t c = causes_of(r);
+  if (!c.nout || !c.ngood)
+    return;
+  fprintf(f, "#   outliers against good (means of %llu and %llu kept):",
+          (unsigned long long)c.nout, (unsigned long long)c.ngood);
+  int any = 0;
+  for (int k = 0; k < c.n; k++) {
+    if (k == C_WALL || !cause_differs(c.good[k], c.out[k]))
+      continue;
+    fprintf(f, "%s %s %.4g vs %.4g", any++ ? ";" : "", cause_name(k), c.out[k], c.good[k]);
+  }
+  fprintf(f, "%s\n", any ? "" : " nothing else measured differs (1.5x)");
+}
+
 static void section_report(FILE *f, void *user) {
   (void)user;
   if (mon__cfg.report != MON__REPORT_FULL || mon__reps_first() < 0)
@@ -712,6 +790,7 @@ static void section_report(FILE *f, void *user) {
                  "in %d, time waited %.6f\n",
               (unsigned long long)a.n, a.imb / (double)a.n, a.slowest, a.slowest_n,
               a.waited);
+    causes_report(f, mon__region_rep(id));
   }
 }
 
@@ -750,10 +829,38 @@ static void rank_json_one(FILE *f, const mon__rep_t *r) {
   for (uint64_t k = first; k < n; k++)
     fprintf(f, "%s%llu", k > first ? "," : "", (unsigned long long)r->calls[k % r->keep]);
   fputc(']', f);
+  static const char *const ru_names[4] = {"vcsw", "ivcsw", "minflt", "majflt"};
+  for (int k = 0; k < 4; k++) {
+    fprintf(f, ",\"%s\":[", ru_names[k]);
+    for (uint64_t j = first; j < n; j++)
+      fprintf(f, "%s%lld", j > first ? "," : "", r->ru[(j % r->keep) * 4 + (size_t)k]);
+    fputc(']', f);
+  }
+  if (r->nmpit) {
+    fprintf(f, ",\"mpit\":{");
+    for (int v = 0; v < r->nmpit; v++) {
+      fprintf(f, "%s\"%s\":[", v ? "," : "", mon__mpit_name(v));
+      for (uint64_t j = first; j < n; j++)
+        fprintf(f, "%s%.9g", j > first ? "," : "",
+                r->mpit[(j % r->keep) * (size_t)r->nmpit + (size_t)v]);
+      fputc(']', f);
+    }
+    fputc('}', f);
+  }
+  causes_t c = causes_of(r);
+  fprintf(f, ",\"causes\":{\"outliers\":%llu,\"good\":%llu,\"measures\":[",
+          (unsigned long long)c.nout, (unsigned long long)c.ngood);
+  for (int k = 0; k < c.n; k++)
+    fprintf(f, "%s{\"name\":\"%s\",\"outliers\":%.9g,\"good\":%.9g,\"differs\":%s}",
+            k ? "," : "", cause_name(k), c.out[k], c.good[k],
+            c.nout && c.ngood && cause_differs(c.good[k], c.out[k]) ? "true" : "false");
+  fprintf(f, "]}");
   if (r->nuser) {
     fprintf(f, ",\"user\":{");
     for (int u = 0; u < r->nuser; u++) {
-      fprintf(f, "%s\"%s\":[", u ? "," : "", user_names[u]);
+      fputs(u ? "," : "", f);
+      ballast__json_str(f, user_names[u]);
+      fputs(":[", f);
       for (uint64_t k = first; k < n; k++)
         fprintf(f, "%s%.9g", k > first ? "," : "",
                 r->user[(k % r->keep) * (size_t)r->nuser + (size_t)u]);

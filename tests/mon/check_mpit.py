@@ -6,16 +6,20 @@ valid variables, and otherwise run as usual.
 
 usage: check_mpit.py MPIEXEC MON_MPIT_EXE
 """
+import json
 import os
 import subprocess
 import sys
+import tempfile
 
 MPIEXEC, EXE = sys.argv[1], sys.argv[2]
 fails = []
 
 
-def run(mpit, arg=None):
+def run(mpit, arg=None, profile=None):
     env = dict(os.environ, BALLAST_MPIT=mpit, BALLAST_REPORT="full")
+    if profile:
+        env["BALLAST_PROFILE"] = profile
     cmd = [MPIEXEC, "-n", "2", "--oversubscribe", EXE] + ([arg] if arg else [])
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=60)
@@ -25,10 +29,30 @@ def run(mpit, arg=None):
     return p
 
 
-p = run("pml_ob1_unexpected_msgq_length,pml_ob1_posted_recv*,nothing_like_this")
+tmp = tempfile.mkdtemp()
+prof = os.path.join(tmp, "p.json")
+p = run("pml_ob1_unexpected_msgq_length,pml_ob1_posted_recv*,nothing_like_this", None, prof)
 bad = [l for l in p.stderr.splitlines() if "BALLAST_MPIT" in l]
 if bad:
     fails.append("a valid selection warned: %s" % bad)
+try:
+    doc = json.load(open(prof))["ballast_profile"]
+    names = [v["name"] for v in doc["mpit"]]
+    r1 = doc["ranks_data"][1]
+    ids = {r["name"]: str(r["id"]) for r in r1["regions"]}
+    u = names.index("pml_ob1_unexpected_msgq_length")
+    q = names.index("pml_ob1_posted_recvq_length")
+    if r1["mpit"][ids["drain"]][u] != [-11, 11]:
+        fails.append("profile: drain's unexpected queue %s" % r1["mpit"][ids["drain"]])
+    if r1["mpit"][ids["post"]][q] != [3, 3]:
+        fails.append("profile: post's posted queue %s" % r1["mpit"][ids["post"]])
+    rep = [x for x in r1["repeated"] if str(x["id"]) == ids["post"]][0]
+    if rep["mpit"]["pml_ob1_posted_recvq_length"] != [3]:
+        fails.append("profile: post's repetition %s" % rep["mpit"])
+    if "# MPI_T variables per region" not in p.stdout:
+        fails.append("the full report has no MPI_T section")
+except (OSError, ValueError, KeyError, IndexError) as e:
+    fails.append("profile: %r" % e)
 p = run("nothing_like_*", "none")
 lines = [l for l in p.stderr.splitlines() if "BALLAST_MPIT" in l]
 if len(lines) != 1 or "pml_ob1_unexpected_msgq_length" not in lines[0] or "valid" not in lines[0]:
