@@ -3,7 +3,7 @@
 and checks what the report and the profile say of its repeated regions
 against what the program did (see test_mon_reps.c).
 
-usage: check_reps_output.py MPIEXEC MON_REPS_EXE
+usage: check_reps_output.py MPIEXEC MON_REPS_EXE REPORT
 """
 import json
 import os
@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 
-MPIEXEC, EXE = sys.argv[1], sys.argv[2]
+MPIEXEC, EXE, REPORT = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
 
 
@@ -90,6 +90,18 @@ with tempfile.TemporaryDirectory() as tmp:
             if r:
                 check(all(s is None for s in r["across"]["slowest"]),
                       "rank %d: %s mixed batches never reported" % (rank, nm))
+
+    # The HTML page draws each repeated region's fingerprint.
+    page = os.path.join(tmp, "p.html")
+    q = subprocess.run([sys.executable, REPORT, prof, "-o", page], capture_output=True,
+                       text=True, timeout=120)
+    check(q.returncode == 0, "ballast-report: %s" % q.stderr)
+    if q.returncode == 0:
+        text = open(page).read()
+        sec = text[text.find('<section id="repeated">'):]
+        check("Repeated regions: fingerprints" in sec and sec.count("<h3>") >= 4,
+              "the page's fingerprints of the repeated regions")
+        check(sec.count("<svg") >= 24, "the fingerprints' pictures (%d)" % sec.count("<svg"))
 
 if failures:
     print("%d failure(s)" % len(failures))
