@@ -279,6 +279,17 @@ BALLAST_API const char *pia_mpit_name(int var);
 BALLAST_API int pia_mpit_find(const char *name);
 
 /**
+ * \brief Reads MPI_T variable \a var now (per-peer values summed), on the
+ * thread that called MPI_Init (where ballast reads them all).
+ * \param var the variable (pia_mpit_find()).
+ * \param[out] value its value.
+ * \return 0; BALLAST_EINVAL for a NULL \a value; BALLAST_ENOTFOUND for an
+ * unknown variable; BALLAST_ESTATE on another thread, or outside
+ * MPI_Init..MPI_Finalize.
+ */
+BALLAST_API int pia_mpit_read(int var, double *value);
+
+/**
  * \brief Region \a id's figures of MPI_T variable \a var, summed over the
  * region's instances on the thread that called MPI_Init. O(1), local.
  * \param id the region.

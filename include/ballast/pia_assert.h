@@ -42,6 +42,10 @@
  * - Per activity: <tt>time(A)</tt>, <tt>calls(A)</tt>, <tt>bytes(A)</tt>
  *   where A is an MPI call (\c MPI_Allreduce) or a PIA group (\c MPI_P2P,
  *   \c MPI_COLL, \c MPI_RMA, \c MPI_IO, \c MPI_ALL).
+ * - <tt>mpit(V)</tt>: MPI_T performance variable \c V (one that
+ *   BALLAST_MPIT selects, e.g. \c pml_ob1_unexpected_msgq_length), its value
+ *   when the assertion is checked (per-peer values summed); read on the
+ *   thread that called MPI_Init only (elsewhere the check is an error).
  * - Functions: \c exp, \c log (natural), \c sqrt, \c abs (one argument),
  *   \c pow, \c min, \c max (two).
  * - \c nprocs (size of MPI_COMM_WORLD), \c rank (rank in it).

@@ -148,6 +148,9 @@ int mon__mpit_region(int id, int var, double *delta, double *max);
 const char *mon__mpit_name(int var); /* NULL for a bad var */
 int mon__mpit_class(int var);        /* MPI_T_PVAR_CLASS_*, -1 for a bad var */
 int mon__mpit_count(void);
+/** Reads variable \a var now: 0; BALLAST_ENOTFOUND; BALLAST_ESTATE off
+ *  thread 0 or outside the run. */
+int mon__mpit_read_one(int var, double *value);
 
 /* Repeated regions (reps.c): what pia's pia_region_rep_* answer. */
 typedef struct {

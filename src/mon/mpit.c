@@ -279,6 +279,18 @@ int mon__mpit_region(int id, int var, double *delta, double *max) {
 
 int mon__mpit_count(void) { return mon__mpit_n; }
 
+int mon__mpit_read_one(int var, double *value) {
+  if (var < 0 || var >= mon__mpit_n)
+    return BALLAST_ENOTFOUND;
+  mon__tls_t *t = mon__tl_self;
+  if (!mpit_on || MON__LD(&mon__state) != MON__ON || !t || t->index != 0)
+    return BALLAST_ESTATE;
+  double all[MON_MPIT_MAX];
+  mon__mpit_read(all);
+  *value = all[var];
+  return 0;
+}
+
 const char *mon__mpit_name(int var) {
   return var >= 0 && var < mon__mpit_n ? vars[var].name : NULL;
 }

@@ -106,3 +106,9 @@ BALLAST_API int pia_region_mpit(pia_regid_t id, int var, pia_mpitdata_t *out) {
     return rc;
   return mon__mpit_region(id, var, &out->delta, &out->max);
 }
+
+BALLAST_API int pia_mpit_read(int var, double *value) {
+  if (!value)
+    return BALLAST_EINVAL;
+  return mon__mpit_read_one(var, value);
+}

@@ -32,7 +32,7 @@ def run(mpit, arg=None, profile=None):
 tmp = tempfile.mkdtemp()
 prof = os.path.join(tmp, "p.json")
 p = run("pml_ob1_unexpected_msgq_length,pml_ob1_posted_recv*,nothing_like_this", None, prof)
-bad = [l for l in p.stderr.splitlines() if "BALLAST_MPIT" in l]
+bad = [l for l in p.stderr.splitlines() if "mon: BALLAST_MPIT" in l]
 if bad:
     fails.append("a valid selection warned: %s" % bad)
 try:
@@ -54,7 +54,7 @@ try:
 except (OSError, ValueError, KeyError, IndexError) as e:
     fails.append("profile: %r" % e)
 p = run("nothing_like_*", "none")
-lines = [l for l in p.stderr.splitlines() if "BALLAST_MPIT" in l]
+lines = [l for l in p.stderr.splitlines() if "mon: BALLAST_MPIT" in l]
 if len(lines) != 1 or "pml_ob1_unexpected_msgq_length" not in lines[0] or "valid" not in lines[0]:
     fails.append("expected one line listing the valid variables, got %s" % lines)
 for f in fails:

@@ -4,6 +4,7 @@
  * per repetition. 2 ranks. With argument "none" the run selects nothing
  * valid and must behave as without BALLAST_MPIT (check_mpit.py runs both). */
 #include <ballast/pia.h>
+#include <ballast/pia_assert.h>
 
 #include "test_util.h"
 
@@ -43,8 +44,25 @@ static void with_vars(int rank) {
     CHECK_EQ(pia_region_mpit(id, 9, &d), BALLAST_ENOTFOUND);
     CHECK_EQ(pia_region_mpit(id, unexp, NULL), BALLAST_EINVAL);
   }
-  /* Posted: rank 1 posts 3 receives inside a repeated region's repetition. */
+  /* Posted: rank 1 posts 3 receives inside a repeated region's repetition;
+   * an assertion on the posted queue's length at the region's end fails,
+   * one on the unexpected queue holds. */
   MPI_Request rq[3];
+  int a_fail = -1, a_hold = -1;
+  pia_assert_options_t o;
+  pia_assert_options_init(&o);
+  o.region = "post";
+  o.expr = "mpit(pml_ob1_posted_recvq_length) < 2";
+  CHECK_EQ(pia_assert_create_ex(&o, &a_fail), 0);
+  o.expr = "mpit(pml_ob1_unexpected_msgq_length) == 0";
+  CHECK_EQ(pia_assert_create_ex(&o, &a_hold), 0);
+  o.expr = "mpit(mpool_hugepage_bytes_allocated) >= 0"; /* valid, not selected */
+  int bad;
+  CHECK_EQ(pia_assert_create_ex(&o, &bad), BALLAST_ENOTFOUND);
+  double now;
+  CHECK_EQ(pia_mpit_read(unexp, &now), 0);
+  CHECK_EQ(pia_mpit_read(7, &now), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_mpit_read(unexp, NULL), BALLAST_EINVAL);
   if (rank == 1) {
     CHECK_EQ(mon_region_repeat("post"), 0);
     CHECK_EQ(mon_region_begin("post"), 0);
@@ -62,6 +80,13 @@ static void with_vars(int rank) {
     CHECK(r.mpit[posted] == 3);
     CHECK(r.mpit[unexp] == 0);
     CHECK_GE(r.vcsw + r.ivcsw, 0);
+    pia_assert_result_t res;
+    CHECK_EQ(pia_assert_result(a_fail, &res), 0);
+    CHECK_EQ(res.checks, 1);
+    CHECK_EQ(res.first_fail, 1);
+    CHECK_EQ(pia_assert_result(a_hold, &res), 0);
+    CHECK_EQ(res.checks, 1);
+    CHECK_EQ(res.passes, 1);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0)
