@@ -4,7 +4,7 @@ lengths (plus a pattern that matches nothing), and with a pattern that
 matches nothing valid: the second must warn once, on one line listing the
 valid variables, and otherwise run as usual.
 
-usage: check_mpit.py MPIEXEC MON_MPIT_EXE
+usage: check_mpit.py MPIEXEC MON_MPIT_EXE REPORT
 """
 import json
 import os
@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-MPIEXEC, EXE = sys.argv[1], sys.argv[2]
+MPIEXEC, EXE, REPORT = sys.argv[1], sys.argv[2], sys.argv[3]
 fails = []
 
 
@@ -51,6 +51,12 @@ try:
         fails.append("profile: post's repetition %s" % rep["mpit"])
     if "# MPI_T variables per region" not in p.stdout:
         fails.append("the full report has no MPI_T section")
+    page = prof + ".html"
+    q = subprocess.run([sys.executable, REPORT, prof, "-o", page], capture_output=True,
+                       text=True, timeout=120)
+    text = open(page).read() if q.returncode == 0 else ""
+    if "MPI_T variables per region" not in text or "-11 / 11" not in text:
+        fails.append("the HTML page's MPI_T table: %s" % q.stderr)
 except (OSError, ValueError, KeyError, IndexError) as e:
     fails.append("profile: %r" % e)
 p = run("nothing_like_*", "none")

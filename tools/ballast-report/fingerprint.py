@@ -372,3 +372,29 @@ def profile_section(doc):
                            for m in causes))))
     out.append("</section>")
     return "".join(out)
+
+
+def mpit_section(doc):
+    """HTML table of the MPI_T variables per region (profile member "mpit"
+    and each rank's "mpit"): the sum over ranks of each variable's change
+    and the largest value any rank read at a boundary; "" without any."""
+    names = [v.get("name") for v in doc.get("mpit") or []]
+    if not names:
+        return ""
+    rows = {}
+    for rd in doc.get("ranks_data") or []:
+        regions = {str(r.get("id")): r.get("name") for r in rd.get("regions", [])}
+        for rid, vals in (rd.get("mpit") or {}).items():
+            key = regions.get(rid, rid)
+            acc = rows.setdefault(key, [[0.0, 0.0] for _ in names])
+            for i, (delta, largest) in enumerate(vals[:len(names)]):
+                acc[i][0] += delta
+                acc[i][1] = max(acc[i][1], largest)
+    head = "".join("<th>%s<br>change / largest</th>" % esc(n) for n in names)
+    body = "".join("<tr><th>%s</th>%s</tr>" % (esc(k), "".join(
+        "<td>%.6g / %.6g</td>" % (d, m) for d, m in v)) for k, v in sorted(rows.items())
+        if any(d or m for d, m in v))
+    return ("<h2>MPI_T variables per region</h2><p>Read at every region boundary "
+            "(BALLAST_MPIT): the change summed over the instances and the ranks, and the "
+            "largest value any rank read.</p><table class='fp'><tr><th>region</th>%s</tr>%s"
+            "</table>" % (head, body or "<tr><td>no region saw a change</td></tr>"))
