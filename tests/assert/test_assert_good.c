@@ -52,24 +52,29 @@ int main(int argc, char **argv) {
   pia_repinfo_t in;
   CHECK_EQ(pia_region_rep_info(id, &in), 0); /* marked repeated by the flag */
   CHECK_EQ(in.count, 60);
-  /* A loaded machine stretches the instances: count from what was kept. */
-  long long ngood = 0, gpass = 0, pass = 0;
+  /* A loaded machine stretches the instances: count from what was kept.
+   * The assertion's WallTime and mon's wall time are two clock reads apart,
+   * so an instance within 0.1 ms of 4 ms may go either way. */
+  long long ngood = 0, gsure = 0, gmaybe = 0, sure = 0, maybe = 0;
   for (long long i = 0; i < 60; i++) {
     pia_rep_t r;
     CHECK_EQ(pia_region_rep_get(id, i, &r), 0);
-    ngood += r.label == PIA_REP_GOOD;
-    gpass += r.label == PIA_REP_GOOD && r.wtime < 4e-3;
-    pass += r.wtime < 4e-3;
+    int g = r.label == PIA_REP_GOOD;
+    ngood += g;
+    sure += r.wtime < 3.9e-3;
+    maybe += r.wtime < 4.1e-3;
+    gsure += g && r.wtime < 3.9e-3;
+    gmaybe += g && r.wtime < 4.1e-3;
   }
   pia_assert_result_t rg, rp;
   CHECK_EQ(pia_assert_result(good, &rg), 0);
   CHECK_EQ(pia_assert_result(plain, &rp), 0);
   CHECK_EQ(rp.checks, 60);
-  CHECK_EQ(rp.passes, pass);
+  CHECK(rp.passes >= sure && rp.passes <= maybe);
   CHECK_LE(rp.passes, 57);
   CHECK_EQ(rp.first_fail, 1);
   CHECK_EQ(rg.checks, ngood);
-  CHECK_EQ(rg.passes, gpass);
+  CHECK(rg.passes >= gsure && rg.passes <= gmaybe);
   MPI_Finalize();
   TEST_PASS("assert_good");
 }
