@@ -225,8 +225,9 @@ BALLAST_API int pia_region_rep_info(pia_regid_t id, pia_repinfo_t *out);
  * \param index the repetition's number, from 0.
  * \param[out] out filled on success.
  * \return 0; BALLAST_EINVAL for a NULL \a out or a negative index;
- * BALLAST_ENOTFOUND for an unknown id or a repetition not (or no longer)
- * kept; BALLAST_ESTATE when the region is not repeated.
+ * BALLAST_ENOTFOUND for an unknown id; BALLAST_ERANGE for a repetition not
+ * (or no longer) kept;
+ * BALLAST_ESTATE when the region is not repeated.
  */
 BALLAST_API int pia_region_rep_get(pia_regid_t id, long long index, pia_rep_t *out);
 

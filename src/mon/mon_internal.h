@@ -173,7 +173,8 @@ typedef struct {
 } mon__rep_rec_t;
 /** 0; BALLAST_ENOTFOUND (bad id); BALLAST_ESTATE (not repeated). */
 int mon__rep_info(int region, mon__repinfo_t *out);
-/** 0; BALLAST_ENOTFOUND (bad id, or index not kept); BALLAST_ESTATE. */
+/** 0; BALLAST_ENOTFOUND (bad id); BALLAST_ERANGE (index not kept);
+ *  BALLAST_ESTATE (not repeated). */
 int mon__rep_get(int region, uint64_t index, mon__rep_rec_t *out);
 /** Repeated regions with a series, in id order: first, next (-1: none). */
 int mon__reps_first(void);

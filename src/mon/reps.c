@@ -591,10 +591,10 @@ int mon__rep_get(int region, uint64_t index, mon__rep_rec_t *out) {
     return rc < 0 ? rc : BALLAST_ESTATE;
   mon__rep_t *r = mon__region_rep(region);
   if (!r)
-    return BALLAST_ENOTFOUND;
+    return BALLAST_ERANGE; /* no repetition yet */
   uint64_t n = MON__LDACQ(&r->n);
   if (index >= n || index + r->keep < n)
-    return BALLAST_ENOTFOUND;
+    return BALLAST_ERANGE;
   size_t s = index % r->keep;
   memset(out, 0, sizeof *out);
   out->index = index;

@@ -66,7 +66,7 @@ static void labels(void) {
   CHECK_EQ(pia_region_warming_up(id), in.warming_up);
   CHECK_EQ(pia_region_rep_last_label(id), r.label);
   /* Never existed; bad arguments. */
-  CHECK_EQ(pia_region_rep_get(id, 120, &r), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_rep_get(id, 120, &r), BALLAST_ERANGE);
   CHECK_EQ(pia_region_rep_get(id, -1, &r), BALLAST_EINVAL);
   CHECK_EQ(pia_region_rep_get(id, 119, NULL), BALLAST_EINVAL);
 }
@@ -82,7 +82,7 @@ static void ring(void) {
   CHECK_EQ(in.count, 200);
   CHECK_EQ(in.oldest, 200 - 128);
   pia_rep_t r;
-  CHECK_EQ(pia_region_rep_get(id, 71, &r), BALLAST_ENOTFOUND);
+  CHECK_EQ(pia_region_rep_get(id, 71, &r), BALLAST_ERANGE);
   CHECK_EQ(pia_region_rep_get(id, 72, &r), 0);
   CHECK_EQ(r.index, 72);
 }
