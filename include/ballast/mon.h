@@ -159,6 +159,119 @@ BALLAST_API int mon_region_enter(mon_region_handle_t h);
 BALLAST_API int mon_region_leave(mon_region_handle_t h);
 
 /**
+ * \brief Marks every region named \a name repeated (those that exist and
+ * those to come, under any parent): each instance of it is then one
+ * repetition, kept and labelled while the program runs.
+ *
+ * The same as naming it in BALLAST_REPEAT=name[,name...] (read at
+ * MPI_Init). For a repeated region ballast keeps, per rank, on the thread
+ * that called MPI_Init (instances on other threads count in the region's
+ * figures only):
+ *  - a series of its last BALLAST_REPEAT_KEEP repetitions (default 4096,
+ *    at least 2 x BALLAST_REPEAT_REDUCE): wall, MPI and CPU time, MPI bytes
+ *    and calls of the application (all threads' calls while it runs), the
+ *    user counters of mon_rep_counter_create(), and its label. Memory per
+ *    repeated region: keep x (58 + 8 x user counters) bytes plus
+ *    4 x 2 x K x 56 bytes of reduction buffers, allocated at its first
+ *    instance; a repetition allocates nothing;
+ *  - a label per repetition, given online when it ends, never taken back:
+ *    first (repetition 0), warm-up (before the warm-up end: the first
+ *    repetition w >= BALLAST_REPEAT_WARMUP_MIN (10) where the minimum so
+ *    far drops by more than BALLAST_REPEAT_WARMUP_DROP (0.10) of the
+ *    median; while no such drop has come, repetitions up to
+ *    BALLAST_REPEAT_SETTLE (20) are labelled warm-up provisionally, and
+ *    none after it means there was no warm-up), outlier (at least
+ *    BALLAST_REPEAT_OUTLIER (2) times the running median after the
+ *    warm-up) or good; and the statistics of the good repetitions alone.
+ *    The rules are those of the published method (runtime-variability,
+ *    section 4.5); pia_region_rep_info() answers them;
+ *  - across ranks, every BALLAST_REPEAT_REDUCE repetitions (K, default 16;
+ *    0: never), per repetition: the slowest rank, the largest, smallest
+ *    and mean wall time, and the time the other ranks waited for the
+ *    slowest (sum over ranks of max - own). One MPI_Iallreduce of K
+ *    records of 56 bytes on ballast's own duplicate of MPI_COMM_WORLD,
+ *    started when the K-th repetition ends and completed at later ones:
+ *    no rank waits inside a repetition and the data per rank does not grow
+ *    with the ranks. Every rank must repeat the same regions the same
+ *    number of times for the figures to be found (a batch that mixes
+ *    regions is detected and left out, never wrong); MPI_Finalize
+ *    completes the last batches (collective). These collectives go
+ *    through PMPI and are counted nowhere.
+ * \param name region name, as for mon_region_begin().
+ * \return 0 (also with monitoring off: then nothing is kept);
+ * BALLAST_EINVAL / BALLAST_ENAMETOOLONG for a bad name; BALLAST_ENOMEM.
+ * Valid before MPI_Init too. Not collective; thread safe.
+ */
+BALLAST_API int mon_region_repeat(const char *name);
+
+/** Most MPI_T performance variables ballast reads (mon_mpit_select()). */
+#define MON_MPIT_MAX 16
+
+/**
+ * \brief Selects MPI's own performance variables (MPI_T pvars) to read at
+ * region boundaries, by comma-separated shell patterns on their names
+ * (e.g. "pml_ob1_*,coll_monitoring_messages_count"); the same as
+ * BALLAST_MPIT=patterns, which it replaces.
+ *
+ * At MPI_Init ballast starts MPI_T, one session and one handle per selected
+ * variable this run offers (at most MON_MPIT_MAX; a variable bound to a
+ * communicator is bound to MPI_COMM_WORLD; a variable with one value per
+ * peer is summed over the peers; one not continuous is started), and reads
+ * them when a region begins and ends on the thread that called MPI_Init.
+ * Per region and variable it keeps the sum of the changes over the
+ * instances (a counter's meaning) and the largest value read at their
+ * boundaries (a level's, e.g. a queue's length); each repetition of a
+ * repeated region keeps its change (pia_rep_t). pia_region_mpit() reads
+ * them; the profile, the full report and the HTML page show them. Patterns
+ * that select nothing valid in this run get one line on rank 0 listing
+ * the valid names; with none, nothing else changes. Each read is one
+ * MPI_T_pvar_read per variable (bench/mpit_read). MPI_T is finalised
+ * inside MPI_Finalize, before MPI's own finalisation.
+ * \param patterns the list (copied).
+ * \return 0; BALLAST_EINVAL for NULL or empty; BALLAST_ESTATE after
+ * MPI_Init (call it before); BALLAST_ENOMEM. Not thread safe.
+ */
+BALLAST_API int mon_mpit_select(const char *patterns);
+
+/** Most user counters of repetitions (mon_rep_counter_create()). */
+#define MON_REP_USER_MAX 8
+
+/**
+ * \brief Creates (or finds) a user counter of repetitions named \a name: a
+ * value the program adds to inside a repetition (mon_rep_counter_add(),
+ * or a timer with mon_rep_timer_start()/mon_rep_timer_stop()), kept per
+ * repetition beside the times. Counters created after a repeated region's
+ * first instance are not kept for that region.
+ * \return the counter's id (0 .. MON_REP_USER_MAX - 1); BALLAST_EINVAL for
+ * a NULL or empty name; BALLAST_ENAMETOOLONG over 63 bytes; BALLAST_ERANGE
+ * past MON_REP_USER_MAX counters. Call it from one thread at a time.
+ */
+BALLAST_API int mon_rep_counter_create(const char *name);
+
+/**
+ * \brief Adds \a value to counter \a id of the current repetition of the
+ * calling thread's innermost open repeated region (nothing when none is
+ * open). O(depth of the region stack), no allocation.
+ * \return 0; BALLAST_ENOTFOUND for an unknown id; BALLAST_EINVAL for a
+ * value that is not finite.
+ */
+BALLAST_API int mon_rep_counter_add(int id, double value);
+
+/**
+ * \brief Starts timer \a id: mon_rep_timer_stop() adds the seconds since to
+ * counter \a id of the current repetition, as mon_rep_counter_add().
+ * \return 0; BALLAST_ENOTFOUND for an unknown id.
+ */
+BALLAST_API int mon_rep_timer_start(int id);
+
+/**
+ * \brief Stops timer \a id (see mon_rep_timer_start(); a timer not started
+ * adds nothing).
+ * \return 0; BALLAST_ENOTFOUND for an unknown id.
+ */
+BALLAST_API int mon_rep_timer_stop(int id);
+
+/**
  * \brief Prints the end-of-run report now, as MPI_Finalize would (level
  * MON_REPORT_TERSE or MON_REPORT_FULL). Collective over MPI_COMM_WORLD: every
  * rank must call it; rank 0 prints to stdout. Its own collectives are

@@ -153,6 +153,162 @@ typedef struct {
   long long rmsgs;  /**< messages received from the peer */
 } pia_partnerdata_t;
 
+/** \name Labels of repetitions (repeated regions, mon_region_repeat()) */
+/**@{*/
+#define PIA_REP_FIRST 0   /**< the first repetition */
+#define PIA_REP_WARMUP 1  /**< before the warm-up's end */
+#define PIA_REP_OUTLIER 2 /**< at least BALLAST_REPEAT_OUTLIER x the running median */
+#define PIA_REP_GOOD 3    /**< the others */
+/**@}*/
+
+/**
+ * What ballast knows of a repeated region's repetitions on this rank
+ * (mon_region_repeat() tells how they are kept and labelled). Times in
+ * seconds of wall time.
+ */
+typedef struct {
+  long long count;       /**< repetitions so far */
+  long long kept;        /**< size of the series kept (BALLAST_REPEAT_KEEP) */
+  long long oldest;      /**< index of the oldest repetition still kept */
+  int warming_up;        /**< 1 while the repetitions still count as warm-up */
+  int last_label;        /**< PIA_REP_* of the last repetition; -1 before one */
+  long long warmup_end;  /**< the first repetition after the warm-up (1: there
+                              was none); 0 while undecided */
+  long long outliers;    /**< outliers since the warm-up's end */
+  long long good;        /**< good repetitions since the warm-up's end */
+  double good_mean;      /**< mean of the good ones (0 without any) */
+  double good_min;       /**< shortest good one */
+  double good_max;       /**< longest good one */
+  double good_sd;        /**< their standard deviation (sample) */
+  double good_median;    /**< their median (P-square estimate) */
+  double median;         /**< the running median outliers are judged by */
+  long long reduce_every; /**< K of the cross-rank figures (0: none) */
+  long long skipped;     /**< batches of K not reduced (too many in flight) */
+} pia_repinfo_t;
+
+/**
+ * One repetition of a repeated region on this rank, and the job's figures
+ * for it when its batch was reduced across ranks.
+ */
+typedef struct {
+  long long index;     /**< its number, from 0 */
+  int label;           /**< PIA_REP_* */
+  double wtime;        /**< wall seconds */
+  double mtime;        /**< seconds in the application's MPI calls */
+  double cputime;      /**< CPU seconds of the thread (0 with BALLAST_REGION_CPU=0) */
+  long long bytes;     /**< application MPI bytes (pia_actdata_t's rule) */
+  long long calls;     /**< application MPI calls */
+  int nuser;           /**< user counters kept (mon_rep_counter_create()) */
+  double user[MON_REP_USER_MAX]; /**< their values in this repetition */
+  int nmpit;           /**< MPI_T variables kept (pia_mpit_count() when the
+                            region's series was created) */
+  double mpit[MON_MPIT_MAX]; /**< their change over this repetition */
+  long long vcsw;      /**< voluntary context switches of the thread (getrusage) */
+  long long ivcsw;     /**< involuntary ones: the thread was preempted */
+  long long minflt;    /**< minor page faults */
+  long long majflt;    /**< major page faults (read from disk) */
+  int reduced;         /**< 1: the fields below hold; 0: not yet; -1: never
+                            (batch skipped or ranks repeated differently) */
+  int slowest_rank;    /**< rank (in MPI_COMM_WORLD) with the largest wtime */
+  double max_wtime;    /**< largest wtime over the ranks */
+  double min_wtime;    /**< smallest */
+  double mean_wtime;   /**< mean */
+  double waited;       /**< sum over ranks of max_wtime - their wtime */
+} pia_rep_t;
+
+/**
+ * \brief What this rank knows of repeated region \a id's repetitions.
+ * O(1), local.
+ * \param id the region.
+ * \param[out] out filled on success.
+ * \return 0; BALLAST_EINVAL for a NULL \a out; BALLAST_ENOTFOUND for an
+ * unknown id; BALLAST_ESTATE when the region is not repeated.
+ */
+BALLAST_API int pia_region_rep_info(pia_regid_t id, pia_repinfo_t *out);
+
+/**
+ * \brief Repetition \a index of repeated region \a id, if still kept.
+ * O(1), local.
+ * \param id the region.
+ * \param index the repetition's number, from 0.
+ * \param[out] out filled on success.
+ * \return 0; BALLAST_EINVAL for a NULL \a out or a negative index;
+ * BALLAST_ENOTFOUND for an unknown id; BALLAST_ERANGE for a repetition not
+ * (or no longer) kept;
+ * BALLAST_ESTATE when the region is not repeated.
+ */
+BALLAST_API int pia_region_rep_get(pia_regid_t id, long long index, pia_rep_t *out);
+
+/**
+ * \brief Whether repeated region \a id still counts its repetitions as
+ * warm-up (pia_repinfo_t's warming_up).
+ * \return 1 or 0; BALLAST_ENOTFOUND for an unknown id; BALLAST_ESTATE when
+ * the region is not repeated.
+ */
+BALLAST_API int pia_region_warming_up(pia_regid_t id);
+
+/**
+ * \brief The label of repeated region \a id's last repetition.
+ * \return PIA_REP_FIRST .. PIA_REP_GOOD; BALLAST_ENOTFOUND for an unknown
+ * id or before the first repetition; BALLAST_ESTATE when the region is not
+ * repeated.
+ */
+BALLAST_API int pia_region_rep_last_label(pia_regid_t id);
+
+/**
+ * \brief The name of a PIA_REP_* label ("first", "warmup", "outlier",
+ * "good"; "unknown" for another value). Never NULL.
+ */
+BALLAST_API const char *pia_rep_label_name(int label);
+
+/** A region's figures of one MPI_T performance variable (mon_mpit_select()). */
+typedef struct {
+  double delta; /**< sum of its changes over the region's instances */
+  double max;   /**< largest value read at the instances' begins and ends */
+} pia_mpitdata_t;
+
+/**
+ * \brief The number of MPI_T performance variables ballast reads in this
+ * run (BALLAST_MPIT, mon_mpit_select()); their ids are 0 .. count-1.
+ * \return the count (0 when none was selected or valid).
+ */
+BALLAST_API int pia_mpit_count(void);
+
+/**
+ * \brief The name of MPI_T variable \a var (its MPI_T name), or NULL for
+ * an id out of range. Owned by ballast.
+ */
+BALLAST_API const char *pia_mpit_name(int var);
+
+/**
+ * \brief Finds an MPI_T variable ballast reads by its name.
+ * \return its id; BALLAST_EINVAL for a NULL name; BALLAST_ENOTFOUND when
+ * it is not read in this run.
+ */
+BALLAST_API int pia_mpit_find(const char *name);
+
+/**
+ * \brief Reads MPI_T variable \a var now (per-peer values summed), on the
+ * thread that called MPI_Init (where ballast reads them all).
+ * \param var the variable (pia_mpit_find()).
+ * \param[out] value its value.
+ * \return 0; BALLAST_EINVAL for a NULL \a value; BALLAST_ENOTFOUND for an
+ * unknown variable; BALLAST_ESTATE on another thread, or outside
+ * MPI_Init..MPI_Finalize.
+ */
+BALLAST_API int pia_mpit_read(int var, double *value);
+
+/**
+ * \brief Region \a id's figures of MPI_T variable \a var, summed over the
+ * region's instances on the thread that called MPI_Init. O(1), local.
+ * \param id the region.
+ * \param var the variable (pia_mpit_find()).
+ * \param[out] out filled on success.
+ * \return 0; BALLAST_EINVAL for a NULL \a out; BALLAST_ENOTFOUND for an
+ * unknown region or variable.
+ */
+BALLAST_API int pia_region_mpit(pia_regid_t id, int var, pia_mpitdata_t *out);
+
 /* ---- regions ------------------------------------------------------------ */
 
 /**

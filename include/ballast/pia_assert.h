@@ -42,6 +42,10 @@
  * - Per activity: <tt>time(A)</tt>, <tt>calls(A)</tt>, <tt>bytes(A)</tt>
  *   where A is an MPI call (\c MPI_Allreduce) or a PIA group (\c MPI_P2P,
  *   \c MPI_COLL, \c MPI_RMA, \c MPI_IO, \c MPI_ALL).
+ * - <tt>mpit(V)</tt>: MPI_T performance variable \c V (one that
+ *   BALLAST_MPIT selects, e.g. \c pml_ob1_unexpected_msgq_length), its value
+ *   when the assertion is checked (per-peer values summed); read on the
+ *   thread that called MPI_Init only (elsewhere the check is an error).
  * - Functions: \c exp, \c log (natural), \c sqrt, \c abs (one argument),
  *   \c pow, \c min, \c max (two).
  * - \c nprocs (size of MPI_COMM_WORLD), \c rank (rank in it).
@@ -69,7 +73,7 @@
  * \section attach Where assertions attach
  * - The file named by \c BALLAST_ASSERT_FILE, read at MPI_Init (works under
  *   LD_PRELOAD, no source change). One assertion per line:
- *   <tt>[remap] TARGET: EXPRESSION</tt>, where TARGET is a region name as
+ *   <tt>[remap] [good] TARGET: EXPRESSION</tt>, where TARGET is a region name as
  *   the tools interface reports it (mon_region_begin()'s name, MPI_Pcontrol's,
  *   or a task's key such as \c step/forces for the task runtime's regions),
  *   checked at every exit of every region of that name, over that instance;
@@ -93,6 +97,12 @@
  * (\c PIA_ASSERT_REMAP, or \c remap before the target in the file) that
  * fails requests a remap at the next rta_lb_perform() of every
  * context (the request is agreed across the context's ranks).
+ * An assertion marked good (\c PIA_ASSERT_GOOD, or \c good before the
+ * target in the file) on a region is checked only at the instances that
+ * are good repetitions (mon_region_repeat(), which it calls for the
+ * region): the first, warm-up and outlier instances are neither checked
+ * nor counted, so a noisy instance cannot fail it. On an in-code scope or
+ * the whole run the flag is refused (BALLAST_EINVAL).
  *
  * \section report Report
  * The end-of-run report and the JSON profile (member "assertions") list
@@ -127,6 +137,10 @@ extern "C" {
 
 /** Flag: a failure requests a remap at the next load-balancing call. */
 #define PIA_ASSERT_REMAP 1
+/** Flag: checked only at instances that are good repetitions (a region
+ *  target only; the region is marked repeated, mon_region_repeat()): the
+ *  first repetition, the warm-up and the outliers are not checked. */
+#define PIA_ASSERT_GOOD 2
 
 /** Options of pia_assert_create_ex(); fill with pia_assert_options_init(). */
 typedef struct {
@@ -137,7 +151,7 @@ typedef struct {
   const char *file;   /**< where it came from, for messages and the report
                            (copied; NULL: none) */
   int line;           /**< its line in \a file (0: none) */
-  int flags;          /**< PIA_ASSERT_REMAP or 0 */
+  int flags;          /**< PIA_ASSERT_REMAP, PIA_ASSERT_GOOD, both or 0 */
 } pia_assert_options_t;
 
 /** Results of one assertion on this rank (a read-only record). */

@@ -252,9 +252,23 @@ static void assert_free(pa_assert_t *a) {
 int assert__create(const pia_assert_options_t *o, char *msg, size_t len) {
   if (!o || !o->expr || (o->region && !*o->region))
     return BALLAST_EINVAL;
+  int rc0;
   pa_assert_t a = {.flags = o->flags, .line = o->line};
   a.kind = !o->region ? PA_KIND_SCOPE
            : !strcmp(o->region, PIA_ASSERT_RUN) ? PA_KIND_RUN : PA_KIND_REGION;
+  if (o->flags & ~(PIA_ASSERT_REMAP | PIA_ASSERT_GOOD)) {
+    snprintf(msg, len, "unknown flags 0x%x", (unsigned)o->flags);
+    return BALLAST_EINVAL;
+  }
+  if ((o->flags & PIA_ASSERT_GOOD) && a.kind != PA_KIND_REGION) {
+    snprintf(msg, len, "'good' applies to a region's repetitions, not to %s",
+             a.kind == PA_KIND_RUN ? "the whole run" : "an in-code scope");
+    return BALLAST_EINVAL;
+  }
+  if ((o->flags & PIA_ASSERT_GOOD) && (rc0 = mon_region_repeat(o->region)) < 0) {
+    snprintf(msg, len, "cannot mark region '%s' repeated", o->region);
+    return rc0;
+  }
   int rc = assert__compile(o->expr, &a.prog, msg, len);
   if (rc < 0)
     return rc;

@@ -33,7 +33,7 @@ typedef struct {
 
 /* Kinds of input. */
 enum { PA_IN_WALL, PA_IN_CPU, PA_IN_ACT, PA_IN_VAR, PA_IN_NPROCS, PA_IN_RANK,
-       PA_IN_AGG };
+       PA_IN_AGG, PA_IN_MPIT };
 /* Fields of an activity's change over a scope. */
 enum { PA_F_TIME, PA_F_CALLS, PA_F_BYTES };
 enum { PA_AGG_MAX, PA_AGG_MIN, PA_AGG_AVG };
@@ -53,7 +53,7 @@ typedef struct {
 typedef struct {
   int kind;
   char name[96]; /* as the report shows it: "WallTime", "time(MPI_Send)" */
-  int var;       /* PA_IN_VAR: variable index */
+  int var;       /* PA_IN_VAR: variable index; PA_IN_MPIT: MPI_T variable */
   int agg;       /* PA_IN_AGG: aggregate index */
   int nterm;     /* PA_IN_ACT: sum of terms */
   pa_term_t term[PA_MAX_TERMS];

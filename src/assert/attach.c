@@ -91,7 +91,7 @@ static char *trim(char *s) {
   return s;
 }
 
-/* One line: "[remap] TARGET: EXPR". 1 created, 0 blank or comment, negative
+/* One line: "[remap] [good] TARGET: EXPR". 1 created, 0 blank or comment, negative
  * error (reported). */
 static int file_line(const char *path, int ln, char *line) {
   line[strcspn(line, "\r\n")] = 0;
@@ -102,9 +102,16 @@ static int file_line(const char *path, int ln, char *line) {
   pia_assert_options_init(&o);
   o.file = path;
   o.line = ln;
-  if (!strncmp(s, "remap", 5) && isspace((unsigned char)s[5])) {
-    o.flags = PIA_ASSERT_REMAP;
-    s = trim(s + 5);
+  for (;;) {
+    if (!strncmp(s, "remap", 5) && isspace((unsigned char)s[5])) {
+      o.flags |= PIA_ASSERT_REMAP;
+      s = trim(s + 5);
+    } else if (!strncmp(s, "good", 4) && isspace((unsigned char)s[4])) {
+      o.flags |= PIA_ASSERT_GOOD;
+      s = trim(s + 4);
+    } else {
+      break;
+    }
   }
   char *colon = strchr(s, ':');
   if (!colon) {

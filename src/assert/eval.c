@@ -59,6 +59,10 @@ int assert__inputs(const pa_prog_t *p, const pa_delta_t *d, double *vals, int *b
         rc = BALLAST_ESTATE;
       }
       break;
+    case PA_IN_MPIT:
+      if (pia_mpit_read(in->var, &v) < 0)
+        rc = BALLAST_ESTATE;
+      break;
     case PA_IN_NPROCS:
     case PA_IN_RANK:
       assert__world(&rank, &size);

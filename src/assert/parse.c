@@ -247,7 +247,7 @@ static const char *act_funcs[] = {"time", "calls", "bytes"};
 #define VALID_NAMES                                                            \
   "WallTime, CPUTime, MPITime, MPIPointToPointTime, MPICollectiveTime, "       \
   "MPIWaitTime, MPITransferTime, MPICalls, MPIBytes, nprocs, rank, "           \
-  "time(A), calls(A), bytes(A), exp, log, sqrt, abs, pow, min, max, "          \
+  "time(A), calls(A), bytes(A), mpit(V), exp, log, sqrt, abs, pow, min, max, "          \
   "max_ranks, min_ranks, avg_ranks, $variable, _config"
 
 static int add_terms(parser_t *ps, pa_input_t *in, const char *list, int field, int sign) {
@@ -405,6 +405,36 @@ static void call(parser_t *ps, int fi) {
 }
 
 /* A name followed by '(' (the current token is the name). */
+/* mpit(NAME): an MPI_T variable ballast reads (BALLAST_MPIT), its value at
+ * the check; the name token is consumed, '(' is next. */
+static void mpit_func(parser_t *ps, size_t at) {
+  lex(ps);
+  if (ps->tok != T_NAME) {
+    fail(ps, BALLAST_EPARSE, ps->pos, "expected an MPI_T variable's name");
+    return;
+  }
+  int v = pia_mpit_find(ps->text);
+  if (v < 0) {
+    char list[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < pia_mpit_count() && used + 2 < sizeof list; i++)
+      used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                               pia_mpit_name(i));
+    fail(ps, BALLAST_ENOTFOUND, ps->pos, "MPI_T variable '%s' is not read in this run "
+         "(BALLAST_MPIT selects them); read: %s", ps->text, used ? list : "none");
+    return;
+  }
+  pa_input_t in = {.kind = PA_IN_MPIT, .var = v};
+  snprintf(in.name, sizeof in.name, "mpit(%s)", ps->text);
+  lex(ps);
+  if (ps->tok != T_RP) {
+    fail(ps, BALLAST_EPARSE, ps->pos, "expected ')' closing mpit( at column %zu", at + 1);
+    return;
+  }
+  lex(ps);
+  emit_input(ps, &in);
+}
+
 static void named_call(parser_t *ps) {
   char name[64];
   memcpy(name, ps->text, sizeof name);
@@ -425,8 +455,12 @@ static void named_call(parser_t *ps) {
       call(ps, (int)i);
       return;
     }
-  fail(ps, BALLAST_ENOTFOUND, at, "unknown function '%s'; valid: time, calls, bytes, exp, "
-       "log, sqrt, abs, pow, min, max, max_ranks, min_ranks, avg_ranks", name);
+  if (!strcmp(name, "mpit")) {
+    mpit_func(ps, at);
+    return;
+  }
+  fail(ps, BALLAST_ENOTFOUND, at, "unknown function '%s'; valid: time, calls, bytes, mpit, "
+       "exp, log, sqrt, abs, pow, min, max, max_ranks, min_ranks, avg_ranks", name);
 }
 
 static void config(parser_t *ps) {

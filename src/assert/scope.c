@@ -234,11 +234,19 @@ void assert__region_enter(int id, const char *name) {
     BALLAST_DEBUG("assert: region %s: instance not checked (%s)", name, ballast_strerror(rc));
 }
 
-/* Check each assertion of the binding over the change of the union. */
-static void check_binding(const binding_t *b, const pa_delta_t *u) {
+/* Check each assertion of the binding over the change of the union; those
+ * marked good only when the instance (of region id) was a good repetition. */
+static void check_binding(const binding_t *b, const pa_delta_t *u, int id) {
   double act[3 * PA_MAX_ACTS];
+  int label = -2; /* not read yet */
   for (int k = 0; k < b->n; k++) {
     pa_assert_t *a = b->as[k];
+    if (a->flags & PIA_ASSERT_GOOD) {
+      if (label == -2)
+        label = pia_region_rep_last_label(id);
+      if (label != PIA_REP_GOOD)
+        continue;
+    }
     for (int j = 0; j < a->prog.nact; j++)
       memcpy(act + 3 * j, u->act + 3 * b->map[b->mapoff[k] + j], 3 * sizeof *act);
     pa_delta_t d = {u->wall, u->cpu, act};
@@ -270,7 +278,7 @@ void assert__region_exit(int id, const char *name) {
   }
   pa_delta_t d;
   pop(s, b->acts, b->nact, &d, act);
-  check_binding(b, &d);
+  check_binding(b, &d, id);
   if (act != buf)
     free(act);
 }

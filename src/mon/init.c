@@ -173,6 +173,8 @@ static void teardown(void) {
   }
   MON__ST(&mon__state, MON__OFF);
   mon__tls_free_all();
+  mon__reps_free();
+  mon__mpit_free();
   mon__regions_free();
   warned_free();
 }
@@ -196,6 +198,8 @@ void mon__init(int *argc, char ***argv) {
   mon__clock_init();
   mon__acts_init();
   mon__regions_init();
+  mon__reps_init();
+  mon__mpit_init();
   mon__papi_init();
   mon__html_init();
   mon__tls_get(); /* the initialising thread is thread 0 */
@@ -228,6 +232,8 @@ void mon__finalize(void) {
   /* From here on the wrappers only call PMPI; the figures are final. */
   MON__STREL(&mon__state, MON__DONE);
   pthread_mutex_unlock(&init_lock);
+  /* The repeated regions' last cross-rank batches (collective). */
+  mon__reps_finalize();
   /* This rank's part, final figures, before the collectives below: a rank
    * that leaves the job now (or dies) costs no other rank its data. It is
    * removed once the job's profile is written (mon__fault_finalize). */
@@ -244,6 +250,8 @@ void mon__finalize(void) {
     mon__cube_write(mon__cfg.cube);
   mon__fault_finalize(prc);
   mon__html_finalize(prc);
+  /* Before PMPI_Finalize: Open MPI 4.1.4 crashes in MPI_T_finalize after. */
+  mon__mpit_finalize();
 }
 
 /* Shared checks of the public collective calls: 0 when they may run. */

@@ -50,11 +50,15 @@ typedef struct {
   uint64_t count, wticks, mticks, cpu_ns;
 } mon__regacc_t;
 
+typedef struct mon__rep mon__rep_t;
+
 /** An open region on a thread's stack. */
 typedef struct {
   int id;
   uint64_t t0, m0, c0;
   long long hw0[4];
+  mon__rep_t *rep;   /* the repeated region's series (thread 0), else NULL */
+  uint64_t b0, n0;   /* with rep: the thread's MPI bytes and calls at entry */
 } mon__frame_t;
 
 typedef struct mon__sig mon__sig_t;
@@ -246,6 +250,48 @@ int mon__tool_dist(int kind, int id, int nq, const double *q, double *out_ns,
                    uint64_t *count);
 /** Frees a thread's region distributions (teardown). */
 void mon__regdist_free(mon__tls_t *t);
+
+/** Marks every region named \a name repeated, those to come and those that
+ *  exist. 0; BALLAST_ENOMEM. */
+int mon__region_mark_repeated(const char *name);
+/** 1 when region \a id is repeated, 0 when not, BALLAST_ENOTFOUND for a bad id. */
+int mon__region_is_repeated(int id);
+/** The series of a repeated region once thread 0 entered it, else NULL. */
+mon__rep_t *mon__region_rep(int id);
+
+/* ---- mpit.c: MPI_T performance variables ------------------------------------------- */
+
+/** Variables selected and valid (0: none; the region hot path tests it). */
+extern int mon__mpit_n;
+/** Their change over the region instance that ended last (thread 0). */
+extern double mon__mpit_last[MON_MPIT_MAX];
+/** BALLAST_MPIT / mon_mpit_select(): session and handles (after PMPI_Init). */
+void mon__mpit_init(void);
+/** Reads every variable (per-peer values summed) into out[mon__mpit_n]. */
+void mon__mpit_read(double *out);
+/** A region begins / ends at stack depth \a depth on thread 0. */
+void mon__mpit_push(int depth);
+void mon__mpit_pop(int id, int depth);
+/** Frees the handles, the session and MPI_T (before PMPI_Finalize). */
+void mon__mpit_finalize(void);
+/** Frees the figures (teardown). */
+void mon__mpit_free(void);
+
+/* ---- reps.c: repeated regions ---------------------------------------------------- */
+
+/** BALLAST_REPEAT*, the reduction communicator (collective: mon__init). */
+void mon__reps_init(void);
+/** Completes every cross-rank batch (collective: mon__finalize). */
+void mon__reps_finalize(void);
+/** Frees every series (teardown). */
+void mon__reps_free(void);
+/** A new series for region \a id (thread 0, at its first instance); NULL on OOM. */
+mon__rep_t *mon__rep_create(int id);
+/** A repetition begins: frame \a f was just pushed with f->rep set. */
+void mon__rep_begin(mon__tls_t *t, mon__frame_t *f);
+/** A repetition ends with these inclusive figures (ticks, ticks, ns). */
+void mon__rep_end(mon__tls_t *t, mon__frame_t *f, uint64_t wticks, uint64_t mticks,
+                  uint64_t cpu_ns);
 
 /* ---- papi.c -------------------------------------------------------------------- */
 

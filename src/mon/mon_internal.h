@@ -141,6 +141,49 @@ typedef struct {
   uint64_t rmsgs;
 } mon__partner_t;
 
+/* MPI_T performance variables (mpit.c): what pia's pia_mpit_* answer. */
+/** Of variable \a var in region \a id: the sum of its changes over the
+ *  instances and the largest value read at their boundaries. 0;
+ *  BALLAST_ENOTFOUND for a bad var. */
+int mon__mpit_region(int id, int var, double *delta, double *max);
+const char *mon__mpit_name(int var); /* NULL for a bad var */
+int mon__mpit_class(int var);        /* MPI_T_PVAR_CLASS_*, -1 for a bad var */
+int mon__mpit_count(void);
+/** Reads variable \a var now: 0; BALLAST_ENOTFOUND; BALLAST_ESTATE off
+ *  thread 0 or outside the run. */
+int mon__mpit_read_one(int var, double *value);
+
+/* Repeated regions (reps.c): what pia's pia_region_rep_* answer. */
+typedef struct {
+  uint64_t count, keep, oldest;  /* repetitions; ring size; oldest kept */
+  int warming, last;             /* still warming up; last label (-1: none) */
+  uint64_t warm_end, outliers, good;
+  double good_mean, good_min, good_max, good_sd, good_median, median; /* seconds */
+  uint64_t skipped, reduce_every;
+} mon__repinfo_t;
+typedef struct {
+  uint64_t index;
+  int label, nuser, reduced, xslow;
+  double wtime, mtime, cputime;
+  uint64_t bytes, calls;
+  double user[MON_REP_USER_MAX];
+  int nmpit;
+  double mpit[MON_MPIT_MAX];
+  long long ru[4]; /* vcsw, ivcsw, minflt, majflt */
+  double xmax, xmin, xmean, xwait;
+} mon__rep_rec_t;
+/** 0; BALLAST_ENOTFOUND (bad id); BALLAST_ESTATE (not repeated). */
+int mon__rep_info(int region, mon__repinfo_t *out);
+/** 0; BALLAST_ENOTFOUND (bad id); BALLAST_ERANGE (index not kept);
+ *  BALLAST_ESTATE (not repeated). */
+int mon__rep_get(int region, uint64_t index, mon__rep_rec_t *out);
+/** Repeated regions with a series, in id order: first, next (-1: none). */
+int mon__reps_first(void);
+int mon__reps_next(int region);
+/** User counters (mon_rep_counter_create). */
+int mon__reps_user_count(void);
+const char *mon__reps_user_name(int i);
+
 int mon__region_count(void);
 const char *mon__region_name(int id);            /* NULL for a bad id */
 int mon__region_find(const char *name);          /* first created with name */

@@ -37,11 +37,14 @@ typedef struct {
   const char *name; /* interned, owned by the names table */
   int parent, name_id;
   int first_child, next_sibling; /* atomic; -1 for none */
+  int repeated;                   /* atomic: marked repeated (reps.c) */
+  mon__rep_t *rep;                /* atomic: its series, once thread 0 entered it */
 } region_t;
 
 typedef struct {
   int id;           /* name id */
   int first_region; /* first region created with this name */
+  int repeated;     /* regions of this name are repeated (mon_region_repeat) */
   UT_hash_handle hh;
   char name[];      /* one allocation per name: 10^6 regions stay small */
 } name_t;
@@ -49,6 +52,7 @@ typedef struct {
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static region_t *reg_meta[MON__MAX_CHUNKS];
 static int reg_count; /* published with release after the node is written */
+static int any_repeated; /* a name was marked repeated: push looks further */
 static name_t *names;
 static int names_count;
 /* (parent, name id) -> region id: open addressing, linear probing, load <= 1/2. */
@@ -148,6 +152,8 @@ static int region_child(int parent, name_t *n) {
   r->name_id = n->id;
   r->first_child = -1;
   r->next_sibling = -1;
+  r->repeated = n->repeated;
+  r->rep = NULL;
   if (id > 0 && child_insert(id) != 0)
     return BALLAST_ENOMEM;
   if (n->first_region < 0)
@@ -258,6 +264,24 @@ static void region_event(unsigned ev, uint64_t ticks, int id, int depth) {
     ballast__tool_emit_region_exit(&e);
 }
 
+/* The series of repeated region id, created at its first instance on thread
+ * 0 (the only writer of r->rep); NULL (warned once) when out of memory. */
+static mon__rep_t *rep_of(int id) {
+  region_t *m = meta(id);
+  mon__rep_t *r = MON__LD(&m->rep);
+  if (r)
+    return r;
+  r = mon__rep_create(id);
+  if (!r) {
+    mon__warn_once("repoom", m->name,
+                   "mon: out of memory for the repetitions of region \"%s\"; its "
+                   "instances count as usual but are not kept as repetitions", m->name);
+    return NULL;
+  }
+  MON__STREL(&m->rep, r);
+  return r;
+}
+
 static int push(mon__tls_t *t, int id) {
   if (t->depth == t->cap) {
     int ncap = t->cap ? t->cap * 2 : 16;
@@ -274,6 +298,12 @@ static int push(mon__tls_t *t, int id) {
     return BALLAST_ENOMEM;
   mon__frame_t *f = &t->stack[t->depth++];
   f->id = id;
+  f->rep = MON__LD(&any_repeated) && t->index == 0 && MON__LD(&meta(id)->repeated)
+               ? rep_of(id) : NULL;
+  if (f->rep)
+    mon__rep_begin(t, f);
+  if (MON__LD(&mon__mpit_n) && t->index == 0)
+    mon__mpit_push(t->depth - 1);
   mon__papi_read(t, f->hw0);
   /* A system call (no vDSO for thread CPU clocks): BALLAST_REGION_CPU=0 skips
    * it for very fine-grained regions. */
@@ -288,16 +318,25 @@ static int push(mon__tls_t *t, int id) {
 
 static void pop(mon__tls_t *t) {
   uint64_t now = mon__ticks();
+  mon__frame_t *f = &t->stack[t->depth - 1];
+  uint64_t mt = MON__LD(&t->mpi_ticks) - f->m0;
+  uint64_t cpu = mon__cfg.region_cpu ? mon__thread_cpu_ns() - f->c0 : 0;
+  if (MON__LD(&mon__mpit_n) && t->index == 0)
+    mon__mpit_pop(f->id, t->depth - 1);
+  /* A repetition is labelled before the exit event, so what the event
+   * runs (performance assertions marked good) sees its label. */
+  if (f->rep)
+    mon__rep_end(t, f, now - f->t0, mt, cpu);
   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REGION_EXIT))
-    region_event(BALLAST__TOOL_EV_REGION_EXIT, now, t->stack[t->depth - 1].id, t->depth);
-  mon__frame_t *f = &t->stack[--t->depth];
+    region_event(BALLAST__TOOL_EV_REGION_EXIT, now, f->id, t->depth);
+  f = &t->stack[--t->depth]; /* the event's handlers may have grown the stack */
   mon__regacc_t *a = &t->reg[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)];
   MON__ADD(&a->wticks, now - f->t0);
   ballast__dist_add(&t->regdist[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)],
                     mon__dur_ns(now - f->t0));
-  MON__ADD(&a->mticks, MON__LD(&t->mpi_ticks) - f->m0);
+  MON__ADD(&a->mticks, mt);
   if (mon__cfg.region_cpu)
-    MON__ADD(&a->cpu_ns, mon__thread_cpu_ns() - f->c0);
+    MON__ADD(&a->cpu_ns, cpu);
   int nhw = mon__papi_nevents();
   if (nhw > 0) {
     long long v[4];
@@ -568,6 +607,39 @@ int mon__region_next_sibling(int id) {
   if (!valid(id))
     return BALLAST_ENOTFOUND;
   return MON__LDACQ(&meta(id)->next_sibling);
+}
+
+int mon__region_mark_repeated(const char *name) {
+  pthread_mutex_lock(&reg_lock);
+  name_t *n = name_get(name, 1);
+  if (n) {
+    n->repeated = 1;
+    MON__ST(&any_repeated, 1);
+    for (int id = 0; id < reg_count; id++)
+      if (meta(id)->name_id == n->id)
+        MON__ST(&meta(id)->repeated, 1);
+  }
+  pthread_mutex_unlock(&reg_lock);
+  return n ? 0 : BALLAST_ENOMEM;
+}
+
+int mon__region_is_repeated(int id) {
+  if (!valid(id))
+    return BALLAST_ENOTFOUND;
+  return MON__LD(&meta(id)->repeated) ? 1 : 0;
+}
+
+mon__rep_t *mon__region_rep(int id) {
+  return valid(id) ? MON__LDACQ(&meta(id)->rep) : NULL;
+}
+
+int mon_region_repeat(const char *name) {
+  int rc = check_name(name, "repeat");
+  if (rc)
+    return rc;
+  if (mon__cfg.disabled)
+    return 0;
+  return mon__region_mark_repeated(name);
 }
 
 int mon__region_read(int id, mon__regstats_t *out) {

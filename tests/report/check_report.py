@@ -26,7 +26,7 @@ import sys
 import time
 import zlib
 
-SECTIONS = ["glance", "ranks", "activities", "regions", "comm", "lb", "tasks", "assertions"]
+SECTIONS = ["glance", "ranks", "activities", "regions", "comm", "lb", "tasks", "assertions", "repeated"]
 FAILS = []
 
 
