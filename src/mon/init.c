@@ -232,12 +232,13 @@ void mon__finalize(void) {
   /* From here on the wrappers only call PMPI; the figures are final. */
   MON__STREL(&mon__state, MON__DONE);
   pthread_mutex_unlock(&init_lock);
-  /* The repeated regions' last cross-rank batches (collective). */
-  mon__reps_finalize();
   /* This rank's part, final figures, before the collectives below: a rank
    * that leaves the job now (or dies) costs no other rank its data. It is
    * removed once the job's profile is written (mon__fault_finalize). */
   mon__fault_write("MPI_Finalize");
+  /* The repeated regions' last cross-rank batches (collective): after the
+   * part, so a rank that left without MPI_Finalize costs no other its part. */
+  mon__reps_finalize();
   /* Tools see the end before the report (and may add to it), with the
    * figures final and MPI usable. */
   ballast__tool_finalize();

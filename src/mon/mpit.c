@@ -159,7 +159,10 @@ void mon__mpit_init(void) {
   const char *list = patterns ? patterns : ballast__env_string("BALLAST_MPIT");
   if (!list)
     return;
-  int prov, rank = 0, n = 0;
+  int prov, rank = 0, n = 0, up = 0;
+  PMPI_Initialized(&up);
+  if (!up)
+    return;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (MPI_T_init_thread(MPI_THREAD_SINGLE, &prov) != MPI_SUCCESS) {
     if (rank == 0)

@@ -182,6 +182,10 @@ void mon__reps_init(void) {
   read_rules();
   mark_env();
   mon__reps_sections();
+  int mpi_up = 0;
+  PMPI_Initialized(&mpi_up);
+  if (!mpi_up)
+    rep_k = 0; /* mon started without MPI (its own tests): no batches */
   if (rep_k > 0) {
     PMPI_Comm_dup(MPI_COMM_WORLD, &rep_comm);
     PMPI_Comm_size(rep_comm, &rep_size);

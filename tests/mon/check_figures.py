@@ -18,9 +18,9 @@ and checks on values:
     "others" (300 ms on rank 1) before "zero_only" (200 ms on rank 0 only);
     the full report lists every region of the profile, ordered by the
     average (never a smaller one before a larger); top activities likewise;
-  - ballast's own time: the ranks that wait for the late one wait about the
-    sleeps (>= 60% of steps x SLEEP more than the late rank in the same
-    run), their work does not grow (less than 25% of that more than
+  - ballast's own time: the ranks that wait for the late one wait more in
+    ballast than the late rank, at most the sleeps (the policy's per-step
+    exchange is non-blocking, so only part of them), their work does not grow (less than 25% of that more than
     without sleeping); the report's ballast rows, the
     profile's ballast_work/ballast_wait and the page's cards (BALLAST_HTML) agree;
   - the load-balancing chart: the profile's program step (wmax) is about
@@ -239,9 +239,13 @@ for r in range(NP - 1):  # the ranks that wait for the late one
         # Against the late rank of the same run, not against the plain run:
         # on a loaded machine (the sanitizer build beside other jobs) the
         # plain run's own waiting varies by more than the sleeps.
-        check(wait["sleep", r] - wait["sleep", NP - 1] >= 0.6 * slept,
-              "rank %d waits %.4f s more than the late rank (>= %.4f)"
-              % (r, wait["sleep", r] - wait["sleep", NP - 1], 0.6 * slept))
+        # The policy's per-step exchange is a non-blocking reduction
+        # completed at the next step (issue 30): a rank waits in ballast only
+        # when it runs a whole step ahead, so its waiting is part of the
+        # sleeps, not all of them, and never more.
+        check(0 < wait["sleep", r] - wait["sleep", NP - 1] <= 1.2 * slept,
+              "rank %d waits %.4f s more than the late rank (0 .. %.4f)"
+              % (r, wait["sleep", r] - wait["sleep", NP - 1], 1.2 * slept))
         check(work["sleep", r] - work["plain", r] <= 0.25 * slept,
               "rank %d: work %.4f s with sleeps vs %.4f without (grew less than %.4f)"
               % (r, work["sleep", r], work["plain", r], 0.25 * slept))
@@ -286,7 +290,9 @@ check(len(ctxs) == 1, "one context in the series")
 if ctxs:
     st = ctxs[0]["steps"]
     wm, tm = st.get("wmax", []), st.get("tmax", [])
-    check(len(wm) == len(tm) == NSTEPS, "wmax and tmax per step (%d, %d)" % (len(wm), len(tm)))
+    # One point per step the policy was fed: the first call has none.
+    check(len(wm) == len(tm) and NSTEPS - 1 <= len(wm) <= NSTEPS,
+          "wmax and tmax per step (%d, %d)" % (len(wm), len(tm)))
     if wm and tm:
         mid = sorted(wm[1:])[len(wm) // 2]
         tmid = sorted(tm[1:])[len(tm) // 2]
