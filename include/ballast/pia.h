@@ -207,6 +207,9 @@ typedef struct {
   long long ivcsw;     /**< involuntary ones: the thread was preempted */
   long long minflt;    /**< minor page faults */
   long long majflt;    /**< major page faults (read from disk) */
+  int nhwc;            /**< hardware counters kept (PAPI; 0 where the machine
+                            has none) */
+  long long hwc[PIA_HWC_MAX]; /**< their change over this repetition */
   int reduced;         /**< 1: the fields below hold; 0: not yet; -1: never
                             (batch skipped or ranks repeated differently) */
   int slowest_rank;    /**< rank (in MPI_COMM_WORLD) with the largest wtime */

@@ -171,7 +171,9 @@
  * \c comm_id and \c tag at the end of the mpi_enter and mpi_exit events,
  * the mpi_complete event (api->on_mpi_complete) and api->comm_ranks.
  * With a smaller table, those fields do not exist in the events passed.
- * Added later (#BALLAST_TOOL_API_V1_2_SIZE): api->dist_quantiles.
+ * Added later (#BALLAST_TOOL_API_V1_2_SIZE): api->dist_quantiles; then
+ * (#BALLAST_TOOL_API_V1_3_SIZE): the rep_outlier event
+ * (api->on_rep_outlier), api->mpit_count and api->mpit_region.
  *
  * \section tool_cost Cost
  * With no tool registered for an event, the event costs one predictable
@@ -306,6 +308,23 @@ typedef struct {
   int depth;           /**< open regions on this thread including this one (1 = outermost) */
 } ballast_tool_region_t;
 
+/**
+ * A repetition of a repeated region (mon_region_repeat(), BALLAST_REPEAT)
+ * was labelled an outlier: at least BALLAST_REPEAT_OUTLIER times the running
+ * median. Raised when the repetition ends, before the region's region_exit
+ * event, on the thread that called MPI_Init (the one that keeps
+ * repetitions). Since #BALLAST_TOOL_API_V1_3_SIZE.
+ */
+typedef struct {
+  uint64_t t_ns;       /**< when the repetition ended */
+  uint64_t t_begin_ns; /**< when it began */
+  const char *name;    /**< the region's name */
+  int id;              /**< region id */
+  long long index;     /**< the repetition's number, from 0 */
+  double wtime;        /**< its wall time, seconds */
+  double median;       /**< the running median it was judged against, seconds */
+} ballast_tool_rep_t;
+
 /** A task starts or ends its step (rta_task_begin / rta_task_end). */
 typedef struct {
   uint64_t t_ns;       /**< when */
@@ -383,6 +402,8 @@ typedef void (*ballast_tool_mpi_enter_fn)(const ballast_tool_mpi_enter_t *ev, vo
 typedef void (*ballast_tool_mpi_exit_fn)(const ballast_tool_mpi_exit_t *ev, void *user_data);
 /** Callback of the event raised when a region is entered or left (ballast_tool_region_t); \a user_data is the pointer given at registration. */
 typedef void (*ballast_tool_region_fn)(const ballast_tool_region_t *ev, void *user_data);
+/** Callback of the rep_outlier event. */
+typedef void (*ballast_tool_rep_fn)(const ballast_tool_rep_t *ev, void *user_data);
 /** Callback of the event raised when a task begins or ends (ballast_tool_task_t); \a user_data is the pointer given at registration. */
 typedef void (*ballast_tool_task_fn)(const ballast_tool_task_t *ev, void *user_data);
 /** Callback of the event raised when the load-balancing policy's decision (ballast_tool_lb_decision_t); \a user_data is the pointer given at registration. */
@@ -487,12 +508,36 @@ typedef struct ballast_tool_api_v1 {
    */
   int (*dist_quantiles)(int kind, int id, int nq, const double *q, double *out_ns,
                         uint64_t *count);
+
+  /* Since BALLAST_TOOL_API_V1_3_SIZE (see \ref tool_version): */
+  /** Registers \a fn for the rep_outlier event (a repeated region's
+   *  repetition labelled an outlier). As the other on_ calls. */
+  int (*on_rep_outlier)(ballast_tool_t *tool, ballast_tool_rep_fn fn, void *user_data);
+  /**
+   * The number of MPI_T performance variables ballast reads in this run
+   * (BALLAST_MPIT; ballast/pia.h's pia_mpit_count()). Thread safe.
+   */
+  int (*mpit_count)(void);
+  /**
+   * MPI_T variable \a var's name (NULL for an id out of range) and region
+   * \a region's figures of it: the sum of its changes over the region's
+   * instances (*delta) and the largest value read at their boundaries (*max)
+   * (pia_region_mpit()). Returns 0; BALLAST_ENOTFOUND for an unknown region
+   * or variable; BALLAST_EINVAL for NULL outputs. Thread safe; may be called
+   * from any callback.
+   */
+  int (*mpit_region)(int region, int var, const char **name, double *delta, double *max);
 } ballast_tool_api_v1_t;
 
 /** api->dist_quantiles: a region's instance wall times. */
 #define BALLAST_TOOL_DIST_REGION 1
 /** api->dist_quantiles: an MPI function's call durations. */
 #define BALLAST_TOOL_DIST_MPI 2
+
+/** The smallest api->size whose table has on_rep_outlier, mpit_count and
+ *  mpit_region. */
+#define BALLAST_TOOL_API_V1_3_SIZE \
+  ((int)(offsetof(ballast_tool_api_v1_t, mpit_region) + sizeof(void *)))
 
 /** The smallest api->size whose table has dist_quantiles. */
 #define BALLAST_TOOL_API_V1_2_SIZE \

@@ -214,6 +214,7 @@ void mon__init(int *argc, char ***argv) {
   ballast__tool_set_clock(mon__now_ns);
   ballast__tool_set_comm_ranks(mon__w_comm_ranks);
   ballast__tool_set_dist(mon__tool_dist);
+  ballast__tool_set_mpit(mon__mpit_count, mon__tool_mpit_region);
   ballast__tool_start();
 }
 

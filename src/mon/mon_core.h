@@ -276,6 +276,9 @@ void mon__mpit_pop(int id, int depth);
 void mon__mpit_finalize(void);
 /** Frees the figures (teardown). */
 void mon__mpit_free(void);
+/** The tools interface's api->mpit_region (installed at MPI_Init). */
+int mon__tool_mpit_region(int region, int var, const char **name, double *delta,
+                          double *max);
 
 /* ---- reps.c: repeated regions ---------------------------------------------------- */
 

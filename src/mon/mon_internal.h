@@ -170,6 +170,8 @@ typedef struct {
   int nmpit;
   double mpit[MON_MPIT_MAX];
   long long ru[4]; /* vcsw, ivcsw, minflt, majflt */
+  int nhw;         /* PAPI counters kept (0: none on this machine) */
+  long long hw[4];
   double xmax, xmin, xmean, xwait;
 } mon__rep_rec_t;
 /** 0; BALLAST_ENOTFOUND (bad id); BALLAST_ESTATE (not repeated). */

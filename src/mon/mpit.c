@@ -294,6 +294,15 @@ int mon__mpit_read_one(int var, double *value) {
   return 0;
 }
 
+/* The tools interface's api->mpit_region. */
+int mon__tool_mpit_region(int region, int var, const char **name, double *delta,
+                          double *max) {
+  if (region < 0 || region >= mon__region_count() || var < 0 || var >= mon__mpit_n)
+    return BALLAST_ENOTFOUND;
+  *name = vars[var].name;
+  return mon__mpit_region(region, var, delta, max);
+}
+
 const char *mon__mpit_name(int var) {
   return var >= 0 && var < mon__mpit_n ? vars[var].name : NULL;
 }

@@ -43,6 +43,7 @@
 #include "common/json.h"
 #include "common/reps.h"
 #include "mon/mon_core.h"
+#include "tool/tool_internal.h"
 
 #define MON__REP_INFLIGHT 8
 #define MON__REP_QUEUE 1024
@@ -64,6 +65,8 @@ struct mon__rep {
   uint64_t *bytes, *calls;
   unsigned char *label;
   double *mpit;              /* keep x nmpit: each variable's change */
+  int nhw;                   /* PAPI counters (mon__papi_nevents() at creation) */
+  long long *hw;             /* keep x 4: their change, where the machine has them */
   long long *ru;             /* keep x 4: vcsw, ivcsw, minflt, majflt */
   /* across ranks, per repetition */
   double *xmax, *xmin, *xmean, *xwait;
@@ -226,6 +229,7 @@ static void rep_free(mon__rep_t *r) {
   free(r->label);
   free(r->xslow);
   free(r->mpit);
+  free(r->hw);
   free(r->ru);
   free(r);
 }
@@ -250,7 +254,10 @@ mon__rep_t *mon__rep_create(int id) {
   r->nmpit = mon__mpit_n;
   r->mpit = r->nmpit ? malloc(keep * (size_t)r->nmpit * sizeof(double)) : NULL;
   r->ru = malloc(keep * 4 * sizeof(long long));
-  int ok = r->wall && r->bytes && r->label && r->xslow && r->ru && (!r->nmpit || r->mpit);
+  r->nhw = mon__papi_nevents();
+  r->hw = r->nhw > 0 ? malloc(keep * 4 * sizeof(long long)) : NULL;
+  int ok = r->wall && r->bytes && r->label && r->xslow && r->ru && (!r->nmpit || r->mpit) &&
+           (!r->nhw || r->hw);
   if (!ok) {
     rep_free(r);
     return NULL;
@@ -415,12 +422,29 @@ void mon__rep_end(mon__tls_t *t, mon__frame_t *f, uint64_t wticks, uint64_t mtic
     r->user[s * (size_t)r->nuser + (size_t)u] = r->cur_user[u];
   for (int v = 0; v < r->nmpit; v++)
     r->mpit[s * (size_t)r->nmpit + (size_t)v] = mon__mpit_last[v];
+  if (r->nhw > 0) { /* the frame's counters were read at the region's begin */
+    long long v[4];
+    mon__papi_read(t, v);
+    for (int k = 0; k < r->nhw && k < 4; k++)
+      r->hw[s * 4 + (size_t)k] = v[k] - f->hw0[k];
+  }
   long long ru[4];
   rusage4(ru);
   for (int k = 0; k < 4; k++)
     r->ru[s * 4 + (size_t)k] = ru[k] - r->ru0[k];
+  double median = ballast__reps_median(&r->cls); /* what the repetition is judged by */
   int lab = ballast__reps_add(&r->cls, r->wall[s]);
   r->label[s] = (unsigned char)(lab < 0 ? BALLAST__REP_OUTLIER : lab);
+  if (r->label[s] == BALLAST__REP_OUTLIER && BALLAST__TOOL_ON(BALLAST__TOOL_EV_REP_OUTLIER)) {
+    ballast_tool_rep_t ev = {.t_ns = mon__ticks_ns(f->t0 + wticks),
+                             .t_begin_ns = mon__ticks_ns(f->t0),
+                             .name = mon__region_name(r->region),
+                             .id = r->region,
+                             .index = (long long)i,
+                             .wtime = r->wall[s],
+                             .median = median};
+    ballast__tool_emit_rep_outlier(&ev);
+  }
   MON__ST(&r->xok[s], 0);
   MON__STREL(&r->n, i + 1);
   if (rep_k <= 0)
@@ -615,6 +639,9 @@ int mon__rep_get(int region, uint64_t index, mon__rep_rec_t *out) {
   for (int v = 0; v < r->nmpit; v++)
     out->mpit[v] = r->mpit[s * (size_t)r->nmpit + (size_t)v];
   memcpy(out->ru, r->ru + s * 4, sizeof out->ru);
+  out->nhw = r->nhw < 4 ? r->nhw : 4;
+  for (int k = 0; k < out->nhw; k++)
+    out->hw[k] = r->hw[s * 4 + (size_t)k];
   unsigned char x = MON__LDACQ(&r->xok[s]);
   out->reduced = x == 1 ? 1 : x == 2 ? -1 : 0;
   if (x == 1) {
@@ -697,10 +724,12 @@ static const char *const cause_names[C_FIXED] = {
     "voluntary context switches", "involuntary context switches", "minor page faults",
     "major page faults"};
 
+#define C_MAX (C_FIXED + MON_MPIT_MAX + 4)
 typedef struct {
-  int n;                     /* measures: C_FIXED + MPI_T variables */
+  int n;                     /* measures: C_FIXED + MPI_T variables + PAPI counters */
+  int nmpit;
   uint64_t ngood, nout;
-  double good[C_FIXED + MON_MPIT_MAX], out[C_FIXED + MON_MPIT_MAX];
+  double good[C_MAX], out[C_MAX];
 } causes_t;
 
 static void rep_measures(const mon__rep_t *r, size_t s, double *m) {
@@ -712,14 +741,17 @@ static void rep_measures(const mon__rep_t *r, size_t s, double *m) {
     m[C_VCSW + k] = (double)r->ru[s * 4 + (size_t)k];
   for (int v = 0; v < r->nmpit; v++)
     m[C_FIXED + v] = r->mpit[s * (size_t)r->nmpit + (size_t)v];
+  for (int k = 0; k < r->nhw && k < 4; k++)
+    m[C_FIXED + r->nmpit + k] = (double)r->hw[s * 4 + (size_t)k];
 }
 
 static causes_t causes_of(const mon__rep_t *r) {
   causes_t c;
   memset(&c, 0, sizeof c);
-  c.n = C_FIXED + r->nmpit;
+  c.nmpit = r->nmpit;
+  c.n = C_FIXED + r->nmpit + (r->nhw < 4 ? r->nhw : 4);
   uint64_t n = MON__LDACQ(&r->n), first = n > r->keep ? n - r->keep : 0;
-  double m[C_FIXED + MON_MPIT_MAX];
+  double m[C_MAX];
   for (uint64_t i = first; i < n; i++) {
     size_t s = i % r->keep;
     int lab = r->label[s];
@@ -738,8 +770,12 @@ static causes_t causes_of(const mon__rep_t *r) {
   return c;
 }
 
-static const char *cause_name(int k) {
-  return k < C_FIXED ? cause_names[k] : mon__mpit_name(k - C_FIXED);
+static const char *cause_name(const causes_t *c, int k) {
+  if (k < C_FIXED)
+    return cause_names[k];
+  if (k < C_FIXED + c->nmpit)
+    return mon__mpit_name(k - C_FIXED);
+  return mon__papi_event_name(k - C_FIXED - c->nmpit);
 }
 
 /* A measure "differs" when its outliers' mean is at least 1.5x (or at most
@@ -761,7 +797,7 @@ static void causes_report(FILE *f, const mon__rep_t *r) {
   for (int k = 0; k < c.n; k++) {
     if (k == C_WALL || !cause_differs(c.good[k], c.out[k]))
       continue;
-    fprintf(f, "%s %s %.4g vs %.4g", any++ ? ";" : "", cause_name(k), c.out[k], c.good[k]);
+    fprintf(f, "%s %s %.4g vs %.4g", any++ ? ";" : "", cause_name(&c, k), c.out[k], c.good[k]);
   }
   fprintf(f, "%s\n", any ? "" : " nothing else measured differs (1.5x)");
 }
@@ -856,7 +892,7 @@ static void rank_json_one(FILE *f, const mon__rep_t *r) {
           (unsigned long long)c.nout, (unsigned long long)c.ngood);
   for (int k = 0; k < c.n; k++)
     fprintf(f, "%s{\"name\":\"%s\",\"outliers\":%.9g,\"good\":%.9g,\"differs\":%s}",
-            k ? "," : "", cause_name(k), c.out[k], c.good[k],
+            k ? "," : "", cause_name(&c, k), c.out[k], c.good[k],
             c.nout && c.ngood && cause_differs(c.good[k], c.out[k]) ? "true" : "false");
   fprintf(f, "]}");
   if (r->nuser) {

@@ -57,6 +57,9 @@ BALLAST_API int pia_region_rep_get(pia_regid_t id, long long index, pia_rep_t *o
   out->ivcsw = r.ru[1];
   out->minflt = r.ru[2];
   out->majflt = r.ru[3];
+  out->nhwc = r.nhw;
+  for (int k = 0; k < r.nhw && k < PIA_HWC_MAX; k++)
+    out->hwc[k] = r.hw[k];
   out->reduced = r.reduced;
   out->slowest_rank = r.xslow;
   out->max_wtime = r.xmax;

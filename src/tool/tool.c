@@ -140,6 +140,30 @@ void ballast__tool_set_dist(int (*fn)(int kind, int id, int nq, const double *q,
   __atomic_store_n(&dist_fn, fn ? fn : no_dist, __ATOMIC_RELEASE);
 }
 
+static int no_mpit_count(void) { return 0; }
+static int no_mpit_region(int region, int var, const char **name, double *delta,
+                          double *max) {
+  (void)region, (void)var, (void)name, (void)delta, (void)max;
+  return BALLAST_ENOTFOUND;
+}
+static int (*mpit_count_fn)(void) = no_mpit_count;
+static int (*mpit_region_fn)(int, int, const char **, double *, double *) = no_mpit_region;
+
+static int mpit_count(void) { return __atomic_load_n(&mpit_count_fn, __ATOMIC_ACQUIRE)(); }
+
+static int mpit_region(int region, int var, const char **name, double *delta, double *max) {
+  if (!name || !delta || !max)
+    return BALLAST_EINVAL;
+  return __atomic_load_n(&mpit_region_fn, __ATOMIC_ACQUIRE)(region, var, name, delta, max);
+}
+
+void ballast__tool_set_mpit(int (*count)(void),
+                            int (*region)(int region, int var, const char **name,
+                                          double *delta, double *max)) {
+  __atomic_store_n(&mpit_count_fn, count ? count : no_mpit_count, __ATOMIC_RELEASE);
+  __atomic_store_n(&mpit_region_fn, region ? region : no_mpit_region, __ATOMIC_RELEASE);
+}
+
 /* ---- registration ------------------------------------------------------------ */
 
 /* Publishes one callback (under lock): the slot first, then the count, then
@@ -222,6 +246,8 @@ static const ballast_tool_api_v1_t api = {
     .tool_name = tool_name,
     .comm_ranks = comm_ranks,
     .dist_quantiles = dist_quantiles,
+    .mpit_count = mpit_count,
+    .mpit_region = mpit_region,
 };
 
 /* ---- tools ----------------------------------------------------------------------- */

@@ -35,7 +35,8 @@
   X(remap_end, REMAP_END, ballast_tool_remap_end_fn, ballast_tool_remap_end_t)           \
   X(task_move, TASK_MOVE, ballast_tool_task_move_fn, ballast_tool_task_move_t)           \
   X(finalize, FINALIZE, ballast_tool_finalize_fn, ballast_tool_finalize_t)               \
-  X(mpi_complete, MPI_COMPLETE, ballast_tool_mpi_complete_fn, ballast_tool_mpi_complete_t)
+  X(mpi_complete, MPI_COMPLETE, ballast_tool_mpi_complete_fn, ballast_tool_mpi_complete_t) \
+  X(rep_outlier, REP_OUTLIER, ballast_tool_rep_fn, ballast_tool_rep_t)
 
 enum {
 #define BALLAST__TOOL_EVI_(n, N, f, e) BALLAST__TOOL_EVI_##N,
@@ -67,6 +68,11 @@ BALLAST__TOOL_EVENTS(BALLAST__TOOL_EMIT_DECL_)
 uint64_t ballast__tool_now(void);
 /** mon installs its clock (ticks converted to ns) at MPI_Init. */
 void ballast__tool_set_clock(uint64_t (*now_ns)(void));
+/** mon installs api->mpit_count and api->mpit_region at MPI_Init; until
+ *  then they answer 0 and BALLAST_ENOTFOUND. */
+void ballast__tool_set_mpit(int (*count)(void),
+                            int (*region)(int region, int var, const char **name,
+                                          double *delta, double *max));
 /** mon installs api->comm_ranks (its communicator cache) at MPI_Init; until
  *  then api->comm_ranks answers BALLAST_ENOTFOUND. */
 void ballast__tool_set_comm_ranks(int (*fn)(int comm_id, int *world_ranks, int max));

@@ -229,6 +229,16 @@ static void on_task_begin(const ballast_tool_task_t *ev, void *u) {
 static void on_task_end(const ballast_tool_task_t *ev, void *u) {
   enter_leave(0, K_TASK, ev->key, ev->t_ns);
 }
+/* A repetition labelled an outlier: a region "outlier: NAME" of no length
+ * at the repetition's end, inside it (the event comes before its exit). */
+static void on_rep_outlier(const ballast_tool_rep_t *ev, void *u) {
+  char n[300];
+  snprintf(n, sizeof n, "outlier: %s", ev->name ? ev->name : "?");
+  enter_leave(1, K_REGION, n, ev->t_ns);
+  enter_leave(0, K_REGION, n, ev->t_ns);
+  (void)u;
+}
+
 static void on_remap_begin(const ballast_tool_remap_begin_t *ev, void *u) {
   char n[160];
   snprintf(n, sizeof n, "remap %s", ev->strategy ? ev->strategy : "?");
@@ -733,7 +743,7 @@ static const trace_callbacks_t ot_callbacks = {
     .task_begin = on_task_begin,     .task_end = on_task_end,
     .mpi_exit = on_mpi_exit,         .remap_begin = on_remap_begin,
     .remap_end = on_remap_end,       .finalize = on_finalize,
-    .mpi_complete = on_mpi_complete};
+    .mpi_complete = on_mpi_complete, .rep_outlier = on_rep_outlier};
 
 __attribute__((visibility("default"))) int ballast_tool_init_v1(const ballast_tool_api_v1_t *api,
                                                                  ballast_tool_t *tool) {

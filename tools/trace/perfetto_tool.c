@@ -221,6 +221,17 @@ static void on_lb_decision(const ballast_tool_lb_decision_t *ev, void *u) {
   emit(ev->t_ns, "i", rest);
 }
 
+/* A repetition labelled an outlier: an instant on its thread at its end. */
+static void on_rep_outlier(const ballast_tool_rep_t *ev, void *u) {
+  char n[256], rest[600];
+  snprintf(rest, sizeof rest,
+           "\"s\":\"t\",\"cat\":\"repetition\",\"name\":\"outlier\",\"args\":{\"region\":"
+           "\"%s\",\"index\":%lld,\"wtime_s\":%.6g,\"median_s\":%.6g}",
+           jstr(n, sizeof n, ev->name), ev->index, ev->wtime, ev->median);
+  emit(ev->t_ns, "i", rest);
+  (void)u;
+}
+
 static void on_remap_begin(const ballast_tool_remap_begin_t *ev, void *u) {
   char c[256], name[160], args[400];
   __atomic_add_fetch(&g.remap_seq, 1, __ATOMIC_RELAXED);
@@ -355,7 +366,8 @@ static const trace_callbacks_t pf_callbacks = {
     .task_begin = on_task_begin,     .task_end = on_task_end,
     .mpi_exit = on_mpi_exit,         .lb_decision = on_lb_decision,
     .remap_begin = on_remap_begin,   .remap_end = on_remap_end,
-    .task_move = on_task_move,       .finalize = on_finalize};
+    .task_move = on_task_move,       .finalize = on_finalize,
+    .rep_outlier = on_rep_outlier};
 
 __attribute__((visibility("default"))) int ballast_tool_init_v1(const ballast_tool_api_v1_t *api,
                                                                  ballast_tool_t *tool) {

@@ -323,6 +323,8 @@ int trace_register(const ballast_tool_api_v1_t *api, ballast_tool_t *tool,
   if (!rc && cb->remap_end) rc = api->on_remap_end(tool, cb->remap_end, NULL);
   if (!rc && cb->task_move) rc = api->on_task_move(tool, cb->task_move, NULL);
   if (!rc && cb->mpi_complete) rc = api->on_mpi_complete(tool, cb->mpi_complete, NULL);
+  if (!rc && cb->rep_outlier && api->size >= BALLAST_TOOL_API_V1_3_SIZE)
+    rc = api->on_rep_outlier(tool, cb->rep_outlier, NULL);
   if (!rc && cb->finalize) rc = api->on_finalize(tool, cb->finalize, NULL);
   return rc;
 }

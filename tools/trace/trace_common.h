@@ -130,6 +130,7 @@ typedef struct trace_callbacks {
   ballast_tool_task_move_fn task_move;
   ballast_tool_finalize_fn finalize;
   ballast_tool_mpi_complete_fn mpi_complete;
+  ballast_tool_rep_fn rep_outlier; /* registered when the table has it */
 } trace_callbacks_t;
 
 /* The start of a writer's init: BALLAST_ENOTSUP for a table older than
