@@ -40,6 +40,7 @@ with tempfile.TemporaryDirectory() as tmp:
           % rows.get("iter"))
     check("envrep" in rows, "report lists envrep")
     check("across ranks" in out, "report: the cross-rank line")
+    check("voluntary context switches" in out, "report: the outliers' causes")
     if not os.path.exists(prof):
         print("FAIL: no profile written")
         sys.exit(1)
@@ -85,6 +86,17 @@ with tempfile.TemporaryDirectory() as tmp:
             check(slow.count(1) >= len(slow) * 3 // 4, "rank %d: envrep slowest mostly rank 1" % rank)
             mx, mn = ev["across"]["max"], ev["across"]["min"]
             check(all(a is None or a >= b for a, b in zip(mx, mn)), "rank %d: max >= min" % rank)
+        io = by.get("io")
+        check(io is not None, "rank %d: io in the profile" % rank)
+        if io:
+            ms = {m["name"]: m for m in io["causes"]["measures"]}
+            check(io["causes"]["outliers"] >= 2, "rank %d: io's outliers" % rank)
+            v = ms.get("voluntary context switches", {})
+            check(v.get("differs") and v["outliers"] > v["good"],
+                  "rank %d: io's outliers differ in voluntary context switches: %s" % (rank, v))
+            t = ms.get("time not running (s)", {})
+            check(t.get("differs") and t["outliers"] > t["good"],
+                  "rank %d: io's outliers did not run: %s" % (rank, t))
         for nm in ("only0", "only1"):
             r = by.get(nm)
             if r:

@@ -177,6 +177,30 @@ static void across(int rank) {
   CHECK_GE(slow1, 40); /* rank 0's repetitions are empty */
 }
 
+/* Causes: two repetitions that sleep (voluntary context switches, time not
+ * running) among busy ones; they are outliers and their switches show. */
+static void causes(void) {
+  CHECK_EQ(mon_region_repeat("io"), 0);
+  for (int i = 0; i < 60; i++) {
+    CHECK_EQ(mon_region_begin("io"), 0);
+    if (i == 40 || i == 50) {
+      struct timespec ts = {0, 20000000}; /* 20 ms asleep */
+      nanosleep(&ts, NULL);
+    } else {
+      spin(1e-3);
+    }
+    CHECK_EQ(mon_region_end("io"), 0);
+  }
+  pia_regid_t id = pia_region_find("io");
+  pia_rep_t r;
+  for (int i = 40; i <= 50; i += 10) {
+    CHECK_EQ(pia_region_rep_get(id, i, &r), 0);
+    CHECK_EQ(r.label, PIA_REP_OUTLIER); /* 20 ms against a median of about 1 ms */
+    CHECK_GE(r.vcsw, 1);
+    CHECK_DLT(r.cputime, 0.5 * r.wtime); /* it did not run most of the time */
+  }
+}
+
 /* Ranks that repeat different regions: their batches pair up and are
  * detected, never reported wrong. */
 static void mismatch(int rank) {
@@ -216,6 +240,7 @@ int main(int argc, char **argv) {
   ring();
   traffic(rank);
   across(rank);
+  causes();
   mismatch(rank);
   MPI_Finalize();
   TEST_PASS("mon_reps");
