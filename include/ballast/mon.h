@@ -180,9 +180,11 @@ BALLAST_API int mon_region_leave(mon_region_handle_t h);
  *    far drops by more than BALLAST_REPEAT_WARMUP_DROP (0.10) of the
  *    median; while no such drop has come, repetitions up to
  *    BALLAST_REPEAT_SETTLE (20) are labelled warm-up provisionally, and
- *    none after it means there was no warm-up), outlier (at least
+ *    none after it means there was no warm-up: warm-up end 1, and those
+ *    repetitions keep their warm-up label), outlier (at least
  *    BALLAST_REPEAT_OUTLIER (2) times the running median after the
- *    warm-up) or good; and the statistics of the good repetitions alone.
+ *    warm-up) or good; and the statistics of the repetitions labelled good
+ *    alone (since the warm-up's end; a warm-up found late restarts them).
  *    The rules are those of the published method (runtime-variability,
  *    section 4.5); pia_region_rep_info() answers them;
  *  - across ranks, every BALLAST_REPEAT_REDUCE repetitions (K, default 16;

@@ -34,6 +34,10 @@ static void pack(ballast__wbuf_t *b) {
     pia_assert_result(i, &r);
     char src[512];
     assert__source(a, src, sizeof src);
+    /* An assertion checked on good repetitions only is another row than
+     * the same text checked on every instance. */
+    if (a->flags & PIA_ASSERT_GOOD)
+      strncat(src, ", good repetitions", sizeof src - strlen(src) - 1);
     ballast__put_str(b, src);
     ballast__put_str(b, a->text);
     ballast__put_i64(b, r.checks);

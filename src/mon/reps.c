@@ -55,6 +55,8 @@ struct mon__rep {
   uint32_t keep;             /* ring capacity */
   uint64_t n;                /* repetitions recorded (atomic, release) */
   ballast__reps_t cls;
+  ballast__reps_stats_t goodl; /* the repetitions labelled good (since the
+                                  warm-up's end): what PIA answers */
   int nuser;                 /* user counters registered at creation */
   int nmpit;                 /* MPI_T variables read at creation */
   long long ru0[4];          /* getrusage at the repetition's begin */
@@ -145,11 +147,22 @@ static void read_rules(void) {
   ballast__env_double("BALLAST_REPEAT_OUTLIER", &rep_rules.outlier);
   ballast__reps_t probe;
   if (ballast__reps_init(&probe, &rep_rules) != 0) {
-    mon__warn_once("reprules", "env",
-                   "mon: BALLAST_REPEAT_SETTLE (%d) must exceed BALLAST_REPEAT_WARMUP_MIN "
-                   "(%d); using the default rules",
-                   rep_rules.settle, rep_rules.min_warmup);
-    ballast__reps_params_init(&rep_rules);
+    /* Each value was within its bounds: only the settle and the warm-up's
+     * earliest end disagree. Keep the others. */
+    ballast__reps_params_t def;
+    ballast__reps_params_init(&def);
+    int rank = 0, up = 0;
+    PMPI_Initialized(&up);
+    if (up)
+      PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+      BALLAST_WARN("mon: BALLAST_REPEAT_SETTLE (%d) must exceed BALLAST_REPEAT_WARMUP_MIN (%d); "
+                   "both take their defaults (%d, %d), the other rules are kept",
+                   rep_rules.settle, rep_rules.min_warmup, def.settle, def.min_warmup);
+    rep_rules.settle = def.settle;
+    rep_rules.min_warmup = def.min_warmup;
+    if (ballast__reps_init(&probe, &rep_rules) != 0)
+      rep_rules = def;
   }
 }
 
@@ -245,6 +258,7 @@ mon__rep_t *mon__rep_create(int id) {
   r->keep = (uint32_t)keep;
   r->nuser = mon__reps_user_count();
   ballast__reps_init(&r->cls, &rep_rules);
+  ballast__reps_stats_init(&r->goodl);
   /* One block of doubles (wall, mpi, cpu, xmax, xmin, xmean, xwait, user),
    * one of counts (bytes, calls), one of bytes (label, xok). */
   r->wall = malloc(keep * (7 + (size_t)r->nuser) * sizeof(double));
@@ -433,8 +447,16 @@ void mon__rep_end(mon__tls_t *t, mon__frame_t *f, uint64_t wticks, uint64_t mtic
   for (int k = 0; k < 4; k++)
     r->ru[s * 4 + (size_t)k] = ru[k] - r->ru0[k];
   double median = ballast__reps_median(&r->cls); /* what the repetition is judged by */
+  long long we0 = r->cls.warm_end;
   int lab = ballast__reps_add(&r->cls, r->wall[s]);
   r->label[s] = (unsigned char)(lab < 0 ? BALLAST__REP_OUTLIER : lab);
+  /* The good statistics follow the labels: a warm-up found late restarts
+   * them; repetitions labelled warm-up while undecided stay out of them
+   * even when the classifier then decides there was no warm-up. */
+  if (r->cls.warm_end != we0 && r->cls.warm_end > 1)
+    ballast__reps_stats_init(&r->goodl);
+  if (r->label[s] == BALLAST__REP_GOOD)
+    ballast__reps_stats_add(&r->goodl, r->wall[s]);
   if (r->label[s] == BALLAST__REP_OUTLIER && BALLAST__TOOL_ON(BALLAST__TOOL_EV_REP_OUTLIER)) {
     ballast_tool_rep_t ev = {.t_ns = mon__ticks_ns(f->t0 + wticks),
                              .t_begin_ns = mon__ticks_ns(f->t0),
@@ -601,12 +623,13 @@ int mon__rep_info(int region, mon__repinfo_t *out) {
   out->warm_end = (uint64_t)c->warm_end;
   out->last = n ? r->label[(n - 1) % r->keep] : -1;
   out->outliers = (uint64_t)c->outliers;
-  out->good = (uint64_t)c->good.n;
-  out->good_mean = c->good.n ? c->good.mean : 0;
-  out->good_min = c->good.n ? c->good.min : 0;
-  out->good_max = c->good.n ? c->good.max : 0;
-  out->good_sd = sqrt(ballast__reps_stats_var(&c->good));
-  out->good_median = ballast__p2_median(&c->good.med);
+  const ballast__reps_stats_t *g = &r->goodl;
+  out->good = (uint64_t)g->n;
+  out->good_mean = g->n ? g->mean : 0;
+  out->good_min = g->n ? g->min : 0;
+  out->good_max = g->n ? g->max : 0;
+  out->good_sd = sqrt(ballast__reps_stats_var(g));
+  out->good_median = ballast__p2_median(&g->med);
   out->median = ballast__reps_median(c);
   out->skipped = r->skipped;
   out->reduce_every = rep_k > 0 ? (uint64_t)rep_k : 0;

@@ -66,7 +66,8 @@ with tempfile.TemporaryDirectory() as tmp:
                   "rank %d: iter labels %s" % (rank, labels))
             w = it["warmup_end"]
             check(set(labels[w:]) <= set("GO"), "rank %d: after the warm-up G or O" % rank)
-            check(labels[w:].count("G") == it["good"] and labels[w:].count("O") == it["outliers"],
+            check(labels[max(w, 1):].count("G") == it["good"]
+                  and labels[max(w, 1):].count("O") == it["outliers"],
                   "rank %d: label counts %s" % (rank, labels))
             check(it["good"] + it["outliers"] == n - it["warmup_end"], "rank %d: good+outliers" % rank)
             good = [w for w, l in zip(it["wtime"], it["labels"]) if l == "G"]

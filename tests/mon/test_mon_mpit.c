@@ -111,6 +111,23 @@ int main(int argc, char **argv) {
   } else {
     with_vars(rank);
   }
+  /* A whole-run assertion reads the variable at MPI_Finalize (an outside
+   * check found it never evaluated). */
+  int run_id = -1, have = pia_mpit_count() > 0;
+  if (have) {
+    pia_assert_options_t o;
+    pia_assert_options_init(&o);
+    o.region = PIA_ASSERT_RUN;
+    o.expr = "mpit(pml_ob1_unexpected_msgq_length) >= 0";
+    CHECK_EQ(pia_assert_create_ex(&o, &run_id), 0);
+  }
   MPI_Finalize();
+  if (have) {
+    pia_assert_result_t res;
+    CHECK_EQ(pia_assert_result(run_id, &res), 0);
+    CHECK_EQ(res.errors, 0);
+    CHECK_EQ(res.checks, 1);
+    CHECK_EQ(res.passes, 1);
+  }
   TEST_PASS("mon_mpit");
 }

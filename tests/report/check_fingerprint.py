@@ -104,6 +104,10 @@ with open(bad, "w") as f:
 p = subprocess.run([sys.executable, REPORT, bad, "-o", bad + ".html"], capture_output=True,
                    text=True, timeout=60)
 check(p.returncode == 2 and "not a ballast-mibfi fingerprint" in p.stderr, "bad fingerprint: %s" % p.stderr)
+p = subprocess.run([MPIEXEC, "-n", "2", "--oversubscribe", MIBFI, "--reps", "10", "-o",
+                    "/nonexistent-dir/x.json"], capture_output=True, text=True, timeout=120)
+check(p.returncode != 0 and "cannot write" in p.stderr, "an unwritable output fails: %d %s"
+      % (p.returncode, p.stderr[-300:]))
 p = subprocess.run([MIBFI, "--op", "nope"], capture_output=True, text=True, timeout=60)
 check(p.returncode == 2 and "unknown --op" in p.stderr, "bad option: %s" % p.stderr)
 if fails:

@@ -288,14 +288,16 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   char *hostv = hosts(rank, size);
   FILE *f = rank == 0 ? fopen(o.out, "w") : NULL;
-  if (rank == 0 && !f)
+  int bad = 0;
+  if (rank == 0 && !f) {
     fprintf(stderr, "ballast-mibfi: cannot write %s\n", o.out);
+    bad = 1; /* rank 0's status: mpiexec's is non-zero */
+  }
   if (f) {
     fprintf(f, "{\"ballast_fingerprint\":{\"version\":1,");
     put_setting(f, &o, hostv, size);
     fprintf(f, ",\"cases\":[");
   }
-  int bad = 0;
   for (int c = 0; c < o.nbytes; c++) {
     double *t = NULL;
     char *lab = NULL;
