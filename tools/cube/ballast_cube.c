@@ -36,6 +36,7 @@ static void usage(FILE *f) {
     "  top K METRIC [incl|excl]             the K call paths with the largest values\n"
     "  diff incl|excl|locs METRIC PATH ...  A, B and A - B (needs OTHER.cubex)\n"
     "  mem                                  resident memory (VmHWM) and rows per rank\n"
+    "  rebalance                            remap the call tree by the queries' measured time\n"
     "PATH: region names from the root joined by '/', or id:N (cnode id); quote\n"
     "names with blanks. LOCS: location ids, e.g. @0,4-7.\n");
 }
