@@ -25,6 +25,7 @@
 
 #include "common/common_internal.h"
 #include "common/env.h"
+#include "common/json.h"
 #include "mon/mon_core.h"
 
 typedef struct {
@@ -365,20 +366,15 @@ static void section_report(FILE *f, void *user) {
 
 static char *section_json(void *user) {
   (void)user;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  ballast__text_t t;
+  FILE *f = ballast__text_open(&t);
   if (!f)
     return NULL;
   fputc('[', f);
   for (int i = 0; i < mon__mpit_n; i++)
     fprintf(f, "%s{\"name\":\"%s\",\"class\":%d}", i ? "," : "", vars[i].name, vars[i].cls);
   fputc(']', f);
-  if (fclose(f) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  return ballast__text_close(&t);
 }
 
 /* This rank: {"region id": [[change, largest], ...per variable], ...}. */
@@ -387,9 +383,8 @@ static char *section_rank_json(void *user) {
   int n = mon__mpit_n;
   if (!n)
     return NULL;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  ballast__text_t t;
+  FILE *f = ballast__text_open(&t);
   if (!f)
     return NULL;
   fputc('{', f);
@@ -405,11 +400,7 @@ static char *section_rank_json(void *user) {
     fputc(']', f);
   }
   fputc('}', f);
-  if (fclose(f) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  return ballast__text_close(&t);
 }
 
 void mon__mpit_sections(void) {

@@ -961,9 +961,8 @@ static char *section_rank_json(void *user) {
   (void)user;
   if (mon__reps_first() < 0)
     return NULL;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  ballast__text_t t;
+  FILE *f = ballast__text_open(&t);
   if (!f)
     return NULL;
   fputc('[', f);
@@ -974,11 +973,7 @@ static char *section_rank_json(void *user) {
     rank_json_one(f, mon__region_rep(id));
   }
   fputc(']', f);
-  if (fclose(f) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  return ballast__text_close(&t);
 }
 
 void mon__reps_sections(void) {
