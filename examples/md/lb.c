@@ -188,6 +188,13 @@ int md_lb_init(md_sim_t *s) {
   MPI_Comm_rank(s->comm, &s->rank);
   s->clock_blocks = 1;
   s->lb_remaps_seen = 0;
+  /* Under the automatic policy the first call balances the estimates: made
+   * here, in the set-up, it places the blocks before step 1, as LAMMPS's
+   * fix balance does in its set-up, outside the timed loop. */
+  if (!rc && rta_lb_policy(s->lb)->mode == RTA_POLICY_AUTO) {
+    int remapped;
+    rc = md_lb_step(s, &remapped);
+  }
   return rc;
 }
 

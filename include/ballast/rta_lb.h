@@ -244,7 +244,10 @@ typedef struct {
                                     cost model's figure until min_steps steps are measured),
                                     as a code balancing its particle counts before step 1;
                                     reason RTA_REASON_ESTIMATED; measurement then takes over.
-                                    0 (default): wait for measurements */
+                                    A code that wants its tasks placed before its first step
+                                    calls rta_lb_perform() once right after rta_lb_create(),
+                                    before its loop (ballast-md does). 0 (default): wait for
+                                    measurements */
 } rta_lb_config_t;
 
 /** Counters and figures of a context (same on every rank unless noted). */

@@ -279,7 +279,8 @@ def check_ballast(a):
     check(d["lb_seconds_migrating"] > 0, "migration time from ballast", d["lb_seconds_migrating"])
     same_physics(d, b, "explicit random")
     d = run(a, a.np, *common, "--strategy", "ballast")
-    check(d["lb_calls"] == 60, "auto: one call per step", d["lb_calls"])
+    # the automatic policy's first call balances the estimates in the set-up
+    check(d["lb_calls"] == 61, "auto: one call per step and one in the set-up", d["lb_calls"])
     check(d["lb_imbalance_first"] > 1.0, "auto: ballast judged the imbalance",
           d["lb_imbalance_first"])
     check(d["lb_seconds"] > 0 and d["lb_seconds"] < d["loop_seconds"], "lb_seconds",
@@ -334,7 +335,7 @@ def check_ballast_uniform(a):
     for attempt in range(3):
         d = run(a, a.np, "--particles", "23328", "--steps", "60", "--blocks", "4,4,4",
                 "--strategy", "ballast", env={"BALLAST_LB_THRESHOLD": threshold})
-        check(d["lb_calls"] == 60, "one call per step", d["lb_calls"])
+        check(d["lb_calls"] == 61, "one call per step and one in the set-up", d["lb_calls"])
         check(d["lb_imbalance_last"] > 0, "the policy judged windows",
               d["lb_imbalance_last"])
         if d["remaps"] == 0 and d["tasks_moved"] == 0:
