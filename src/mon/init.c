@@ -201,6 +201,7 @@ void mon__init(int *argc, char ***argv) {
   mon__reps_init();
   mon__mpit_init();
   mon__papi_init();
+  mon__region_extras_update(); /* after the CPU clock, MPI_T and PAPI choices */
   mon__html_init();
   mon__tls_get(); /* the initialising thread is thread 0 */
   mon__cfg.t_fin = 0;

@@ -57,6 +57,7 @@ typedef struct {
   int id;
   uint64_t t0, m0, c0;
   long long hw0[4];
+  unsigned extras;   /* the region extras (mon__region_extras_update) at entry */
   mon__rep_t *rep;   /* the repeated region's series (thread 0), else NULL */
   uint64_t b0, n0;   /* with rep: the thread's MPI bytes and calls at entry */
 } mon__frame_t;
@@ -254,6 +255,10 @@ void mon__regdist_free(mon__tls_t *t);
 /** Marks every region named \a name repeated, those to come and those that
  *  exist. 0; BALLAST_ENOMEM. */
 int mon__region_mark_repeated(const char *name);
+/** Recomputes the one word a region's begin and end test for the rarely used
+ *  work at its boundaries (PAPI counters, the thread CPU clock, repeated
+ *  regions, MPI_T variables): called by whatever changes one of them. */
+void mon__region_extras_update(void);
 /** 1 when region \a id is repeated, 0 when not, BALLAST_ENOTFOUND for a bad id. */
 int mon__region_is_repeated(int id);
 /** The series of a repeated region once thread 0 entered it, else NULL. */

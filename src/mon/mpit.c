@@ -338,6 +338,7 @@ void mon__mpit_free(void) {
   rbuf = NULL;
   rbuf_elems = 0;
   mon__mpit_n = 0;
+  mon__region_extras_update();
   free(patterns);
   patterns = NULL;
 }

@@ -53,6 +53,11 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static region_t *reg_meta[MON__MAX_CHUNKS];
 static int reg_count; /* published with release after the node is written */
 static int any_repeated; /* a name was marked repeated: push looks further */
+/* The region extras: work a region's begin and end do only when a feature
+ * asks for it, in one word, so that a plain pair tests one flag. A frame keeps
+ * the word of its begin, so its end undoes exactly what the begin did. */
+enum { RX_PAPI = 1, RX_CPU = 2, RX_REPEAT = 4, RX_MPIT = 8 };
+static unsigned region_extras;
 static name_t *names;
 static int names_count;
 /* (parent, name id) -> region id: open addressing, linear probing, load <= 1/2. */
@@ -282,6 +287,27 @@ static mon__rep_t *rep_of(int id) {
   return r;
 }
 
+void mon__region_extras_update(void) {
+  unsigned x = (mon__papi_nevents() > 0 ? RX_PAPI : 0) | (mon__cfg.region_cpu ? RX_CPU : 0) |
+               (MON__LD(&any_repeated) ? RX_REPEAT : 0) | (MON__LD(&mon__mpit_n) ? RX_MPIT : 0);
+  MON__ST(&region_extras, x);
+}
+
+/* A begin's extras, in their order: the repetition, MPI_T, PAPI, the CPU clock. */
+static void push_extras(mon__tls_t *t, mon__frame_t *f, unsigned x) {
+  if ((x & RX_REPEAT) && t->index == 0 && MON__LD(&meta(f->id)->repeated))
+    f->rep = rep_of(f->id);
+  if (f->rep)
+    mon__rep_begin(t, f);
+  if ((x & RX_MPIT) && MON__LD(&mon__mpit_n) && t->index == 0)
+    mon__mpit_push(t->depth - 1);
+  if (x & RX_PAPI)
+    mon__papi_read(t, f->hw0);
+  /* A system call (no vDSO for thread CPU clocks): BALLAST_REGION_CPU=0 skips
+   * it for very fine-grained regions. */
+  f->c0 = (x & RX_CPU) ? mon__thread_cpu_ns() : 0;
+}
+
 static int push(mon__tls_t *t, int id) {
   if (t->depth == t->cap) {
     int ncap = t->cap ? t->cap * 2 : 16;
@@ -291,23 +317,18 @@ static int push(mon__tls_t *t, int id) {
     t->stack = ns;
     t->cap = ncap;
   }
+  unsigned x = MON__LD(&region_extras);
   /* Allocate the statistics record now, so closing the region cannot fail. */
   if (!mon__regacc_get(t, id))
     return BALLAST_ENOMEM;
-  if (mon__papi_nevents() > 0 && !reghw_get(t, id))
+  if ((x & RX_PAPI) && !reghw_get(t, id))
     return BALLAST_ENOMEM;
   mon__frame_t *f = &t->stack[t->depth++];
   f->id = id;
-  f->rep = MON__LD(&any_repeated) && t->index == 0 && MON__LD(&meta(id)->repeated)
-               ? rep_of(id) : NULL;
-  if (f->rep)
-    mon__rep_begin(t, f);
-  if (MON__LD(&mon__mpit_n) && t->index == 0)
-    mon__mpit_push(t->depth - 1);
-  mon__papi_read(t, f->hw0);
-  /* A system call (no vDSO for thread CPU clocks): BALLAST_REGION_CPU=0 skips
-   * it for very fine-grained regions. */
-  f->c0 = mon__cfg.region_cpu ? mon__thread_cpu_ns() : 0;
+  f->extras = x;
+  f->rep = NULL;
+  if (__builtin_expect(x != 0, 0))
+    push_extras(t, f, x);
   f->m0 = MON__LD(&t->mpi_ticks);
   f->t0 = mon__ticks();
   t->cur_region = id;
@@ -316,32 +337,41 @@ static int push(mon__tls_t *t, int id) {
   return 0;
 }
 
-static void pop(mon__tls_t *t) {
-  uint64_t now = mon__ticks();
-  mon__frame_t *f = &t->stack[t->depth - 1];
-  uint64_t mt = MON__LD(&t->mpi_ticks) - f->m0;
-  uint64_t cpu = mon__cfg.region_cpu ? mon__thread_cpu_ns() - f->c0 : 0;
-  if (MON__LD(&mon__mpit_n) && t->index == 0)
+/* An end's extras before its exit event: the CPU time, MPI_T, the
+ * repetition. Returns the instance's CPU time (0 without the clock). */
+static uint64_t pop_extras(mon__tls_t *t, mon__frame_t *f, uint64_t wall, uint64_t mt) {
+  unsigned x = f->extras;
+  uint64_t cpu = (x & RX_CPU) ? mon__thread_cpu_ns() - f->c0 : 0;
+  if ((x & RX_MPIT) && MON__LD(&mon__mpit_n) && t->index == 0)
     mon__mpit_pop(f->id, t->depth - 1);
   /* A repetition is labelled before the exit event, so what the event
    * runs (performance assertions marked good) sees its label. */
   if (f->rep)
-    mon__rep_end(t, f, now - f->t0, mt, cpu);
+    mon__rep_end(t, f, wall, mt, cpu);
+  return cpu;
+}
+
+static void pop(mon__tls_t *t) {
+  uint64_t now = mon__ticks();
+  mon__frame_t *f = &t->stack[t->depth - 1];
+  uint64_t mt = MON__LD(&t->mpi_ticks) - f->m0;
+  unsigned x = f->extras;
+  uint64_t cpu = __builtin_expect(x != 0, 0) ? pop_extras(t, f, now - f->t0, mt) : 0;
   if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REGION_EXIT))
     region_event(BALLAST__TOOL_EV_REGION_EXIT, now, f->id, t->depth);
   f = &t->stack[--t->depth]; /* the event's handlers may have grown the stack */
-  mon__regacc_t *a = &t->reg[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)];
+  int c = f->id >> MON__CHUNK_BITS, s = f->id & (MON__CHUNK - 1);
+  mon__regacc_t *a = &t->reg[c][s];
   MON__ADD(&a->wticks, now - f->t0);
-  ballast__dist_add(&t->regdist[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)],
-                    mon__dur_ns(now - f->t0));
+  ballast__dist_add(&t->regdist[c][s], mon__dur_ns(now - f->t0));
   MON__ADD(&a->mticks, mt);
-  if (mon__cfg.region_cpu)
+  if (x & RX_CPU)
     MON__ADD(&a->cpu_ns, cpu);
-  int nhw = mon__papi_nevents();
-  if (nhw > 0) {
+  if (x & RX_PAPI) {
+    int nhw = mon__papi_nevents();
     long long v[4];
     mon__papi_read(t, v);
-    long long *hw = t->reghw[f->id >> MON__CHUNK_BITS][f->id & (MON__CHUNK - 1)];
+    long long *hw = t->reghw[c][s];
     for (int i = 0; i < nhw; i++)
       MON__ADD(&hw[i], v[i] - f->hw0[i]);
   }
@@ -388,22 +418,36 @@ static int check_state(void) {
 
 /* ---- public API -------------------------------------------------------------------- */
 
+/* The region of \a name under the thread's current one when the thread's
+ * cache holds it (a name seen there was valid: no length check), else -1. */
+static int cached_child(mon__tls_t *t, const char *name, unsigned *slot) {
+  int parent = t->cur_region;
+  *slot = (unsigned)(((uintptr_t)name >> 3) ^ ((unsigned)parent * 0x9e3779b1u)) &
+          (MON__RCACHE - 1);
+  int id = t->rcache[*slot].id;
+  /* The pointer alone could name a reused buffer: the strcmp makes it sure. */
+  return t->rcache[*slot].name == name && t->rcache[*slot].parent == parent && id > 0 &&
+                 strcmp(meta(id)->name, name) == 0
+             ? id
+             : -1;
+}
+
 int mon_region_begin(const char *name) {
+  mon__tls_t *t = mon__tl_self;
+  unsigned slot;
+  int id;
+  /* The usual case first: monitoring on, a name this thread began here. */
+  if (name && t && MON__LD(&mon__state) == MON__ON && (id = cached_child(t, name, &slot)) > 0)
+    return push(t, id);
   int rc = check_name(name, "begin");
   if (rc)
     return rc;
   if ((rc = check_state()) <= 0)
     return rc;
-  mon__tls_t *t = mon__tls_get();
-  if (!t)
+  if (!(t = mon__tls_get()))
     return BALLAST_ENOMEM;
   int parent = t->cur_region;
-  unsigned slot = (unsigned)(((uintptr_t)name >> 3) ^ ((unsigned)parent * 0x9e3779b1u)) &
-                  (MON__RCACHE - 1);
-  int id = t->rcache[slot].id;
-  /* The pointer alone could name a reused buffer: the strcmp makes it sure. */
-  if (!(t->rcache[slot].name == name && t->rcache[slot].parent == parent && id > 0 &&
-        strcmp(meta(id)->name, name) == 0)) {
+  if ((id = cached_child(t, name, &slot)) < 0) {
     pthread_mutex_lock(&reg_lock);
     name_t *n = name_get(name, 1);
     id = n ? region_child(parent, n) : BALLAST_ENOMEM;
@@ -440,12 +484,19 @@ static int check_top(mon__tls_t *t, const char *name, int name_id) {
 }
 
 int mon_region_end(const char *name) {
+  mon__tls_t *t = mon__tl_self;
+  /* The usual case first: monitoring on and the name of the innermost open
+   * region (a valid name: no length check). */
+  if (name && t && t->depth > 0 && MON__LD(&mon__state) == MON__ON &&
+      strcmp(meta(t->stack[t->depth - 1].id)->name, name) == 0) {
+    pop(t);
+    return 0;
+  }
   int rc = check_name(name, "end");
   if (rc)
     return rc;
   if ((rc = check_state()) <= 0)
     return rc;
-  mon__tls_t *t = mon__tl_self;
   if ((rc = check_top(t, name, -1)) != 0)
     return rc;
   pop(t);
@@ -615,6 +666,7 @@ int mon__region_mark_repeated(const char *name) {
   if (n) {
     n->repeated = 1;
     MON__ST(&any_repeated, 1);
+    mon__region_extras_update();
     for (int id = 0; id < reg_count; id++)
       if (meta(id)->name_id == n->id)
         MON__ST(&meta(id)->repeated, 1);
