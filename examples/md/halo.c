@@ -9,7 +9,6 @@
  */
 #include "md.h"
 
-#include <ballast/common.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,7 +71,7 @@ int md_neighbours_update(md_sim_t *s) {
   if (!s->rank_slot && !(s->rank_slot = malloc(sizeof(int) * (size_t)s->size)))
     return BALLAST_ENOMEM;
   for (int r = 0; r < s->size; r++) s->rank_slot[r] = -1;
-  int adj[26], n = 0;
+  int adj[MD_NEIGHBOURS_MAX], n = 0;
   for (int k = 0; k < s->nmine; k++) {
     int na = md_block_neighbours(s, s->mine[k], adj);
     for (int j = 0; j < na; j++) {

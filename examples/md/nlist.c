@@ -16,7 +16,6 @@
  */
 #include "md.h"
 
-#include <ballast/common.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
