@@ -1,8 +1,10 @@
 /*
  * Blocks: growable structure-of-arrays storage of each block's particles,
- * the owner maps of the mapping strategies, and md_apply_owner_map, which
- * moves whole blocks between ranks when the owner map changes (this is the
- * hook where ballast's remap will plug in).
+ * a block's record (md_block_pack/unpack: the one form in which a block
+ * moves, whoever moves it), the owner maps of the mapping strategies, and
+ * md_apply_owner_map, which moves whole blocks between ranks when the
+ * baselines' owner map changes (--strategy ballast moves them through
+ * ballast's serialisation callbacks instead, lb.c).
  */
 #include "md.h"
 

@@ -22,6 +22,9 @@
 #include <string.h>
 #include <time.h>
 
+/* Room for an error message (a path, a line number and the problem). */
+#define ERR_LEN 512
+
 static void die(md_sim_t *s, int rc, const char *what) {
   fprintf(stderr, "ballast-md: rank %d: %s failed: %s\n", s->rank, what,
           ballast_strerror(rc));
@@ -68,7 +71,7 @@ static int sim_init(md_sim_t *s, char *err, size_t errlen) {
   }
   int rc = sim_setup(s, err, errlen);
   if (!rc) rc = from ? md_config_place(s, &cfg, err, errlen)
-                               : md_scenario_create(s, err, errlen);
+                     : md_scenario_create(s, err, errlen);
   md_config_free(&cfg);
   return rc;
 }
@@ -76,16 +79,15 @@ static int sim_init(md_sim_t *s, char *err, size_t errlen) {
 /* Collective: writes the configuration to path with write(); a failure is
  * reported (rank 0) and makes the exit status non-zero, the run goes on. */
 static void write_file(md_sim_t *s, const char *path,
-                         int (*write)(const md_sim_t *, const char *, char *, size_t),
-                         int *status) {
-  char err[512];
+                       int (*write)(const md_sim_t *, const char *, char *, size_t),
+                       int *status) {
+  char err[ERR_LEN];
   if (!path) return;
   if (write(s, path, err, sizeof err)) {
     if (s->rank == 0) fprintf(stderr, "ballast-md: %s\n", err);
     *status = MD_EXIT_WRITE;
   }
 }
-
 
 static void phase(rta_task_t *t, int begin) {
   /* Monitoring never changes what the simulation does: a failing clock
@@ -222,7 +224,7 @@ static int start(md_sim_t *s, int argc, char **argv) {
   s->comm = MPI_COMM_WORLD;
   MPI_Comm_rank(s->comm, &s->rank);
   MPI_Comm_size(s->comm, &s->size);
-  char err[512];
+  char err[ERR_LEN];
   /* Every rank parses the same arguments, so all agree on failure. */
   int prc = md_parse_args(argc, argv, &s->p, err, sizeof err);
   if (prc) {

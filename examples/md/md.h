@@ -28,6 +28,8 @@
 #define MD_MREC 11
 /* Doubles per ghost record: target block, x, y, z. */
 #define MD_GREC 4
+/* Doubles per ghost refresh between rebuilds: x, y, z. */
+#define MD_RREC MD_DIM
 /* Most blocks adjacent to one block: its 26-neighbourhood (3^3 - 1). */
 #define MD_NEIGHBOURS_MAX 26
 /* Without --window, a run is measured in this many windows (steps / 10). */
