@@ -1,14 +1,26 @@
 /*
  * Blocks: growable structure-of-arrays storage of each block's particles,
- * the owner maps of the mapping strategies, and md_apply_owner_map, which
- * moves whole blocks between ranks when the owner map changes (this is the
- * hook where ballast's remap will plug in).
+ * a block's record (md_block_pack/unpack: the one form in which a block
+ * moves, whoever moves it), the owner maps of the mapping strategies, and
+ * md_apply_owner_map, which moves whole blocks between ranks when the
+ * baselines' owner map changes (--strategy ballast moves them through
+ * ballast's serialisation callbacks instead, lb.c).
  */
 #include "md.h"
 
-#include <ballast/common.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* First capacity of a block's particle and ghost arrays (doubled after). */
+#define BLOCK_FIRST_CAP 64
+/* FNV-1a 64-bit hash (md_apply_owner_map compares the ranks' maps by it). */
+#define FNV_OFFSET 1469598103934665603ull
+#define FNV_PRIME 1099511628211ull
+/* Seed mixing of the random map of a round: an odd multiplier spreads the
+ * seed over 64 bits, a prime step separates the rounds. */
+#define RANDOM_MAP_SEED_MUL 0x2545F4914F6CDD1Dull
+#define RANDOM_MAP_ROUND_MUL 7919u
+#define RANDOM_MAP_OFFSET 17u
 
 static int grow(void **p, size_t elem, int cap) {
   void *q = realloc(*p, elem * (size_t)cap);
@@ -19,11 +31,11 @@ static int grow(void **p, size_t elem, int cap) {
 
 int md_block_reserve(md_block_t *b, int cap) {
   if (cap <= b->cap) return 0;
-  int nc = b->cap ? b->cap : 64;
+  int nc = b->cap ? b->cap : BLOCK_FIRST_CAP;
   while (nc < cap) nc *= 2;
-  double **arr[12] = {&b->x, &b->y, &b->z, &b->vx, &b->vy, &b->vz, &b->fx, &b->fy, &b->fz,
-                      &b->x0, &b->y0, &b->z0};
-  for (int k = 0; k < 12; k++)
+  double **arr[] = {&b->x, &b->y, &b->z, &b->vx, &b->vy, &b->vz, &b->fx, &b->fy, &b->fz,
+                    &b->x0, &b->y0, &b->z0};
+  for (size_t k = 0; k < sizeof arr / sizeof arr[0]; k++)
     if (grow((void **)arr[k], sizeof(double), nc)) return BALLAST_ENOMEM;
   if (grow((void **)&b->id, sizeof(int64_t), nc)) return BALLAST_ENOMEM;
   b->cap = nc;
@@ -32,7 +44,7 @@ int md_block_reserve(md_block_t *b, int cap) {
 
 int md_ghost_reserve(md_block_t *b, int cap) {
   if (cap <= b->gcap) return 0;
-  int nc = b->gcap ? b->gcap : 64;
+  int nc = b->gcap ? b->gcap : BLOCK_FIRST_CAP;
   while (nc < cap) nc *= 2;
   if (grow((void **)&b->gx, sizeof(double), nc) || grow((void **)&b->gy, sizeof(double), nc) ||
       grow((void **)&b->gz, sizeof(double), nc))
@@ -59,6 +71,35 @@ void md_block_remove(md_block_t *b, int i) {
   b->vx[i] = b->vx[l]; b->vy[i] = b->vy[l]; b->vz[i] = b->vz[l];
   b->fx[i] = b->fx[l]; b->fy[i] = b->fy[l]; b->fz[i] = b->fz[l];
   b->id[i] = b->id[l];
+}
+
+/* The per-particle coordinate arrays of a record, in its order. */
+enum { REC_ARRAYS = MD_BREC_PER_PARTICLE - 1 };
+
+void md_block_pack(const md_block_t *blk, int b, double *w) {
+  size_t n = (size_t)blk->n;
+  w[0] = b;
+  w[1] = (double)n;
+  const double *arr[REC_ARRAYS] = {blk->x, blk->y, blk->z, blk->vx, blk->vy, blk->vz,
+                                   blk->fx, blk->fy, blk->fz};
+  double *at = w + MD_BREC_HEAD;
+  for (int a = 0; a < REC_ARRAYS; a++, at += n)
+    if (n) memcpy(at, arr[a], sizeof(double) * n);
+  if (n) memcpy(at, blk->id, sizeof(int64_t) * n);
+}
+
+int md_block_unpack(md_block_t *blk, const double *w) {
+  size_t n = (size_t)w[1];
+  md_block_free(blk);
+  if (md_block_reserve(blk, (int)n)) return BALLAST_ENOMEM;
+  double *arr[REC_ARRAYS] = {blk->x, blk->y, blk->z, blk->vx, blk->vy, blk->vz,
+                             blk->fx, blk->fy, blk->fz};
+  const double *at = w + MD_BREC_HEAD;
+  for (int a = 0; a < REC_ARRAYS; a++, at += n)
+    if (n) memcpy(arr[a], at, sizeof(double) * n);
+  if (n) memcpy(blk->id, at, sizeof(int64_t) * n);
+  blk->n = (int)n;
+  return 0;
 }
 
 void md_block_free(md_block_t *b) {
@@ -103,7 +144,8 @@ void md_strategy_map(const md_sim_t *s, md_strategy_t st, unsigned long seed,
     /* A seeded shuffle dealt in equal shares: random placement, equal
      * block counts per rank (as the seed's random mappings). */
     int *perm = malloc(sizeof(int) * (size_t)nb);
-    uint64_t st64 = (uint64_t)seed * 0x2545F4914F6CDD1Dull + (uint64_t)round * 7919u + 17u;
+    uint64_t st64 = (uint64_t)seed * RANDOM_MAP_SEED_MUL +
+                    (uint64_t)round * RANDOM_MAP_ROUND_MUL + RANDOM_MAP_OFFSET;
     if (!perm) {
       for (int b = 0; b < nb; b++) owner[b] = b % P;
       break;
@@ -128,10 +170,10 @@ void md_refresh_mine(md_sim_t *s) {
 }
 
 static uint64_t map_hash(const int *owner, int n) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = FNV_OFFSET;
   for (int b = 0; b < n; b++) {
     h ^= (uint64_t)(uint32_t)owner[b];
-    h *= 1099511628211ull;
+    h *= FNV_PRIME;
   }
   return h;
 }
@@ -158,11 +200,11 @@ int md_apply_owner_map(md_sim_t *s, const int *new_owner) {
   int rc = 0;
   long total = 0;
   if (!scount || !rcount || !sdisp || !rdisp) { rc = BALLAST_ENOMEM; goto agree; }
-  /* Record of a block: [block, count, x[n] y[n] z[n] vx vy vz fx fy fz, id[n]]. */
+  /* Each block that leaves travels as its record (md_block_pack). */
   for (int k = 0; k < s->nmine; k++) {
     int b = s->mine[k];
     if (new_owner[b] != me) {
-      long sz = 2 + 10L * s->blocks[b].n;
+      long sz = (long)md_block_record_len((size_t)s->blocks[b].n);
       scount[new_owner[b]] += (int)sz;
       total += sz;
     }
@@ -176,18 +218,8 @@ int md_apply_owner_map(md_sim_t *s, const int *new_owner) {
     for (int k = 0; k < s->nmine; k++) {
       int b = s->mine[k], d = new_owner[b];
       if (d == me) continue;
-      md_block_t *blk = &s->blocks[b];
-      double *w = sbuf + sdisp[d] + pos[d];
-      int n = blk->n;
-      w[0] = b;
-      w[1] = n;
-      const double *arr[9] = {blk->x, blk->y, blk->z, blk->vx, blk->vy, blk->vz,
-                              blk->fx, blk->fy, blk->fz};
-      for (int a = 0; a < 9; a++)
-        if (n) memcpy(w + 2 + (size_t)a * n, arr[a], sizeof(double) * (size_t)n);
-      for (int i = 0; i < n; i++)
-        w[2 + 9L * n + i] = (double)blk->id[i];
-      pos[d] += 2 + 10 * n;
+      md_block_pack(&s->blocks[b], b, sbuf + sdisp[d] + pos[d]);
+      pos[d] += (int)md_block_record_len((size_t)s->blocks[b].n);
     }
     free(pos);
   }
@@ -224,27 +256,18 @@ agree:;
     if (new_owner[b] != me) md_block_free(&s->blocks[b]);
   }
   for (long off = 0; off < rtotal;) {
-    int b = (int)rbuf[off], n = (int)rbuf[off + 1];
-    md_block_t *blk = &s->blocks[b];
-    const double *w = rbuf + off + 2;
-    if (md_block_reserve(blk, n)) {
+    int b = (int)rbuf[off];
+    if (md_block_unpack(&s->blocks[b], rbuf + off)) {
       /* Nothing sensible remains to be done: the source copies are gone. */
       fprintf(stderr, "ballast-md: out of memory adopting block %d\n", b);
-      MPI_Abort(s->comm, 2);
+      MPI_Abort(s->comm, MD_EXIT_USAGE);
     }
-    double *arr[9] = {blk->x, blk->y, blk->z, blk->vx, blk->vy, blk->vz,
-                      blk->fx, blk->fy, blk->fz};
-    for (int a = 0; a < 9; a++)
-      if (n) memcpy(arr[a], w + (size_t)a * n, sizeof(double) * (size_t)n);
-    for (int i = 0; i < n; i++)
-      blk->id[i] = (int64_t)w[9L * n + i];
-    blk->n = n;
-    off += 2 + 10L * n;
+    off += (long)md_block_record_len((size_t)s->blocks[b].n);
   }
   long moved = 0;
   for (int b = 0; b < s->nblocks; b++)
     if (new_owner[b] != s->owner[b]) moved++;
-  double bytes = 0, mybytes = 8.0 * (double)total;
+  double bytes = 0, mybytes = sizeof(double) * (double)total;
   MPI_Allreduce(&mybytes, &bytes, 1, MPI_DOUBLE, MPI_SUM, s->comm);
   memcpy(s->owner, new_owner, sizeof(int) * (size_t)s->nblocks);
   md_refresh_mine(s);

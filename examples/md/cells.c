@@ -33,9 +33,9 @@ static void choose_blocks(md_sim_t *s, int target) {
 
 int md_geometry_init(md_sim_t *s, char *err, size_t errlen) {
   const md_params_t *p = &s->p;
-  long m = lround(cbrt((double)p->particles / 4.0));
+  long m = lround(cbrt((double)p->particles / MD_FCC_SITES));
   if (m < 1) m = 1;
-  double lat = cbrt(4.0 / p->rho);  /* FCC lattice constant of the liquid */
+  double lat = cbrt(MD_FCC_SITES / p->rho);  /* FCC lattice constant of the liquid */
   s->periodic = !p->walls;
   double lmin = 0;
   for (int d = 0; d < MD_DIM; d++) {
@@ -43,10 +43,11 @@ int md_geometry_init(md_sim_t *s, char *err, size_t errlen) {
     lmin = d == 0 || s->L[d] < lmin ? s->L[d] : lmin;
   }
   if (p->skin < 0) {
-    /* The default skin, or as much of it as 3 cells per side allow: a box
-     * of 3 cells of rc (the smallest one ever accepted) still runs, with
-     * lists rebuilt more often. */
-    double fit = lmin / 3.0 / (1.0 + 1e-9) - MD_RC;
+    /* The default skin, or as much of it as MD_MIN_CELLS cells per side
+     * allow: a box of MD_MIN_CELLS cells of rc (the smallest one ever
+     * accepted) still runs, with lists rebuilt more often. The margin keeps
+     * the cell count from rounding below MD_MIN_CELLS. */
+    double fit = lmin / MD_MIN_CELLS / (1.0 + 1e-9) - MD_RC;
     s->p.skin = fit < MD_SKIN ? (fit > 0 ? fit : 0.0) : MD_SKIN;
   }
   /* cells hold every pair of the Verlet list: edge >= rc + skin */
@@ -55,11 +56,11 @@ int md_geometry_init(md_sim_t *s, char *err, size_t errlen) {
     /* an edge of at least rlist with a margin against rounding: the ghost
      * layer of one cell holds every list partner */
     s->nc[d] = (int)floor(s->L[d] / (s->rlist * (1.0 + 1e-12)));
-    if (s->nc[d] < 3) {
+    if (s->nc[d] < MD_MIN_CELLS) {
       snprintf(err, errlen, "box of %.3g sigma holds %d cells of >= %.2g sigma (cut-off "
-               "%.1f + skin %.2g) per dimension; at least 3 are needed: use more "
+               "%.1f + skin %.2g) per dimension; at least %d are needed: use more "
                "--particles (>= %ld)%s", s->L[d], s->nc[d], s->rlist, MD_RC, p->skin,
-               (long)(4 * pow(ceil(3 * s->rlist / lat), 3)),
+               MD_MIN_CELLS, (long)(MD_FCC_SITES * pow(ceil(MD_MIN_CELLS * s->rlist / lat), MD_DIM)),
                p->skin > 0 ? " or a smaller --skin" : "");
       return -1;
     }
@@ -72,7 +73,7 @@ int md_geometry_init(md_sim_t *s, char *err, size_t errlen) {
     MPI_Dims_create(s->size, MD_DIM, dims);
     memcpy(s->nb, dims, sizeof dims);
   } else {
-    choose_blocks(s, 8 * s->size);
+    choose_blocks(s, MD_BLOCKS_PER_RANK * s->size);
   }
   s->nblocks = s->nb[0] * s->nb[1] * s->nb[2];
   for (int d = 0; d < MD_DIM; d++)

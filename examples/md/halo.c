@@ -9,15 +9,18 @@
  */
 #include "md.h"
 
-#include <ballast/common.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Tags of ballast-md's point-to-point messages (any distinct values). */
 enum { TAG_HALO = 601, TAG_MIG, TAG_REFRESH };
+/* First capacities of the staging buffers and plan arrays (doubled after). */
+#define DBUF_FIRST_CAP 1024
+#define PLAN_FIRST_CAP 256
 
 int md_dbuf_reserve(md_dbuf_t *b, size_t cap) {
   if (cap <= b->cap) return 0;
-  size_t nc = b->cap ? b->cap : 1024;
+  size_t nc = b->cap ? b->cap : DBUF_FIRST_CAP;
   while (nc < cap) nc *= 2;
   double *v = realloc(b->v, nc * sizeof(double));
   if (!v) return BALLAST_ENOMEM;
@@ -72,7 +75,7 @@ int md_neighbours_update(md_sim_t *s) {
   if (!s->rank_slot && !(s->rank_slot = malloc(sizeof(int) * (size_t)s->size)))
     return BALLAST_ENOMEM;
   for (int r = 0; r < s->size; r++) s->rank_slot[r] = -1;
-  int adj[26], n = 0;
+  int adj[MD_NEIGHBOURS_MAX], n = 0;
   for (int k = 0; k < s->nmine; k++) {
     int na = md_block_neighbours(s, s->mine[k], adj);
     for (int j = 0; j < na; j++) {
@@ -142,7 +145,7 @@ static int ghost_push(md_block_t *t, double x, double y, double z) {
 
 static int grow(void **p, int *cap, int need, size_t elem) {
   if (need <= *cap) return 0;
-  int nc = *cap ? *cap : 256;
+  int nc = *cap ? *cap : PLAN_FIRST_CAP;
   while (nc < need) nc *= 2;
   void *q = realloc(*p, elem * (size_t)nc);
   if (!q) return BALLAST_ENOMEM;
@@ -268,29 +271,29 @@ int md_halo_refresh(md_sim_t *s) {
   md_hplan_t *h = &s->hplan;
   int nn = s->nnbr, rc = 0;
   if (!h->valid) return BALLAST_ESTATE;
-  if (md_dbuf_reserve(&s->recvb, 3 * (size_t)h->nrecv + 1)) return BALLAST_ENOMEM;
+  if (md_dbuf_reserve(&s->recvb, MD_RREC * (size_t)h->nrecv + 1)) return BALLAST_ENOMEM;
   MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)(2 * nn + 1));
   if (!req) return BALLAST_ENOMEM;
   int nreq = 0;
   /* both ends know every count from the rebuild: receives first, no probe */
   for (int k = 0; k < nn && !rc; k++) {
     int off = h->recvp_off[k], cnt = h->recvp_off[k + 1] - off;
-    if (MPI_Irecv(s->recvb.v + 3 * (size_t)off, 3 * cnt, MPI_DOUBLE, s->nbr[k],
+    if (MPI_Irecv(s->recvb.v + MD_RREC * (size_t)off, MD_RREC * cnt, MPI_DOUBLE, s->nbr[k],
                   TAG_REFRESH, s->comm, &req[nreq++]) != MPI_SUCCESS)
       rc = BALLAST_EMPI;
   }
   for (int k = 0; k < nn && !rc; k++) {
     int off = h->sendp_off[k], cnt = h->sendp_off[k + 1] - off;
     md_dbuf_t *sb = &s->sendb[k];
-    if (md_dbuf_reserve(sb, 3 * (size_t)cnt + 1)) { rc = BALLAST_ENOMEM; break; }
+    if (md_dbuf_reserve(sb, MD_RREC * (size_t)cnt + 1)) { rc = BALLAST_ENOMEM; break; }
     for (int e = 0; e < cnt; e++) {
       const md_gsrc_t *g = &h->sendp[off + e];
       const md_block_t *b = &s->blocks[g->sb];
-      sb->v[3 * e] = b->x[g->si] + g->sh[0];
-      sb->v[3 * e + 1] = b->y[g->si] + g->sh[1];
-      sb->v[3 * e + 2] = b->z[g->si] + g->sh[2];
+      sb->v[MD_RREC * e] = b->x[g->si] + g->sh[0];
+      sb->v[MD_RREC * e + 1] = b->y[g->si] + g->sh[1];
+      sb->v[MD_RREC * e + 2] = b->z[g->si] + g->sh[2];
     }
-    if (MPI_Isend(sb->v, 3 * cnt, MPI_DOUBLE, s->nbr[k], TAG_REFRESH, s->comm,
+    if (MPI_Isend(sb->v, MD_RREC * cnt, MPI_DOUBLE, s->nbr[k], TAG_REFRESH, s->comm,
                   &req[nreq++]) != MPI_SUCCESS)
       rc = BALLAST_EMPI;
   }
@@ -308,7 +311,7 @@ int md_halo_refresh(md_sim_t *s) {
   if (rc) return rc;
   for (int e = 0; e < h->nrecv; e++) {
     md_block_t *t = &s->blocks[h->recvp[e].tb];
-    const double *v = s->recvb.v + 3 * (size_t)e;
+    const double *v = s->recvb.v + MD_RREC * (size_t)e;
     t->gx[h->recvp[e].tg] = v[0];
     t->gy[h->recvp[e].tg] = v[1];
     t->gz[h->recvp[e].tg] = v[2];

@@ -17,7 +17,6 @@
  */
 #include "md.h"
 
-#include <ballast/common.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>

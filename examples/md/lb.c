@@ -21,20 +21,29 @@
  */
 #include "md.h"
 
-#include <ballast/common.h>
-#include <ballast/pia.h>
-#include <ballast/rta.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Room for a task name "block_<b>" or key "md/block_<b>" of an int b. */
+#define NAME_LEN 32
+/* Steps the cost model averages a block's time over (ballast's default is
+ * 10): per-block times are a few hundred microseconds, and on a loaded
+ * machine one preemption charged to a block would dominate a shorter window. */
+#define COST_WINDOW 20
+/* Measured steps before a block's measurements replace its estimate
+ * (ballast's default). */
+#define COST_MIN_STEPS 3
+
 static const char *phase_names[] = {"forces", "integrate", "halo", "migrate"};
+enum { NPHASES = sizeof phase_names / sizeof phase_names[0] };
 
 int md_phases_define(md_sim_t *s) {
   const char *rn = "step";
-  rta_task_t *ph[4];
+  rta_task_t *ph[NPHASES];
   int rc = rta_task_define(NULL, 1, &rn, NULL, &s->ph_step);
   if (rc) return rc;
-  if ((rc = rta_task_define(s->ph_step, 4, phase_names, NULL, ph))) return rc;
+  if ((rc = rta_task_define(s->ph_step, NPHASES, phase_names, NULL, ph))) return rc;
   s->ph_forces = ph[0];
   s->ph_integrate = ph[1];
   s->ph_halo = ph[2];
@@ -45,9 +54,11 @@ int md_phases_define(md_sim_t *s) {
 /* Block index of a task "md/block_<b>", or -1. */
 static int block_of(const md_sim_t *s, rta_task_t *t) {
   const char *n = rta_task_name(t);
-  if (!n || strncmp(n, "block_", 6) != 0) return -1;
+  static const char prefix[] = "block_";
+  const size_t plen = sizeof prefix - 1;
+  if (!n || strncmp(n, prefix, plen) != 0) return -1;
   char *end;
-  long b = strtol(n + 6, &end, 10);
+  long b = strtol(n + plen, &end, 10);
   return (*end == '\0' && b >= 0 && b < s->nblocks) ? (int)b : -1;
 }
 
@@ -55,7 +66,7 @@ static int cb_size(rta_task_t *t, size_t *len, void *user) {
   md_sim_t *s = user;
   int b = block_of(s, t);
   if (b < 0) return 1;
-  *len = sizeof(double) * (2 + 10 * (size_t)s->blocks[b].n);
+  *len = sizeof(double) * md_block_record_len((size_t)s->blocks[b].n);
   return 0;
 }
 
@@ -63,38 +74,20 @@ static int cb_pack(rta_task_t *t, void *buf, size_t len, void *user) {
   md_sim_t *s = user;
   int b = block_of(s, t);
   if (b < 0) return 1;
-  const md_block_t *blk = &s->blocks[b];
-  size_t n = (size_t)blk->n;
-  if (len != sizeof(double) * (2 + 10 * n)) return 1;
-  double *w = buf;
-  w[0] = b;
-  w[1] = (double)n;
-  const double *arr[9] = {blk->x, blk->y, blk->z, blk->vx, blk->vy, blk->vz,
-                          blk->fx, blk->fy, blk->fz};
-  for (int a = 0; a < 9; a++)
-    if (n) memcpy(w + 2 + a * n, arr[a], sizeof(double) * n);
-  if (n) memcpy(w + 2 + 9 * n, blk->id, sizeof(int64_t) * n);
+  if (len != sizeof(double) * md_block_record_len((size_t)s->blocks[b].n)) return 1;
+  md_block_pack(&s->blocks[b], b, buf);
   return 0;
 }
 
 static int cb_unpack(rta_task_t *t, const void *buf, size_t len, void *user) {
   md_sim_t *s = user;
   int b = block_of(s, t);
-  if (b < 0 || len < 2 * sizeof(double)) return 1;
+  if (b < 0 || len < MD_BREC_HEAD * sizeof(double)) return 1;
   const double *w = buf;
   if ((int)w[0] != b || w[1] < 0) return 1;
-  size_t n = (size_t)w[1];
-  if (len != sizeof(double) * (2 + 10 * n)) return 1;
-  md_block_t *blk = &s->blocks[b];
-  md_block_free(blk); /* a block this rank did not own holds nothing */
-  if (md_block_reserve(blk, (int)n)) return 1;
-  double *arr[9] = {blk->x, blk->y, blk->z, blk->vx, blk->vy, blk->vz,
-                    blk->fx, blk->fy, blk->fz};
-  for (int a = 0; a < 9; a++)
-    if (n) memcpy(arr[a], w + 2 + a * n, sizeof(double) * n);
-  if (n) memcpy(blk->id, w + 2 + 9 * n, sizeof(int64_t) * n);
-  blk->n = (int)n;
-  return 0;
+  if (len != sizeof(double) * md_block_record_len((size_t)w[1])) return 1;
+  /* a block this rank did not own holds nothing: unpack frees it first */
+  return md_block_unpack(&s->blocks[b], w) ? 1 : 0;
 }
 
 static void cb_release(rta_task_t *t, void *user) {
@@ -107,7 +100,7 @@ static void cb_release(rta_task_t *t, void *user) {
 /* Ghost bytes block b sends its neighbour c per step: the particles of the
  * cell layers facing c (one layer per dimension where they differ). */
 static double ghost_bytes(const md_sim_t *s, int b, int c) {
-  int bc[3], cc[3];
+  int bc[MD_DIM], cc[MD_DIM];
   md_block_coords(s, b, &bc[0], &bc[1], &bc[2]);
   md_block_coords(s, c, &cc[0], &cc[1], &cc[2]);
   double f = 1.0;
@@ -128,10 +121,13 @@ static double ghost_bytes(const md_sim_t *s, int b, int c) {
 static double est_work(const md_sim_t *s, int b) {
   double n = s->blocks[b].n, vol = s->L[0] * s->L[1] * s->L[2] / s->nblocks;
   double r = MD_RC + s->p.skin;
-  return n + n * (n / vol) * (2.0 / 3.0) * 3.14159265358979 * r * r * r;
+  return n + n * (n / vol) * (2.0 / 3.0) * M_PI * r * r * r;
 }
 
-int md_lb_init(md_sim_t *s) {
+/* Defines the context root "md" (every rank, with the callbacks) and the
+ * blocks this rank owns as its tasks, each with its estimated work, state
+ * size and neighbour blocks as partners. */
+static int define_block_tasks(md_sim_t *s) {
   int rc;
   rta_task_params_t rp = RTA_TASK_PARAMS_INIT;
   rp.est_work = 0;
@@ -141,38 +137,44 @@ int md_lb_init(md_sim_t *s) {
   if ((rc = rta_task_define(NULL, 1, &rn, &rp, &s->md_root))) return rc;
   s->btask = calloc((size_t)s->nblocks, sizeof *s->btask);
   int n = s->nmine;
-  char (*names)[32] = calloc((size_t)(n ? n : 1), sizeof *names);
-  const char **np = calloc((size_t)(n ? n : 1), sizeof *np);
-  rta_task_params_t *par = calloc((size_t)(n ? n : 1), sizeof *par);
-  rta_comm_est_t *ce = calloc((size_t)(n ? n : 1) * 26, sizeof *ce);
-  char (*pk)[32] = calloc((size_t)(n ? n : 1) * 26, sizeof *pk);
-  rta_task_t **out = calloc((size_t)(n ? n : 1), sizeof *out);
+  size_t nalloc = (size_t)(n ? n : 1);
+  char (*names)[NAME_LEN] = calloc(nalloc, sizeof *names);
+  const char **np = calloc(nalloc, sizeof *np);
+  rta_task_params_t *par = calloc(nalloc, sizeof *par);
+  /* partners of my k-th block: ce[MD_NEIGHBOURS_MAX * k ...], keys in pk */
+  rta_comm_est_t *ce = calloc(nalloc * MD_NEIGHBOURS_MAX, sizeof *ce);
+  char (*pk)[NAME_LEN] = calloc(nalloc * MD_NEIGHBOURS_MAX, sizeof *pk);
+  rta_task_t **out = calloc(nalloc, sizeof *out);
   rc = (!s->btask || !names || !np || !par || !ce || !pk || !out) ? BALLAST_ENOMEM : 0;
   for (int k = 0; !rc && k < n; k++) {
-    int b = s->mine[k], nb[26];
+    int b = s->mine[k], nb[MD_NEIGHBOURS_MAX];
     snprintf(names[k], sizeof names[k], "block_%d", b);
     np[k] = names[k];
     par[k] = (rta_task_params_t)RTA_TASK_PARAMS_INIT;
     par[k].est_work = est_work(s, b);
-    par[k].state_size = sizeof(double) * (2 + 10 * (size_t)s->blocks[b].n);
+    par[k].state_size = sizeof(double) * md_block_record_len((size_t)s->blocks[b].n);
     int m = md_block_neighbours(s, b, nb);
+    rta_comm_est_t *mine = ce + MD_NEIGHBOURS_MAX * k;
     for (int j = 0; j < m; j++) {
-      snprintf(pk[26 * k + j], sizeof pk[0], "md/block_%d", nb[j]);
-      ce[26 * k + j].key = pk[26 * k + j];
-      ce[26 * k + j].bytes = ghost_bytes(s, b, nb[j]);
+      char *key = pk[MD_NEIGHBOURS_MAX * k + j];
+      snprintf(key, sizeof pk[0], "md/block_%d", nb[j]);
+      mine[j].key = key;
+      mine[j].bytes = ghost_bytes(s, b, nb[j]);
     }
     par[k].ncomm = m;
-    par[k].comm = ce + 26 * k;
+    par[k].comm = mine;
   }
   if (!rc && n > 0) rc = rta_task_define(s->md_root, n, np, par, out);
   for (int k = 0; !rc && k < n; k++) s->btask[s->mine[k]] = out[k];
   free(names); free(np); free(par); free(ce); free(pk); free(out);
+  return rc;
+}
+
+int md_lb_init(md_sim_t *s) {
+  int rc = define_block_tasks(s);
   /* every rank goes into the (collective) context definition, which fails
    * everywhere when one rank's tree is incomplete */
-  /* Per-block times are a few hundred microseconds: on a loaded machine a
-   * single preemption charged to one block dominates it, so the cost model
-   * averages over 20 steps instead of 10. */
-  rta_cost_config_t cc = {20, 3};
+  rta_cost_config_t cc = {COST_WINDOW, COST_MIN_STEPS};
   if (!rc) rc = rta_cost_config_set(&cc);
   rta_lb_config_t cfg;
   rta_lb_config_init(&cfg);
@@ -202,7 +204,7 @@ int md_lb_init(md_sim_t *s) {
 static int adopt(md_sim_t *s) {
   MPI_Comm_rank(s->comm, &s->rank);
   for (int b = 0; b < s->nblocks; b++) {
-    char key[32];
+    char key[NAME_LEN];
     snprintf(key, sizeof key, "md/block_%d", b);
     int rc = rta_lb_task_owner(s->lb, key, &s->owner[b]);
     if (rc) return rc;
@@ -256,18 +258,19 @@ void md_lb_finish(md_sim_t *s) {
 void md_pia_listing(const md_sim_t *s) {
   static const char *regs[] = {"step", "step/forces", "step/integrate", "step/halo",
                                "step/migrate"};
-  enum { NR = 5 };
-  double mine[NR * 3], *all = NULL;
+  /* per region: wtime, mtime, count (-1: no data) */
+  enum { NR = sizeof regs / sizeof regs[0], NV = 3 };
+  double mine[NR * NV], *all = NULL;
   for (int r = 0; r < NR; r++) {
     pia_regdata_t d;
     pia_regid_t id = pia_region_find(regs[r]);
     int ok = id >= 0 && pia_region_data(id, &d) == 0;
-    mine[3 * r] = ok ? d.wtime : -1;
-    mine[3 * r + 1] = ok ? d.mtime : -1;
-    mine[3 * r + 2] = ok ? (double)d.count64 : -1;
+    mine[NV * r] = ok ? d.wtime : -1;
+    mine[NV * r + 1] = ok ? d.mtime : -1;
+    mine[NV * r + 2] = ok ? (double)d.count64 : -1;
   }
-  if (s->rank == 0) all = malloc(sizeof(double) * NR * 3 * (size_t)s->size);
-  MPI_Gather(mine, NR * 3, MPI_DOUBLE, all, NR * 3, MPI_DOUBLE, 0, s->comm);
+  if (s->rank == 0) all = malloc(sizeof(double) * NR * NV * (size_t)s->size);
+  MPI_Gather(mine, NR * NV, MPI_DOUBLE, all, NR * NV, MPI_DOUBLE, 0, s->comm);
   if (s->rank != 0 || !all) {
     free(all);
     return;
@@ -277,7 +280,7 @@ void md_pia_listing(const md_sim_t *s) {
   printf("%-5s %-16s %12s %12s %10s\n", "rank", "region", "wtime (s)", "mtime (s)", "count");
   for (int q = 0; q < s->size; q++)
     for (int r = 0; r < NR; r++) {
-      const double *v = all + (size_t)q * NR * 3 + 3 * r;
+      const double *v = all + (size_t)q * NR * NV + NV * r;
       if (v[2] < 0)
         printf("%-5d %-16s %12s %12s %10s\n", q, regs[r], "-", "-", "-");
       else

@@ -16,7 +16,7 @@
 #define BALLAST_MD_H
 
 #include <mpi.h>
-#include <ballast/rta_lb.h>
+#include <ballast.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -28,6 +28,41 @@
 #define MD_MREC 11
 /* Doubles per ghost record: target block, x, y, z. */
 #define MD_GREC 4
+/* Doubles per ghost refresh between rebuilds: x, y, z. */
+#define MD_RREC MD_DIM
+/* Most blocks adjacent to one block: its 26-neighbourhood (3^3 - 1). */
+#define MD_NEIGHBOURS_MAX 26
+/* Without --window, a run is measured in this many windows (steps / 10). */
+#define MD_WINDOWS_PER_RUN 10
+/* Without --blocks, about this many blocks per rank (room to rebalance). */
+#define MD_BLOCKS_PER_RANK 8
+/* Fewest cells per dimension: the 3 x 3 x 3 cells around a cell must be
+ * distinct cells, or a pair would be found twice through periodic images. */
+#define MD_MIN_CELLS 3
+/* Particles per unit cell of the FCC lattice the scenarios start from. */
+#define MD_FCC_SITES 4
+
+/* md_parse_args's answer when --help was given. */
+#define MD_ARGS_HELP 1
+/* Exit statuses of ballast-md (README: 0, or these). */
+enum {
+  MD_EXIT_USAGE = 2,  /* bad arguments or starting configuration */
+  MD_EXIT_ABORT = 3,  /* a failed call during the run (MPI_Abort) */
+  MD_EXIT_LOST = 4,   /* the particle count changed */
+  MD_EXIT_WRITE = 5   /* a --write-* file could not be written */
+};
+
+/* The global sums of md_local_sums / MPI reductions, by index. */
+enum {
+  MD_SUM_KE = 0,      /* kinetic energy */
+  MD_SUM_PE = 1,      /* potential energy */
+  MD_SUM_MOM = 2,     /* momentum x, y, z (3 entries) */
+  MD_SUM_N = 5,       /* particle count */
+  MD_SUM_ADDED = 6,   /* entries reduced by MPI_SUM: the ones above */
+  MD_SUM_POS_MIN = 6, /* smallest coordinate (MPI_MIN) */
+  MD_SUM_POS_MAX = 7, /* largest coordinate (MPI_MAX) */
+  MD_NSUMS = 8
+};
 
 typedef enum { MD_UNIFORM = 0, MD_DROPLET, MD_CLUSTER } md_scenario_t;
 typedef enum { MD_BLOCK = 0, MD_RANDOM, MD_ROUNDROBIN, MD_BALLAST } md_strategy_t;
@@ -251,7 +286,7 @@ void md_block_coords(const md_sim_t *s, int b, int *bx, int *by, int *bz);
 int md_cell_coord(const md_sim_t *s, int d, double x);
 int md_block_of_pos(const md_sim_t *s, double x, double y, double z);
 /* Blocks adjacent to b (26-neighbourhood, with periodic wrap), b excluded,
- * without duplicates; returns the count written to out (<= 26). */
+ * without duplicates; returns the count written to out (<= MD_NEIGHBOURS_MAX). */
 int md_block_neighbours(const md_sim_t *s, int b, int *out);
 
 /* blocks.c: block storage, owner maps, migration of whole blocks */
@@ -264,6 +299,20 @@ void md_block_free(md_block_t *blk);
  * geometry (the end of a run). */
 void md_sim_free(md_sim_t *s);
 int md_ghost_reserve(md_block_t *blk, int cap);
+/* A block's state as one record of doubles, the form in which a whole block
+ * moves between ranks, through ballast's serialisation callbacks (lb.c) or
+ * md_apply_owner_map alike: [block, n, x[n] y z vx vy vz fx fy fz, id[n]],
+ * the ids bit-copied. The lists and ghosts are not part of it. */
+#define MD_BREC_HEAD 2          /* block, n */
+#define MD_BREC_PER_PARTICLE 10 /* 9 coordinates and the id */
+static inline size_t md_block_record_len(size_t n) {
+  return MD_BREC_HEAD + MD_BREC_PER_PARTICLE * n;
+}
+/* Writes block b's record (md_block_record_len(blk->n) doubles) to w. */
+void md_block_pack(const md_block_t *blk, int b, double *w);
+/* Replaces blk's particles by those of the record w (whose header the
+ * caller checked). Returns 0 or BALLAST_ENOMEM (blk then empty). */
+int md_block_unpack(md_block_t *blk, const double *w);
 void md_strategy_map(const md_sim_t *s, md_strategy_t st, unsigned long seed,
                      int round, int *owner);
 void md_refresh_mine(md_sim_t *s);
@@ -320,7 +369,8 @@ int md_forces(md_sim_t *s);
 void md_scratch_free(md_scratch_t *w);
 void md_kick(md_sim_t *s, double h);
 void md_drift(md_sim_t *s, double dt);
-void md_local_sums(const md_sim_t *s, double out[8]);
+/* This rank's MD_NSUMS sums (the MD_SUM_* indices). */
+void md_local_sums(const md_sim_t *s, double out[MD_NSUMS]);
 
 /* Temperature of n particles of total kinetic energy ke (mass 1, k_B = 1):
  * T = 2 ke / (3 (n - 1)), the total momentum taking 3 degrees of freedom

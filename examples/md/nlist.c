@@ -16,7 +16,6 @@
  */
 #include "md.h"
 
-#include <ballast/common.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +30,12 @@
 #define MD_SIMD_REDUCE(a, b, c, d)
 #endif
 
+/* First capacity of the lists and scratch arrays (doubled after). */
+#define FIRST_CAP 256
+
 static int grow_int(int **p, int *cap, int need) {
   if (need <= *cap) return 0;
-  int nc = *cap ? *cap : 256;
+  int nc = *cap ? *cap : FIRST_CAP;
   while (nc < need) nc *= 2;
   int *q = realloc(*p, sizeof(int) * (size_t)nc);
   if (!q) return BALLAST_ENOMEM;
@@ -145,7 +147,7 @@ static int scratch_reserve(md_scratch_t *w, int nbin, int np) {
     w->ccap = nbin + 1;
   }
   if (np > w->pcap) {
-    int nc = w->pcap ? w->pcap : 256;
+    int nc = w->pcap ? w->pcap : FIRST_CAP;
     while (nc < np) nc *= 2;
     void *a;
     if (!(a = realloc(w->pc, sizeof(int) * (size_t)nc))) return BALLAST_ENOMEM;
@@ -154,8 +156,8 @@ static int scratch_reserve(md_scratch_t *w, int nbin, int np) {
     w->sidx = a;
     if (!(a = realloc(w->perm, sizeof(int) * (size_t)nc))) return BALLAST_ENOMEM;
     w->perm = a;
-    double **arr[4] = {&w->sx, &w->sy, &w->sz, &w->tmp};
-    for (int k = 0; k < 4; k++) {
+    double **arr[] = {&w->sx, &w->sy, &w->sz, &w->tmp};
+    for (size_t k = 0; k < sizeof arr / sizeof arr[0]; k++) {
       if (!(a = realloc(*arr[k], sizeof(double) * (size_t)nc))) return BALLAST_ENOMEM;
       *arr[k] = a;
     }

@@ -12,7 +12,6 @@
  */
 #include "md.h"
 
-#include <ballast/common.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +78,7 @@ void md_drift(md_sim_t *s, double dt) {
   }
 }
 
-void md_local_sums(const md_sim_t *s, double out[8]) {
+void md_local_sums(const md_sim_t *s, double out[MD_NSUMS]) {
   double ke = 0, px = 0, py = 0, pz = 0, n = 0, mn = INFINITY, mx = -INFINITY;
   for (int k = 0; k < s->nmine; k++) {
     const md_block_t *b = &s->blocks[s->mine[k]];
@@ -98,6 +97,12 @@ void md_local_sums(const md_sim_t *s, double out[8]) {
     }
     n += b->n;
   }
-  out[0] = ke; out[1] = s->epot_local; out[2] = px; out[3] = py; out[4] = pz;
-  out[5] = n; out[6] = mn; out[7] = mx;
+  out[MD_SUM_KE] = ke;
+  out[MD_SUM_PE] = s->epot_local;
+  out[MD_SUM_MOM] = px;
+  out[MD_SUM_MOM + 1] = py;
+  out[MD_SUM_MOM + 2] = pz;
+  out[MD_SUM_N] = n;
+  out[MD_SUM_POS_MIN] = mn;
+  out[MD_SUM_POS_MAX] = mx;
 }

@@ -58,10 +58,11 @@ static int site(const md_sim_t *s, const shape_t *sh, int64_t id, const double p
 
 int md_scenario_create(md_sim_t *s, char *err, size_t errlen) {
   const md_params_t *p = &s->p;
-  long m = lround(cbrt((double)p->particles / 4.0));
+  long m = lround(cbrt((double)p->particles / MD_FCC_SITES));
   if (m < 1) m = 1;
   double a = s->L[0] / (double)m;
-  static const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
+  static const double basis[MD_FCC_SITES][MD_DIM] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
+  /* the spheres of the top of this file, in box lengths */
   shape_t sh = {{0, 0, 0}, 0, 0};
   if (p->scenario == MD_DROPLET) {
     sh = (shape_t){{0.3 * s->L[0], 0.5 * s->L[1], 0.5 * s->L[2]}, 0.25 * s->L[0], 1};
@@ -90,7 +91,8 @@ int md_scenario_create(md_sim_t *s, char *err, size_t errlen) {
     for (long ix = 0; ix < m; ix++)
       for (long iy = 0; iy < m; iy++)
         for (long iz = 0; iz < m; iz++)
-          for (int k = 0; k < 4; k++, id++) {
+          for (int k = 0; k < MD_FCC_SITES; k++, id++) {
+            /* a quarter lattice constant in: no site on a cell face */
             double pos[3] = {(ix + basis[k][0] + 0.25) * a, (iy + basis[k][1] + 0.25) * a,
                              (iz + basis[k][2] + 0.25) * a};
             double v[3];

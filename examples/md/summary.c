@@ -8,7 +8,6 @@
  */
 #include "md.h"
 
-#include <ballast/common.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
