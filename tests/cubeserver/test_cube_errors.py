@@ -121,8 +121,13 @@ def big_endian(mpiexec, tool, d):
 
 
 def refuse(mpiexec, tool, np_, path):
+    # Every rank ends with status 1 after MPI_Finalize, and mpiexec then
+    # "aborts" the job: SIGCONT to the ranks still there, a sleep of this
+    # many seconds, SIGTERM, a sleep, SIGKILL. Rank 0 wrote its one line
+    # (stderr) before MPI_Finalize: no need to wait (Open MPI's default is 1).
+    env = dict(os.environ, OMPI_MCA_odls_base_sigkill_timeout="0")
     return subprocess.run([mpiexec, "-n", str(np_), "--oversubscribe", tool, "-e", "mem", path],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, env=env)
 
 
 def main(argv):

@@ -28,6 +28,12 @@ STRATEGIES = ["plain", "roundrobin", "random", "chain", "ballast"]
 # Independent runs go this many at a time: a run is mostly mpiexec starting
 # and ending ranks (waiting, not computing), so they overlap well.
 PARALLEL = 4
+# A run with an error query ends with status 1 on every rank after
+# MPI_Finalize, and mpiexec then "aborts" the job: SIGCONT to the ranks
+# still there, a sleep of this many seconds, SIGTERM, a sleep, SIGKILL.
+# Only rank 0 prints, and it flushes stdout after each query: no need to
+# wait (Open MPI's default is 1).
+ENV = dict(os.environ, OMPI_MCA_odls_base_sigkill_timeout="0")
 AGG = {"UINT64": sum, "INT64": sum, "DOUBLE": sum, "MINDOUBLE": min, "MAXDOUBLE": max}
 
 
@@ -36,7 +42,7 @@ def run_all(cmds, timeout=120):
     time; the results in the commands' order."""
     with ThreadPoolExecutor(PARALLEL) as ex:
         return list(ex.map(lambda c: subprocess.run(c, capture_output=True, text=True,
-                                                     timeout=timeout), cmds))
+                                                     timeout=timeout, env=ENV), cmds))
 
 
 def build(seed, rename=None):

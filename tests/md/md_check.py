@@ -45,13 +45,21 @@ def run(a, np, *args, expect_ok=True, env=None):
     return p
 
 
+# A run that every rank ends with a non-zero status after MPI_Finalize
+# makes mpiexec "abort" the job: it sends the ranks still there SIGCONT,
+# sleeps this many seconds, SIGTERM, sleeps again, SIGKILL. For a refused
+# input rank 0 wrote its message before MPI_Finalize (stderr, unbuffered)
+# and nothing else is read: no need to wait (Open MPI's default is 1).
+NO_KILL_WAIT = {"OMPI_MCA_odls_base_sigkill_timeout": "0"}
+
+
 def run_refused(a, runs):
-    """run(a, a.np, *args, expect_ok=False) of each args in runs, 4 at a
-    time (the runs that end at reading their input are mostly mpiexec
-    starting and ending ranks, waiting, not computing); their results in
-    order."""
+    """run(a, a.np, *args, expect_ok=False) of each args in runs (inputs
+    ballast-md refuses), 4 at a time: such a run is mostly mpiexec starting
+    and ending ranks, waiting, not computing. Their results in order."""
     with ThreadPoolExecutor(4) as ex:
-        return list(ex.map(lambda args: run(a, a.np, *args, expect_ok=False), runs))
+        return list(ex.map(lambda args: run(a, a.np, *args, expect_ok=False, env=NO_KILL_WAIT),
+                           runs))
 
 
 def ids_expected(n):
@@ -576,7 +584,8 @@ def check_bad_files(a, f, good):
               (path + ":" in p.stderr and msg in p.stderr), "bad file %d: message" % k, msg,
               p.stderr.strip()[:300])
         check('{"md_summary":' not in p.stdout, "no summary for bad file %d" % k)
-    p = run(a, a.np, "--read-data", f("missing.data"), "--steps", "1", expect_ok=False)
+    p = run(a, a.np, "--read-data", f("missing.data"), "--steps", "1", expect_ok=False,
+            env=NO_KILL_WAIT)
     check(p.returncode == 2 and "missing.data: cannot open" in p.stderr, "missing file",
           p.returncode, p.stderr[-200:])
     p = run(a, a.np, "--particles", "864", "--steps", "1", "--write-data",
