@@ -19,12 +19,30 @@ import struct
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cubegen  # noqa: E402
 
 STRATEGIES = ["plain", "roundrobin", "random", "chain", "ballast"]
+# Independent runs go this many at a time: a run is mostly mpiexec starting
+# and ending ranks (waiting, not computing), so they overlap well.
+PARALLEL = 4
+# A run with an error query ends with status 1 on every rank after
+# MPI_Finalize, and mpiexec then "aborts" the job: SIGCONT to the ranks
+# still there, a sleep of this many seconds, SIGTERM, a sleep, SIGKILL.
+# Only rank 0 prints, and it flushes stdout after each query: no need to
+# wait (Open MPI's default is 1).
+ENV = dict(os.environ, OMPI_MCA_odls_base_sigkill_timeout="0")
 AGG = {"UINT64": sum, "INT64": sum, "DOUBLE": sum, "MINDOUBLE": min, "MAXDOUBLE": max}
+
+
+def run_all(cmds, timeout=120):
+    """subprocess.run of every command (text output captured), PARALLEL at a
+    time; the results in the commands' order."""
+    with ThreadPoolExecutor(PARALLEL) as ex:
+        return list(ex.map(lambda c: subprocess.run(c, capture_output=True, text=True,
+                                                     timeout=timeout, env=ENV), cmds))
 
 
 def build(seed, rename=None):
@@ -192,9 +210,10 @@ def skewed(mpiexec, tool, d, pa, pb, qs, ta):
             f.write(query + "\n")
         f.write("rebalance\nmem\n")
     bad = 0
-    for s in ("plain", "ballast"):
-        r = subprocess.run([mpiexec, "-n", "2", "--oversubscribe", tool, "-s", s, "-q", script,
-                            pa, pb], capture_output=True, text=True, timeout=120)
+    strategies = ("plain", "ballast")
+    runs = run_all([[mpiexec, "-n", "2", "--oversubscribe", tool, "-s", s, "-q", script, pa, pb]
+                    for s in strategies])
+    for s, r in zip(strategies, runs):
         reb = [l for l in r.stdout.splitlines() if l.startswith("rebalance moved")]
         n = check_run(r.stdout, qs, 2, ta.n) + (len(reb) != 2) + (r.returncode != 1)
         print("skewed load, rebalance, %-8s np=2: %d wrong; %s" % (s, n, "; ".join(reb)))
@@ -218,19 +237,18 @@ def big_tree(mpiexec, tool, d):
     top = sorted(range(t.n), key=lambda x: (-incl[x], x))[:3]
     want += ["top %d %r %s" % (i + 1, incl[x], t.path(x)) for i, x in enumerate(top)]
     bad = 0
-    for np_ in (1, 2):
-        for s in STRATEGIES:
-            r = subprocess.run([mpiexec, "-n", str(np_), "--oversubscribe", tool, "-s", s,
-                                "-e", "incl time main", "-e", "incl time " + t.path(x1),
-                                "-e", "top 3 time incl", path],
-                               capture_output=True, text=True, timeout=120)
-            have = [l for l in r.stdout.splitlines() if not l.startswith("> ")]
-            ok = r.returncode == 0 and [parse_vals(h) for h in have] == [parse_vals(w)
-                                                                         for w in want]
-            print("binary 1,023 %-10s np=%d: %s" % (s, np_, "ok" if ok else "WRONG"))
-            if not ok:
-                print("  have %r\n  want %r\n%s" % (have, want, r.stderr))
-                bad += 1
+    setups = [(np_, s) for np_ in (1, 2) for s in STRATEGIES]
+    runs = run_all([[mpiexec, "-n", str(np_), "--oversubscribe", tool, "-s", s,
+                     "-e", "incl time main", "-e", "incl time " + t.path(x1),
+                     "-e", "top 3 time incl", path] for np_, s in setups])
+    for (np_, s), r in zip(setups, runs):
+        have = [l for l in r.stdout.splitlines() if not l.startswith("> ")]
+        ok = r.returncode == 0 and [parse_vals(h) for h in have] == [parse_vals(w)
+                                                                     for w in want]
+        print("binary 1,023 %-10s np=%d: %s" % (s, np_, "ok" if ok else "WRONG"))
+        if not ok:
+            print("  have %r\n  want %r\n%s" % (have, want, r.stderr))
+            bad += 1
     return bad
 
 
@@ -256,17 +274,17 @@ def forest(mpiexec, tool, d):
         order = sorted(range(t.n), key=lambda x: (-vals[x], x))[:3]
         want += ["top %d %r %s" % (i + 1, vals[x], t.path(x)) for i, x in enumerate(order)]
     bad = 0
-    for np_ in (1, 2):
-        for s in STRATEGIES:
-            r = subprocess.run([mpiexec, "-n", str(np_), "--oversubscribe", tool, "-s", s] + q +
-                               [path], capture_output=True, text=True, timeout=120)
-            have = [l for l in r.stdout.splitlines() if not l.startswith("> ")]
-            ok = r.returncode == 0 and [parse_vals(h) for h in have] == [parse_vals(w)
-                                                                         for w in want]
-            print("forest %-10s np=%d: %s" % (s, np_, "ok" if ok else "WRONG"))
-            if not ok:
-                print("  have %r\n  want %r\n%s" % (have, want, r.stderr))
-                bad += 1
+    setups = [(np_, s) for np_ in (1, 2) for s in STRATEGIES]
+    runs = run_all([[mpiexec, "-n", str(np_), "--oversubscribe", tool, "-s", s] + q + [path]
+                    for np_, s in setups])
+    for (np_, s), r in zip(setups, runs):
+        have = [l for l in r.stdout.splitlines() if not l.startswith("> ")]
+        ok = r.returncode == 0 and [parse_vals(h) for h in have] == [parse_vals(w)
+                                                                     for w in want]
+        print("forest %-10s np=%d: %s" % (s, np_, "ok" if ok else "WRONG"))
+        if not ok:
+            print("  have %r\n  want %r\n%s" % (have, want, r.stderr))
+            bad += 1
     return bad
 
 
@@ -291,19 +309,18 @@ def main(argv):
                 f.write(query + "\n")
             f.write("mem\n")
         texts = {}
-        for np_ in (1, 2):
-            for s in STRATEGIES:
-                cmd = [mpiexec, "-n", str(np_), "--oversubscribe", tool, "-s", s, "--seed", "3",
-                       "-q", script, pa, pb]
-                r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-                if r.returncode != 1:  # the error queries make the exit status 1
-                    print("%s on %d: exit %d\n%s" % (s, np_, r.returncode, r.stderr))
-                    failures += 1
-                bad = check_run(r.stdout, qs, np_, ta.n)
-                print("%-10s np=%d: %d queries, %d wrong" % (s, np_, len(qs), bad))
-                failures += bad
-                texts[(s, np_)] = "\n".join(l for l in r.stdout.splitlines()
-                                            if not l.startswith("mem "))
+        setups = [(np_, s) for np_ in (1, 2) for s in STRATEGIES]
+        runs = run_all([[mpiexec, "-n", str(np_), "--oversubscribe", tool, "-s", s, "--seed", "3",
+                         "-q", script, pa, pb] for np_, s in setups])
+        for (np_, s), r in zip(setups, runs):
+            if r.returncode != 1:  # the error queries make the exit status 1
+                print("%s on %d: exit %d\n%s" % (s, np_, r.returncode, r.stderr))
+                failures += 1
+            bad = check_run(r.stdout, qs, np_, ta.n)
+            print("%-10s np=%d: %d queries, %d wrong" % (s, np_, len(qs), bad))
+            failures += bad
+            texts[(s, np_)] = "\n".join(l for l in r.stdout.splitlines()
+                                        if not l.startswith("mem "))
         failures += skewed(mpiexec, tool, d, pa, pb, qs, ta)
         ref = texts[("plain", 1)]
         for k, t in texts.items():

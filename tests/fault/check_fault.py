@@ -24,16 +24,24 @@ np = int(np)
 tmp = tempfile.mkdtemp(prefix="ballast_fault_")
 env = dict(os.environ, BALLAST_PROFILE=os.path.join(tmp, "profile.json"),
            BALLAST_REPORT="none", BALLAST_VERBOSE="0",
-           # Open MPI sends SIGKILL 1 s after SIGTERM by default: on a loaded
-           # machine a rank may not run its handler by then (a scheduler's
-           # grace period is longer: Slurm's KillWait is 30 s).
-           OMPI_MCA_odls_base_sigkill_timeout="20")
+           # Open MPI ends the other ranks with SIGCONT, then SIGTERM after
+           # this many seconds, then SIGKILL after as many again, and sleeps
+           # through both whether the ranks are gone or not (its odls
+           # kill_local_procs): the test waits twice this value. 1 (Open
+           # MPI's default) gives a rank 1 s to run its handler, too short on
+           # a loaded machine; 3 gives it 3 s for a handler that renders
+           # into a buffer ready since MPI_Init and makes 4 system calls (a
+           # scheduler's grace period is longer: Slurm's KillWait is 30 s).
+           OMPI_MCA_odls_base_sigkill_timeout="3")
 if "ASAN_OPTIONS" in env:
     # The sanitizer build: AddressSanitizer keeps SIGSEGV to itself unless
     # told to let the program install its own handler.
     env["ASAN_OPTIONS"] += ":allow_user_segv_handler=1"
 if mode == "kill":
     env["BALLAST_PROFILE_INTERVAL"] = "0.2"
+    # The parts are the periodic ones, written before the test's SIGKILL:
+    # no handler to wait for.
+    env["OMPI_MCA_odls_base_sigkill_timeout"] = "1"
 if mode in ("exit", "return", "late"):
     # Every rank writes its part before it exits or is ended (the others in
     # "late" on entering MPI_Finalize): no handler to wait for

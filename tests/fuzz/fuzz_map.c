@@ -221,6 +221,9 @@ static void fuzz_grf(buf_t *x) {
 
 static void fuzz_file_machine(buf_t *x, const char *path, int is_arch,
                               rta_graph_t *g) {
+  /* A new file, not the last one truncated: ext4 writes a file truncated
+   * and rewritten out to disk at its close (auto_da_alloc). */
+  remove(path);
   FILE *f = fopen(path, "wb");
   CHECK(f != NULL);
   CHECK_EQ(fwrite(x->b, 1, x->n, f), x->n);
