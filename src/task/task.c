@@ -250,6 +250,13 @@ static rta_task_t *alloc_record(size_t bytes) {
   if (t) {
     if (!(place_head[k] = place_head[k]->next))
       place_tail[k] = NULL;
+#if defined(__GNUC__)
+    /* The next arrival's place, for writing: the places of the last
+     * remap's departures are no longer in cache. */
+    const char *nx = (const char *)place_head[k];
+    for (size_t o = 0; nx && o < need; o += SLAB_LINE)
+      __builtin_prefetch(nx + o, 1);
+#endif
   } else {
     if (!slab_cur || SLAB_ROOM - slab_cur->used < need) {
       struct rta__task_slab *s = ballast__malloc(SLAB_BYTES);
