@@ -176,59 +176,117 @@ static int copy_params(rta_task_t *t, const rta_task_params_t *p) {
  * SLAB_BYTES: one allocation for dozens of records instead of one each
  * (each of which found its chunk among the departed tasks' freed ones, cold
  * memory), the records adjacent. Slabs are below malloc's mmap threshold,
- * so they come from (and go back to) memory the process has touched. A slab
- * counts the records carved from it and still alive, plus one while records
- * are carved from it; the last release frees it, so a task that outlives
- * its neighbours keeps at most one slab alive. */
+ * so they come from (and go back to) memory the process has touched.
+ *
+ * A record of a slab that is removed leaves its place to the next remap's
+ * arrivals (a free list per size, in the order places were freed: the
+ * departures' order, so arrivals fill the places in the order they were
+ * carved). A slab freed only once its last record had left (a RANDOM
+ * remap moves about half of the tasks: a slab of a few dozen lived on
+ * while any of them stayed) left the live records sparse among slabs
+ * after a few remaps, cold lines and pages in every loop of a remap over
+ * its tasks (describe, commit, removal), and each remap carved fresh slabs
+ * (page faults). Places are reused, so the slabs hold at most the most
+ * records alive in slabs at once; all of them are freed when the last
+ * record in a slab is removed outside a remap (rta_reset). */
 
-enum { SLAB_BYTES = 16384 };
+enum { SLAB_BYTES = 16384, SLAB_LINE = 64 };
 
 struct rta__task_slab {
-  size_t refs;
-  size_t used; /* bytes of mem */
+  struct rta__task_slab *next; /* every slab (slab_all) */
+  size_t used;                 /* bytes of mem carved */
   _Alignas(max_align_t) unsigned char mem[];
 };
 
+/* A free place of a slab (its first bytes). */
+typedef struct slab_place {
+  struct slab_place *next;
+} slab_place_t;
+
+#define SLAB_ROOM (SLAB_BYTES - sizeof(struct rta__task_slab))
+#define SLAB_CLASSES (SLAB_ROOM / SLAB_LINE + 1)
+
 static int slabs_on;                    /* between open and close */
 static struct rta__task_slab *slab_cur; /* the slab records are carved from */
+static struct rta__task_slab *slab_all; /* every slab */
+static size_t slab_live;                /* records alive in slabs */
+/* Free places per size (SLAB_LINE units), oldest first. */
+static slab_place_t *place_head[SLAB_CLASSES], *place_tail[SLAB_CLASSES];
 
-static void slab_unref(struct rta__task_slab *s) {
-  if (--s->refs == 0)
+/* Frees every slab once none holds a live record, outside a remap. */
+static void slabs_release(void) {
+  if (slab_live > 0 || slabs_on)
+    return;
+  while (slab_all) {
+    struct rta__task_slab *s = slab_all;
+    slab_all = s->next;
     free(s);
+  }
+  slab_cur = NULL;
+  memset(place_head, 0, sizeof place_head);
+  memset(place_tail, 0, sizeof place_tail);
 }
 
 void rta__task_slab_open(void) { slabs_on = 1; }
 
 void rta__task_slab_close(void) {
-  if (slab_cur)
-    slab_unref(slab_cur);
-  slab_cur = NULL;
   slabs_on = 0;
+  slabs_release();
 }
 
-/* A zeroed record of \a bytes (record and key) from a slab, or its own
- * allocation; NULL without memory. */
+/* Bytes a record of \a bytes takes in a slab. */
+static size_t slab_need(size_t bytes) {
+  return (bytes + SLAB_LINE - 1) & ~(size_t)(SLAB_LINE - 1);
+}
+
+/* A zeroed record of \a bytes (record and key) from a slab (a freed place
+ * of its size first), or its own allocation; NULL without memory. */
 static rta_task_t *alloc_record(size_t bytes) {
-  size_t need = (bytes + 63) & ~(size_t)63;
-  size_t room = SLAB_BYTES - sizeof(struct rta__task_slab);
-  if (!slabs_on || need > room)
+  size_t need = slab_need(bytes);
+  if (!slabs_on || need > SLAB_ROOM)
     return ballast__calloc(1, bytes);
-  if (slab_cur && room - slab_cur->used < need) {
-    slab_unref(slab_cur);
-    slab_cur = NULL;
+  size_t k = need / SLAB_LINE;
+  rta_task_t *t = (rta_task_t *)(void *)place_head[k];
+  if (t) {
+    if (!(place_head[k] = place_head[k]->next))
+      place_tail[k] = NULL;
+#if defined(__GNUC__)
+    /* The next arrival's place, for writing: the places of the last
+     * remap's departures are no longer in cache. */
+    const char *nx = (const char *)place_head[k];
+    for (size_t o = 0; nx && o < need; o += SLAB_LINE)
+      __builtin_prefetch(nx + o, 1);
+#endif
+  } else {
+    if (!slab_cur || SLAB_ROOM - slab_cur->used < need) {
+      struct rta__task_slab *s = ballast__malloc(SLAB_BYTES);
+      if (!s)
+        return NULL;
+      s->used = 0;
+      s->next = slab_all;
+      slab_all = slab_cur = s;
+    }
+    t = (rta_task_t *)(void *)(slab_cur->mem + slab_cur->used);
+    slab_cur->used += need;
   }
-  if (!slab_cur) {
-    if (!(slab_cur = ballast__malloc(SLAB_BYTES)))
-      return NULL;
-    slab_cur->refs = 1;
-    slab_cur->used = 0;
-  }
-  rta_task_t *t = (rta_task_t *)(slab_cur->mem + slab_cur->used);
   memset(t, 0, bytes);
-  slab_cur->used += need;
-  slab_cur->refs++;
-  t->slab = slab_cur;
+  t->slab = slab_all; /* a place of a slab: slab_free() at its removal */
+  slab_live++;
   return t;
+}
+
+/* Gives a slab record's place to the next arrivals of its size. */
+static void slab_free(rta_task_t *t) {
+  size_t k = slab_need(sizeof *t + strlen(t->key) + 1) / SLAB_LINE;
+  slab_place_t *p = (slab_place_t *)(void *)t;
+  p->next = NULL;
+  if (place_tail[k])
+    place_tail[k]->next = p;
+  else
+    place_head[k] = p;
+  place_tail[k] = p;
+  slab_live--;
+  slabs_release();
 }
 
 static void free_task_record(rta_task_t *t) {
@@ -243,7 +301,7 @@ static void free_task_record(rta_task_t *t) {
   mon_region_handle_destroy(t->region);
   free(t->children);
   if (t->slab)
-    slab_unref(t->slab);
+    slab_free(t);
   else
     free(t); /* and its key */
 }
@@ -471,10 +529,19 @@ static int has_doomed_ancestor(const rta_task_t *t) {
 
 /* Keeps the children not marked doomed, in order. */
 static void compact_children(rta_task_t *p) {
+  /* Each child's mark is one line of a record, cold for the children that
+   * stay (a remap's root: thousands of them): asked for a few ahead, so
+   * the misses overlap instead of coming one after the other. */
+  enum { AHEAD = 8 };
   int k = 0;
-  for (int i = 0; i < p->nchildren; i++)
+  for (int i = 0; i < p->nchildren; i++) {
+#if defined(__GNUC__)
+    if (i + AHEAD < p->nchildren)
+      __builtin_prefetch(&p->children[i + AHEAD]->doomed);
+#endif
     if (!p->children[i]->doomed)
       p->children[k++] = p->children[i];
+  }
   p->nchildren = k;
 }
 

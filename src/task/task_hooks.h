@@ -128,8 +128,8 @@ int rta__remove_tasks(rta_task_t **v, int n);
  * Between open and close, the records of tasks defined on this process are
  * carved from slabs of a few dozen (a remap's thousands of arrivals: a few
  * allocations, records adjacent in memory). A record in a slab is released
- * with its task like any other; a slab's memory is freed once it is closed
- * and its last task removed. Not nested.
+ * with its task like any other; its place serves a later arrival of its
+ * size. The slabs are freed when, closed, they hold no task. Not nested.
  */
 void rta__task_slab_open(void);
 void rta__task_slab_close(void);

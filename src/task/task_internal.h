@@ -100,8 +100,9 @@ struct rta_task {
   rta__array_t array0;       /* most tasks register one array: its record
                               * lives here, no allocation (task_array.c) */
   rta__cost_t cost;
-  struct rta__task_slab *slab; /* the block holding the record, or NULL:
-                                * its own allocation (task.c) */
+  struct rta__task_slab *slab; /* non-NULL: the record is a place in a slab
+                                * of records; NULL: its own allocation
+                                * (task.c) */
 };
 
 
