@@ -494,13 +494,13 @@ static void migration(const rta_graph_t *g, const int64_t *prev,
  * hop-bytes, and a move must gain at least its state x the largest
  * distance / (steps x weight). At x3000 moves are all but free and the
  * refinement spends the whole budget; at x300 it stops where a move gains
- * less than that, which on bench/zoltan's MD case keeps the hop-bytes
- * (+0.1%) for 5% fewer tasks and 6% fewer bytes moved, and on the
- * 512-core stencil saves 10% of the tasks for +3% hop-bytes (ballast's
- * combined cost at 10 steps: equal, -4%). From the node level's result
- * on the 2,048-core stencil, x300 leaves the cores above the balance bound
- * (max/avg 1.46): then x3000, which rebalances them. Measured before
- * (x3000 alone) and after in /work/wt/bench-h29-quality.md. */
+ * less than that, which on bench/zoltan's MD case gives 0.5% fewer
+ * hop-bytes, 4% fewer tasks and 6% fewer bytes moved, and on the 512-core
+ * stencil 9% fewer tasks and bytes for +3% hop-bytes (ballast's combined
+ * cost at 10 steps: +1.6%, -4.4%). From the node level's result on the
+ * 2,048-core stencil, x300 leaves cores above the balance bound: then
+ * x3000, which rebalances them. Measured against
+ * x3000 alone in bench/README.md (zoltan). */
 #define FLAT_MULT_LOW 300
 #define FLAT_MULT 3000
 
