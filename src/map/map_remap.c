@@ -499,8 +499,10 @@ static void migration(const rta_graph_t *g, const int64_t *prev,
  * stencil 9% fewer tasks and bytes for +3% hop-bytes (ballast's combined
  * cost at 10 steps: +1.6%, -4.4%). From the node level's result on the
  * 2,048-core stencil, x300 leaves cores above the balance bound: then
- * x3000, which rebalances them. Measured against
- * x3000 alone in bench/README.md (zoltan). */
+ * x3000 from x300's result, which rebalances them (from the node level's
+ * result instead, as x3000 alone: 0.2% fewer hop-bytes, 3% more tasks and
+ * 4% more bytes moved; at x600 or x1000 the cores stay above the bound).
+ * Measured against x3000 alone in bench/README.md (zoltan). */
 #define FLAT_MULT_LOW 300
 #define FLAT_MULT 3000
 
@@ -511,26 +513,25 @@ static void migration(const rta_graph_t *g, const int64_t *prev,
  * refinement (rta__refine_nodes(): hop-bytes between nodes weigh most, and
  * a node boundary rarely moves one task at a time), then a slot-level one
  * that rebalances the cores and lowers hop-bytes inside and between nodes
- * (rta__refine_ml() at steps x FLAT_MULT_LOW, or at steps x FLAT_MULT when
- * that leaves a core above the bound), both with every move priced alike
- * and no move taking the migration above \a bud (tasks and bytes). The
+ * (rta__refine_ml() at steps x FLAT_MULT_LOW, then at steps x FLAT_MULT
+ * when that leaves a core above the bound), both with every move priced
+ * alike and no move taking the migration above \a bud (tasks and bytes). The
  * result replaces the winner when its hop-bytes are lower, it is within
  * the budget and no more overloaded than the winner (or than \a lim).
- * \a trial, \a node: scratch (nvert); \a load: scratch (nslots). */
+ * \a trial: scratch (nvert); \a load: scratch (nslots). */
 static int within_budget(const rta_graph_t *g, const rta_hw_t *hw,
                          const int64_t *prev, double steps, double balrat,
                          double lim, rta__budget_t bud, int64_t *slot,
-                         int64_t *trial, int64_t *node, double *load) {
+                         int64_t *trial, double *load) {
   double h0, h1, bal = max_over_avg(g, hw, slot, load);
   if (bal < lim)
     bal = lim;
   bud.bytes *= 1 + 1e-12; /* the refinement sums in another order */
   size_t bytes = (size_t)g->nvert * sizeof *slot;
-  memcpy(node, slot, bytes);
-  int rc = rta__refine_nodes(g, hw, prev, steps, balrat, &bud, node);
+  memcpy(trial, slot, bytes);
+  int rc = rta__refine_nodes(g, hw, prev, steps, balrat, &bud, trial);
   const double mult[2] = {FLAT_MULT_LOW, FLAT_MULT};
   for (int k = 0; k < 2 && !rc; k++) {
-    memcpy(trial, node, bytes);
     rc = rta__refine_ml(g, hw, prev, steps * mult[k], balrat, 1, &bud, trial);
     if (!rc && max_over_avg(g, hw, trial, load) <= bal + 1e-9)
       break;
@@ -552,7 +553,7 @@ int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
                     const int64_t *prev, double steps, double balrat,
                     int64_t *slot) {
   int64_t n = g->nvert;
-  int64_t *diff = ballast__malloc((size_t)(n ? n : 1) * 2 * sizeof *diff);
+  int64_t *diff = ballast__malloc((size_t)(n ? n : 1) * sizeof *diff);
   double *load = ballast__malloc((size_t)hw->nslots * sizeof *load);
   int rc = 0;
   if (!diff || !load) {
@@ -591,9 +592,8 @@ int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
   migration(g, prev, slot, &wt, &wb);
   bud.tasks = wt > bud.tasks ? wt : bud.tasks;
   bud.bytes = wb > bud.bytes ? wb : bud.bytes;
-  /* diff (twice nvert) is scratch from here */
-  rc = within_budget(g, hw, prev, steps, balrat, lim, bud, slot, diff,
-                     diff + (n ? n : 1), load);
+  /* diff is scratch from here */
+  rc = within_budget(g, hw, prev, steps, balrat, lim, bud, slot, diff, load);
 done:
   free(diff);
   free(load);

@@ -128,9 +128,9 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
  * tasks and bytes SCOTCH's remap moves (the reference remapper at the same
  * migration weight; the chosen one's when larger). The choice is refined
  * within that budget by rta__refine_nodes() then rta__refine_ml() with
- * every move priced alike (steps x 300; steps x 3000 when x 300 leaves a
- * core above the balance bound), and replaced when its hop-bytes fall,
- * never above the budget, never more overloaded. Deterministic.
+ * every move priced alike (steps x 300; then steps x 3000 when x 300
+ * leaves a core above the balance bound), and replaced when its hop-bytes
+ * fall, never above the budget, never more overloaded. Deterministic.
  * 0 or BALLAST_ENOMEM.
  */
 int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
