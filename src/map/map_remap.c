@@ -489,13 +489,21 @@ static void migration(const rta_graph_t *g, const int64_t *prev,
     }
 }
 
-/* The migration weight of within_budget()'s slot-level refinement:
- * steps x this, every move priced alike. Within the budget the cost is then
- * hop-bytes, with fewer moves preferred at equal hop-bytes. Measured on
- * bench/zoltan's small cases (stencil:32 and md:24 on 8 nodes): from
- * 1.368M / 1.600M hop-bytes, x300 reaches 1.187M / 1.413M, x300 then x3000
- * 1.144M / 1.398M; on the 512-core stencil after the node level, x3000
- * alone as low as x300 then x3000 in half the time. */
+/* The migration weights of within_budget()'s slot-level refinement: steps
+ * x these, every move priced alike. Within the budget the cost is then
+ * hop-bytes, and a move must gain at least its state x the largest
+ * distance / (steps x weight). At x3000 moves are all but free and the
+ * refinement spends the whole budget; at x300 it stops where a move gains
+ * less than that, which on bench/zoltan's MD case gives 0.5% fewer
+ * hop-bytes, 4% fewer tasks and 6% fewer bytes moved, and on the 512-core
+ * stencil 9% fewer tasks and bytes for +3% hop-bytes (ballast's combined
+ * cost at 10 steps: +1.6%, -4.4%). From the node level's result on the
+ * 2,048-core stencil, x300 leaves cores above the balance bound: then
+ * x3000 from x300's result, which rebalances them (from the node level's
+ * result instead, as x3000 alone: 0.2% fewer hop-bytes, 3% more tasks and
+ * 4% more bytes moved; at x600 or x1000 the cores stay above the bound).
+ * Measured against x3000 alone in bench/README.md (zoltan). */
+#define FLAT_MULT_LOW 300
 #define FLAT_MULT 3000
 
 /* Lower hop-bytes within a migration budget. The combined cost prices a
@@ -505,9 +513,10 @@ static void migration(const rta_graph_t *g, const int64_t *prev,
  * refinement (rta__refine_nodes(): hop-bytes between nodes weigh most, and
  * a node boundary rarely moves one task at a time), then a slot-level one
  * that rebalances the cores and lowers hop-bytes inside and between nodes
- * (rta__refine_ml() at steps x FLAT_MULT), both with every move priced
- * alike and no move taking the migration above \a bud (tasks and bytes).
- * The result replaces the winner when its hop-bytes are lower, it is within
+ * (rta__refine_ml() at steps x FLAT_MULT_LOW, then at steps x FLAT_MULT
+ * when that leaves a core above the bound), both with every move priced
+ * alike and no move taking the migration above \a bud (tasks and bytes). The
+ * result replaces the winner when its hop-bytes are lower, it is within
  * the budget and no more overloaded than the winner (or than \a lim).
  * \a trial: scratch (nvert); \a load: scratch (nslots). */
 static int within_budget(const rta_graph_t *g, const rta_hw_t *hw,
@@ -518,10 +527,16 @@ static int within_budget(const rta_graph_t *g, const rta_hw_t *hw,
   if (bal < lim)
     bal = lim;
   bud.bytes *= 1 + 1e-12; /* the refinement sums in another order */
-  memcpy(trial, slot, (size_t)g->nvert * sizeof *slot);
+  size_t bytes = (size_t)g->nvert * sizeof *slot;
+  memcpy(trial, slot, bytes);
   int rc = rta__refine_nodes(g, hw, prev, steps, balrat, &bud, trial);
-  if (rc || (rc = rta__refine_ml(g, hw, prev, steps * FLAT_MULT, balrat, 1,
-                                 &bud, trial)))
+  const double mult[2] = {FLAT_MULT_LOW, FLAT_MULT};
+  for (int k = 0; k < 2 && !rc; k++) {
+    rc = rta__refine_ml(g, hw, prev, steps * mult[k], balrat, 1, &bud, trial);
+    if (!rc && max_over_avg(g, hw, trial, load) <= bal + 1e-9)
+      break;
+  }
+  if (rc)
     return rc;
   int64_t t;
   double b;
@@ -530,7 +545,7 @@ static int within_budget(const rta_graph_t *g, const rta_hw_t *hw,
   rta__remap_cost(g, hw, trial, prev, steps, &h1, NULL);
   if (h1 < h0 && t <= bud.tasks && b <= bud.bytes &&
       max_over_avg(g, hw, trial, load) <= bal + 1e-9)
-    memcpy(slot, trial, (size_t)g->nvert * sizeof *slot);
+    memcpy(slot, trial, bytes);
   return 0;
 }
 

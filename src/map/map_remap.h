@@ -88,8 +88,8 @@ int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
  * Node-level refinement within a migration budget, in place (map_refine.c):
  * the multilevel FM of rta__refine_ml() with the nodes as parts (every move
  * priced alike, state / steps x the largest node distance; each node's work
- * within (1 + balrat / 2) x the average, so that its cores can still be
- * balanced; no move taking the tasks away from their old node, plus those
+ * within (1 + balrat) x the average, or no further above it; no move
+ * taking the tasks away from their old node, plus those
  * \a slot moves inside nodes, above \a bud). Hop-bytes between nodes weigh
  * most and the slot-level passes, one task at a time and a balanced core on
  * each side, rarely move a node boundary. Tasks that stay on their node
@@ -128,7 +128,8 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
  * tasks and bytes SCOTCH's remap moves (the reference remapper at the same
  * migration weight; the chosen one's when larger). The choice is refined
  * within that budget by rta__refine_nodes() then rta__refine_ml() with
- * every move priced alike (steps x 3000), and replaced when its hop-bytes
+ * every move priced alike (steps x 300; then steps x 3000 when x 300
+ * leaves a core above the balance bound), and replaced when its hop-bytes
  * fall, never above the budget, never more overloaded. Deterministic.
  * 0 or BALLAST_ENOMEM.
  */
