@@ -12,6 +12,7 @@ usage: check_fault.py MPIEXEC VICTIM MERGE MODE NP"""
 import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -105,6 +106,7 @@ if mode == "normal":
     for rank in range(np):
         check_rank(prof["ranks_data"][rank], rank)
     print("normal on %d ranks: the profile has every rank, no part left" % np)
+    shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(0)
 if mode == "unwritable":
     err = p.stderr.read().decode()
@@ -156,3 +158,4 @@ for rank in range(np):
     check_rank(prof["ranks_data"][rank], rank)
 print("fault %s on %d ranks: every rank's part, merged and checked (%s)" %
       (mode, np, ", ".join("%d:%s" % kv for kv in sorted(reasons.items()))))
+shutil.rmtree(tmp, ignore_errors=True)  # kept when a check failed

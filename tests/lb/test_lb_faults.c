@@ -392,18 +392,35 @@ static void run(const char *rn, int placement) {
   TEST_PASS(msg);
 }
 
+/* argv[1], when given, names the sweeps to run ("over", "placement",
+ * "gang", comma-separated), so that ctest can run them as separate tests
+ * (each a third of the time on 4 ranks); without, all of them. */
+static int wanted(int argc, char **argv, const char *sweep) {
+  if (argc < 2)
+    return 1;
+  char list[256];
+  snprintf(list, sizeof list, ",%s,", argv[1]);
+  char key[32];
+  snprintf(key, sizeof key, ",%s,", sweep);
+  return strstr(list, key) != NULL;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   CHECK_LE(np, NT);
   CHECK_LE(np, 64);
+  CHECK(wanted(argc, argv, "over") || wanted(argc, argv, "placement") ||
+        wanted(argc, argv, "gang"));
   ntasks = NT;
-  run("fo", 0);
+  if (wanted(argc, argv, "over"))
+    run("fo", 0);
   ntasks = np; /* one task per rank: placement mode */
-  run("fp", 1);
+  if (wanted(argc, argv, "placement"))
+    run("fp", 1);
   const char *layout = getenv("BALLAST_HW_LAYOUT");
-  if (np == 4 && layout && *layout) {
+  if (np == 4 && layout && *layout && wanted(argc, argv, "gang")) {
     ntasks = NT;
     with_gang = 1;
     run("fg", 0);

@@ -17,6 +17,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,8 +26,12 @@ mpiexec, app, tool, merge = sys.argv[1:5]
 NP = 2
 
 
+made = []  # the runs' folders, removed when every check passed
+
+
 def run(own, profile, init=False, parts=False):
     tmp = tempfile.mkdtemp(prefix="ballast_crash_")
+    made.append(tmp)
     # Open MPI ends the rank that did not crash with SIGCONT, SIGTERM after
     # this many seconds, SIGKILL after as many again, sleeping through both
     # (the run lasts twice this value). Where the test reads the parts
@@ -109,3 +114,5 @@ got = re.findall(r"crash_app: SIGSEGV si_code (-?\d+) si_addr (0x[0-9a-f]+)", er
 assert got == [("2", hex(addr))], (got, hex(addr), err)
 print("init: the only tool named as crashing in its init, program's handler got si_code 2 at %s"
       % hex(addr))
+for d in made:
+    shutil.rmtree(d, ignore_errors=True)
