@@ -119,7 +119,12 @@ static double ghost_bytes(const md_sim_t *s, int b, int c) {
  * so a dense block weighs what its pairs cost, not just its particle
  * count. Blocks are taken to be of the average block volume. */
 static double est_work(const md_sim_t *s, int b) {
-  double n = s->blocks[b].n, vol = s->L[0] * s->L[1] * s->L[2] / s->nblocks;
+  /* the set-up built the block's Verlet lists: its particles plus the pairs
+   * its force loop visits are what a step costs it (md_forces) */
+  const md_block_t *blk = &s->blocks[b];
+  if (blk->nl.valid && blk->n > 0)
+    return blk->n + blk->nl.own_off[blk->n] + blk->nl.gh_off[blk->n];
+  double n = blk->n, vol = s->L[0] * s->L[1] * s->L[2] / s->nblocks;
   double r = MD_RC + s->p.skin;
   return n + n * (n / vol) * (2.0 / 3.0) * M_PI * r * r * r;
 }
@@ -170,6 +175,19 @@ static int define_block_tasks(md_sim_t *s) {
   return rc;
 }
 
+/* The forced list rebuild a remap leaves for the next step, done now:
+ * particles to their blocks, new ghosts, every list built (collective). */
+static int rebuild_now(md_sim_t *s) {
+  int rc;
+  md_wrap(s);
+  if ((rc = md_migrate(s)) || (rc = md_sort_blocks(s)) || (rc = md_halo_exchange(s)))
+    return rc;
+  md_mark_build(s, 1);
+  for (int k = 0; k < s->nmine; k++)
+    if (!s->blocks[s->mine[k]].nl.valid && (rc = md_nlist_build(s, s->mine[k]))) return rc;
+  return 0;
+}
+
 int md_lb_init(md_sim_t *s) {
   int rc = define_block_tasks(s);
   /* every rank goes into the (collective) context definition, which fails
@@ -193,10 +211,12 @@ int md_lb_init(md_sim_t *s) {
   /* Under the automatic policy the first call balances the estimates: made
    * here, in the set-up, it places the blocks before step 1, as LAMMPS's
    * fix balance does in its set-up, outside the timed loop. */
-  if (!rc && rta_lb_policy(s->lb)->mode == RTA_POLICY_AUTO) {
-    int remapped;
+  int remapped = 0;
+  if (!rc && rta_lb_policy(s->lb)->mode == RTA_POLICY_AUTO)
     rc = md_lb_step(s, &remapped);
-  }
+  /* and, as LAMMPS's set-up after its balance, the moved blocks' ghosts and
+   * every list are built now, not in step 1 */
+  if (!rc && remapped == 1) rc = rebuild_now(s);
   return rc;
 }
 

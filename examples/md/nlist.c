@@ -266,14 +266,19 @@ static int list_one(const md_block_t *blk, const md_scratch_t *w, const bins_t *
       int after = dx > 0 || (dx == 0 && dy > 0);
       int j0 = after ? w->start[row - REACH] : i + 1;
       int j1 = (after || (dx == 0 && dy == 0)) ? w->start[row + REACH + 1] : j0;
+      /* branch-free appends: about a quarter of the candidates are kept, a
+       * branch on the distance would be mispredicted (the caller reserved
+       * room for every candidate, so the store past the end is in bounds) */
       for (int j = j0; j < j1; j++) {
         double rx = xi - x[j], ry = yi - y[j], rz = zi - z[j];
-        if (rx * rx + ry * ry + rz * rz < rl2) oj[a++] = j;
+        oj[a] = j;
+        a += rx * rx + ry * ry + rz * rz < rl2;
       }
       int k0 = w->gstart[row - REACH], k1 = w->gstart[row + REACH + 1];
       for (int k = k0; k < k1; k++) {
         double rx = xi - sx[k], ry = yi - sy[k], rz = zi - sz[k];
-        if (rx * rx + ry * ry + rz * rz < rl2) gj[q++] = w->sidx[k];
+        gj[q] = w->sidx[k];
+        q += rx * rx + ry * ry + rz * rz < rl2;
       }
       checks += (j1 - j0) + (k1 - k0);
     }
