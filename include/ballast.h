@@ -4,17 +4,20 @@
  * introspection (pia) and runtime administration (rta).
  *
  * \section modules Modules
- * | prefix      | header                | what it does                                  |
- * |-------------|-----------------------|-----------------------------------------------|
- * | \c ballast_ | ballast/common.h      | error codes, version, the log                 |
- * | \c mon_     | ballast/mon.h         | regions, the end-of-run report, the profile   |
- * | \c pia_     | ballast/pia.h         | a process reads its own performance data      |
- * | \c pia_assert_ | ballast/pia_assert.h | performance assertions                      |
- * | \c rta_     | ballast/rta_hw.h      | task graphs, the hardware model, mapping      |
- * | \c rta_     | ballast/rta_task.h    | the task tree, registered arrays, cost model  |
- * | \c rta_policy_ | ballast/rta_policy.h | when to remap                              |
- * | \c rta_lb_  | ballast/rta_lb.h      | load-balancing contexts, moving tasks         |
- * | \c ballast_tool_ | ballast/tool.h   | tools that plug into ballast's events         |
+ * | module | folder      | header                | public prefix   | what it does |
+ * |--------|-------------|-----------------------|-----------------|--------------|
+ * | common | src/common | ballast/common.h | \c ballast_ | error codes, version, the log |
+ * | tool | src/tool | ballast/tool.h | \c ballast_tool_ | tools that plug into ballast's events |
+ * | mon | src/mon | ballast/mon.h | \c mon_ | regions, the end-of-run report, the profile |
+ * | pia | src/pia | ballast/pia.h | \c pia_ | a process reads its own performance data |
+ * | assert | src/assert | ballast/pia_assert.h | \c pia_assert_ | performance assertions |
+ * | map | src/map | ballast/rta_map.h | \c rta_graph_, \c rta_hw_, \c rta_map_, \c rta_strategy_ | task graphs, the hardware model, the mapping engine |
+ * | task | src/task | ballast/rta_task.h | \c rta_task_, \c rta_array_, \c rta_elem_, \c rta_cost_, \c rta_mapping_ | the task tree, registered arrays, the cost model, the tree's mapping |
+ * | policy | src/policy | ballast/rta_policy.h | \c rta_policy_, \c rta_reason_ | when to remap (inside: the load-balancing record's reader) |
+ * | lb | src/lb | ballast/rta_lb.h | \c rta_lb_ | load-balancing contexts, moving tasks |
+ * Each module's code lives in its folder, and the library's internal
+ * symbols carry the folder's name as prefix (\c map__, \c task__, ...;
+ * common's \c ballast__): the README's Architecture section has the map.
  * ballast/rta.h includes the four rta headers; this header includes all of
  * them (each also compiles on its own). ballast/cresta.h, not included here,
  * holds the CRESTA interface's names as deprecated wrappers (see below).

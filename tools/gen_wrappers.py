@@ -289,7 +289,7 @@ def rule_transfer(e, status, pre, post, fortran=False):
         post.append("mon__account(t, %s, mon__w_rank(%s, %s->MPI_SOURCE), mon__w_rbytes(%s));"
                     % (e.act, comm, status, status))
         # The receive half is one message completed inside the call.
-        post.append("if (mon_tool_ && BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_COMPLETE))")
+        post.append("if (mon_tool_ && TOOL__ON(TOOL__EV_MPI_COMPLETE))")
         post.append("  mon__tool_mpi_complete(%s, 1, mon__w_rank(%s, %s->MPI_SOURCE), "
                     "%s->MPI_TAG, mon__w_rbytes(%s), mon__w_comm_id(%s), t1);"
                     % (e.act, comm, status, status, status, comm))
@@ -385,8 +385,8 @@ def tool_comm(e):
 # The tools interface (ballast/tool.h): one predictable branch when no tool
 # registered an MPI event; else mon__tool_mpi_enter/exit (wrap_tool.c) raise
 # mpi_enter before the timed call and mpi_exit after mon__record.
-TOOL_ON = ("BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_ENTER | BALLAST__TOOL_EV_MPI_EXIT | "
-           "BALLAST__TOOL_EV_MPI_COMPLETE)")
+TOOL_ON = ("TOOL__ON(TOOL__EV_MPI_ENTER | TOOL__EV_MPI_EXIT | "
+           "TOOL__EV_MPI_COMPLETE)")
 
 
 def tool_enter(e, t0, comm=None, tag=None):
@@ -394,7 +394,7 @@ def tool_enter(e, t0, comm=None, tag=None):
     mpi_enter when registered; the ticks at which the call starts (the
     wrapper keeps t0 itself in mon_tb_, mpi_exit's t_begin_ns)."""
     return ("(mon__tl_credit_n = 0, mon__tl_credit_bytes = 0, "
-            "BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_ENTER) ? mon__tool_mpi_enter(%s, %s, %s, %s) : %s)"
+            "TOOL__ON(TOOL__EV_MPI_ENTER) ? mon__tool_mpi_enter(%s, %s, %s, %s) : %s)"
             % (e.act, comm or tool_comm(e), t0, tag or tool_tag(e), t0))
 
 
@@ -431,7 +431,7 @@ def emit(e, pre, post, after, cond="ret == MPI_SUCCESS", call=None, done=False):
 
 # MPI_Request_free credits an active send before the call: its mpi_complete
 # carries the time it was called.
-REQ_FREE_TICKS = ("if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_COMPLETE)) "
+REQ_FREE_TICKS = ("if (TOOL__ON(TOOL__EV_MPI_COMPLETE)) "
                   "mon__tl_done_ticks = mon__ticks();")
 
 

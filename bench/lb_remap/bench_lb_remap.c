@@ -67,18 +67,18 @@ static void cb_release(rta_task_t *t, void *u) {
 }
 
 
-static const char *const phase_name[RTA__LB_NPHASES] = {
+static const char *const phase_name[LB__NPHASES] = {
     "describe", "descriptors", "plan", "pack", "exchange", "unpack", "commit",
     "tree", "other"};
 
 /* The breakdown of one case: per phase, the median over the timed remaps
  * of the slowest rank's seconds divided by the tasks moved per rank; and
  * the migration's time beyond the Alltoallv's, per task moved. */
-static void print_breakdown(double (*ph)[RTA__LB_NPHASES], const double *tasks,
+static void print_breakdown(double (*ph)[LB__NPHASES], const double *tasks,
                             const double *tmig, const double *ta2a, int reps) {
   double *v = malloc(sizeof(double) * (size_t)reps);
   printf("#   us per task moved:");
-  for (int k = 0; k < RTA__LB_NPHASES; k++) {
+  for (int k = 0; k < LB__NPHASES; k++) {
     for (int r = 0; r < reps; r++)
       v[r] = tasks[r] > 0 ? ph[r][k] / tasks[r] * 1e6 : 0;
     printf(" %s %.3f", phase_name[k], bench_median(v, reps));
@@ -125,7 +125,7 @@ static void run(int T, size_t S, int reps) {
   double *bytes = malloc(sizeof(double) * (size_t)reps);
   double *ratio = malloc(sizeof(double) * (size_t)reps);
   double *tasks = malloc(sizeof(double) * (size_t)reps);
-  double (*ph)[RTA__LB_NPHASES] = malloc(sizeof *ph * (size_t)reps);
+  double (*ph)[LB__NPHASES] = malloc(sizeof *ph * (size_t)reps);
   int *sc = calloc((size_t)np, sizeof *sc), *rc = calloc((size_t)np, sizeof *rc);
   int *sd = calloc((size_t)np, sizeof *sd), *rd = calloc((size_t)np, sizeof *rd);
   size_t cap = (size_t)T * S * 2 + 1;
@@ -141,13 +141,13 @@ static void run(int T, size_t S, int reps) {
       keys[i] = strdup(rta_task_key(rta_lb_local_task(ctx, i)));
     rta_lb_stats_t s0, s1;
     rta_lb_stats(ctx, &s0);
-    double p0[RTA__LB_NPHASES], p1[RTA__LB_NPHASES];
+    double p0[LB__NPHASES], p1[LB__NPHASES];
     memcpy(p0, ctx->move_phase, sizeof p0);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rta_lb_perform(ctx, &comm) != 0)
       MPI_Abort(MPI_COMM_WORLD, 2);
     rta_lb_stats(ctx, &s1);
-    for (int k = 0; k < RTA__LB_NPHASES; k++)
+    for (int k = 0; k < LB__NPHASES; k++)
       p1[k] = ctx->move_phase[k] - p0[k];
     double map_s = s1.seconds_mapping - s0.seconds_mapping;
     double mig_s = s1.seconds_migrating - s0.seconds_migrating;
@@ -182,7 +182,7 @@ static void run(int T, size_t S, int reps) {
     }
     if (r < 0)
       continue;
-    MPI_Reduce(p1, ph[r], RTA__LB_NPHASES, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(p1, ph[r], LB__NPHASES, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     tasks[r] = (double)(s1.tasks_moved - s0.tasks_moved) / np;
     tmap[r] = map_s;
     tmig[r] = mig_s;

@@ -16,7 +16,7 @@
 
 #include <mpi.h>
 
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);

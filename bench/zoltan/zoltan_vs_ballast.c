@@ -29,7 +29,7 @@
 #include <zoltan.h>
 
 #include <ballast/common.h>
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 #include "map/map_internal.h"
 #include "map/map_remap.h"
 
@@ -329,7 +329,7 @@ int main(int argc, char **argv) {
     }
     rta_map_evaluate(b.g, hw, cur, first[m], &q);
     print_row("repart", names[m], secs, &q,
-              rta__remap_cost(b.g, hw, cur, first[m], 10, NULL, NULL), json);
+              map__remap_cost(b.g, hw, cur, first[m], 10, NULL, NULL), json);
     fflush(stdout);
   }
   /* reference: the heavy-sphere graph mapped from scratch by ballast */
@@ -339,7 +339,7 @@ int main(int argc, char **argv) {
     double secs = now() - t0;
     rta_map_evaluate(b.g, hw, cur, first[0], &q);
     print_row("scratch", "ballast", secs, &q,
-              rta__remap_cost(b.g, hw, cur, first[0], 10, NULL, NULL), json);
+              map__remap_cost(b.g, hw, cur, first[0], 10, NULL, NULL), json);
   }
   for (int m = 0; m < nm; m++) free(first[m]);
   free(first);

@@ -250,7 +250,7 @@ int md_lb_step(md_sim_t *s, int *remapped) {
   if (s->lbst.remaps != s->lb_remaps_seen) {
     s->lb_remaps_seen = s->lbst.remaps;
     /* a committed remap whose mapping keeps every block where it is
-     * (rta_map_tasks weighs migration cost) leaves the owner map as it was:
+     * (rta_task_map weighs migration cost) leaves the owner map as it was:
      * "remaps" counts the owner-map changes, as for the other strategies */
     *remapped = s->lbst.tasks_moved != s->tasks_moved ? 1 : 2;
     if (*remapped == 1) s->remaps++;

@@ -9,7 +9,7 @@
  *
  * Outside MPI_Init .. MPI_Finalize. Every entry point that calls MPI or
  * measures (mon's regions, report and profile; pia's queries and interval
- * marks; rta_task_begin/end, rta_step, rta_map_tasks, rta_map_graph_par,
+ * marks; rta_task_begin/end, rta_step, rta_task_map, rta_map_graph_par,
  * rta_hw_discover(_ex), rta_hw_refresh_links, rta_lb_create,
  * rta_lb_perform) returns BALLAST_ESTATE before
  * MPI_Init and after MPI_Finalize, with one warning naming the call, and

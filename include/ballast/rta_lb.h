@@ -203,7 +203,7 @@
 #include <mpi.h>
 
 #include <ballast/common.h>
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 #include <ballast/rta_policy.h>
 #include <ballast/rta_task.h>
 
@@ -258,7 +258,7 @@ typedef struct {
   long long failed_remaps;    /**< remaps rolled back */
   long long tasks_moved;      /**< tasks moved by committed remaps, all ranks */
   double bytes_moved;         /**< state bytes moved by committed remaps, all ranks */
-  double seconds_mapping;     /**< time in rta_map_tasks (max over ranks, summed over remaps
+  double seconds_mapping;     /**< time in rta_task_map (max over ranks, summed over remaps
                                    and over candidates the policy dropped) */
   double seconds_migrating;   /**< time moving state and rebuilding communicators (max over ranks) */
   double seconds_deciding;    /**< time closing steps and deciding (this rank), its waiting for
@@ -303,7 +303,7 @@ BALLAST_API void rta_lb_config_init(rta_lb_config_t *cfg);
  * pass different roots or define a task with different parameters (the
  * warning names the parameter); BALLAST_ENOTFOUND when the root has no leaf
  * task on any rank; BALLAST_ETOOBIG when a gang fits no node;
- * rta_map_tasks() codes (BALLAST_EEXIST, BALLAST_ENOTFOUND, ...);
+ * rta_task_map() codes (BALLAST_EEXIST, BALLAST_ENOTFOUND, ...);
  * BALLAST_EREMOTE when another rank failed; BALLAST_EMPI; BALLAST_ENOMEM.
  * Every rank returns an error together (the codes may differ as said) and
  * then creates nothing.
@@ -334,7 +334,7 @@ BALLAST_API int rta_lb_destroy(rta_lb_context_t *ctx);
  * previous call's merged step and asks it (explicit: the reduction is
  * completed at once and it always remaps; the first call after
  * rta_lb_warm_start(): remap to the warm map; the first call with
- * balance_estimates: remap from the estimates). On a remap: rta_map_tasks()
+ * balance_estimates: remap from the estimates). On a remap: rta_task_map()
  * from the current owners (migration cost included), gang placement; under
  * the automatic policy the candidate is then judged (rta_policy_confirm():
  * one MPI_Allreduce) and dropped, unmoved, when it moves nothing or gains
@@ -353,7 +353,7 @@ BALLAST_API int rta_lb_destroy(rta_lb_context_t *ctx);
  * remapped (the remap is called off), else the others warn at their next
  * call and that step is not counted; and outside MPI_Init..MPI_Finalize; a failed remap's code (the failing rank's own code there,
  * BALLAST_EREMOTE elsewhere; the old mapping and state are intact);
- * rta_map_tasks() codes; BALLAST_EMPI.
+ * rta_task_map() codes; BALLAST_EMPI.
  */
 BALLAST_API int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm);
 
@@ -497,16 +497,6 @@ BALLAST_API int rta_lb_record(rta_lb_context_t *ctx, const char *path);
 
 /** \brief The policy's configuration after code and environment (read-only), or NULL. */
 BALLAST_API const rta_policy_config_t *rta_lb_policy(const rta_lb_context_t *ctx);
-
-/**
- * \brief The dims of a registered array of \a task (after a move: the dims it
- * arrived with).
- * \return the number of dims (1..RTA_MAX_DIMS) and fills \a dims (room for
- * RTA_MAX_DIMS); BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND when \a array is
- * not registered on the task.
- */
-BALLAST_API int rta_task_array_dims(const rta_task_t *task, void **array,
-                                    int64_t *dims);
 
 #ifdef __cplusplus
 }

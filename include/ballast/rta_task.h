@@ -3,7 +3,7 @@
  * \brief The task runtime of rta: the task tree, begin/end of tasks,
  * registered arrays, the cost model and the mapping of a task tree onto the
  * hardware. The hardware model and the mapping engine are declared in
- * ballast/rta_hw.h, which this header includes; load balancing (which moves
+ * ballast/rta_map.h, which this header includes; load balancing (which moves
  * tasks) is in ballast/rta_lb.h. Include ballast/rta.h for the whole module.
  *
  * \section rta_tree The task tree
@@ -19,7 +19,7 @@
  * defined it; a leaf defined on several processes is a shared leaf, allowed
  * only for multiprocessor tasks (nprocs > 1, at most nprocs definers).
  * Parameters of a task defined on several processes must agree; that is
- * checked when rta_map_tasks() gathers the tree (BALLAST_EMISMATCH).
+ * checked when rta_task_map() gathers the tree (BALLAST_EMISMATCH).
  *
  * \section rta_cost The cost model
  * rta_task_begin() / rta_task_end() clock a task through mon as a region named by the task's
@@ -28,7 +28,7 @@
  * time spent in the task since the previous rta_step() and pushes it into a
  * moving window of the last \c window steps. Once \c min_steps steps are
  * measured the task's measured time per step replaces its estimate
- * (rta_task_cost()); until then the estimate serves. rta_map_tasks() turns
+ * (rta_task_cost()); until then the estimate serves. rta_task_map() turns
  * both into one scale (see there).
  *
  * \section rta_serial Serialisation
@@ -61,7 +61,7 @@
 #include <mpi.h>
 
 #include <ballast/common.h>
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -350,6 +350,16 @@ BALLAST_API void *rta_array_alloc(size_t bytes);
 BALLAST_API int rta_task_array_unregister(rta_task_t *task, void **array);
 
 /**
+ * \brief The dims of a registered array of \a task (after a move: the dims it
+ * arrived with).
+ * \return the number of dims (1..RTA_MAX_DIMS) and fills \a dims (room for
+ * RTA_MAX_DIMS); BALLAST_EINVAL for NULL; BALLAST_ENOTFOUND when \a array is
+ * not registered on the task.
+ */
+BALLAST_API int rta_task_array_dims(const rta_task_t *task, void **array,
+                                    int64_t *dims);
+
+/**
  * \brief The i-th registered array of a task (registration order): the
  * address of the pointer rta keeps up to date, to read the array through
  * (<tt>double *x = *(double **)slot</tt>) and to pass to
@@ -447,7 +457,7 @@ BALLAST_API int rta_task_cost(const rta_task_t *task, rta_task_cost_t *out);
 
 /* ---- mapping a task tree ------------------------------------------------ */
 
-/** Options of rta_map_tasks(). Fill with rta_map_tasks_options_init(). */
+/** Options of rta_task_map(). Fill with rta_task_map_options_init(). */
 typedef struct {
   rta_strategy_t strategy;   /**< default RTA_MAP_TWOPHASE */
   int fresh;                 /**< 1: ignore where tasks live now (no migration
@@ -455,12 +465,12 @@ typedef struct {
                                   remap from the current owners */
   rta_map_options_t engine;  /**< the mapping engine's options (balance,
                                   steps between remaps, seed) */
-} rta_map_tasks_options_t;
+} rta_task_map_options_t;
 
 /** \brief Fills \a o with the defaults (two-phase, remap, engine defaults). */
-BALLAST_API void rta_map_tasks_options_init(rta_map_tasks_options_t *o);
+BALLAST_API void rta_task_map_options_init(rta_task_map_options_t *o);
 
-/** The result of rta_map_tasks(): one entry per leaf task, sorted by key (opaque). */
+/** The result of rta_task_map(): one entry per leaf task, sorted by key (opaque). */
 typedef struct rta_mapping rta_mapping_t;
 
 /**
@@ -478,7 +488,7 @@ typedef struct rta_mapping rta_mapping_t;
  * sum(estimates) over the measured tasks (raw estimates when none is).
  * Edge weight = bytes per step. In placement mode (every process owns
  * exactly one leaf) the bytes are measured per pair of processes from mon's
- * partner volumes since the previous rta_map_tasks() (or since the cost
+ * partner volumes since the previous rta_task_map() (or since the cost
  * model started), divided by the steps in between; otherwise they are the
  * declared rta_comm_est_t bytes, scaled per process by the bytes it was
  * measured to send over the bytes its tasks declare to send to tasks on
@@ -495,7 +505,7 @@ typedef struct rta_mapping rta_mapping_t;
  *        (slot = rank in \a comm).
  * \param root this process's handle of the shared root.
  * \param hw the hardware model (rta_hw_discover() on \a comm).
- * \param opts NULL for the defaults of rta_map_tasks_options_init().
+ * \param opts NULL for the defaults of rta_task_map_options_init().
  * \param out receives the mapping (same on every process); destroy it with
  *        rta_mapping_destroy().
  * \return 0; BALLAST_EINVAL for NULL arguments or a size mismatch between
@@ -512,10 +522,10 @@ typedef struct rta_mapping rta_mapping_t;
  * returns its own code, the others BALLAST_EREMOTE (or the same code, where
  * every process found the same problem).
  */
-BALLAST_API int rta_map_tasks(MPI_Comm comm, rta_task_t *root,
-                              const rta_hw_t *hw,
-                              const rta_map_tasks_options_t *opts,
-                              rta_mapping_t **out);
+BALLAST_API int rta_task_map(MPI_Comm comm, rta_task_t *root,
+                             const rta_hw_t *hw,
+                             const rta_task_map_options_t *opts,
+                             rta_mapping_t **out);
 
 /** \brief Destroys a mapping; NULL does nothing. */
 BALLAST_API void rta_mapping_destroy(rta_mapping_t *m);
@@ -545,7 +555,7 @@ BALLAST_API int rta_mapping_ndefiners(const rta_mapping_t *m, int64_t i);
  * \return the number of processes the task asked for; BALLAST_EINVAL for
  *         NULL; BALLAST_ERANGE. */
 BALLAST_API int rta_mapping_nprocs(const rta_mapping_t *m, int64_t i);
-/** \brief The vertex weight used for task \a i (see rta_map_tasks()).
+/** \brief The vertex weight used for task \a i (see rta_task_map()).
  * \return 0 and \a *out; BALLAST_EINVAL for NULL \a m or \a out;
  *         BALLAST_ERANGE (\a *out unchanged). */
 BALLAST_API int rta_mapping_work(const rta_mapping_t *m, int64_t i, double *out);

@@ -3,7 +3,7 @@
  * gangs lb_gang.c, the report lb_report.c. */
 #include "lb/lb_internal.h"
 #include "mig/migrate.h"
-#include "lbrec/lbrec.h"
+#include "policy/policy.h"
 
 #include <limits.h>
 #include <math.h>
@@ -21,10 +21,10 @@
 
 /* The registry of contexts, keyed by application communicator (a list: a
  * program has a handful of contexts). The only one: the report and the
- * series read it (rta__lb_contexts) or follow it through the listeners. */
+ * series read it (lb__contexts) or follow it through the listeners. */
 static rta_lb_context_t *contexts;
 
-rta_lb_context_t *rta__lb_contexts(void) { return contexts; }
+rta_lb_context_t *lb__contexts(void) { return contexts; }
 
 /* The per-step reduction (below). */
 static int step_op_create(rta_lb_context_t *ctx);
@@ -42,8 +42,8 @@ void rta_lb_config_init(rta_lb_config_t *cfg) {
 
 
 /* The gang whose key is \a key, or NULL. */
-static const rta__gang_t *gang_of(const rta__gang_t *gangs, int ngangs,
-                                  const char *key) {
+static const lb__gang_t *gang_of(const lb__gang_t *gangs, int ngangs,
+                                 const char *key) {
   for (int g = 0; g < ngangs; g++)
     if (!strcmp(gangs[g].key, key))
       return &gangs[g];
@@ -53,11 +53,11 @@ static const rta__gang_t *gang_of(const rta__gang_t *gangs, int ngangs,
 /* Where every vertex of \a m lives: its slot (NULL: its owner), a gang's
  * first member. Local, no allocation. */
 static void locate(const rta_mapping_t *m, const int *slot,
-                   const rta__gang_t *gangs, int ngangs, int64_t *where) {
+                   const lb__gang_t *gangs, int ngangs, int64_t *where) {
   int64_t n = rta_mapping_ntasks(m);
   for (int64_t v = 0; v < n; v++) {
     where[v] = slot ? slot[v] : rta_mapping_owner(m, v);
-    const rta__gang_t *g = rta_mapping_nprocs(m, v) > 1
+    const lb__gang_t *g = rta_mapping_nprocs(m, v) > 1
                                ? gang_of(gangs, ngangs, rta_mapping_key(m, v))
                                : NULL;
     if (g)
@@ -69,13 +69,13 @@ static void locate(const rta_mapping_t *m, const int *slot,
  * for every vertex, in key order as the mapping's vertices are; their
  * number. No allocation, cannot fail: the commit of a remap calls it. */
 static int list_local(const rta_lb_context_t *ctx, const rta_mapping_t *m,
-                      const int64_t *where, const rta__gang_t *gangs,
+                      const int64_t *where, const lb__gang_t *gangs,
                       int ngangs, rta_task_t **local) {
   int64_t n = rta_mapping_ntasks(m);
   int nl = 0;
   for (int64_t v = 0; v < n; v++) {
     int mine = where[v] == ctx->rank;
-    const rta__gang_t *g = rta_mapping_nprocs(m, v) > 1
+    const lb__gang_t *g = rta_mapping_nprocs(m, v) > 1
                                ? gang_of(gangs, ngangs, rta_mapping_key(m, v))
                                : NULL;
     if (g) {
@@ -83,7 +83,7 @@ static int list_local(const rta_lb_context_t *ctx, const rta_mapping_t *m,
       for (int k = 0; k < g->nprocs; k++)
         mine |= g->ranks[k] == ctx->rank;
     }
-    rta_task_t *t = mine ? rta__mapping_task(m, v) : NULL;
+    rta_task_t *t = mine ? task__mapping_task(m, v) : NULL;
     if (t || (mine && rta_task_find(rta_mapping_key(m, v), &t) == 0))
       local[nl++] = t;
   }
@@ -131,7 +131,7 @@ static int adopt_first_mapping(rta_lb_context_t *ctx, const rta_task_t *root) {
       ctx->index[v] = rta_mapping_owner(ctx->mapping, v);
   }
   if (!rc)
-    rc = rta__lb_place_gangs(ctx, ctx->mapping, 1, &ctx->gangs, &ctx->ngangs);
+    rc = lb__place_gangs(ctx, ctx->mapping, 1, &ctx->gangs, &ctx->ngangs);
   if (!rc && !(ctx->root_key = ballast__strdup(rta_task_key(root))))
     rc = BALLAST_ENOMEM;
   if (!rc)
@@ -149,7 +149,7 @@ static void context_free(rta_lb_context_t *ctx) {
     return;
   int fin = 0;
   MPI_Finalized(&fin);
-  rta__lb_gangs_free(ctx->gangs, ctx->ngangs);
+  lb__gangs_free(ctx->gangs, ctx->ngangs);
   if (!fin) {
     if (ctx->step_op != MPI_OP_NULL)
       MPI_Op_free(&ctx->step_op);
@@ -164,7 +164,7 @@ static void context_free(rta_lb_context_t *ctx) {
   rta_hw_destroy(ctx->hw);
   rta_policy_destroy(ctx->policy);
   rta_policy_rank_destroy(ctx->prank);
-  lbrec__warm_free(ctx->warm);
+  policy__warm_free(ctx->warm);
   mig__pool_destroy(ctx->pool);
   free(ctx->move_out);
   free(ctx->move_in);
@@ -185,8 +185,8 @@ static void context_open(rta_lb_context_t *ctx, double t0, double wait,
                          rta_graph_t *g0) {
   ctx->next = contexts;
   contexts = ctx;
-  const rta__lb_defined_t ev = {t0, g0};
-  rta__lb_emit_defined(ctx, &ev);
+  const lb__defined_t ev = {t0, g0};
+  lb__emit_defined(ctx, &ev);
   ctx->seconds_define = MPI_Wtime() - t0;
   ballast__own_add(ctx->seconds_define, wait);
   ctx->seconds_waiting += wait;
@@ -290,17 +290,17 @@ int rta_lb_create(MPI_Comm comm, rta_task_t *root,
   }
   if (!rc) {
     /* Gather the tree once: owners, placement mode, validation. */
-    rta_map_tasks_options_t mo;
-    rta_map_tasks_options_init(&mo);
+    rta_task_map_options_t mo;
+    rta_task_map_options_init(&mo);
     mo.strategy = RTA_MAP_ROUNDROBIN;
     mo.fresh = 1;
-    rc = rta__map_tasks_keep(base, root, ctx->hw, &mo, &ctx->mapping,
-                             rta__lb_wants_graph(ctx) ? &g0 : NULL);
+    rc = task__map_keep(base, root, ctx->hw, &mo, &ctx->mapping,
+                        lb__wants_graph(ctx) ? &g0 : NULL);
   }
   if (!rc)
     rc = ballast__agree(base, adopt_first_mapping(ctx, root), NULL, NULL);
   if (!rc)
-    rc = ballast__agree(base, rta__lb_gang_comms(ctx, ctx->gangs, ctx->ngangs), NULL,
+    rc = ballast__agree(base, lb__gang_comms(ctx, ctx->gangs, ctx->ngangs), NULL,
                     NULL);
   if (!rc)
     rc = ballast__agree(base, build_app_comm(ctx, rta_mapping_ntasks(ctx->mapping),
@@ -336,7 +336,7 @@ int rta_lb_destroy(rta_lb_context_t *ctx) {
   MPI_Finalized(&fin);
   if (!fin)
     (void)step_complete(ctx);
-  rta__lb_emit_destroyed(ctx);
+  lb__emit_destroyed(ctx);
   context_free(ctx);
   return 0;
 }
@@ -364,7 +364,7 @@ static double step_time(rta_lb_context_t *ctx, double wall, int closed) {
     long long now = rta_steps();
     for (int i = 0; i < ctx->nlocal; i++) {
       rta_task_cost_t c;
-      if (rta__cost_sample_step(ctx->local[i]) == now &&
+      if (task__cost_sample_step(ctx->local[i]) == now &&
           rta_task_cost(ctx->local[i], &c) == 0) {
         sum += c.last_time;
         any = 1;
@@ -377,7 +377,7 @@ static double step_time(rta_lb_context_t *ctx, double wall, int closed) {
 }
 
 /* ---- the per-step reduction ------------------------------------------------
- * One vector of RTA__LB_STEP_DOUBLES doubles per step (rta_policy.h, "What
+ * One vector of LB__STEP_DOUBLES doubles per step (rta_policy.h, "What
  * it costs to communicate"): the policy's merged step, then who had an
  * error (rank + 1, max), its code (min: codes are negative), the program's
  * wall step (max and sum) and the least time a rank spent completing the
@@ -390,7 +390,7 @@ static void step_op_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
   (void)type;
   const double *a = in;
   double *b = inout;
-  for (int i = 0; i < *len; i++, a += RTA__LB_STEP_DOUBLES, b += RTA__LB_STEP_DOUBLES) {
+  for (int i = 0; i < *len; i++, a += LB__STEP_DOUBLES, b += LB__STEP_DOUBLES) {
     rta_policy_step_t x, y;
     rta_policy_step_unpack(a, &x);
     rta_policy_step_unpack(b, &y);
@@ -406,7 +406,7 @@ static void step_op_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
 
 /* The operation and datatype of a context's reduction (at definition). */
 static int step_op_create(rta_lb_context_t *ctx) {
-  if (MPI_Type_contiguous(RTA__LB_STEP_DOUBLES, MPI_DOUBLE, &ctx->step_type) != MPI_SUCCESS)
+  if (MPI_Type_contiguous(LB__STEP_DOUBLES, MPI_DOUBLE, &ctx->step_type) != MPI_SUCCESS)
     return BALLAST_EMPI;
   if (MPI_Type_commit(&ctx->step_type) != MPI_SUCCESS ||
       MPI_Op_create(step_op_fn, 1, &ctx->step_op) != MPI_SUCCESS) {
@@ -549,7 +549,7 @@ static int step_exchange(rta_lb_context_t *ctx, double mine, int err, double wal
  * the closed step was measured. */
 static int close_step(rta_lb_context_t *ctx, int *closed) {
   *closed = 0;
-  if (rta_steps() > ctx->steps_seen && rta__cost_step_closed()) {
+  if (rta_steps() > ctx->steps_seen && task__cost_step_closed()) {
     *closed = 1;
     return 0;
   }
@@ -567,7 +567,7 @@ static int close_step(rta_lb_context_t *ctx, int *closed) {
  * on one slot: the later ones go to the free slots, nearest first: same node,
  * then the lowest free slot). Deterministic, so identical on every rank. */
 static int *target_slots(rta_lb_context_t *ctx, const rta_mapping_t *m,
-                         const rta__gang_t *gangs, int ngangs) {
+                         const lb__gang_t *gangs, int ngangs) {
   int64_t n = rta_mapping_ntasks(m);
   int *slot = ballast__malloc((size_t)(n ? n : 1) * sizeof *slot);
   if (!slot)
@@ -580,7 +580,7 @@ static int *target_slots(rta_lb_context_t *ctx, const rta_mapping_t *m,
           slot[v] = gangs[g].ranks[0];
   }
   if (ctx->placement && rta_mapping_placement(m) && n == ctx->size &&
-      rta__map_repair_by_node(ctx->hw, n, slot)) {
+      map__repair_by_node(ctx->hw, n, slot)) {
     free(slot);
     return NULL;
   }
@@ -599,22 +599,22 @@ static int *target_slots(rta_lb_context_t *ctx, const rta_mapping_t *m,
  */
 typedef struct {
   rta_mapping_t *m;       /* the new mapping */
-  rta__gang_t *gangs;     /* its gangs, their communicators once built */
+  lb__gang_t *gangs;     /* its gangs, their communicators once built */
   int ngangs;
   int *slot;              /* target slot of every vertex */
   int64_t *where;         /* host of every vertex after the move */
   rta_task_t **local;     /* room for this rank's list after the move */
   int *index;             /* placement: each vertex's index, carried by key */
   MPI_Comm app;           /* the new application communicator, or NULL */
-  rta__lb_move_result_t mv;
+  lb__move_result_t mv;
   int who, code;          /* the failing rank and its code, -1 when none */
   rta_graph_t *graph;     /* the graph mapped, when a listener wants it */
 } remap_t;
 
 /* The new mapping and its gangs. Collective over base. */
 static int remap_map(rta_lb_context_t *ctx, remap_t *s) {
-  rta_map_tasks_options_t mo;
-  rta_map_tasks_options_init(&mo);
+  rta_task_map_options_t mo;
+  rta_task_map_options_init(&mo);
   mo.strategy = (rta_strategy_t)ctx->cfg.strategy;
   /* Remap k uses seed + k: a seeded RANDOM strategy gives a new map each time. */
   mo.engine.seed = ctx->cfg.seed +
@@ -625,11 +625,11 @@ static int remap_map(rta_lb_context_t *ctx, remap_t *s) {
   int rc = rta_task_find(ctx->root_key, &root);
   rc = ballast__agree(ctx->base, rc, NULL, NULL);
   if (!rc)
-    rc = rta__map_tasks_keep(ctx->base, root, ctx->hw, &mo, &s->m,
-                             rta__lb_wants_graph(ctx) ? &s->graph : NULL);
+    rc = task__map_keep(ctx->base, root, ctx->hw, &mo, &s->m,
+                        lb__wants_graph(ctx) ? &s->graph : NULL);
   if (!rc)
     rc = ballast__agree(ctx->base,
-                        rta__lb_place_gangs(ctx, s->m, 0, &s->gangs, &s->ngangs),
+                        lb__place_gangs(ctx, s->m, 0, &s->gangs, &s->ngangs),
                         NULL, NULL);
   return rc;
 }
@@ -643,7 +643,7 @@ static int remap_lists(rta_lb_context_t *ctx, remap_t *s) {
   if (!s->slot || alloc_lists(n, &s->where, &s->local))
     return BALLAST_ENOMEM;
   if (ctx->warm) /* a refused warm map leaves the engine's slots: not an error */
-    (void)rta__lb_warm_slots(ctx, s->m, s->slot);
+    (void)lb__warm_slots(ctx, s->m, s->slot);
   locate(s->m, s->slot, s->gangs, s->ngangs, s->where);
   if (!ctx->placement)
     return 0;
@@ -660,7 +660,7 @@ static int remap_lists(rta_lb_context_t *ctx, remap_t *s) {
 static int remap_prepare(rta_lb_context_t *ctx, remap_t *s) {
   int rc = ballast__agree(ctx->base, remap_lists(ctx, s), &s->who, &s->code);
   if (!rc && s->ngangs > 0) /* ngangs is the same on every rank */
-    rc = ballast__agree(ctx->base, rta__lb_gang_comms(ctx, s->gangs, s->ngangs),
+    rc = ballast__agree(ctx->base, lb__gang_comms(ctx, s->gangs, s->ngangs),
                         &s->who, &s->code);
   /* A new application communicator only when a task changes hosts. */
   int64_t n = rta_mapping_ntasks(s->m);
@@ -683,7 +683,7 @@ static void remap_free(remap_t *s) {
     MPI_Comm_free(&s->app);
   rta_mapping_destroy(s->m);
   rta_graph_destroy(s->graph);
-  rta__lb_gangs_free(s->gangs, s->ngangs);
+  lb__gangs_free(s->gangs, s->ngangs);
   free(s->slot);
   free(s->where);
   free(s->local);
@@ -697,7 +697,7 @@ static void remap_free(remap_t *s) {
  * new state, and only a handle may leak. */
 static void remap_commit(rta_lb_context_t *ctx, remap_t *s) {
   rta_mapping_t *m = ctx->mapping;
-  rta__gang_t *gangs = ctx->gangs;
+  lb__gang_t *gangs = ctx->gangs;
   int ngangs = ctx->ngangs;
   int64_t *where = ctx->where;
   rta_task_t **local = ctx->local;
@@ -742,13 +742,13 @@ static void remap_account(rta_lb_context_t *ctx, const remap_t *s, int rc,
   ctx->stats.seconds_mapping += mx[0];
   ctx->stats.seconds_migrating += mx[1];
   *cost = (rta_remap_measure_t){mx[0], mx[1], rc ? 0 : tot[1], rc == 0};
-  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REMAP_END)) {
+  if (TOOL__ON(TOOL__EV_REMAP_END)) {
     ballast_tool_remap_end_t ev = {
-        .t_ns = ballast__tool_now(), .context = ctx->root_key, .step = (long)ctx->last.step,
+        .t_ns = tool__now(), .context = ctx->root_key, .step = (long)ctx->last.step,
         .strategy = rta_strategy_name(ctx->cfg.strategy),
         .tasks_moved = rc ? 0 : (long)tot[0], .bytes_moved = rc ? 0 : (uint64_t)tot[1],
         .mapping_s = mx[0], .migration_s = mx[1], .committed = rc == 0};
-    ballast__tool_emit_remap_end(&ev);
+    tool__emit_remap_end(&ev);
   }
   if (rc)
     return;
@@ -843,16 +843,16 @@ static int candidate_wanted(rta_lb_context_t *ctx, const remap_t *s, double t_ma
   if ((d->reason == RTA_REASON_WARM_START || d->reason == RTA_REASON_ESTIMATED) &&
       c.tasks == 0) {
     d->remap = 0;
-    const rta__lb_judged_t ev = {&c, 0, d};
-    rta__lb_emit_judged(ctx, &ev);
+    const lb__judged_t ev = {&c, 0, d};
+    lb__emit_judged(ctx, &ev);
     return 0;
   }
   if (MPI_Allreduce(&t_map, &c.mapping_seconds, 1, MPI_DOUBLE, MPI_MAX, ctx->base) !=
       MPI_SUCCESS)
     return 1; /* no agreed figure: carry the remap out as decided */
   rta_policy_confirm(ctx->policy, &c, d);
-  const rta__lb_judged_t ev = {&c, 1, d};
-  rta__lb_emit_judged(ctx, &ev);
+  const lb__judged_t ev = {&c, 1, d};
+  lb__emit_judged(ctx, &ev);
   if (!d->remap) /* the mapping was paid for all the same */
     ctx->stats.seconds_mapping += c.mapping_seconds;
   return d->remap;
@@ -874,8 +874,8 @@ static int remap(rta_lb_context_t *ctx, rta_decision_t *d, rta_remap_measure_t *
   /* listeners see a candidate's graph and slots whether or not it is
    * carried out (the record's replay maps it again and judges it again);
    * the graph is not needed after them */
-  const rta__lb_mapped_t mapped = {s.graph, s.m, s.slot};
-  rta__lb_emit_mapped(ctx, &mapped);
+  const lb__mapped_t mapped = {s.graph, s.m, s.slot};
+  lb__emit_mapped(ctx, &mapped);
   rta_graph_destroy(s.graph);
   s.graph = NULL;
   if (prepared && !candidate_wanted(ctx, &s, t_map, d)) {
@@ -884,15 +884,15 @@ static int remap(rta_lb_context_t *ctx, rta_decision_t *d, rta_remap_measure_t *
     return 0;
   }
   if (prepared) {
-    ctx->move_phase[RTA__LB_PH_OTHER] += MPI_Wtime() - t1;
-    rc = rta__lb_move(ctx, s.m, s.slot, &s.mv);
+    ctx->move_phase[LB__PH_OTHER] += MPI_Wtime() - t1;
+    rc = lb__move(ctx, s.m, s.slot, &s.mv);
     s.who = s.mv.failed_rank;
     s.code = s.mv.failed_code;
   }
   if (!rc) {
     double tc = MPI_Wtime();
     remap_commit(ctx, &s);
-    ctx->move_phase[RTA__LB_PH_TREE] += MPI_Wtime() - tc;
+    ctx->move_phase[LB__PH_TREE] += MPI_Wtime() - tc;
   } else if (s.who >= 0) {
     ctx->stats.failed_remaps++;
     ctx->stats.last_error_rank = s.who;
@@ -904,7 +904,7 @@ static int remap(rta_lb_context_t *ctx, rta_decision_t *d, rta_remap_measure_t *
   double tf = MPI_Wtime();
   remap_free(&s);
   if (prepared)
-    ctx->move_phase[RTA__LB_PH_OTHER] += MPI_Wtime() - tf;
+    ctx->move_phase[LB__PH_OTHER] += MPI_Wtime() - tf;
   remap_account(ctx, &s, rc, t_map, elapsed(ctx, t1, c1), cost);
   return rc;
 }
@@ -931,12 +931,12 @@ static int remap_check(rta_lb_context_t *ctx, int own, rta_decision_t *d) {
 /* The tools interface's lb_decision: every step the policy judged. */
 static void decision_event(const rta_lb_context_t *ctx, const rta_decision_t *d) {
   ballast_tool_lb_decision_t ev = {
-      .t_ns = ballast__tool_now(), .context = ctx->root_key, .step = (long)d->step,
+      .t_ns = tool__now(), .context = ctx->root_key, .step = (long)d->step,
       .imbalance = d->imbalance, .predicted_gain_s = d->predicted_gain,
       .remap_cost_s = d->remap_cost,
       .verdict = d->remap ? BALLAST_TOOL_REMAP : BALLAST_TOOL_KEEP,
       .reason = rta_reason_name(d->reason)};
-  ballast__tool_emit_lb_decision(&ev);
+  tool__emit_lb_decision(&ev);
 }
 
 /* The statistics and the log line of one judged step. */
@@ -971,11 +971,11 @@ static void note_decision(rta_lb_context_t *ctx, const rta_decision_t *d) {
 /* A candidate the policy dropped: tools see the remap they were told began
  * end uncommitted, having moved nothing. */
 static void candidate_dropped(const rta_lb_context_t *ctx, const rta_decision_t *d) {
-  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REMAP_END)) {
+  if (TOOL__ON(TOOL__EV_REMAP_END)) {
     ballast_tool_remap_end_t ev = {
-        .t_ns = ballast__tool_now(), .context = ctx->root_key, .step = (long)d->step,
+        .t_ns = tool__now(), .context = ctx->root_key, .step = (long)d->step,
         .strategy = rta_strategy_name(ctx->cfg.strategy), .committed = 0};
-    ballast__tool_emit_remap_end(&ev);
+    tool__emit_remap_end(&ev);
   }
 }
 
@@ -1035,11 +1035,11 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
     forced = 3;
   }
   ctx->last = d;
-  const rta__lb_step_t ev = {wall, mine, have ? &merged : NULL,
+  const lb__step_t ev = {wall, mine, have ? &merged : NULL,
                             ctx->fed_wall_max, ctx->fed_wall_sum,
                             &d, forced, closed};
-  rta__lb_emit_step(ctx, &ev);
-  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_LB_DECISION))
+  lb__emit_step(ctx, &ev);
+  if (TOOL__ON(TOOL__EV_LB_DECISION))
     decision_event(ctx, &d);
   note_decision(ctx, &d);
   double t_decided = MPI_Wtime();
@@ -1050,24 +1050,24 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   if (d.remap) {
     rta_remap_measure_t cost = {0, 0, 0, 0};
     int dropped = 0;
-    if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REMAP_BEGIN)) {
-      ballast_tool_remap_begin_t ev = {.t_ns = ballast__tool_now(), .context = ctx->root_key,
+    if (TOOL__ON(TOOL__EV_REMAP_BEGIN)) {
+      ballast_tool_remap_begin_t ev = {.t_ns = tool__now(), .context = ctx->root_key,
                                        .step = (long)d.step,
                                        .strategy = rta_strategy_name(ctx->cfg.strategy)};
-      ballast__tool_emit_remap_begin(&ev);
+      tool__emit_remap_begin(&ev);
     }
     ballast__lib_begin();
-    rta__lb_emit_remap_begun(ctx);
+    lb__emit_remap_begun(ctx);
     ctx->remap_tried = 1;
     rc = remap(ctx, &d, &cost, &dropped);
     ballast__lib_end();
-    lbrec__warm_free(ctx->warm); /* one try: a failed warm remap is not repeated */
+    policy__warm_free(ctx->warm); /* one try: a failed warm remap is not repeated */
     ctx->warm = NULL;
     ctx->last = d;
     if (!dropped && d.imbalance > 0)
       ctx->stats.imbalance_before = d.imbalance;
-    const rta__lb_remap_end_t end = {rc, dropped, &cost, &d};
-    rta__lb_emit_remap_ended(ctx, &end);
+    const lb__remap_end_t end = {rc, dropped, &cost, &d};
+    lb__emit_remap_ended(ctx, &end);
     if (dropped) {
       candidate_dropped(ctx, &d); /* the step's reduction goes on */
     } else {
@@ -1127,7 +1127,7 @@ rta_task_t *rta_lb_local_task(const rta_lb_context_t *ctx, int i) {
 int rta_lb_task_comm(const rta_lb_context_t *ctx, const char *key, MPI_Comm *comm) {
   if (!ctx || !key || !comm)
     return BALLAST_EINVAL;
-  const rta__gang_t *g = gang_of(ctx->gangs, ctx->ngangs, key);
+  const lb__gang_t *g = gang_of(ctx->gangs, ctx->ngangs, key);
   *comm = g ? g->comm : MPI_COMM_NULL;
   return g ? 0 : BALLAST_ENOTFOUND;
 }
@@ -1136,7 +1136,7 @@ int rta_lb_gang_ranks(const rta_lb_context_t *ctx, const char *key, int n,
                       int *ranks) {
   if (!ctx || !key || !ranks)
     return BALLAST_EINVAL;
-  const rta__gang_t *g = gang_of(ctx->gangs, ctx->ngangs, key);
+  const lb__gang_t *g = gang_of(ctx->gangs, ctx->ngangs, key);
   if (!g)
     return BALLAST_ENOTFOUND;
   if (n < g->nprocs)

@@ -15,11 +15,11 @@
  * attaching them cannot fail (a failure would hide this run's contexts from
  * the record, the series and the report); more listeners grow it. */
 enum { ROOM = 4 };
-static const rta__lb_listener_t *room[ROOM];
-static const rta__lb_listener_t **table = room;
+static const lb__listener_t *room[ROOM];
+static const lb__listener_t **table = room;
 static int nlisteners, caplisteners = ROOM, builtin_done;
 
-int rta__lb_listen(const rta__lb_listener_t *l) {
+int lb__listen(const lb__listener_t *l) {
   if (!l)
     return BALLAST_EINVAL;
   for (int i = 0; i < nlisteners; i++)
@@ -27,7 +27,7 @@ int rta__lb_listen(const rta__lb_listener_t *l) {
       return BALLAST_EEXIST;
   if (nlisteners == caplisteners) {
     int cap = 2 * caplisteners;
-    const rta__lb_listener_t **t =
+    const lb__listener_t **t =
         ballast__realloc(table == room ? NULL : table, (size_t)cap * sizeof *t);
     if (!t)
       return BALLAST_ENOMEM;
@@ -44,14 +44,14 @@ int rta__lb_listen(const rta__lb_listener_t *l) {
  * order: the record first (it was started before the rest of a
  * definition's bookkeeping, and its start's time counts in the definition's). */
 static void attach_builtin(void) {
-  static const rta__lb_listener_t *const builtin[] = {
-      &rta__lb_record_listener, &rta__lb_report_listener, &rta__lb_series_listener};
+  static const lb__listener_t *const builtin[] = {
+      &lb__record_listener, &lb__report_listener, &lb__series_listener};
   _Static_assert(sizeof builtin / sizeof *builtin <= ROOM, "room for the built-in listeners");
   if (builtin_done)
     return;
   builtin_done = 1;
   for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++)
-    (void)rta__lb_listen(builtin[i]); /* in the static room: cannot fail */
+    (void)lb__listen(builtin[i]); /* in the static room: cannot fail */
 }
 
 /* Every listener that has \a event, in order. */
@@ -63,7 +63,7 @@ static void attach_builtin(void) {
         table[i_]->event(__VA_ARGS__);                                     \
   } while (0)
 
-int rta__lb_wants_graph(const rta_lb_context_t *ctx) {
+int lb__wants_graph(const rta_lb_context_t *ctx) {
   attach_builtin();
   for (int i = 0; i < nlisteners; i++)
     if (table[i]->wants_graph && table[i]->wants_graph(ctx))
@@ -71,20 +71,20 @@ int rta__lb_wants_graph(const rta_lb_context_t *ctx) {
   return 0;
 }
 
-void rta__lb_emit_defined(rta_lb_context_t *ctx, const rta__lb_defined_t *ev) {
+void lb__emit_defined(rta_lb_context_t *ctx, const lb__defined_t *ev) {
   EACH(defined, ctx, ev);
 }
-void rta__lb_emit_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
+void lb__emit_step(rta_lb_context_t *ctx, const lb__step_t *ev) {
   EACH(step, ctx, ev);
 }
-void rta__lb_emit_remap_begun(rta_lb_context_t *ctx) { EACH(remap_begun, ctx); }
-void rta__lb_emit_mapped(rta_lb_context_t *ctx, const rta__lb_mapped_t *ev) {
+void lb__emit_remap_begun(rta_lb_context_t *ctx) { EACH(remap_begun, ctx); }
+void lb__emit_mapped(rta_lb_context_t *ctx, const lb__mapped_t *ev) {
   EACH(mapped, ctx, ev);
 }
-void rta__lb_emit_judged(rta_lb_context_t *ctx, const rta__lb_judged_t *ev) {
+void lb__emit_judged(rta_lb_context_t *ctx, const lb__judged_t *ev) {
   EACH(judged, ctx, ev);
 }
-void rta__lb_emit_remap_ended(rta_lb_context_t *ctx, const rta__lb_remap_end_t *ev) {
+void lb__emit_remap_ended(rta_lb_context_t *ctx, const lb__remap_end_t *ev) {
   EACH(remap_ended, ctx, ev);
 }
-void rta__lb_emit_destroyed(rta_lb_context_t *ctx) { EACH(destroyed, ctx); }
+void lb__emit_destroyed(rta_lb_context_t *ctx) { EACH(destroyed, ctx); }

@@ -7,7 +7,7 @@
 
 #include "common/common_internal.h"
 
-void rta__lb_gangs_free(rta__gang_t *g, int n) {
+void lb__gangs_free(lb__gang_t *g, int n) {
   if (!g)
     return;
   int fin = 0;
@@ -46,8 +46,8 @@ static int cmp_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int rta__lb_place_gangs(rta_lb_context_t *ctx, const rta_mapping_t *m,
-                        int from_owner, rta__gang_t **out, int *nout) {
+int lb__place_gangs(rta_lb_context_t *ctx, const rta_mapping_t *m,
+                    int from_owner, lb__gang_t **out, int *nout) {
   *out = NULL;
   *nout = 0;
   int64_t n = rta_mapping_ntasks(m);
@@ -56,7 +56,7 @@ int rta__lb_place_gangs(rta_lb_context_t *ctx, const rta_mapping_t *m,
     ng += rta_mapping_nprocs(m, v) > 1;
   if (ng == 0)
     return 0;
-  rta__gang_t *g = ballast__calloc((size_t)ng, sizeof *g);
+  lb__gang_t *g = ballast__calloc((size_t)ng, sizeof *g);
   if (!g)
     return BALLAST_ENOMEM;
   int nn = rta_hw_nnodes(ctx->hw), k = 0, rc = 0;
@@ -64,7 +64,7 @@ int rta__lb_place_gangs(rta_lb_context_t *ctx, const rta_mapping_t *m,
     int np = rta_mapping_nprocs(m, v);
     if (np <= 1)
       continue;
-    rta__gang_t *x = &g[k++];
+    lb__gang_t *x = &g[k++];
     x->comm = MPI_COMM_NULL;
     x->nprocs = np;
     x->key = ballast__strdup(rta_mapping_key(m, v));
@@ -97,7 +97,7 @@ int rta__lb_place_gangs(rta_lb_context_t *ctx, const rta_mapping_t *m,
     qsort(x->ranks, (size_t)np, sizeof *x->ranks, cmp_int);
   }
   if (rc) {
-    rta__lb_gangs_free(g, ng);
+    lb__gangs_free(g, ng);
     return rc;
   }
   *out = g;
@@ -105,7 +105,7 @@ int rta__lb_place_gangs(rta_lb_context_t *ctx, const rta_mapping_t *m,
   return 0;
 }
 
-int rta__lb_gang_comms(rta_lb_context_t *ctx, rta__gang_t *g, int n) {
+int lb__gang_comms(rta_lb_context_t *ctx, lb__gang_t *g, int n) {
   if (n == 0)
     return 0;
   MPI_Group world;

@@ -24,7 +24,7 @@ typedef struct {
   int nprocs;
   int *ranks;     /* nprocs base ranks, ascending */
   MPI_Comm comm;  /* the gang's communicator on members, else MPI_COMM_NULL */
-} rta__gang_t;
+} lb__gang_t;
 
 /* Where a remap's move spends its time on this rank, summed over the
  * context's remaps in ctx->move_phase (benchmarks read it): finding and
@@ -33,15 +33,15 @@ typedef struct {
  * task tree's and the context's updates after the commit, and the rest of
  * the migration's time (the candidate's check before the move, the old
  * mapping freed after it). */
-enum { RTA__LB_PH_DESCRIBE, RTA__LB_PH_DESCRIPTORS, RTA__LB_PH_PLAN,
-       RTA__LB_PH_PACK, RTA__LB_PH_XFER, RTA__LB_PH_UNPACK, RTA__LB_PH_COMMIT,
-       RTA__LB_PH_TREE, RTA__LB_PH_OTHER, RTA__LB_NPHASES };
+enum { LB__PH_DESCRIBE, LB__PH_DESCRIPTORS, LB__PH_PLAN,
+       LB__PH_PACK, LB__PH_XFER, LB__PH_UNPACK, LB__PH_COMMIT,
+       LB__PH_TREE, LB__PH_OTHER, LB__NPHASES };
 
-struct lbrec__warm; /* a warm start's table (lbrec.h) */
+struct policy__warm; /* a warm start's table (policy.h) */
 
 /* The per-step vector: the policy's merged step, then the call's own
  * figures (lb.c: STEP_WHO ...). */
-#define RTA__LB_STEP_DOUBLES (RTA_POLICY_STEP_DOUBLES + 5)
+#define LB__STEP_DOUBLES (RTA_POLICY_STEP_DOUBLES + 5)
 
 struct rta_lb_context {
   MPI_Comm base;          /* dup of the application's comm; rank order fixed */
@@ -58,12 +58,12 @@ struct rta_lb_context {
   int64_t *where;         /* base rank hosting vertex v now (first member for gangs) */
   rta_task_t **local;     /* this rank's leaves, sorted by key */
   int nlocal;
-  rta__gang_t *gangs;
+  lb__gang_t *gangs;
   int ngangs;
   rta_decision_t last;
   rta_lb_stats_t stats;
   double last_exit;       /* MPI_Wtime at the end of the previous call */
-  struct lbrec__warm *warm; /* a warm start the next call adopts, or NULL */
+  struct policy__warm *warm; /* a warm start the next call adopts, or NULL */
   long long steps_seen;   /* rta_steps() then: a step closed since is the application's */
   double *stepbuf;        /* 4 x size doubles: the remap's allgather and the
                              candidate's loads per rank (not used per step) */
@@ -72,7 +72,7 @@ struct rta_lb_context {
    * sends and the one it receives, the request (live between the call that
    * starts it and the one that completes it), the operation and datatype. */
   rta_policy_rank_t *prank;
-  double step_send[RTA__LB_STEP_DOUBLES], step_recv[RTA__LB_STEP_DOUBLES];
+  double step_send[LB__STEP_DOUBLES], step_recv[LB__STEP_DOUBLES];
   MPI_Request step_req;
   int step_live;          /* step_req is started and not completed */
   int step_ready;         /* step_recv holds a completed step not yet fed */
@@ -96,7 +96,7 @@ struct rta_lb_context {
    * arrivals' records, the departures' descriptors; their sizes */
   void *move_out, *move_in, *move_desc;
   size_t move_out_bytes, move_in_bytes, move_desc_bytes;
-  double move_phase[RTA__LB_NPHASES];   /* seconds of the remaps' moves by phase, RTA__LB_PH_* */
+  double move_phase[LB__NPHASES];   /* seconds of the remaps' moves by phase, LB__PH_* */
   struct series *series;  /* load balancing over time, for the profile (lb_series.c) */
   struct lb__recw *rec;   /* the load-balancing record being written, or NULL (lb_record.c) */
   struct rta_lb_context *next; /* the registry */
@@ -108,14 +108,14 @@ typedef struct {
   int64_t tasks;  /* tasks this rank sent */
   uint64_t bytes; /* bytes this rank sent */
   int failed_rank, failed_code;
-} rta__lb_move_result_t;
+} lb__move_result_t;
 
 /* Moves every single-processor leaf v of the mapping whose target slot[v]
  * differs from its owner; collective over ctx->base. Commits or rolls back
- * everywhere. After a commit the mapping's tasks (rta__mapping_task) are
+ * everywhere. After a commit the mapping's tasks (task__mapping_task) are
  * this rank's after the move. */
-int rta__lb_move(rta_lb_context_t *ctx, rta_mapping_t *m,
-                 const int *slot, rta__lb_move_result_t *res);
+int lb__move(rta_lb_context_t *ctx, rta_mapping_t *m,
+             const int *slot, lb__move_result_t *res);
 
 /* ---- lb_gang.c ---------------------------------------------------------- */
 
@@ -123,11 +123,11 @@ int rta__lb_move(rta_lb_context_t *ctx, rta_mapping_t *m,
  * (or the current owner when \a from_owner). Fills ctx->gangs (old ones are
  * freed by the caller). BALLAST_ETOOBIG when a gang fits no node. Local,
  * deterministic: same result on every rank. */
-int rta__lb_place_gangs(rta_lb_context_t *ctx, const rta_mapping_t *m,
-                        int from_owner, rta__gang_t **out, int *nout);
+int lb__place_gangs(rta_lb_context_t *ctx, const rta_mapping_t *m,
+                    int from_owner, lb__gang_t **out, int *nout);
 /* Creates the members' communicators (collective over ctx->base). */
-int rta__lb_gang_comms(rta_lb_context_t *ctx, rta__gang_t *g, int n);
-void rta__lb_gangs_free(rta__gang_t *g, int n);
+int lb__gang_comms(rta_lb_context_t *ctx, lb__gang_t *g, int n);
+void lb__gangs_free(lb__gang_t *g, int n);
 
 /* ---- lb_warm.c ---------------------------------------------------------- */
 
@@ -135,10 +135,10 @@ void rta__lb_gangs_free(rta__gang_t *g, int n);
  * map: known single-processor tasks to their earlier slot, unknown ones stay
  * with their owner. Placement mode: only when that is a permutation (else
  * \a slot is left and BALLAST_EMISMATCH). Local, deterministic. */
-int rta__lb_warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int *slot);
+int lb__warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int *slot);
 
 /* ---- lb_events.c: the registry's listeners ------------------------------
- * lb keeps one registry of contexts (lb.c: rta__lb_contexts) and one table
+ * lb keeps one registry of contexts (lb.c: lb__contexts) and one table
  * of listeners, called in a loop at each event of a context's life, in the
  * order they attached; the record writer, the series and the report attach
  * to it as tools attach to the tools interface, and the core never calls
@@ -154,7 +154,7 @@ typedef struct {
   rta_graph_t *graph;       /* the definition's task graph, when a listener
                              * wanted it (wants_graph), else NULL; a
                              * listener may finalize it, not free it */
-} rta__lb_defined_t;
+} lb__defined_t;
 
 typedef struct {
   double wall;              /* this rank's wall time of the program's step */
@@ -168,84 +168,84 @@ typedef struct {
   int forced;               /* 1: a failed assertion asked for the remap,
                              * 2: a pending warm start did */
   int closed;               /* the cost model closed a step for this call */
-} rta__lb_step_t;
+} lb__step_t;
 
 typedef struct {
   rta_graph_t *graph;       /* the graph the engine mapped, or NULL (as
                              * the defined event's) */
   const rta_mapping_t *m;   /* the candidate mapping, NULL on failure */
   const int *slot;          /* its target slots, NULL on failure */
-} rta__lb_mapped_t;
+} lb__mapped_t;
 
 typedef struct {
   const rta_remap_candidate_t *c; /* the candidate's figures */
   int judged;               /* rta_policy_confirm() judged it (0: a warm
                              * map that moves nothing, dropped without it) */
   const rta_decision_t *d;  /* the decision after the judgement */
-} rta__lb_judged_t;
+} lb__judged_t;
 
 typedef struct {
   int rc;                   /* the remap's code */
   int dropped;              /* the candidate was not carried out */
   const rta_remap_measure_t *cost; /* what the policy is given (not dropped) */
   const rta_decision_t *d;  /* the step's decision */
-} rta__lb_remap_end_t;
+} lb__remap_end_t;
 
-typedef struct rta__lb_listener {
+typedef struct lb__listener {
   const char *name;
   /* Whether the task graphs mapped for \a ctx should be kept for the
    * defined and mapped events (during the definition ctx->mapping is NULL). */
   int (*wants_graph)(const rta_lb_context_t *ctx);
   /* Collective: the context joined the registry. */
-  void (*defined)(rta_lb_context_t *ctx, const rta__lb_defined_t *ev);
+  void (*defined)(rta_lb_context_t *ctx, const lb__defined_t *ev);
   /* Collective: a judged step, before a remap it decides. */
-  void (*step)(rta_lb_context_t *ctx, const rta__lb_step_t *ev);
+  void (*step)(rta_lb_context_t *ctx, const lb__step_t *ev);
   /* Collective: a remap attempt begins. */
   void (*remap_begun)(rta_lb_context_t *ctx);
   /* Local: the candidate mapping exists (or failed). */
-  void (*mapped)(rta_lb_context_t *ctx, const rta__lb_mapped_t *ev);
+  void (*mapped)(rta_lb_context_t *ctx, const lb__mapped_t *ev);
   /* Local: the policy judged the candidate. */
-  void (*judged)(rta_lb_context_t *ctx, const rta__lb_judged_t *ev);
+  void (*judged)(rta_lb_context_t *ctx, const lb__judged_t *ev);
   /* Local: the remap attempt ended (committed, rolled back or dropped). */
-  void (*remap_ended)(rta_lb_context_t *ctx, const rta__lb_remap_end_t *ev);
+  void (*remap_ended)(rta_lb_context_t *ctx, const lb__remap_end_t *ev);
   /* Collective: the context leaves the registry, before it is freed. */
   void (*destroyed)(rta_lb_context_t *ctx);
-} rta__lb_listener_t;
+} lb__listener_t;
 
 /* Attaches \a l (not copied; it must outlive the program's contexts) after
  * the others; the built-in listeners attach before the first context.
  * 0; BALLAST_EEXIST when attached already; BALLAST_ENOMEM. */
-int rta__lb_listen(const rta__lb_listener_t *l);
+int lb__listen(const lb__listener_t *l);
 /* The built-in listeners (lb_record.c, lb_report.c, lb_series.c). */
-extern const rta__lb_listener_t rta__lb_record_listener;
-extern const rta__lb_listener_t rta__lb_report_listener;
-extern const rta__lb_listener_t rta__lb_series_listener;
+extern const lb__listener_t lb__record_listener;
+extern const lb__listener_t lb__report_listener;
+extern const lb__listener_t lb__series_listener;
 
 /* Raise one event to every listener, in order. */
-int rta__lb_wants_graph(const rta_lb_context_t *ctx);
-void rta__lb_emit_defined(rta_lb_context_t *ctx, const rta__lb_defined_t *ev);
-void rta__lb_emit_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev);
-void rta__lb_emit_remap_begun(rta_lb_context_t *ctx);
-void rta__lb_emit_mapped(rta_lb_context_t *ctx, const rta__lb_mapped_t *ev);
-void rta__lb_emit_judged(rta_lb_context_t *ctx, const rta__lb_judged_t *ev);
-void rta__lb_emit_remap_ended(rta_lb_context_t *ctx, const rta__lb_remap_end_t *ev);
-void rta__lb_emit_destroyed(rta_lb_context_t *ctx);
+int lb__wants_graph(const rta_lb_context_t *ctx);
+void lb__emit_defined(rta_lb_context_t *ctx, const lb__defined_t *ev);
+void lb__emit_step(rta_lb_context_t *ctx, const lb__step_t *ev);
+void lb__emit_remap_begun(rta_lb_context_t *ctx);
+void lb__emit_mapped(rta_lb_context_t *ctx, const lb__mapped_t *ev);
+void lb__emit_judged(rta_lb_context_t *ctx, const lb__judged_t *ev);
+void lb__emit_remap_ended(rta_lb_context_t *ctx, const lb__remap_end_t *ev);
+void lb__emit_destroyed(rta_lb_context_t *ctx);
 
 /* The registry (lb.c): the live contexts, newest first, linked by ctx->next. */
-rta_lb_context_t *rta__lb_contexts(void);
+rta_lb_context_t *lb__contexts(void);
 
 /* ---- lb_record.c --------------------------------------------------------- */
 
-/* The load-balancing record (format in lbrec/lbrec.h), written by a listener;
+/* The load-balancing record (format in policy/policy.h), written by a listener;
  * BALLAST_LB_RECORD starts one at each definition (the first context gets
  * the path itself, the k-th path.k), rta_lb_record() at any time. */
 /* Starts a record of \a ctx at \a path (collective): context, policy,
  * hardware model and, when not NULL, the graph \a g0 of the definition.
  * 0; BALLAST_EIO on every rank when rank 0 cannot open the path (warned);
  * BALLAST_ENOMEM. */
-int rta__lb_record_start(rta_lb_context_t *ctx, const char *path,
-                         rta_graph_t *g0);
+int lb__record_start(rta_lb_context_t *ctx, const char *path,
+                     rta_graph_t *g0);
 /* Ends the record (collective): last costs, the Z line, close. */
-void rta__lb_record_stop(rta_lb_context_t *ctx);
+void lb__record_stop(rta_lb_context_t *ctx);
 
 #endif /* BALLAST_RTA_LB_INTERNAL_H */

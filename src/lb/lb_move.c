@@ -13,7 +13,7 @@
  *           application's array, received into the memory that becomes the
  *           destination's array;
  *   packed: head = the payload of the lead array (the largest of a ballast
- *           element type, rta__arrays_lead), sent and adopted as above;
+ *           element type, task__arrays_lead), sent and adopted as above;
  *           tail = the callback bytes, padded to 8, then the registered
  *           arrays as task_array.c packs them (count, headers, payloads;
  *           the lead's payload left out). No lead: everything in the tail.
@@ -122,12 +122,12 @@ typedef struct {
 /* Before the departure out[i] is used, in a loop over the departures in
  * order: the records of those a few places ahead are asked for, so their
  * cache misses overlap instead of coming one after the other. */
-static inline RTA__ALWAYS_INLINE void prefetch_out(const mctx_t *c, int i) {
+static inline TASK__ALWAYS_INLINE void prefetch_out(const mctx_t *c, int i) {
   enum { AHEAD = 8 };
   if (i + AHEAD < c->nout)
-    rta__task_prefetch(c->out[i + AHEAD].t, 0);
+    task__prefetch(c->out[i + AHEAD].t, 0);
   if (i + AHEAD / 2 < c->nout)
-    rta__task_prefetch(c->out[i + AHEAD / 2].t, 1);
+    task__prefetch(c->out[i + AHEAD / 2].t, 1);
 }
 
 /* ---- descriptors ------------------------------------------------------------------ */
@@ -151,7 +151,7 @@ static int describe(out_t *o, int64_t v, ballast__wbuf_t *b) {
   }
   int elem = 0;
   size_t abytes = 0;
-  o->raw_slot = o->user_bytes == 0 ? rta__task_single_array(t, &elem, &abytes)
+  o->raw_slot = o->user_bytes == 0 ? task__single_array(t, &elem, &abytes)
                                    : NULL;
   o->raw = o->raw_slot != NULL && (abytes == 0 || *o->raw_slot != NULL);
   int ndims = 0;
@@ -159,11 +159,11 @@ static int describe(out_t *o, int64_t v, ballast__wbuf_t *b) {
   o->lead = -1;
   o->head_bytes = 0;
   if (o->raw) {
-    rta__task_array_shape(t, &ndims, dims);
+    task__array_shape(t, &ndims, dims);
     o->arr_bytes = abytes;
   } else {
-    o->lead = rta__arrays_lead(t, &o->head_bytes);
-    int rc = rta__arrays_packed_size_lead(t, o->lead, &o->arr_bytes);
+    o->lead = task__arrays_lead(t, &o->head_bytes);
+    int rc = task__arrays_packed_size_lead(t, o->lead, &o->arr_bytes);
     if (rc)
       return rc;
   }
@@ -186,7 +186,7 @@ static int describe(out_t *o, int64_t v, ballast__wbuf_t *b) {
   }
   double s[MAX_SAMPLES];
   long long total = 0;
-  int ns = rta__task_cost_export(t, s, MAX_SAMPLES, &total);
+  int ns = task__cost_export(t, s, MAX_SAMPLES, &total);
   ballast__put_i64(b, ns);
   ballast__put_i64(b, total);
   for (int i = 0; i < ns; i++)
@@ -249,7 +249,7 @@ static int find_or_make_parent(mctx_t *c, char *key, rta_task_t **out) {
   const char *name = slash + 1;
   int ns = rta_task_nstages(up);
   static const rta_task_params_t defaults = RTA_TASK_PARAMS_INIT;
-  rc = ns > 0 ? rta__task_adopt(up, name, &defaults, ns - 1, out)
+  rc = ns > 0 ? task__adopt(up, name, &defaults, ns - 1, out)
               : rta_task_define(up, 1, &name, NULL, out);
   if (rc)
     return rc;
@@ -315,13 +315,13 @@ static int define_arrival(mctx_t *c, in_t *x) {
   if (!rc) {
     const char *name = slash + 1;
     if (x->stage >= 0 && x->stage < rta_task_nstages(parent))
-      rc = rta__task_adopt_hashed(parent, name, &p, (int)x->stage, x->hkey,
-                                  x->hash, &x->t);
+      rc = task__adopt_hashed(parent, name, &p, (int)x->stage, x->hkey,
+                              x->hash, &x->t);
     else
       rc = rta_task_define(parent, 1, &name, &p, &x->t);
   }
   if (!rc)
-    rc = rta__task_cost_restore(x->t, s, (int)ns, total);
+    rc = task__cost_restore(x->t, s, (int)ns, total);
   free(ce);
   return rc;
 }
@@ -389,7 +389,7 @@ static int op_pack(void *vc, int64_t v, void *buf, size_t bytes) {
     memset(p + o->user_bytes, 0, ballast__round8(o->user_bytes) - o->user_bytes);
   }
   size_t off = ballast__round8(o->user_bytes), used = 0;
-  int rc = rta__arrays_pack_lead(o->t, o->lead, p + off, bytes - off, &used);
+  int rc = task__arrays_pack_lead(o->t, o->lead, p + off, bytes - off, &used);
   if (rc)
     return rc;
   return used == o->arr_bytes ? 0 : BALLAST_ESIZE;
@@ -398,7 +398,7 @@ static int op_pack(void *vc, int64_t v, void *buf, size_t bytes) {
 static void drop_arrival(in_t *x) {
   if (!x->t)
     return;
-  rta__task_free_arrays(x->t);
+  task__free_arrays(x->t);
   if (x->unpacked && x->ops.release)
     x->ops.release(x->t, x->user);
   rta_task_remove(x->t);
@@ -443,7 +443,7 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
   if (ahead < c->nin) {
     in_t *a = &c->in[ahead];
     a->hkey = rta_mapping_key(c->m, a->v);
-    a->hash = rta__index_prefetch_key(a->hkey);
+    a->hash = task__index_prefetch_key(a->hkey);
   }
   int rc = read_arrival(x, v, src, hbytes, wtail, tbytes);
   if (rc)
@@ -461,9 +461,9 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
     return BALLAST_ECALLBACK;
   }
   if (has_ops && x->ops.unpack) {
-    rta__task_arriving(x->t, 1);
+    task__arriving(x->t, 1);
     int urc = x->ops.unpack(x->t, tail, x->user_bytes, x->user);
-    rta__task_arriving(x->t, 0);
+    task__arriving(x->t, 0);
     if (urc != 0) {
       BALLAST_WARN("rta: load balancing: the unpack callback of \"%s\" failed",
                    rta_task_key(x->t));
@@ -475,24 +475,24 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
   /* Arrays nobody registered a receiver for (no unpack callback, or one
    * that registers none): rta holds them itself (rta_task_array()). */
   if ((x->raw || x->arr_bytes > 8) && rta_task_narrays(x->t) == 0) {
-    rc = x->raw ? rta__arrays_own(x->t, NULL, 0, -1, x->raw_elem, x->raw_ndims,
-                                  x->raw_dims)
-                : rta__arrays_own(x->t, tail + ballast__round8(x->user_bytes),
-                                  x->arr_bytes, x->lead, 0, 0, NULL);
+    rc = x->raw ? task__arrays_own(x->t, NULL, 0, -1, x->raw_elem, x->raw_ndims,
+                                   x->raw_dims)
+                : task__arrays_own(x->t, tail + ballast__round8(x->user_bytes),
+                                   x->arr_bytes, x->lead, 0, 0, NULL);
     if (rc) {
       drop_arrival(x);
       return rc;
     }
   }
   if (x->raw) {
-    rc = rta__task_adopt_array(x->t, x->raw_elem, x->raw_ndims, x->raw_dims,
+    rc = task__adopt_array(x->t, x->raw_elem, x->raw_ndims, x->raw_dims,
                              *head, hbytes);
     if (!rc)
       *head = NULL; /* adopted: it is the task's array now */
   } else {
     size_t used = 0, off = ballast__round8(x->user_bytes);
-    rc = rta__arrays_unpack_lead(x->t, tail + off, x->arr_bytes, &used, x->lead,
-                                 *head, hbytes);
+    rc = task__arrays_unpack_lead(x->t, tail + off, x->arr_bytes, &used, x->lead,
+                                  *head, hbytes);
     if (!rc && x->lead >= 0)
       *head = NULL; /* adopted by the lead array */
   }
@@ -514,12 +514,12 @@ static void move_event(const mctx_t *c, const rta_task_t *t, int from, int to,
     }
     MPI_Group_free(&g);
   }
-  ballast_tool_task_move_t ev = {.t_ns = ballast__tool_now(), .key = rta_task_key(t),
+  ballast_tool_task_move_t ev = {.t_ns = tool__now(), .key = rta_task_key(t),
                                  .from = w[0], .to = w[1], .bytes = bytes};
-  ballast__tool_emit_task_move(&ev);
+  tool__emit_task_move(&ev);
 }
 
-/* A departed array's memory, for the next arrivals (rta__task_give_arrays). */
+/* A departed array's memory, for the next arrivals (task__give_arrays). */
 static void give_to_pool(void *pool, void *mem, size_t bytes) {
   mig__pool_give(pool, mem, bytes);
 }
@@ -528,7 +528,7 @@ static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
   mctx_t *c = vc;
   if (outgoing) /* the engine finishes the departures in their order */
     prefetch_out(c, (int)c->out_of[v]);
-  if (outcome == MIG__COMMIT && BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_MOVE)) {
+  if (outcome == MIG__COMMIT && TOOL__ON(TOOL__EV_TASK_MOVE)) {
     size_t head, tail;
     if (outgoing) {
       const out_t *o = &c->out[c->out_of[v]];
@@ -550,7 +550,7 @@ static void op_finish(void *vc, int64_t v, int outgoing, int outcome) {
      * application's pointers must not leave rta writing through them. The
      * memory of arrays of ballast element types goes to the pool (touched
      * memory for the next arrivals), the rest is freed. */
-    rta__task_give_arrays(o->t, give_to_pool, c->pool);
+    task__give_arrays(o->t, give_to_pool, c->pool);
     if (o->has_ops && o->ops.release)
       o->ops.release(o->t, o->user);
     o->gone = 1; /* removed with the others once the engine is done */
@@ -681,7 +681,7 @@ static int place_departures(move_t *s, int nout) {
   for (int i = 0; !rc && i < nout; i++) {
     int64_t v = s->moves[i].task;
     /* The gather listed this process's tasks: no lookup by key. */
-    rta_task_t *t = rta__mapping_task(m, v);
+    rta_task_t *t = task__mapping_task(m, v);
     if (!t && rta_task_find(rta_mapping_key(m, v), &t) != 0)
       rc = BALLAST_ENOTFOUND;
     int k = start[s->moves[i].dest]++;
@@ -728,7 +728,7 @@ static int move_describe(move_t *s) {
 }
 
 /* The states, through the engine: commits or rolls back everywhere. */
-static void move_states(move_t *s, rta__lb_move_result_t *res) {
+static void move_states(move_t *s, lb__move_result_t *res) {
   rta_lb_context_t *ctx = s->ctx;
   s->tm2 = MPI_Wtime();
   for (int i = 0; i < s->c.nout; i++) {
@@ -741,7 +741,7 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
   const mig__ops_t ops = {op_size,   op_head,  op_pack,
                                   op_unpack, op_finish, op_start,
                                   ctx->cfg.mem_limit == 0};
-  rta__task_slab_open(); /* the arrivals' records; closed in move_cleanup */
+  task__slab_open(); /* the arrivals' records; closed in move_cleanup */
   mig__stats_t st;
   int rc = mig__run(ctx->base, s->moves, s->c.nout, &ops, &s->c,
                         ctx->cfg.mem_limit, ctx->pool, &st);
@@ -758,7 +758,7 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
                 (long long)st.heads_read, (s->tm1 - s->tm0) * 1e3, st.seconds * 1e3,
                 held, blocks, hits, misses);
   for (int k = 0; k < MIG__PH_NPHASES; k++)
-    ctx->move_phase[RTA__LB_PH_PLAN + k] += st.phase[k];
+    ctx->move_phase[LB__PH_PLAN + k] += st.phase[k];
   if (!rc) {
     /* The states' bytes only (wire_sizes leaves the descriptors out): the
      * figure weighs the application's state, not the wire format. */
@@ -778,20 +778,20 @@ static void move_states(move_t *s, rta__lb_move_result_t *res) {
  * the parents this move defined (the arrivals under them are gone),
  * deepest first. Then everything is freed. Cannot fail. */
 static void move_cleanup(move_t *s) {
-  rta__task_slab_close();
+  task__slab_close();
   int ngone = 0;
   for (int i = 0; i < s->c.nout; i++)
     if (s->c.out[i].gone) {
       s->gone[ngone++] = s->c.out[i].t;
       s->c.out[i].t = NULL;
-      rta__mapping_set_task(s->m, s->c.out[i].v, NULL);
+      task__mapping_set_task(s->m, s->c.out[i].v, NULL);
     }
   /* The mapping names the arrivals' tasks too, for the local list after a
    * commit (a rollback discards the mapping). */
   for (int i = 0; s->who < 0 && i < s->c.nin; i++)
-    rta__mapping_set_task(s->m, s->c.in[i].v, s->c.in[i].t);
+    task__mapping_set_task(s->m, s->c.in[i].v, s->c.in[i].t);
   if (ngone > 0)
-    rta__remove_tasks(s->gone, ngone);
+    task__remove_tasks(s->gone, ngone);
   for (int i = s->c.nmade - 1; s->who >= 0 && i >= 0; i--)
     if (rta_task_nchildren(s->c.made[i]) == 0)
       rta_task_remove(s->c.made[i]);
@@ -816,8 +816,8 @@ static void move_cleanup(move_t *s) {
   free(s->c.in_of);
 }
 
-int rta__lb_move(rta_lb_context_t *ctx, rta_mapping_t *m,
-                 const int *slot, rta__lb_move_result_t *res) {
+int lb__move(rta_lb_context_t *ctx, rta_mapping_t *m,
+             const int *slot, lb__move_result_t *res) {
   memset(res, 0, sizeof *res);
   res->failed_rank = -1;
   if (!ctx->pool)
@@ -840,9 +840,9 @@ int rta__lb_move(rta_lb_context_t *ctx, rta_mapping_t *m,
   move_cleanup(&s);
   ballast__lib_end();
   double *ph = ctx->move_phase;
-  ph[RTA__LB_PH_DESCRIBE] += s.tm1 - s.tm0;
-  ph[RTA__LB_PH_DESCRIPTORS] += s.tm2 - s.tm1;
-  ph[RTA__LB_PH_TREE] += MPI_Wtime() - t3;
+  ph[LB__PH_DESCRIBE] += s.tm1 - s.tm0;
+  ph[LB__PH_DESCRIPTORS] += s.tm2 - s.tm1;
+  ph[LB__PH_TREE] += MPI_Wtime() - t3;
   res->failed_rank = s.who;
   res->failed_code = s.code;
   if (s.who < 0)

@@ -1,9 +1,9 @@
-/* Writing the load-balancing record (format and rules in lbrec/lbrec.h): a
+/* Writing the load-balancing record (format and rules in policy/policy.h): a
  * listener of lb's contexts (lb_events.c), attached first. Every rank buffers its own tasks' costs; rank 0 of the
  * context writes the file and gathers the buffers at the remaps, every 64
  * judged steps and at the end. */
 #include "lb/lb_internal.h"
-#include "lbrec/lbrec.h"
+#include "policy/policy.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -114,7 +114,7 @@ static int64_t key_id(struct lb__recw *w, const char *key) {
 static void out_graph(struct lb__recw *w, int k, long long step,
                       const rta_mapping_t *m, rta_graph_t *g) {
   int64_t n = rta_mapping_ntasks(m);
-  if (!room(w) || !g || rta_graph_nvert(g) != n || rta__graph_finalize(g))
+  if (!room(w) || !g || rta_graph_nvert(g) != n || map__graph_finalize(g))
     return;
   for (int64_t v = 0; v < n; v++)
     if (key_id(w, rta_mapping_key(m, v)) < 0)
@@ -260,7 +260,7 @@ static void buffer_bytes(rta_lb_context_t *ctx) {
   struct lb__recw *w = ctx->rec;
   double *sent = ballast__calloc((size_t)ctx->size, sizeof *sent);
   long long nsteps = 0;
-  if (!sent || rta__cost_partner_bytes(ctx->base, sent, &nsteps) || nsteps <= 0) {
+  if (!sent || task__cost_partner_bytes(ctx->base, sent, &nsteps) || nsteps <= 0) {
     free(sent);
     return;
   }
@@ -321,7 +321,7 @@ static const char *mode_name(rta_policy_mode_t m) {
 /* Rank 0: the header lines. */
 static void out_header(rta_lb_context_t *ctx, struct lb__recw *w, rta_graph_t *g0) {
   const rta_policy_config_t *p = rta_policy_config(ctx->policy);
-  out(w, "%s %d\nC ", LBREC__MAGIC, LBREC__VERSION);
+  out(w, "%s %d\nC ", POLICY__MAGIC, POLICY__VERSION);
   out_key(w, ctx->root_key);
   out(w, " %d %d %s %s %u %a\n", ctx->size, ctx->placement,
       rta_strategy_name(ctx->cfg.strategy),
@@ -329,7 +329,7 @@ static void out_header(rta_lb_context_t *ctx, struct lb__recw *w, rta_graph_t *g
       ctx->cfg.balrat);
   out(w, "P %s %d %d %a %a %d %a\n", mode_name(p->mode), p->warmup, p->window,
       p->threshold, p->outlier, p->horizon, p->initial_cost);
-  if (w->f && rta__hw_to_text(ctx->hw, w->f) != 0)
+  if (w->f && map__hw_to_text(ctx->hw, w->f) != 0)
     stop_writing(w, "writing the hardware model failed");
   long pos = w->f ? ftell(w->f) : -1;
   if (pos > 0)
@@ -339,8 +339,8 @@ static void out_header(rta_lb_context_t *ctx, struct lb__recw *w, rta_graph_t *g
     stop_writing(w, "writing failed");
 }
 
-int rta__lb_record_start(rta_lb_context_t *ctx, const char *path, rta_graph_t *g0) {
-  rta__lb_record_stop(ctx); /* a record already running ends first */
+int lb__record_start(rta_lb_context_t *ctx, const char *path, rta_graph_t *g0) {
+  lb__record_stop(ctx); /* a record already running ends first */
   struct lb__recw *w = ballast__calloc(1, sizeof *w);
   int err = w && (w->path = ballast__strdup(path)) ? 0 : BALLAST_ENOMEM;
   if (!err) {
@@ -373,7 +373,7 @@ int rta__lb_record_start(rta_lb_context_t *ctx, const char *path, rta_graph_t *g
 
 /* This rank's measured task costs of the step \a step just closed and
  * judged: the local tasks the cost model sampled in it
- * (rta__cost_sample_step, as step_time takes them) (local). */
+ * (task__cost_sample_step, as step_time takes them) (local). */
 static void record_costs(rta_lb_context_t *ctx, long long step) {
   struct lb__recw *w = ctx->rec;
   if (!w)
@@ -384,7 +384,7 @@ static void record_costs(rta_lb_context_t *ctx, long long step) {
   long long now = rta_steps();
   for (int i = 0; i < ctx->nlocal; i++) {
     rta_task_cost_t c;
-    if (rta__cost_sample_step(ctx->local[i]) == now &&
+    if (task__cost_sample_step(ctx->local[i]) == now &&
         rta_task_cost(ctx->local[i], &c) == 0) {
       ballast__put_i32(&w->buf, TAG_COST);
       ballast__put_i64(&w->buf, step);
@@ -400,7 +400,7 @@ static void record_costs(rta_lb_context_t *ctx, long long step) {
  * at this call and the decision (forced: 1 a performance assertion asked
  * for the remap, 2 a pending warm start did). Collective: one MPI_Gather of
  * one double per step, and every 64 steps the buffered costs are gathered. */
-static void record_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
+static void record_step(rta_lb_context_t *ctx, const lb__step_t *ev) {
   struct lb__recw *w = ctx->rec;
   if (!w)
     return;
@@ -455,7 +455,7 @@ static void record_remap_begun(rta_lb_context_t *ctx) {
 /* Inside the remap, once the new mapping exists or failed (local): the
  * graph the engine mapped, the new mapping and the target slots (either
  * may be NULL on failure). */
-static void record_mapped(rta_lb_context_t *ctx, const rta__lb_mapped_t *ev) {
+static void record_mapped(rta_lb_context_t *ctx, const lb__mapped_t *ev) {
   struct lb__recw *w = ctx->rec;
   const rta_mapping_t *m = ev->m;
   const int *target = ev->slot;
@@ -486,7 +486,7 @@ static void record_mapped(rta_lb_context_t *ctx, const rta__lb_mapped_t *ev) {
 
 /* The candidate's figures and the decision after the policy judged it
  * (local). */
-static void record_judged(rta_lb_context_t *ctx, const rta__lb_judged_t *ev) {
+static void record_judged(rta_lb_context_t *ctx, const lb__judged_t *ev) {
   const rta_remap_candidate_t *c = ev->c;
   const rta_decision_t *d = ev->d;
   int judged = ev->judged;
@@ -501,7 +501,7 @@ static void record_judged(rta_lb_context_t *ctx, const rta__lb_judged_t *ev) {
 
 /* After the remap attempt (local): its outcome from the statistics and,
  * unless dropped, what rta_policy_remap_measured() was given. */
-static void record_remap_ended(rta_lb_context_t *ctx, const rta__lb_remap_end_t *ev) {
+static void record_remap_ended(rta_lb_context_t *ctx, const lb__remap_end_t *ev) {
   int rc = ev->rc, dropped = ev->dropped;
   const rta_remap_measure_t *m = ev->cost;
   struct lb__recw *w = ctx->rec;
@@ -517,7 +517,7 @@ static void record_remap_ended(rta_lb_context_t *ctx, const rta__lb_remap_end_t 
     out(w, "X %a %a %a %d\n", m->mapping, m->migration, m->bytes, m->committed);
 }
 
-void rta__lb_record_stop(rta_lb_context_t *ctx) {
+void lb__record_stop(rta_lb_context_t *ctx) {
   struct lb__recw *w = ctx->rec;
   if (!w)
     return;
@@ -548,10 +548,10 @@ int rta_lb_record(rta_lb_context_t *ctx, const char *path) {
   if (rc0)
     return rc0;
   if (!path) {
-    rta__lb_record_stop(ctx);
+    lb__record_stop(ctx);
     return 0;
   }
-  return rta__lb_record_start(ctx, path, NULL);
+  return lb__record_start(ctx, path, NULL);
 }
 
 /* ---- the listener -------------------------------------------------------- */
@@ -567,14 +567,14 @@ static int record_wants_graph(const rta_lb_context_t *ctx) {
 
 /* BALLAST_LB_RECORD: a record of every context from its definition; one
  * that cannot be written is only a warning. */
-static void record_defined(rta_lb_context_t *ctx, const rta__lb_defined_t *ev) {
+static void record_defined(rta_lb_context_t *ctx, const lb__defined_t *ev) {
   char buf[4096];
   const char *path = env_path(buf, sizeof buf);
   if (path)
-    (void)rta__lb_record_start(ctx, path, ev->graph);
+    (void)lb__record_start(ctx, path, ev->graph);
 }
 
-const rta__lb_listener_t rta__lb_record_listener = {
+const lb__listener_t lb__record_listener = {
     .name = "record",
     .wants_graph = record_wants_graph,
     .defined = record_defined,
@@ -583,5 +583,5 @@ const rta__lb_listener_t rta__lb_record_listener = {
     .mapped = record_mapped,
     .judged = record_judged,
     .remap_ended = record_remap_ended,
-    .destroyed = rta__lb_record_stop,
+    .destroyed = lb__record_stop,
 };

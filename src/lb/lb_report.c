@@ -22,7 +22,7 @@ static struct {
   long long outliers, machine, warmup_end;
 } seen;
 
-static void report_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
+static void report_step(rta_lb_context_t *ctx, const lb__step_t *ev) {
   (void)ctx;
   const rta_decision_t *d = ev->d;
   if (d->warmup_end > 0 && !seen.warmup_end)
@@ -66,11 +66,11 @@ static rta_lb_stats_t total(void) {
   /* Oldest first, as the contexts were defined (the registry lists the
    * newest first): the imbalances are the latest context's. */
   int n = 0;
-  for (const rta_lb_context_t *c = rta__lb_contexts(); c; c = c->next)
+  for (const rta_lb_context_t *c = lb__contexts(); c; c = c->next)
     n++;
   const rta_lb_context_t **v = ballast__malloc((size_t)(n ? n : 1) * sizeof *v);
   int k = 0;
-  for (const rta_lb_context_t *c = rta__lb_contexts(); c; c = c->next, k++) {
+  for (const rta_lb_context_t *c = lb__contexts(); c; c = c->next, k++) {
     rta_lb_stats_t s;
     if (v)
       v[n - 1 - k] = c;
@@ -129,7 +129,7 @@ static char *json(void *user) {
   return s;
 }
 
-static void report_defined(rta_lb_context_t *ctx, const rta__lb_defined_t *ev) {
+static void report_defined(rta_lb_context_t *ctx, const lb__defined_t *ev) {
   (void)ctx;
   (void)ev;
   if (!registered) {
@@ -146,6 +146,6 @@ static void report_destroyed(rta_lb_context_t *ctx) {
   fold(&done, &s);
 }
 
-const rta__lb_listener_t rta__lb_report_listener = {
+const lb__listener_t lb__report_listener = {
     .name = "report", .defined = report_defined, .step = report_step,
     .destroyed = report_destroyed};

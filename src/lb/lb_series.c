@@ -242,7 +242,7 @@ static void push_point(series_t *s, const point_t *p) {
 }
 
 /* A judged step (before a remap it decides). */
-static void series_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
+static void series_step(rta_lb_context_t *ctx, const lb__step_t *ev) {
   series_t *s = ctx->series;
   if (!s)
     return;
@@ -278,7 +278,7 @@ static void series_step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
 
 /* After every remap carried out (committed or not, \a rc its code); a
  * dropped candidate leaves no mark. */
-static void series_remap(rta_lb_context_t *ctx, const rta__lb_remap_end_t *ev) {
+static void series_remap(rta_lb_context_t *ctx, const lb__remap_end_t *ev) {
   series_t *s = ctx->series;
   if (!s || ev->dropped)
     return;
@@ -363,7 +363,7 @@ static char *rank_json(void *user);
 
 /* Opened when the context is defined (the seconds its definition took on
  * this rank, the listeners' included, are read from the context). */
-static void series_open(rta_lb_context_t *ctx, const rta__lb_defined_t *ev) {
+static void series_open(rta_lb_context_t *ctx, const lb__defined_t *ev) {
   (void)ev; /* its definition's seconds: ctx->seconds_define, read later */
   series_t *s = ballast__calloc(1, sizeof *s);
   if (!s || !(s->root = ballast__strdup(ctx->root_key)) ||
@@ -431,7 +431,7 @@ static void series_close(rta_lb_context_t *ctx) {
     }
 }
 
-const rta__lb_listener_t rta__lb_series_listener = {
+const lb__listener_t lb__series_listener = {
     .name = "series",
     .defined = series_open,
     .step = series_step,

@@ -1,15 +1,15 @@
 /*
  * Warm start (rta_lb_warm_start(), BALLAST_LB_WARMSTART): an earlier run of
  * the same task tree seeds the cost model and the first mapping. The table
- * key -> (slot, seconds per step) is read by lbrec (warm_read.c: from a
+ * key -> (slot, seconds per step) is read by policy (warm_read.c: from a
  * load-balancing record or a job profile); here it is checked against the
  * context, seeds the costs of this rank's tasks and is kept on the context
  * until its next load-balancing call, which remaps to it (lb.c:
- * rta__lb_warm_slots). Every rank reads the file itself and builds the same
+ * lb__warm_slots). Every rank reads the file itself and builds the same
  * table; the ranks agree on failure.
  */
 #include "lb/lb_internal.h"
-#include "lbrec/lbrec.h"
+#include "policy/policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +22,9 @@
 
 /* The table from \a path (record or profile), checked against the context:
  * at least half of its single-processor tasks must be in it. */
-static int load(const rta_lb_context_t *ctx, const char *path, lbrec__warm_t **out,
+static int load(const rta_lb_context_t *ctx, const char *path, policy__warm_t **out,
                 char *why, size_t nwhy) {
-  int rc = lbrec__warm_read(path, ctx->root_key, ctx->size, out, why, nwhy);
+  int rc = policy__warm_read(path, ctx->root_key, ctx->size, out, why, nwhy);
   if (rc)
     return rc;
   int64_t n = 0, found = 0;
@@ -33,12 +33,12 @@ static int load(const rta_lb_context_t *ctx, const char *path, lbrec__warm_t **o
       int slot;
       double cost;
       n++;
-      found += lbrec__warm_find(*out, rta_mapping_key(ctx->mapping, v), &slot, &cost);
+      found += policy__warm_find(*out, rta_mapping_key(ctx->mapping, v), &slot, &cost);
     }
   if (2 * found < n || found == 0) {
     snprintf(why, nwhy, "only %lld of the context's %lld tasks are in it (another task "
              "tree)", (long long)found, (long long)n);
-    lbrec__warm_free(*out);
+    policy__warm_free(*out);
     *out = NULL;
     return BALLAST_EMISMATCH;
   }
@@ -47,21 +47,21 @@ static int load(const rta_lb_context_t *ctx, const char *path, lbrec__warm_t **o
 
 /* Seeds the cost window of this rank's tasks that have measured nothing yet
  * with the earlier run's time per step (min_steps samples: measured at once). */
-static int seed_costs(rta_lb_context_t *ctx, const lbrec__warm_t *w) {
+static int seed_costs(rta_lb_context_t *ctx, const policy__warm_t *w) {
   int seeded = 0;
   double s[64];
-  int n = rta__cost_min_steps();
+  int n = task__cost_min_steps();
   n = n > 64 ? 64 : n;
   for (int i = 0; i < ctx->nlocal; i++) {
     rta_task_cost_t c;
     int slot;
     double cost = 0;
-    if (!lbrec__warm_find(w, rta_task_key(ctx->local[i]), &slot, &cost) || cost <= 0 ||
+    if (!policy__warm_find(w, rta_task_key(ctx->local[i]), &slot, &cost) || cost <= 0 ||
         rta_task_cost(ctx->local[i], &c) || c.total_steps > 0)
       continue;
     for (int k = 0; k < n; k++)
       s[k] = cost;
-    seeded += rta__task_cost_restore(ctx->local[i], s, n, n) == 0;
+    seeded += task__cost_restore(ctx->local[i], s, n, n) == 0;
   }
   return seeded;
 }
@@ -78,7 +78,7 @@ int rta_lb_warm_start(rta_lb_context_t *ctx, const char *path) {
     return BALLAST_EDISABLED;
   }
   char why[512] = "";
-  lbrec__warm_t *w = NULL;
+  policy__warm_t *w = NULL;
   int rc = load(ctx, path, &w, why, sizeof why);
   int who = -1, code = 0;
   ballast__lib_begin();
@@ -94,20 +94,20 @@ int rta_lb_warm_start(rta_lb_context_t *ctx, const char *path) {
       BALLAST_WARN("rta: warm start of context \"%s\" from %s refused on rank %d (%s); "
                    "the context balances from its own measurements", ctx->root_key,
                    path, who, ballast_err_name(code));
-    lbrec__warm_free(w);
+    policy__warm_free(w);
     return arc;
   }
   int seeded = seed_costs(ctx, w);
-  lbrec__warm_free(ctx->warm);
+  policy__warm_free(ctx->warm);
   ctx->warm = w;
   BALLAST_INFO("rta: warm start of context \"%s\" from %s: %lld tasks known, %d of this "
                "rank's seeded; the next load-balancing call adopts the earlier map",
-               ctx->root_key, path, (long long)lbrec__warm_ntasks(w), seeded);
+               ctx->root_key, path, (long long)policy__warm_ntasks(w), seeded);
   return 0;
 }
 
-int rta__lb_warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int *slot) {
-  const lbrec__warm_t *w = ctx->warm;
+int lb__warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int *slot) {
+  const policy__warm_t *w = ctx->warm;
   int64_t n = rta_mapping_ntasks(m);
   int *want = ballast__malloc((size_t)(n ? n : 1) * sizeof *want);
   int *used = ballast__calloc((size_t)ctx->size, sizeof *used);
@@ -119,7 +119,7 @@ int rta__lb_warm_slots(const rta_lb_context_t *ctx, const rta_mapping_t *m, int 
     if (rta_mapping_nprocs(m, v) != 1)
       continue;
     /* Unknown tasks stay where they are; their estimates serve. */
-    int known = lbrec__warm_find(w, rta_mapping_key(m, v), &was, &cost);
+    int known = policy__warm_find(w, rta_mapping_key(m, v), &was, &cost);
     want[v] = (known && was >= 0 && was < ctx->size) ? was : rta_mapping_owner(m, v);
     if (want[v] >= 0 && want[v] < ctx->size)
       used[want[v]]++;

@@ -94,9 +94,9 @@ static int ac_int(ac_t *a, const char *what, int64_t lo, int64_t hi,
 /* Multiplies the terminal count, refusing what SCOTCH's numbers and
  * ballast's node ids cannot hold. */
 static int ac_mul(ac_t *a, int64_t *n, int64_t f, const char *what) {
-  if (f > RTA__ARCH_MAX_TERMS || *n * f > RTA__ARCH_MAX_TERMS)
+  if (f > MAP__ARCH_MAX_TERMS || *n * f > MAP__ARCH_MAX_TERMS)
     return ac_fail(a, "%s give more than %d terminals (at value %s)", what,
-                   RTA__ARCH_MAX_TERMS, a->tok);
+                   MAP__ARCH_MAX_TERMS, a->tok);
   *n *= f;
   return 0;
 }
@@ -111,9 +111,9 @@ static int ac_tleaf(ac_t *a, int labelled, int64_t *nterm) {
     return rc;
   *nterm = 1;
   for (int l = 0; l < nl; l++) {
-    if ((rc = ac_int(a, "a tleaf level size", 2, RTA__ARCH_MAX_TERMS, &sz[l])) ||
+    if ((rc = ac_int(a, "a tleaf level size", 2, MAP__ARCH_MAX_TERMS, &sz[l])) ||
         (rc = ac_mul(a, nterm, sz[l], "the tleaf level sizes")) ||
-        (rc = ac_int(a, "a tleaf link cost", 1, RTA__ARCH_MAX_VALUE, &x)))
+        (rc = ac_int(a, "a tleaf link cost", 1, MAP__ARCH_MAX_VALUE, &x)))
       return rc;
   }
   if (!labelled)
@@ -151,7 +151,7 @@ static int ac_mesh(ac_t *a, int64_t nd, int64_t *nterm) {
   *nterm = 1;
   for (int64_t d = 0; d < nd; d++) {
     int64_t x;
-    if ((rc = ac_int(a, "a dimension", 1, RTA__ARCH_MAX_TERMS, &x)) ||
+    if ((rc = ac_int(a, "a dimension", 1, MAP__ARCH_MAX_TERMS, &x)) ||
         (rc = ac_mul(a, nterm, x, "the dimensions")))
       return rc;
   }
@@ -161,11 +161,11 @@ static int ac_mesh(ac_t *a, int64_t nd, int64_t *nterm) {
 /* cmpltw: N, then N weights (the terminals' relative power). */
 static int ac_cmpltw(ac_t *a, int64_t *nterm) {
   int rc;
-  if ((rc = ac_int(a, "the cmpltw size", 1, RTA__ARCH_MAX_TERMS, nterm)))
+  if ((rc = ac_int(a, "the cmpltw size", 1, MAP__ARCH_MAX_TERMS, nterm)))
     return rc;
   int64_t sum = 0, w;
   for (int64_t i = 0; i < *nterm; i++) {
-    if ((rc = ac_int(a, "a cmpltw weight", 1, RTA__ARCH_MAX_VALUE, &w)))
+    if ((rc = ac_int(a, "a cmpltw weight", 1, MAP__ARCH_MAX_VALUE, &w)))
       return rc;
     sum += w;
   }
@@ -178,13 +178,13 @@ static int ac_cmpltw(ac_t *a, int64_t *nterm) {
 /* sub: N terminals of the architecture that follows, all distinct. */
 static int ac_sub(ac_t *a, int depth, int64_t *nterm) {
   int rc;
-  if ((rc = ac_int(a, "the sub terminal count", 1, RTA__ARCH_MAX_TERMS, nterm)))
+  if ((rc = ac_int(a, "the sub terminal count", 1, MAP__ARCH_MAX_TERMS, nterm)))
     return rc;
   int64_t *t = ballast__malloc((size_t)*nterm * sizeof *t);
   if (!t)
     return BALLAST_ENOMEM;
   for (int64_t i = 0; i < *nterm && !rc; i++)
-    rc = ac_int(a, "a sub terminal", 0, RTA__ARCH_MAX_TERMS - 1, &t[i]);
+    rc = ac_int(a, "a sub terminal", 0, MAP__ARCH_MAX_TERMS - 1, &t[i]);
   int line = a->line;
   int64_t inner = 0;
   if (!rc)
@@ -221,7 +221,7 @@ static int ac_arch(ac_t *a, int depth, int64_t *nterm) {
   memcpy(name, a->tok, sizeof name);
   int64_t x;
   if (!strcasecmp(name, "cmplt"))
-    return ac_int(a, "the cmplt size", 1, RTA__ARCH_MAX_TERMS, nterm);
+    return ac_int(a, "the cmplt size", 1, MAP__ARCH_MAX_TERMS, nterm);
   if (!strcasecmp(name, "cmpltw"))
     return ac_cmpltw(a, nterm);
   if (!strcasecmp(name, "hcub")) {
@@ -295,7 +295,7 @@ static int ac_read(ac_t *a, FILE *f, char **buf) {
   return 0;
 }
 
-int rta__arch_check(FILE *f, const char *path, int64_t *nterm) {
+int map__arch_check(FILE *f, const char *path, int64_t *nterm) {
   ac_t a = {.path = path, .line = 1};
   char *buf = NULL;
   int rc = ac_read(&a, f, &buf);

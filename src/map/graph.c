@@ -96,7 +96,7 @@ int rta_graph_add_edge(rta_graph_t *g, int64_t u, int64_t v, double bytes) {
   return 0;
 }
 
-int rta__graph_from_csr(int64_t nvert, int64_t *xadj, int32_t *adj,
+int map__graph_from_csr(int64_t nvert, int64_t *xadj, int32_t *adj,
                         double *adjw, rta_graph_t **out) {
   rta_graph_t *g = NULL;
   int rc = rta_graph_create(nvert, &g);
@@ -136,7 +136,7 @@ static int cmp_pair(const void *x, const void *y) {
   return (a[0] > b[0]) - (a[0] < b[0]);
 }
 
-int rta__graph_finalize(rta_graph_t *g) {
+int map__graph_finalize(rta_graph_t *g) {
   if (g->csr_ok && g->npend == 0)
     return 0;
   int64_t n = g->nvert;
@@ -241,7 +241,7 @@ int rta__graph_finalize(rta_graph_t *g) {
 int64_t rta_graph_nedges(rta_graph_t *g) {
   if (!g)
     return BALLAST_EINVAL;
-  int rc = rta__graph_finalize(g);
+  int rc = map__graph_finalize(g);
   if (rc)
     return rc;
   return g->xadj[g->nvert] / 2;

@@ -9,7 +9,7 @@
 #include "common/common_internal.h"
 #include "map/map_internal.h"
 
-void rta__csr_free(rta__csr_t *c) {
+void map__csr_free(map__csr_t *c) {
   free(c->xadj);
   free(c->adj);
   free(c->w);
@@ -17,7 +17,7 @@ void rta__csr_free(rta__csr_t *c) {
   memset(c, 0, sizeof *c);
 }
 
-int rta__coarsen(const rta__csr_t *in, SCOTCH_Num maxvw, rta__csr_t *out,
+int map__coarsen(const map__csr_t *in, SCOTCH_Num maxvw, map__csr_t *out,
                  int32_t *cmap) {
   int64_t n = in->n;
   memset(out, 0, sizeof *out);
@@ -62,7 +62,7 @@ int rta__coarsen(const rta__csr_t *in, SCOTCH_Num maxvw, rta__csr_t *out,
   if (!out->xadj || !out->adj || !out->w || !out->vw || !pos) {
     free(match);
     free(pos);
-    rta__csr_free(out);
+    map__csr_free(out);
     return BALLAST_ENOMEM;
   }
   for (int64_t c = 0; c < cn; c++)

@@ -53,7 +53,7 @@ int rta_graph_stencil3d(int64_t nx, int64_t ny, int64_t nz, int points,
       }
   xadj[n] = a;
   rta_graph_t *g = NULL;
-  int rc = rta__graph_from_csr(n, xadj, adj, adjw, &g);
+  int rc = map__graph_from_csr(n, xadj, adj, adjw, &g);
   if (rc)
     return rc;
   for (int64_t v = 0; v < n; v++)
@@ -115,7 +115,7 @@ int rta_graph_md_cells(int64_t nx, int64_t ny, int64_t nz,
               }
             }
       }
-  if ((rc = rta__graph_finalize(g))) {
+  if ((rc = map__graph_finalize(g))) {
     rta_graph_destroy(g);
     return rc;
   }

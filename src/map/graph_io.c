@@ -229,7 +229,7 @@ static int need_weight(rd_t *r, int64_t *x, const char *field,
     PERR(r, "negative %s %" PRId64, what, *x);
     return BALLAST_EPARSE;
   }
-  if (!rc && *x > RTA__GRF_MAX_WEIGHT) {
+  if (!rc && *x > MAP__GRF_MAX_WEIGHT) {
     PERR(r, "%s %" PRId64 " above 2^53 (not held exactly)", what, *x);
     return BALLAST_EPARSE;
   }
@@ -382,7 +382,7 @@ static int grf_build(const grf_t *p, rta_graph_t **out) {
     rc = rta_graph_add_edge(g, p->fw[i].key >> 32, p->fw[i].key & 0xffffffff,
                             p->fw[i].w);
   if (!rc)
-    rc = rta__graph_finalize(g);
+    rc = map__graph_finalize(g);
   if (rc) {
     rta_graph_destroy(g);
     return rc;
@@ -411,7 +411,7 @@ int rta_graph_load_grf(FILE *f, const char *what, rta_graph_t **out) {
 /* A weight as the .grf integer that reads back as the same double, or -1
  * when there is none (fractional, negative, above 2^53, not finite). */
 static int64_t grf_weight(double w) {
-  if (!(w >= 0 && w <= (double)RTA__GRF_MAX_WEIGHT) || w != floor(w))
+  if (!(w >= 0 && w <= (double)MAP__GRF_MAX_WEIGHT) || w != floor(w))
     return -1;
   return (int64_t)w;
 }
@@ -440,7 +440,7 @@ static int grf_check_weights(const rta_graph_t *g) {
 int rta_graph_save_grf(rta_graph_t *g, FILE *f) {
   if (!g || !f)
     return BALLAST_EINVAL;
-  int rc = rta__graph_finalize(g);
+  int rc = map__graph_finalize(g);
   if (rc || (rc = grf_check_weights(g)))
     return rc;
   if (fprintf(f, "0\n%" PRId64 " %" PRId64 "\n0 011\n", g->nvert,

@@ -22,7 +22,7 @@ static int looks_like_path(const char *s) {
   return s[0] == '/' || s[0] == '.' || (n > 4 && strcmp(s + n - 4, ".xml") == 0);
 }
 
-void rta__hw_default_costs(rta__nodetopo_t *t, int pkg_level) {
+void map__hw_default_costs(map__nodetopo_t *t, int pkg_level) {
   for (int l = 0; l < t->nlevels; l++) {
     if (l < pkg_level)
       t->cost[l] = 6.0 + 2.0 * (pkg_level - 1 - l);
@@ -31,7 +31,7 @@ void rta__hw_default_costs(rta__nodetopo_t *t, int pkg_level) {
   }
 }
 
-int rta__hw_topo_finish(rta__nodetopo_t *t) {
+int map__hw_topo_finish(map__nodetopo_t *t) {
   int64_t s = 1;
   for (int l = t->nlevels - 1; l >= 0; l--) {
     t->stride[l] = s;
@@ -43,8 +43,8 @@ int rta__hw_topo_finish(rta__nodetopo_t *t) {
   return 0;
 }
 
-int rta__hw_topo_from_desc(const char *desc, const double *costs, int ncosts,
-                           rta__nodetopo_t *t) {
+int map__hw_topo_from_desc(const char *desc, const double *costs, int ncosts,
+                           map__nodetopo_t *t) {
   memset(t, 0, sizeof *t);
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) < 0)
@@ -52,12 +52,12 @@ int rta__hw_topo_from_desc(const char *desc, const double *costs, int ncosts,
   int rc = 0;
   if (desc && *desc) {
     if (looks_like_path(desc)) {
-      if ((rc = rta__hw_check_xml(desc)) == 0 &&
+      if ((rc = map__hw_check_xml(desc)) == 0 &&
           hwloc_topology_set_xml(topo, desc) < 0) {
         BALLAST_WARN("hwloc cannot read the XML topology '%s'", desc);
         rc = BALLAST_EHWLOC;
       }
-    } else if ((rc = rta__hw_check_synthetic(desc)) != 0) {
+    } else if ((rc = map__hw_check_synthetic(desc)) != 0) {
       /* refused before hwloc spends minutes on it */
     } else if (hwloc_topology_set_synthetic(topo, desc) < 0) {
       /* hwloc wants PUs last; "pack:2 core:8" means one PU per core. */
@@ -101,7 +101,7 @@ int rta__hw_topo_from_desc(const char *desc, const double *costs, int ncosts,
         pkg_level = t->nlevels;
       if (a <= 1)
         continue;
-      if (t->nlevels == RTA__MAXLEV) {
+      if (t->nlevels == MAP__MAXLEV) {
         rc = BALLAST_ERANGE;
         break;
       }
@@ -122,7 +122,7 @@ int rta__hw_topo_from_desc(const char *desc, const double *costs, int ncosts,
     t->arity[0] = 1;
     snprintf(t->type[0], sizeof t->type[0], "Machine");
   }
-  rta__hw_default_costs(t, pkg_level);
+  map__hw_default_costs(t, pkg_level);
   if (costs) {
     if (ncosts != t->nlevels) {
       BALLAST_WARN("%d level costs given, the node has %d levels", ncosts,
@@ -135,10 +135,10 @@ int rta__hw_topo_from_desc(const char *desc, const double *costs, int ncosts,
       t->cost[l] = costs[l];
     }
   }
-  return rta__hw_topo_finish(t);
+  return map__hw_topo_finish(t);
 }
 
-int rta__hw_alloc(rta_hw_t *hw, int nnodes, int nslots) {
+int map__hw_alloc(rta_hw_t *hw, int nnodes, int nslots) {
   hw->nnodes = nnodes;
   hw->nslots = nslots;
   hw->slot_node = ballast__calloc((size_t)nslots, sizeof(int));
@@ -154,7 +154,7 @@ int rta__hw_alloc(rta_hw_t *hw, int nnodes, int nslots) {
   return 0;
 }
 
-int rta__hw_index_slots(rta_hw_t *hw) {
+int map__hw_index_slots(rta_hw_t *hw) {
   memset(hw->node_xslot, 0, ((size_t)hw->nnodes + 1) * sizeof(int));
   for (int s = 0; s < hw->nslots; s++)
     hw->node_xslot[hw->slot_node[s] + 1]++;
@@ -170,7 +170,7 @@ int rta__hw_index_slots(rta_hw_t *hw) {
   return 0;
 }
 
-int rta__hw_load_arch(rta_hw_t *hw, const char *path) {
+int map__hw_load_arch(rta_hw_t *hw, const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) {
     BALLAST_WARN("cannot open the SCOTCH architecture file '%s'", path);
@@ -178,7 +178,7 @@ int rta__hw_load_arch(rta_hw_t *hw, const char *path) {
   }
   /* SCOTCH sees only files that passed ballast's own check (arch_check.c). */
   int64_t nterm = 0;
-  int rc = rta__arch_check(f, path, &nterm);
+  int rc = map__arch_check(f, path, &nterm);
   if (rc) {
     fclose(f);
     return rc;
@@ -207,14 +207,14 @@ int rta__hw_load_arch(rta_hw_t *hw, const char *path) {
                  (long long)SCOTCH_archSize(hw->arch), (long long)nterm);
     return BALLAST_EPARSE;
   }
-  hw->net = RTA__NET_ARCH;
+  hw->net = MAP__NET_ARCH;
   snprintf(hw->net_desc, sizeof hw->net_desc, "SCOTCH %s from %s",
            SCOTCH_archName(hw->arch), path);
   return 0;
 }
 
-int rta__hw_cache_dist(rta_hw_t *hw) {
-  if (hw->net != RTA__NET_ARCH)
+int map__hw_cache_dist(rta_hw_t *hw) {
+  if (hw->net != MAP__NET_ARCH)
     return 0;
   int n = hw->nnodes;
   hw->arch_dom = ballast__malloc((size_t)n * sizeof *hw->arch_dom);
@@ -237,7 +237,7 @@ int rta__hw_cache_dist(rta_hw_t *hw) {
   return 0;
 }
 
-void rta__hw_links_to_dist(rta_hw_t *hw) {
+void map__hw_links_to_dist(rta_hw_t *hw) {
   /* Cost of a 64 KiB message, normalised so the cheapest link costs one
    * inter-node hop. */
   int n = hw->nnodes;
@@ -257,28 +257,28 @@ void rta__hw_links_to_dist(rta_hw_t *hw) {
     }
 }
 
-double rta__hw_node_dist(const rta_hw_t *hw, int a, int b) {
+double map__hw_node_dist(const rta_hw_t *hw, int a, int b) {
   if (a == b)
     return 0.0;
   if (hw->ndist)
     return hw->ndist[(size_t)a * hw->nnodes + b];
-  if (hw->net == RTA__NET_ARCH)
+  if (hw->net == MAP__NET_ARCH)
     return hw->internode_cost *
            (double)SCOTCH_archDomDist(hw->arch, &hw->arch_dom[a],
                                       &hw->arch_dom[b]);
   return hw->internode_cost;
 }
 
-double rta__hw_dist(const rta_hw_t *hw, int a, int b) {
+double map__hw_dist(const rta_hw_t *hw, int a, int b) {
   if (a == b)
     return 0.0;
   int na = hw->slot_node[a], nb = hw->slot_node[b];
   if (na != nb)
-    return rta__hw_node_dist(hw, na, nb);
+    return map__hw_node_dist(hw, na, nb);
   int ca = hw->slot_core[a], cb = hw->slot_core[b];
   if (ca == cb)
     return 0.0; /* two slots sharing one core (oversubscribed) */
-  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[na]];
+  const map__nodetopo_t *t = &hw->topo[hw->node_topo[na]];
   for (int l = 0; l < t->nlevels; l++)
     if (ca / t->stride[l] / t->arity[l] == cb / t->stride[l] / t->arity[l] &&
         ca / t->stride[l] != cb / t->stride[l])
@@ -305,13 +305,13 @@ int rta_hw_create_sim(int64_t nnodes, const char *node_topology,
     rc = BALLAST_ENOMEM;
     goto fail;
   }
-  if ((rc = rta__hw_topo_from_desc(node_topology,
+  if ((rc = map__hw_topo_from_desc(node_topology,
                                    opt ? opt->level_costs : NULL,
                                    opt ? opt->nlevel_costs : 0, hw->topo)))
     goto fail;
   snprintf(hw->net_desc, sizeof hw->net_desc, "complete graph");
   if (inter_arch) {
-    if ((rc = rta__hw_load_arch(hw, inter_arch)))
+    if ((rc = map__hw_load_arch(hw, inter_arch)))
       goto fail;
     SCOTCH_Num sz = SCOTCH_archSize(hw->arch);
     if (nnodes <= 0)
@@ -332,13 +332,13 @@ int rta_hw_create_sim(int64_t nnodes, const char *node_topology,
     rc = BALLAST_ERANGE;
     goto fail;
   }
-  if ((rc = rta__hw_alloc(hw, (int)nnodes, (int)nnodes * nc)))
+  if ((rc = map__hw_alloc(hw, (int)nnodes, (int)nnodes * nc)))
     goto fail;
   for (int s = 0; s < hw->nslots; s++) {
     hw->slot_node[s] = s / nc;
     hw->slot_core[s] = s % nc;
   }
-  if ((rc = rta__hw_index_slots(hw)) || (rc = rta__hw_cache_dist(hw)))
+  if ((rc = map__hw_index_slots(hw)) || (rc = map__hw_cache_dist(hw)))
     goto fail;
   *out = hw;
   return 0;
@@ -405,7 +405,7 @@ int rta_hw_node_level(const rta_hw_t *hw, int node, int level, int *arity,
   int rc = check_index(hw, node, hw ? hw->nnodes : 0);
   if (rc)
     return rc;
-  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
+  const map__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
   if (level < 0 || level >= t->nlevels)
     return BALLAST_ERANGE;
   if (arity)
@@ -424,7 +424,7 @@ int rta_hw_slot_distance(const rta_hw_t *hw, int a, int b, double *out) {
   if (!rc && !out)
     rc = BALLAST_EINVAL;
   if (!rc)
-    *out = rta__hw_dist(hw, a, b);
+    *out = map__hw_dist(hw, a, b);
   return rc;
 }
 
@@ -435,7 +435,7 @@ int rta_hw_node_distance(const rta_hw_t *hw, int a, int b, double *out) {
   if (!rc && !out)
     rc = BALLAST_EINVAL;
   if (!rc)
-    *out = rta__hw_node_dist(hw, a, b);
+    *out = map__hw_node_dist(hw, a, b);
   return rc;
 }
 
@@ -465,7 +465,7 @@ void rta_hw_print(const rta_hw_t *hw, FILE *f) {
           hw->internode_cost);
   int shown = 0;
   for (int n = 0; n < hw->nnodes; n++) {
-    const rta__nodetopo_t *t = &hw->topo[hw->node_topo[n]];
+    const map__nodetopo_t *t = &hw->topo[hw->node_topo[n]];
     if (n > 0 && shown >= 4 && n != hw->nnodes - 1) {
       if (shown == 4)
         fprintf(f, "  ...\n");
@@ -504,7 +504,7 @@ void rta_hw_print(const rta_hw_t *hw, FILE *f) {
     for (int i = 0; i < hw->nnodes; i++) {
       fprintf(f, "   ");
       for (int j = 0; j < hw->nnodes; j++)
-        fprintf(f, " %6.2f", rta__hw_node_dist(hw, i, j));
+        fprintf(f, " %6.2f", map__hw_node_dist(hw, i, j));
       fprintf(f, "\n");
     }
   }

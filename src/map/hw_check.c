@@ -102,7 +102,7 @@ static int xml_scan(const char *path, const char *buf) {
   return 0;
 }
 
-int rta__hw_check_xml(const char *path) {
+int map__hw_check_xml(const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) {
     BALLAST_WARN("cannot open the XML topology '%s'", path);
@@ -132,7 +132,7 @@ int rta__hw_check_xml(const char *path) {
   return rc;
 }
 
-int rta__hw_check_synthetic(const char *desc) {
+int map__hw_check_synthetic(const char *desc) {
   /* The product of the arities: "type:N" or "N" words; what is inside
    * parentheses (attributes) and brackets (memory children) has none. A
    * word is read as strtoul reads it ("0x10" is 16, "-1" huge). */
@@ -175,14 +175,14 @@ int rta__hw_check_synthetic(const char *desc) {
       a = a10;
       end = end10;
     }
-    if (end != word && (errno == ERANGE || a > RTA__HW_MAX_PUS))
-      pus = RTA__HW_MAX_PUS + 1;
+    if (end != word && (errno == ERANGE || a > MAP__HW_MAX_PUS))
+      pus = MAP__HW_MAX_PUS + 1;
     else if (end != word && a > 0)
       pus *= (int64_t)a;
-    if (pus > RTA__HW_MAX_PUS) {
+    if (pus > MAP__HW_MAX_PUS) {
       BALLAST_WARN("the synthetic topology '%s' has more than %d processing "
                    "units: a node that large is refused (hwloc would take "
-                   "minutes to build it)", desc, RTA__HW_MAX_PUS);
+                   "minutes to build it)", desc, MAP__HW_MAX_PUS);
       return BALLAST_ERANGE;
     }
   }

@@ -332,11 +332,11 @@ static void links_install(links_t *l, rta_hw_t *hw) {
       hw->bw[k] = b > 0 ? b : INFINITY;
     }
   if (n > 1) {
-    hw->net = RTA__NET_MEASURED;
+    hw->net = MAP__NET_MEASURED;
     snprintf(hw->net_desc, sizeof hw->net_desc,
              "measured between %d node leaders (%d tournament rounds)", n,
              n - 1 + (n & 1));
-    rta__hw_links_to_dist(hw);
+    map__hw_links_to_dist(hw);
   }
 }
 
@@ -384,7 +384,7 @@ typedef struct {
   int rank, size;
   int *node_of;          /* size: node of every rank, dense ids */
   int *cores;            /* size: the core every rank is bound to, or -1 */
-  rta__nodetopo_t *tops; /* size: every rank's tree */
+  map__nodetopo_t *tops; /* size: every rank's tree */
   rta_hw_t *hw;          /* the model being built */
 } disc_t;
 
@@ -447,8 +447,8 @@ static int disc_nodes(disc_t *d) {
 static int disc_trees(disc_t *d) {
   const rta_hw_options_t *o = d->opt;
   const char *desc = o ? o->node_topology : NULL;
-  rta__nodetopo_t mine;
-  int rc = rta__hw_topo_from_desc(desc, o ? o->level_costs : NULL,
+  map__nodetopo_t mine;
+  int rc = map__hw_topo_from_desc(desc, o ? o->level_costs : NULL,
                                   o ? o->nlevel_costs : 0, &mine);
   if ((rc = agree_code(d->comm, rc)))
     return rc;
@@ -472,7 +472,7 @@ static int disc_model(disc_t *d) {
       nnodes = d->node_of[r] + 1;
   hw->internode_cost = d->opt && d->opt->internode_cost > 0
                            ? d->opt->internode_cost : 16.0;
-  if ((rc = rta__hw_alloc(hw, nnodes, d->size)))
+  if ((rc = map__hw_alloc(hw, nnodes, d->size)))
     return rc;
   hw->ntopo = nnodes;
   hw->topo = ballast__calloc((size_t)nnodes, sizeof *hw->topo);
@@ -490,7 +490,7 @@ static int disc_model(disc_t *d) {
       hw->node_topo[n] = n;
     }
   }
-  return rta__hw_index_slots(hw);
+  return map__hw_index_slots(hw);
 }
 
 /* Are the ranks of node \a n each bound to a distinct core? */
@@ -536,7 +536,7 @@ static int disc_network(disc_t *d) {
   const rta_hw_options_t *o = d->opt;
   snprintf(hw->net_desc, sizeof hw->net_desc, "complete graph");
   if (o && o->inter_arch) {
-    int rc = rta__hw_load_arch(hw, o->inter_arch);
+    int rc = map__hw_load_arch(hw, o->inter_arch);
     if (!rc && SCOTCH_archSize(hw->arch) != hw->nnodes) {
       BALLAST_WARN("the architecture '%s' has %d terminals, the job runs on %d "
                    "nodes", o->inter_arch, (int)SCOTCH_archSize(hw->arch),
@@ -544,7 +544,7 @@ static int disc_network(disc_t *d) {
       rc = BALLAST_EPARSE;
     }
     if (!rc)
-      rc = rta__hw_cache_dist(hw);
+      rc = map__hw_cache_dist(hw);
     return agree_code(d->comm, rc);
   }
   if (o && o->measure_links)

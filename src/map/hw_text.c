@@ -20,19 +20,19 @@
 #include "common/common_internal.h"
 #include "common/tok.h"
 
-int rta__hw_to_text(const rta_hw_t *hw, FILE *f) {
+int map__hw_to_text(const rta_hw_t *hw, FILE *f) {
   if (!hw || !f)
     return BALLAST_EINVAL;
-  if (hw->net == RTA__NET_ARCH) {
+  if (hw->net == MAP__NET_ARCH) {
     BALLAST_WARN("the hardware model's network is a SCOTCH architecture file, "
                  "which has no text form");
     return BALLAST_EINVAL;
   }
-  int meas = hw->net == RTA__NET_MEASURED;
+  int meas = hw->net == MAP__NET_MEASURED;
   fprintf(f, "H %d %d %d %a %s %d", hw->nnodes, hw->nslots, hw->bound,
           hw->internode_cost, meas ? "measured" : "flat", hw->ntopo);
   for (int t = 0; t < hw->ntopo; t++) {
-    const rta__nodetopo_t *x = &hw->topo[t];
+    const map__nodetopo_t *x = &hw->topo[t];
     fprintf(f, " %d %d", x->ncores, x->nlevels);
     for (int l = 0; l < x->nlevels; l++)
       fprintf(f, " %d %a %s", x->arity[l], x->cost[l], x->type[l][0] ? x->type[l] : "-");
@@ -51,18 +51,18 @@ int rta__hw_to_text(const rta_hw_t *hw, FILE *f) {
 /* The node trees. */
 static int read_topos(ballast__tok_t *t, rta_hw_t *hw, char *why, size_t nwhy) {
   for (int i = 0; i < hw->ntopo && !t->bad; i++) {
-    rta__nodetopo_t *x = &hw->topo[i];
-    int ncores = (int)ballast__tok_int(t, 1, RTA__HW_MAX_PUS);
-    x->nlevels = (int)ballast__tok_int(t, 0, RTA__MAXLEV);
+    map__nodetopo_t *x = &hw->topo[i];
+    int ncores = (int)ballast__tok_int(t, 1, MAP__HW_MAX_PUS);
+    x->nlevels = (int)ballast__tok_int(t, 0, MAP__MAXLEV);
     for (int l = 0; l < x->nlevels && !t->bad; l++) {
-      x->arity[l] = (int)ballast__tok_int(t, 1, RTA__HW_MAX_PUS);
+      x->arity[l] = (int)ballast__tok_int(t, 1, MAP__HW_MAX_PUS);
       x->cost[l] = ballast__tok_f64(t);
       size_t n;
       const char *w = ballast__tok_word(t, &n);
       if (w && n < sizeof x->type[l] && !(n == 1 && *w == '-'))
         memcpy(x->type[l], w, n);
     }
-    if (t->bad || rta__hw_topo_finish(x) || x->ncores != ncores) {
+    if (t->bad || map__hw_topo_finish(x) || x->ncores != ncores) {
       snprintf(why, nwhy, "node tree %d is malformed (its cores and levels "
                "do not agree)", i);
       return BALLAST_EPARSE;
@@ -109,14 +109,14 @@ static int read_layout(ballast__tok_t *t, rta_hw_t *hw, int meas, char *why,
     snprintf(why, nwhy, "the measured links are missing or malformed");
     return BALLAST_EPARSE;
   }
-  hw->net = RTA__NET_MEASURED;
+  hw->net = MAP__NET_MEASURED;
   snprintf(hw->net_desc, sizeof hw->net_desc, "measured between %d node leaders "
            "(recorded)", hw->nnodes);
-  rta__hw_links_to_dist(hw);
+  map__hw_links_to_dist(hw);
   return 0;
 }
 
-int rta__hw_from_text(const char *line, rta_hw_t **out, char *why, size_t nwhy) {
+int map__hw_from_text(const char *line, rta_hw_t **out, char *why, size_t nwhy) {
   if (!line || !out || !why)
     return BALLAST_EINVAL;
   *out = NULL;
@@ -148,7 +148,7 @@ int rta__hw_from_text(const char *line, rta_hw_t **out, char *why, size_t nwhy) 
     rc = BALLAST_EPARSE;
   }
   if (!rc)
-    rc = rta__hw_alloc(hw, nnodes, nslots);
+    rc = map__hw_alloc(hw, nnodes, nslots);
   if (!rc) {
     hw->topo = ballast__calloc((size_t)hw->ntopo, sizeof *hw->topo);
     hw->leader = ballast__malloc((size_t)nnodes * sizeof *hw->leader);
@@ -164,7 +164,7 @@ int rta__hw_from_text(const char *line, rta_hw_t **out, char *why, size_t nwhy) 
     rc = BALLAST_EPARSE;
   }
   if (!rc)
-    rc = rta__hw_index_slots(hw);
+    rc = map__hw_index_slots(hw);
   if (rc) {
     if (rc == BALLAST_ENOMEM && !why[0])
       snprintf(why, nwhy, "out of memory");

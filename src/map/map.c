@@ -33,9 +33,9 @@ static SCOTCH_Num *migration_costs(const mctx_t *c, const int64_t *verts,
   double steps = c->o.steps_between_remaps, sum = 0;
   for (int64_t i = 0; i < n; i++)
     sum += c->g->state[verts ? verts[i] : i] / steps * escale;
-  double s = sum > RTA__ECAP ? escale * RTA__ECAP / sum : escale;
+  double s = sum > MAP__ECAP ? escale * MAP__ECAP / sum : escale;
   for (int64_t i = 0; i < n; i++)
-    m[i] = rta__scaled(c->g->state[verts ? verts[i] : i] / steps, s);
+    m[i] = map__scaled(c->g->state[verts ? verts[i] : i] / steps, s);
   return m;
 }
 
@@ -66,7 +66,7 @@ static void fill_paro(SCOTCH_Num n, const SCOTCH_Num *vert,
  * fully bound job)? 1, 0, or BALLAST_ENOMEM: an answer guessed on one rank
  * would make its mapping differ from the others'. */
 static int node_exact(const rta_hw_t *hw, int node) {
-  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
+  const map__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
   int b = hw->node_xslot[node], e = hw->node_xslot[node + 1];
   if (e - b != t->ncores)
     return 0;
@@ -86,7 +86,7 @@ static int node_exact(const rta_hw_t *hw, int node) {
 
 /* Largest number of slots sharing one core of \a node. */
 static int node_mult(const rta_hw_t *hw, int node, int *cnt) {
-  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
+  const map__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
   memset(cnt, 0, (size_t)t->ncores * sizeof *cnt);
   int m = 1;
   for (int i = hw->node_xslot[node]; i < hw->node_xslot[node + 1]; i++) {
@@ -115,11 +115,11 @@ static int node_mult(const rta_hw_t *hw, int node, int *cnt) {
 typedef struct {
   mctx_t *c;
   SCOTCH_Num *node_of;            /* out: the node of every task vertex */
-  rta__csr_t fine;                /* the task graph */
-  rta__csr_t lev[COARSEN_LEVELS]; /* coarsened levels, finest first */
+  map__csr_t fine;                /* the task graph */
+  map__csr_t lev[COARSEN_LEVELS]; /* coarsened levels, finest first */
   int32_t *cmap[COARSEN_LEVELS];  /* per level: finer vertex -> its vertex */
   int nlev;
-  const rta__csr_t *cur;          /* the graph mapped: fine or lev[nlev-1] */
+  const map__csr_t *cur;          /* the graph mapped: fine or lev[nlev-1] */
   SCOTCH_Num n, narc;             /* of cur */
   SCOTCH_Num *vert, *edge, *edlo; /* cur for SCOTCH (edge may alias cur->adj) */
   SCOTCH_Num *part;               /* cur's nodes (node_of when not coarsened) */
@@ -129,7 +129,7 @@ typedef struct {
   int has_cw;
   const SCOTCH_Arch *arch;        /* hw's architecture, or &cw */
   double maxdist;                 /* largest node distance in hop units */
-  rta__sgraph_t sg;
+  map__sgraph_t sg;
 } p1_t;
 
 /* Coarsens big first mappings (a remap keeps every vertex's old place). */
@@ -156,7 +156,7 @@ static int p1_coarsen(p1_t *p) {
     p->cmap[l] = ballast__malloc((size_t)p->cur->n * sizeof *p->cmap[l]);
     if (!p->cmap[l])
       return BALLAST_ENOMEM;
-    int rc = rta__coarsen(p->cur, maxvw, &p->lev[l], p->cmap[l]);
+    int rc = map__coarsen(p->cur, maxvw, &p->lev[l], p->cmap[l]);
     if (rc)
       return rc;
     int64_t before = p->cur->n;
@@ -169,7 +169,7 @@ static int p1_coarsen(p1_t *p) {
 
 /* SCOTCH's integer arrays of the graph mapped. */
 static int p1_arrays(p1_t *p) {
-  const rta__csr_t *cur = p->cur;
+  const map__csr_t *cur = p->cur;
   SCOTCH_Num n = p->n = (SCOTCH_Num)cur->n;
   SCOTCH_Num narc = p->narc = (SCOTCH_Num)cur->xadj[cur->n];
   p->vert = ballast__malloc(((size_t)n + 1) * sizeof *p->vert);
@@ -202,16 +202,16 @@ static int p1_target(p1_t *p) {
       equal = 0;
   }
   p->maxdist = 1;
-  if (hw->net == RTA__NET_ARCH && equal) {
+  if (hw->net == MAP__NET_ARCH && equal) {
     p->arch = hw->arch;
     for (int k = 1; k < hw->nnodes; k++) {
-      double d = rta__hw_node_dist(hw, 0, k) / hw->internode_cost;
+      double d = map__hw_node_dist(hw, 0, k) / hw->internode_cost;
       if (d > p->maxdist)
         p->maxdist = d;
     }
     return 0;
   }
-  if (hw->net == RTA__NET_ARCH)
+  if (hw->net == MAP__NET_ARCH)
     BALLAST_WARN("nodes of unequal size: phase 1 maps onto a weighted "
                  "complete graph, not the architecture file");
   SCOTCH_archInit(&p->cw);
@@ -229,10 +229,10 @@ static int p1_graph(p1_t *p) {
   const rta_hw_t *hw = c->hw;
   double escale;
   int exact, rc;
-  rta__normalize(p->cur->w, p->narc, RTA__ECAP / p->maxdist, &escale, &exact);
+  map__normalize(p->cur->w, p->narc, MAP__ECAP / p->maxdist, &escale, &exact);
   for (SCOTCH_Num i = 0; i < p->narc; i++)
-    p->edlo[i] = rta__scaled(p->cur->w[i], escale);
-  if ((rc = rta__sgraph_build(&p->sg, NULL, c->o.seed, p->n, p->vert,
+    p->edlo[i] = map__scaled(p->cur->w[i], escale);
+  if ((rc = map__sgraph_build(&p->sg, NULL, c->o.seed, p->n, p->vert,
                               p->cur->vw, p->narc, p->edge, p->edlo)))
     return rc;
   if (!c->prev)
@@ -271,13 +271,13 @@ static int p1_project(p1_t *p) {
 }
 
 static void p1_free(p1_t *p) {
-  rta__sgraph_exit(&p->sg);
+  map__sgraph_exit(&p->sg);
   if (p->has_cw)
     SCOTCH_archExit(&p->cw);
   if (p->edge && p->edge != (SCOTCH_Num *)p->cur->adj)
     free(p->edge);
   for (int l = 0; l < COARSEN_LEVELS; l++) {
-    rta__csr_free(&p->lev[l]);
+    map__csr_free(&p->lev[l]);
     free(p->cmap[l]);
   }
   if (p->part != p->node_of)
@@ -297,13 +297,13 @@ static int phase1(mctx_t *c, SCOTCH_Num *node_of) {
   memset(&p, 0, sizeof p);
   p.c = c;
   p.node_of = node_of;
-  p.fine = (rta__csr_t){g->nvert, g->xadj, g->adj, g->adjw, c->velo};
+  p.fine = (map__csr_t){g->nvert, g->xadj, g->adj, g->adjw, c->velo};
   p.cur = &p.fine;
   p.wt = ballast__malloc((size_t)c->hw->nnodes * sizeof *p.wt);
   int rc = p.wt ? 0 : BALLAST_ENOMEM;
   if (!rc && !(rc = p1_coarsen(&p)) && !(rc = p1_arrays(&p)) &&
       !(rc = p1_target(&p)) && !(rc = p1_graph(&p)))
-    rc = rta__sgraph_map(&p.sg, p.arch, c->hw->nnodes, c->o.scotch_flags,
+    rc = map__sgraph_map(&p.sg, p.arch, c->hw->nnodes, c->o.scotch_flags,
                          c->o.scotch_strategy, c->o.balrat / 2, p.paro,
                          p.vmlo, p.part);
   if (!rc && p.nlev)
@@ -312,7 +312,7 @@ static int phase1(mctx_t *c, SCOTCH_Num *node_of) {
   return rc;
 }
 
-int rta__subgraph(const rta_graph_t *g, const int64_t *verts, int64_t k,
+int map__subgraph(const rta_graph_t *g, const int64_t *verts, int64_t k,
                   int32_t *g2l, SCOTCH_Num **vertp, SCOTCH_Num **edgep,
                   double **wp, int64_t *narcp) {
   for (int64_t i = 0; i < k; i++)
@@ -369,8 +369,8 @@ typedef struct {
  * and its terminals' slots, the node's subgraph for SCOTCH and, for a
  * remap, its vertices' old terminals. */
 typedef struct {
-  rta__tgt_t tgt;
-  rta__sgraph_t sg;
+  map__tgt_t tgt;
+  map__sgraph_t sg;
   int *slot_of_term;     /* terminal -> slot */
   SCOTCH_Num *sel;       /* the leaves of the node's slots, when restricted */
   SCOTCH_Num *vert, *edge, *edlo, *velo, *part, *paro, *vmlo;
@@ -379,8 +379,8 @@ typedef struct {
 } p2node_t;
 
 static void p2node_free(p2node_t *p) {
-  rta__sgraph_exit(&p->sg);
-  rta__tgt_exit(&p->tgt);
+  map__sgraph_exit(&p->sg);
+  map__tgt_exit(&p->tgt);
   free(p->sel);
   free(p->vert);
   free(p->velo);
@@ -397,7 +397,7 @@ static void p2node_free(p2node_t *p) {
  * unless they are exactly one per core. */
 static int p2_target(const mctx_t *c, int node, p2scratch_t *sc, p2node_t *p) {
   const rta_hw_t *hw = c->hw;
-  const rta__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
+  const map__nodetopo_t *t = &hw->topo[hw->node_topo[node]];
   int b = hw->node_xslot[node], m = hw->node_xslot[node + 1] - b;
   int exact = node_exact(hw, node);
   if (exact < 0)
@@ -411,7 +411,7 @@ static int p2_target(const mctx_t *c, int node, p2scratch_t *sc, p2node_t *p) {
       p->slot_of_term[hw->slot_core[s]] = s;
       sc->term_of_slot[s] = hw->slot_core[s];
     }
-    return rta__tgt_tleaf(&p->tgt, t->nlevels, t->arity, t->cost, 1, 0, NULL);
+    return map__tgt_tleaf(&p->tgt, t->nlevels, t->arity, t->cost, 1, 0, NULL);
   }
   int mult = node_mult(hw, node, sc->cnt);
   p->sel = ballast__malloc((size_t)m * sizeof *p->sel);
@@ -424,7 +424,7 @@ static int p2_target(const mctx_t *c, int node, p2scratch_t *sc, p2node_t *p) {
     p->slot_of_term[i] = s;
     sc->term_of_slot[s] = i;
   }
-  return rta__tgt_tleaf(&p->tgt, t->nlevels, t->arity, t->cost, mult, m, p->sel);
+  return map__tgt_tleaf(&p->tgt, t->nlevels, t->arity, t->cost, mult, m, p->sel);
 }
 
 /* The node's subgraph for SCOTCH, rebuilt from scratch (inducing it and
@@ -433,7 +433,7 @@ static int p2_target(const mctx_t *c, int node, p2scratch_t *sc, p2node_t *p) {
 static int p2_graph(const mctx_t *c, int node, const int64_t *verts,
                     int64_t k, p2scratch_t *sc, p2node_t *p) {
   const rta_hw_t *hw = c->hw;
-  int rc = rta__subgraph(c->g, verts, k, sc->g2l, &p->vert, &p->edge, &p->w,
+  int rc = map__subgraph(c->g, verts, k, sc->g2l, &p->vert, &p->edge, &p->w,
                          &p->narc);
   if (rc)
     return rc;
@@ -446,10 +446,10 @@ static int p2_graph(const mctx_t *c, int node, const int64_t *verts,
     p->velo[i] = c->velo[verts[i]];
   double escale;
   int ex;
-  rta__normalize(p->w, p->narc, RTA__ECAP / p->tgt.maxdist, &escale, &ex);
+  map__normalize(p->w, p->narc, MAP__ECAP / p->tgt.maxdist, &escale, &ex);
   for (int64_t i = 0; i < p->narc; i++)
-    p->edlo[i] = rta__scaled(p->w[i], escale);
-  if ((rc = rta__sgraph_build(&p->sg, sc->ctx, c->o.seed + (unsigned)node,
+    p->edlo[i] = map__scaled(p->w[i], escale);
+  if ((rc = map__sgraph_build(&p->sg, sc->ctx, c->o.seed + (unsigned)node,
                               (SCOTCH_Num)k, p->vert, p->velo,
                               (SCOTCH_Num)p->narc, p->edge, p->edlo)))
     return rc;
@@ -487,11 +487,11 @@ static int phase2_node(mctx_t *c, int node, const int64_t *verts, int64_t k,
   if (!rc) {
     char direct[512];
     const char *strat = c->o.scotch_strategy;
-    if (!strat && k <= RTA__DIRECT_MAX) {
-      rta__strategy_string(direct, sizeof direct, c->o.balrat / 2, 1);
+    if (!strat && k <= MAP__DIRECT_MAX) {
+      map__strategy_string(direct, sizeof direct, c->o.balrat / 2, 1);
       strat = direct;
     }
-    rc = rta__sgraph_map(&p.sg, rta__tgt_arch(&p.tgt), m, c->o.scotch_flags,
+    rc = map__sgraph_map(&p.sg, map__tgt_arch(&p.tgt), m, c->o.scotch_flags,
                          strat, c->o.balrat / 2, p.paro, p.vmlo, p.part);
   }
   if (!rc)
@@ -618,7 +618,7 @@ static void tp_group(const mctx_t *c, tp_t *t) {
 static int tp_phase2(mctx_t *c, tp_t *t, int64_t *slot) {
   tp_group(c, t);
   SCOTCH_Context ctx;
-  int rc = rta__ctx_init(&ctx, c->o.seed);
+  int rc = map__ctx_init(&ctx, c->o.seed);
   if (rc)
     return rc;
   t->sc.ctx = &ctx;
@@ -640,13 +640,13 @@ static int map_twophase(mctx_t *c, int64_t *slot) {
   tp_t t;
   memset(&t, 0, sizeof t);
   int rc = tp_alloc(c, &t);
-  double t0 = rta__now();
+  double t0 = map__now();
   if (hw->nnodes > 1 && c->comm != MPI_COMM_NULL && c->o.distributed_phase1 &&
-      !c->prev && rta__phase1_dist_available()) {
+      !c->prev && map__phase1_dist_available()) {
     /* Collective, it fails on every rank together; a local failure so far
      * is agreed first, so every rank enters PT-Scotch or none does. */
     if (!(rc = ballast__agree(c->comm, rc, NULL, NULL)))
-      rc = rta__phase1_dist(c->g, hw, c->velo, c->comm, c->o.balrat / 2,
+      rc = map__phase1_dist(c->g, hw, c->velo, c->comm, c->o.balrat / 2,
                             c->o.seed, t.node_of);
     if (rc) {
       tp_free(&t);
@@ -657,20 +657,20 @@ static int map_twophase(mctx_t *c, int64_t *slot) {
   } else if (!rc) {
     rc = phase1(c, t.node_of);
   }
-  double t1 = rta__now();
+  double t1 = map__now();
   c->q->seconds_phase1 = t1 - t0;
   if (!rc)
     rc = tp_phase2(c, &t, slot);
   if (c->comm != MPI_COMM_NULL) /* the others wait in the exchange */
     rc = share_phase2(c, rc, t.xv, t.order, slot);
-  c->q->seconds_phase2 = rta__now() - t1;
+  c->q->seconds_phase2 = map__now() - t1;
   tp_free(&t);
   return rc;
 }
 
 /* ---- single pass: the whole machine as one tree-leaf ------------------------------ */
 
-static int same_topo(const rta__nodetopo_t *a, const rta__nodetopo_t *b) {
+static int same_topo(const map__nodetopo_t *a, const map__nodetopo_t *b) {
   if (a->nlevels != b->nlevels)
     return 0;
   for (int l = 0; l < a->nlevels; l++)
@@ -683,8 +683,8 @@ static int same_topo(const rta__nodetopo_t *a, const rta__nodetopo_t *b) {
  * terminals' slots, the whole graph for SCOTCH and, for a remap, every
  * vertex's old terminal. */
 typedef struct {
-  rta__tgt_t tgt;
-  rta__sgraph_t sg;
+  map__tgt_t tgt;
+  map__sgraph_t sg;
   int exact;                  /* one slot per core on every node */
   int *cnt;                   /* ncores scratch */
   int *slot_of_term;          /* terminal -> slot */
@@ -695,8 +695,8 @@ typedef struct {
 } tl_t;
 
 static void tl_free(tl_t *p) {
-  rta__sgraph_exit(&p->sg);
-  rta__tgt_exit(&p->tgt);
+  map__sgraph_exit(&p->sg);
+  map__tgt_exit(&p->tgt);
   free(p->sel);
   free(p->part);
   free(p->cnt);
@@ -728,10 +728,10 @@ static int tl_alloc(const mctx_t *c, tl_t *p) {
  * to the leaves of the slots unless they are exactly one per core. */
 static int tl_target(const mctx_t *c, tl_t *p) {
   const rta_hw_t *hw = c->hw;
-  const rta__nodetopo_t *t0 = &hw->topo[0];
-  int nl = t0->nlevels + 1, arity[RTA__MAXLEV + 1];
+  const map__nodetopo_t *t0 = &hw->topo[0];
+  int nl = t0->nlevels + 1, arity[MAP__MAXLEV + 1];
   int mult = 1, nc = t0->ncores, ns = hw->nslots;
-  double cost[RTA__MAXLEV + 1];
+  double cost[MAP__MAXLEV + 1];
   arity[0] = hw->nnodes;
   cost[0] = hw->internode_cost;
   for (int l = 0; l < t0->nlevels; l++) {
@@ -743,7 +743,7 @@ static int tl_target(const mctx_t *c, tl_t *p) {
       p->term_of_slot[s] = hw->slot_node[s] * nc + hw->slot_core[s];
       p->slot_of_term[p->term_of_slot[s]] = s;
     }
-    return rta__tgt_tleaf(&p->tgt, nl, arity, cost, 1, 0, NULL);
+    return map__tgt_tleaf(&p->tgt, nl, arity, cost, 1, 0, NULL);
   }
   for (int k = 0; k < hw->nnodes; k++) {
     int mk = node_mult(hw, k, p->cnt);
@@ -762,7 +762,7 @@ static int tl_target(const mctx_t *c, tl_t *p) {
   }
   for (int s = 0; s < ns; s++)
     p->slot_of_term[s] = p->term_of_slot[s] = s;
-  return rta__tgt_tleaf(&p->tgt, nl, arity, cost, mult, ns, p->sel);
+  return map__tgt_tleaf(&p->tgt, nl, arity, cost, mult, ns, p->sel);
 }
 
 /* The whole graph for SCOTCH (edge weights scaled to the target's
@@ -774,10 +774,10 @@ static int tl_graph(const mctx_t *c, tl_t *p) {
     p->vert[v] = (SCOTCH_Num)g->xadj[v];
   double escale;
   int ex;
-  rta__normalize(g->adjw, p->narc, RTA__ECAP / p->tgt.maxdist, &escale, &ex);
+  map__normalize(g->adjw, p->narc, MAP__ECAP / p->tgt.maxdist, &escale, &ex);
   for (SCOTCH_Num i = 0; i < p->narc; i++)
-    p->edlo[i] = rta__scaled(g->adjw[i], escale);
-  if ((rc = rta__sgraph_build(&p->sg, NULL, c->o.seed, (SCOTCH_Num)g->nvert,
+    p->edlo[i] = map__scaled(g->adjw[i], escale);
+  if ((rc = map__sgraph_build(&p->sg, NULL, c->o.seed, (SCOTCH_Num)g->nvert,
                               p->vert, c->velo, p->narc, (SCOTCH_Num *)g->adj,
                               p->edlo)))
     return rc;
@@ -809,14 +809,14 @@ static int map_tleaf(mctx_t *c, int64_t *slot) {
   for (int k = 0; k < hw->nnodes && p.exact > 0; k++)
     p.exact = node_exact(hw, k);
   int rc = p.exact < 0 ? p.exact : tl_alloc(c, &p);
-  double tb = rta__now();
+  double tb = map__now();
   if (!rc && !(rc = tl_target(c, &p)) && !(rc = tl_graph(c, &p))) {
-    c->q->seconds_build += rta__now() - tb;
-    double t1 = rta__now();
-    rc = rta__sgraph_map(&p.sg, rta__tgt_arch(&p.tgt), hw->nslots,
+    c->q->seconds_build += map__now() - tb;
+    double t1 = map__now();
+    rc = map__sgraph_map(&p.sg, map__tgt_arch(&p.tgt), hw->nslots,
                          c->o.scotch_flags, c->o.scotch_strategy, c->o.balrat,
                          p.paro, p.vmlo, p.part);
-    c->q->seconds_phase1 = rta__now() - t1;
+    c->q->seconds_phase1 = map__now() - t1;
   }
   if (!rc)
     for (int64_t v = 0; v < g->nvert; v++)
@@ -878,7 +878,7 @@ static int map_prepare(mctx_t *c, rta_strategy_t s) {
   /* Logically const: merging pending edges does not change the graph. */
   rta_graph_t *g = (rta_graph_t *)c->g;
   const int64_t *prev = c->prev;
-  int rc = rta__graph_finalize(g);
+  int rc = map__graph_finalize(g);
   if (rc)
     return rc;
   if (prev)
@@ -887,32 +887,32 @@ static int map_prepare(mctx_t *c, rta_strategy_t s) {
         return BALLAST_EINVAL;
   if (!uses_scotch(s))
     return 0;
-  if ((rc = rta__scotch_check()))
+  if ((rc = map__scotch_check()))
     return rc;
-  double tb = rta__now(), vscale;
+  double tb = map__now(), vscale;
   int exact;
   c->velo = ballast__malloc((size_t)g->nvert * sizeof *c->velo);
   if (!c->velo)
     return BALLAST_ENOMEM;
-  rta__normalize(g->work, g->nvert, RTA__VCAP, &vscale, &exact);
+  map__normalize(g->work, g->nvert, MAP__VCAP, &vscale, &exact);
   for (int64_t v = 0; v < g->nvert; v++)
-    c->velo[v] = rta__scaled(g->work[v], vscale);
-  c->q->seconds_build = rta__now() - tb;
+    c->velo[v] = map__scaled(g->work[v], vscale);
+  c->q->seconds_build = map__now() - tb;
   return 0;
 }
 
 /* Runs strategy \a s into \a slot. */
 static int map_run(mctx_t *c, rta_strategy_t s, int64_t *slot) {
   if (s == RTA_MAP_BLOCK) {
-    rta__map_block(c->g, c->hw, slot);
+    map__block(c->g, c->hw, slot);
     return 0;
   }
   if (s == RTA_MAP_ROUNDROBIN) {
-    rta__map_roundrobin(c->g, c->hw, slot);
+    map__roundrobin(c->g, c->hw, slot);
     return 0;
   }
   if (!uses_scotch(s)) {
-    rta__map_random(c->g, c->hw, c->o.seed, slot);
+    map__random(c->g, c->hw, c->o.seed, slot);
     return 0;
   }
   int rc = s == RTA_MAP_TWOPHASE ? map_twophase(c, slot) : map_tleaf(c, slot);
@@ -920,7 +920,7 @@ static int map_run(mctx_t *c, rta_strategy_t s, int64_t *slot) {
     return rc;
   /* SCOTCH's remap is one candidate of two, then refined within its
    * migration (map_remap.c); all local */
-  return rta__remap_best(c->g, c->hw, c->prev, c->o.steps_between_remaps,
+  return map__remap_best(c->g, c->hw, c->prev, c->o.steps_between_remaps,
                          c->o.balrat, slot);
 }
 
@@ -930,7 +930,7 @@ static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
                      int64_t *slot_of_vertex, rta_map_quality_t *q) {
   if (!cg || !hw || !slot_of_vertex || (unsigned)s >= RTA_MAP_NSTRATEGIES)
     return BALLAST_EINVAL;
-  double t0 = rta__now();
+  double t0 = map__now();
   rta_map_quality_t qq;
   memset(&qq, 0, sizeof qq);
   mctx_t c = {.g = cg, .hw = hw, .prev = prev, .q = &qq, .comm = comm};
@@ -961,10 +961,10 @@ static int map_graph(const rta_graph_t *cg, const rta_hw_t *hw,
     rc = map_run(&c, s, slot_of_vertex);
   free(c.velo);
   if (!rc && q) {
-    double tm = rta__now();
-    rc = rta__quality(cg, hw, slot_of_vertex, prev, &qq);
-    qq.seconds_metrics = rta__now() - tm;
-    qq.seconds = rta__now() - t0;
+    double tm = map__now();
+    rc = map__quality(cg, hw, slot_of_vertex, prev, &qq);
+    qq.seconds_metrics = map__now() - tm;
+    qq.seconds = map__now() - t0;
   }
   /* Shared: the steps since the last collective one were local; every
    * rank leaves with the same verdict. */

@@ -34,14 +34,14 @@ void rta_map_options_init(rta_map_options_t *o) {
 
 /* ---- baselines ------------------------------------------------------------- */
 
-void rta__map_roundrobin(const rta_graph_t *g, const rta_hw_t *hw,
-                         int64_t *slot) {
+void map__roundrobin(const rta_graph_t *g, const rta_hw_t *hw,
+                     int64_t *slot) {
   for (int64_t v = 0; v < g->nvert; v++)
     slot[v] = v % hw->nslots;
 }
 
-void rta__map_random(const rta_graph_t *g, const rta_hw_t *hw, unsigned seed,
-                     int64_t *slot) {
+void map__random(const rta_graph_t *g, const rta_hw_t *hw, unsigned seed,
+                 int64_t *slot) {
   uint64_t ns = (uint64_t)hw->nslots;
   for (int64_t v = 0; v < g->nvert; v++)
     slot[v] = (int64_t)(ballast__splitmix64(((uint64_t)seed << 32) ^ (uint64_t)v) % ns);
@@ -49,7 +49,7 @@ void rta__map_random(const rta_graph_t *g, const rta_hw_t *hw, unsigned seed,
 
 /* Consecutive vertices in blocks of equal work: vertex v goes to the slot
  * its work's midpoint falls in. */
-void rta__map_block(const rta_graph_t *g, const rta_hw_t *hw, int64_t *slot) {
+void map__block(const rta_graph_t *g, const rta_hw_t *hw, int64_t *slot) {
   int ns = hw->nslots;
   double total = 0;
   for (int64_t v = 0; v < g->nvert; v++)

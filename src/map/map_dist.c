@@ -3,7 +3,7 @@
  * PT-Scotch (SCOTCH_dgraphMap onto a weighted complete graph of the nodes,
  * weights = cores per node), the node of every vertex gathered on every rank.
  * Only with BALLAST_HAVE_PTSCOTCH; without it the caller keeps the sequential
- * phase 1 (rta__phase1_dist_available() says 0). */
+ * phase 1 (map__phase1_dist_available() says 0). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +13,7 @@
 #if BALLAST_HAVE_PTSCOTCH
 #include <ptscotch.h>
 
-int rta__phase1_dist_available(void) { return 1; }
+int map__phase1_dist_available(void) { return 1; }
 
 /* MPI datatype of SCOTCH_Num. */
 static MPI_Datatype num_type(void) {
@@ -50,12 +50,12 @@ static int block_build(const rta_graph_t *g, const rta_hw_t *hw,
     return BALLAST_ENOMEM;
   double escale;
   int exact;
-  rta__normalize(g->adjw, g->xadj[g->nvert], RTA__ECAP, &escale, &exact);
+  map__normalize(g->adjw, g->xadj[g->nvert], MAP__ECAP, &escale, &exact);
   for (int64_t v = 0; v <= nloc; v++)
     b->vert[v] = (SCOTCH_Num)(g->xadj[lo + v] - eb);
   for (int64_t i = 0; i < narc; i++) {
     b->edge[i] = g->adj[eb + i];
-    b->edlo[i] = rta__scaled(g->adjw[eb + i], escale);
+    b->edlo[i] = map__scaled(g->adjw[eb + i], escale);
   }
   for (int64_t v = 0; v < nloc; v++)
     b->vel[v] = velo[lo + v];
@@ -75,7 +75,7 @@ static int block_map(const block_t *b, const rta_hw_t *hw, MPI_Comm comm,
   /* One thread per process (PT-Scotch's own threads would call MPI under
    * MPI_THREAD_SINGLE: Open MPI then crashed in MPI_Finalize now and then),
    * deterministic options and a seeded private random generator. */
-  if ((rc = rta__ctx_init(&ctx, seed)))
+  if ((rc = map__ctx_init(&ctx, seed)))
     return rc;
   if (SCOTCH_dgraphInit(&dg, comm) != 0) {
     rc = BALLAST_ESCOTCH;
@@ -136,7 +136,7 @@ static int map_block(const rta_graph_t *g, const rta_hw_t *hw,
   return rc;
 }
 
-int rta__phase1_dist(const rta_graph_t *g, const rta_hw_t *hw,
+int map__phase1_dist(const rta_graph_t *g, const rta_hw_t *hw,
                      const SCOTCH_Num *velo, MPI_Comm comm, double bal,
                      unsigned seed, SCOTCH_Num *node_of) {
   int rank, size, rc = 0;
@@ -177,9 +177,9 @@ int rta__phase1_dist(const rta_graph_t *g, const rta_hw_t *hw,
 
 #else /* !BALLAST_HAVE_PTSCOTCH */
 
-int rta__phase1_dist_available(void) { return 0; }
+int map__phase1_dist_available(void) { return 0; }
 
-int rta__phase1_dist(const rta_graph_t *g, const rta_hw_t *hw,
+int map__phase1_dist(const rta_graph_t *g, const rta_hw_t *hw,
                      const SCOTCH_Num *velo, MPI_Comm comm, double bal,
                      unsigned seed, SCOTCH_Num *node_of) {
   (void)g;

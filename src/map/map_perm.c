@@ -31,7 +31,7 @@ static int64_t pick_free(const rta_hw_t *hw, int64_t ns, const unsigned char *us
   for (int64_t s = 0; s < ns; s++) {
     if (used[s])
       continue;
-    double d = in ? rta__hw_dist(hw, (int)want, (int)s) : 0;
+    double d = in ? map__hw_dist(hw, (int)want, (int)s) : 0;
     if (pick < 0 || d < best) {
       pick = s;
       best = d;
@@ -69,7 +69,7 @@ static int repair(const rta_hw_t *hw, int64_t n, int64_t *slot, int by_node) {
   return 0;
 }
 
-int rta__map_repair_by_node(const rta_hw_t *hw, int64_t n, int *slot) {
+int map__repair_by_node(const rta_hw_t *hw, int64_t n, int *slot) {
   int64_t *s = ballast__malloc((size_t)(n ? n : 1) * sizeof *s);
   if (!s)
     return BALLAST_ENOMEM;
@@ -93,7 +93,7 @@ int rta_map_permutation(const rta_graph_t *g, const rta_hw_t *hw,
                  "permutation needs as many of each", (long long)n, rta_hw_nslots(hw));
     return BALLAST_EINVAL;
   }
-  double t0 = rta__now();
+  double t0 = map__now();
   int rc = comm != MPI_COMM_NULL
                ? rta_map_graph_par(g, hw, RTA_MAP_TWOPHASE, NULL, opt, comm,
                                    slot_of_vertex, NULL)
@@ -105,7 +105,7 @@ int rta_map_permutation(const rta_graph_t *g, const rta_hw_t *hw,
     rc = ballast__agree(comm, rc, NULL, NULL);
   if (!rc && q) {
     rc = rta_map_evaluate(g, hw, slot_of_vertex, NULL, q);
-    q->seconds = rta__now() - t0;
+    q->seconds = map__now() - t0;
   }
   return rc;
 }

@@ -8,7 +8,7 @@
 #include "common/common_internal.h"
 #include "map/map_internal.h"
 
-int rta__quality(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *slot,
+int map__quality(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *slot,
                  const int64_t *prev, rta_map_quality_t *q) {
   int64_t n = g->nvert;
   int ns = hw->nslots, nn = hw->nnodes;
@@ -60,7 +60,7 @@ int rta__quality(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *slot,
       cut += w;
       if (hw->slot_node[su] != nv)
         inter += w;
-      hop += w * rta__hw_dist(hw, sv, su);
+      hop += w * map__hw_dist(hw, sv, su);
     }
   }
   q->edge_cut = cut;
@@ -84,12 +84,12 @@ int rta_map_evaluate(const rta_graph_t *cg, const rta_hw_t *hw,
     return BALLAST_EINVAL;
   /* Logically const: merging pending edges does not change the graph. */
   rta_graph_t *g = (rta_graph_t *)cg;
-  int rc = rta__graph_finalize(g);
+  int rc = map__graph_finalize(g);
   if (rc)
     return rc;
-  double t0 = rta__now();
+  double t0 = map__now();
   memset(q, 0, sizeof *q);
-  rc = rta__quality(g, hw, slot_of_vertex, prev, q);
-  q->seconds_metrics = rta__now() - t0;
+  rc = map__quality(g, hw, slot_of_vertex, prev, q);
+  q->seconds_metrics = map__now() - t0;
   return rc;
 }

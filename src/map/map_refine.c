@@ -1,5 +1,5 @@
 /* Multilevel k-way FM refinement of the remap's combined cost (hop-bytes +
- * migration per step), rta__refine_ml (map_remap.h). The single-level
+ * migration per step), map__refine_ml (map_remap.h). The single-level
  * greedy refinement (map_remap.c) moves one vertex at a time and only
  * downhill: on a remapped stencil it leaves ragged boundaries between
  * slots (and nodes) that no single move improves. Here the graph is
@@ -199,7 +199,7 @@ typedef struct {
 /* What the FM passes of one level work with. */
 typedef struct {
   lvl_t *l;
-  const rta__dist_t *dt;
+  const map__dist_t *dt;
   double *load, cap, capx; /* slot work; the bound; a move's bound */
   double excess;           /* sum over slots of the work above cap */
   uint32_t *stamp;         /* n: bumped when a vertex's best move changes */
@@ -214,7 +214,7 @@ typedef struct {
   int32_t *vs;             /* vs[xs[s] .. xs[s + 1]) (as the pass began) */
   double dmax;             /* largest slot distance */
   int flat;                /* a move costs mig x dmax, whatever its distance */
-  const rta__budget_t *bud; /* or NULL: no bound on the migration */
+  const map__budget_t *bud; /* or NULL: no bound on the migration */
   int64_t tasks;           /* tasks away from their old slot */
   double bytes;            /* and their state bytes */
   double boost;            /* added to the gain of moves out of a slot above cap */
@@ -267,9 +267,9 @@ static double fm_cost(const fm_t *f, int64_t v, int b, int np) {
   const lvl_t *l = f->l;
   int p = l->prev[v];
   double c = p < 0 || p == b ? 0
-             : l->mig[v] * (f->flat ? f->dmax : rta__dist(f->dt, p, b));
+             : l->mig[v] * (f->flat ? f->dmax : map__dist(f->dt, p, b));
   for (int j = 0; j < np; j++)
-    c += f->conn[f->cand[j]] * rta__dist(f->dt, b, f->cand[j]);
+    c += f->conn[f->cand[j]] * map__dist(f->dt, b, f->cand[j]);
   return c;
 }
 
@@ -501,7 +501,7 @@ typedef struct {
   lvl_t lev[ML_MAX_LEVELS];
   int nlev;
   fm_t f;
-  rta__dist_t dt;
+  map__dist_t dt;
   int32_t *mate;
   int64_t *pos;
   void *blk; /* holds f's scratch, mate and pos */
@@ -589,8 +589,8 @@ static int ml_setup(ml_t *m, const rta_graph_t *g, const int64_t *prev,
   m->f.dt = &m->dt;
   for (int a = 0; a < ns; a++)
     for (int b = 0; b < (m->dt.t ? ns : 1); b++)
-      if (rta__dist(&m->dt, a, b) > m->f.dmax)
-        m->f.dmax = rta__dist(&m->dt, a, b);
+      if (map__dist(&m->dt, a, b) > m->f.dmax)
+        m->f.dmax = map__dist(&m->dt, a, b);
   if (!m->dt.t)
     m->f.dmax *= 2; /* d(a, b) <= d(a, 0) + d(0, b) */
   m->f.cap = (1 + balrat) * *total / ns;
@@ -603,7 +603,7 @@ static int ml_setup(ml_t *m, const rta_graph_t *g, const int64_t *prev,
  * caller; freed here with everything else): slots, or nodes. */
 static int refine_parts(ml_t *m0, const rta_graph_t *g, const int64_t *prev,
                         double steps, double balrat, int flat,
-                        const rta__budget_t *bud, int64_t *slot) {
+                        const map__budget_t *bud, int64_t *slot) {
   ml_t m = *m0;
   m.f.flat = flat;
   m.f.bud = bud;
@@ -627,12 +627,12 @@ static int refine_parts(ml_t *m0, const rta_graph_t *g, const int64_t *prev,
   return rc;
 }
 
-int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
+int map__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
                    const int64_t *prev, double steps, double balrat, int flat,
-                   const rta__budget_t *bud, int64_t *slot) {
+                   const map__budget_t *bud, int64_t *slot) {
   ml_t m;
   memset(&m, 0, sizeof m);
-  int rc = rta__dist_init(&m.dt, hw);
+  int rc = map__dist_init(&m.dt, hw);
   if (rc) {
     free(m.dt.t);
     return rc;
@@ -645,20 +645,20 @@ int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
 /* Nodes with the same number of slots, at least two, few enough for a
  * table of their distances? Then \a d gets that table (its parts are the
  * nodes); 1, 0 (no node level), or BALLAST_ENOMEM. */
-static int node_dist(const rta_hw_t *hw, rta__dist_t *d) {
+static int node_dist(const rta_hw_t *hw, map__dist_t *d) {
   int nn = hw->nnodes, per = nn ? hw->node_xslot[1] - hw->node_xslot[0] : 0;
-  if (nn < 2 || nn > RTA__DIST_TABLE_MAX)
+  if (nn < 2 || nn > MAP__DIST_TABLE_MAX)
     return 0;
   for (int k = 0; k < nn; k++)
     if (hw->node_xslot[k + 1] - hw->node_xslot[k] != per)
       return 0;
-  *d = (rta__dist_t){.hw = hw, .ns = nn};
+  *d = (map__dist_t){.hw = hw, .ns = nn};
   d->t = ballast__malloc((size_t)nn * nn * sizeof *d->t);
   if (!d->t)
     return BALLAST_ENOMEM;
   for (int a = 0; a < nn; a++)
     for (int b = 0; b < nn; b++)
-      d->t[(size_t)a * nn + b] = a == b ? 0 : (float)rta__hw_node_dist(hw, a, b);
+      d->t[(size_t)a * nn + b] = a == b ? 0 : (float)map__hw_node_dist(hw, a, b);
   return 1;
 }
 
@@ -696,7 +696,7 @@ static int64_t node_slot(const rta_graph_t *g, const rta_hw_t *hw,
  * (those moves stay), in \a nb. */
 static void node_budget(const rta_graph_t *g, const rta_hw_t *hw,
                         const int64_t *prev, const int64_t *slot,
-                        const rta__budget_t *bud, rta__budget_t *nb) {
+                        const map__budget_t *bud, map__budget_t *nb) {
   *nb = *bud;
   for (int64_t v = 0; v < g->nvert; v++)
     if (prev[v] >= 0 && prev[v] != slot[v] &&
@@ -706,9 +706,9 @@ static void node_budget(const rta_graph_t *g, const rta_hw_t *hw,
     }
 }
 
-int rta__refine_nodes(const rta_graph_t *g, const rta_hw_t *hw,
+int map__refine_nodes(const rta_graph_t *g, const rta_hw_t *hw,
                       const int64_t *prev, double steps, double balrat,
-                      const rta__budget_t *bud, int64_t *slot) {
+                      const map__budget_t *bud, int64_t *slot) {
   ml_t m;
   memset(&m, 0, sizeof m);
   int rc = prev ? node_dist(hw, &m.dt) : 0;
@@ -729,7 +729,7 @@ int rta__refine_nodes(const rta_graph_t *g, const rta_hw_t *hw,
     node[v] = hw->slot_node[slot[v]];
     nprev[v] = prev[v] >= 0 ? hw->slot_node[prev[v]] : -1;
   }
-  rta__budget_t nb;
+  map__budget_t nb;
   node_budget(g, hw, prev, slot, bud, &nb);
   rc = refine_parts(&m, g, nprev, steps, balrat, 1, &nb, node);
   if (!rc) {

@@ -4,7 +4,7 @@
  * neighbours', a diffusion of the load from the old mapping, the choice
  * among the candidates and its last refinements, multilevel
  * (map_refine.c), node level then slot level, on hop-bytes within a
- * migration budget (rta__remap_best).
+ * migration budget (map__remap_best).
  * Measured in bench/zoltan (README). */
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 #include "common/common_internal.h"
 #include "map/map_remap.h"
 
-double rta__remap_cost(const rta_graph_t *g, const rta_hw_t *hw,
+double map__remap_cost(const rta_graph_t *g, const rta_hw_t *hw,
                        const int64_t *slot, const int64_t *prev, double steps,
                        double *hop, double *mig) {
   double h = 0, m = 0;
@@ -21,10 +21,10 @@ double rta__remap_cost(const rta_graph_t *g, const rta_hw_t *hw,
     for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++) {
       int64_t u = g->adj[i];
       if (u > v && slot[u] != sv)
-        h += g->adjw[i] * rta__hw_dist(hw, sv, (int)slot[u]);
+        h += g->adjw[i] * map__hw_dist(hw, sv, (int)slot[u]);
     }
     if (prev && prev[v] >= 0 && prev[v] != sv)
-      m += g->state[v] * rta__hw_dist(hw, (int)prev[v], sv);
+      m += g->state[v] * map__hw_dist(hw, (int)prev[v], sv);
   }
   m /= steps > 0 ? steps : 1;
   if (hop)
@@ -38,30 +38,30 @@ double rta__remap_cost(const rta_graph_t *g, const rta_hw_t *hw,
 
 /* The slot distances (map_remap.h) the refinements and the diffusion ask
  * for by the million: a float table when small enough. 0 or BALLAST_ENOMEM:
- * falling back to rta__hw_dist would not round the distances to float as
+ * falling back to map__hw_dist would not round the distances to float as
  * the table does, so this rank's result could differ from the others'. */
-int rta__dist_init(rta__dist_t *d, const rta_hw_t *hw) {
+int map__dist_init(map__dist_t *d, const rta_hw_t *hw) {
   d->hw = hw;
   d->ns = hw->nslots;
   d->t = NULL;
-  if (d->ns > RTA__DIST_TABLE_MAX)
+  if (d->ns > MAP__DIST_TABLE_MAX)
     return 0;
   d->t = ballast__malloc((size_t)d->ns * d->ns * sizeof *d->t);
   if (!d->t)
     return BALLAST_ENOMEM;
   for (int a = 0; a < d->ns; a++)
     for (int b = 0; b < d->ns; b++)
-      d->t[(size_t)a * d->ns + b] = (float)rta__hw_dist(hw, a, b);
+      d->t[(size_t)a * d->ns + b] = (float)map__hw_dist(hw, a, b);
   return 0;
 }
 
-int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
+int map__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                 double steps, double balrat, int passes, int64_t *slot) {
   int ns = hw->nslots;
   double *load = ballast__calloc((size_t)ns, sizeof *load);
   int *cand = ballast__malloc(64 * sizeof *cand);
-  rta__dist_t dt;
-  if (!load || !cand || rta__dist_init(&dt, hw)) {
+  map__dist_t dt;
+  if (!load || !cand || map__dist_init(&dt, hw)) {
     free(load);
     free(cand);
     return BALLAST_ENOMEM;
@@ -92,9 +92,9 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
         continue;
       double m = g->state[v] * inv, base = 0;
       for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
-        base += g->adjw[i] * rta__dist(&dt, a, (int)slot[g->adj[i]]);
+        base += g->adjw[i] * map__dist(&dt, a, (int)slot[g->adj[i]]);
       if (p >= 0)
-        base += m * rta__dist(&dt, p, a);
+        base += m * map__dist(&dt, p, a);
       /* on an overloaded slot the cheapest move to a slot with room is
        * taken even when it costs */
       int best = -1, over = load[a] > cap;
@@ -103,9 +103,9 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
         int b = cand[j];
         if (load[b] + g->work[v] > cap)
           continue;
-        double c = p >= 0 ? m * rta__dist(&dt, p, b) : 0;
+        double c = p >= 0 ? m * map__dist(&dt, p, b) : 0;
         for (int64_t i = g->xadj[v]; i < g->xadj[v + 1] && c < bestc; i++)
-          c += g->adjw[i] * rta__dist(&dt, b, (int)slot[g->adj[i]]);
+          c += g->adjw[i] * map__dist(&dt, b, (int)slot[g->adj[i]]);
         if (c < bestc) {
           bestc = c;
           best = b;
@@ -131,11 +131,11 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
 
 /* Cost of vertex v on slot b: its edges' bytes x distance to the
  * neighbours' slots, plus its migration (m per distance from p). */
-static double vcost(const rta_graph_t *g, const rta__dist_t *dt,
+static double vcost(const rta_graph_t *g, const map__dist_t *dt,
                     const int64_t *slot, int64_t v, int b, int p, double m) {
-  double c = p >= 0 ? m * rta__dist(dt, p, b) : 0;
+  double c = p >= 0 ? m * map__dist(dt, p, b) : 0;
   for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
-    c += g->adjw[i] * rta__dist(dt, b, (int)slot[g->adj[i]]);
+    c += g->adjw[i] * map__dist(dt, b, (int)slot[g->adj[i]]);
   return c;
 }
 
@@ -184,7 +184,7 @@ static int cmp_i64(const void *a, const void *b) {
  * moves proposed in a round. */
 typedef struct {
   const rta_graph_t *g;
-  const rta__dist_t *dt;
+  const map__dist_t *dt;
   const int64_t *prev;
   double inv;          /* 1 / steps: the migration per step */
   int ns;              /* slots */
@@ -372,7 +372,7 @@ static int64_t diff_round(diff_t *d, double *load, int64_t *slot) {
 
 /* One diffusion: flows from the current loads, carried out layer by layer. */
 static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
-                        const rta__dist_t *dt, const int64_t *prev, double inv,
+                        const map__dist_t *dt, const int64_t *prev, double inv,
                         double *load, double avg, int64_t *slot) {
   int64_t n = g->nvert;
   int ns = hw->nslots, rc;
@@ -409,7 +409,7 @@ static int diffuse_once(const rta_graph_t *g, const rta_hw_t *hw,
   return 0;
 }
 
-int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
+int map__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                  double steps, double balrat, int64_t *slot) {
   int64_t n = g->nvert;
   int ns = hw->nslots, rc = 0;
@@ -436,8 +436,8 @@ int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
     total += g->work[v];
   }
   double avg = total / ns, inv = 1.0 / (steps > 0 ? steps : 1);
-  rta__dist_t dt;
-  if (rta__dist_init(&dt, hw)) {
+  map__dist_t dt;
+  if (map__dist_init(&dt, hw)) {
     free(load);
     return BALLAST_ENOMEM;
   }
@@ -510,10 +510,10 @@ static void migration(const rta_graph_t *g, const int64_t *prev,
  * move inside a socket 16x below one between nodes, so its refinement keeps
  * the old node boundaries and rebalances inside nodes; it stops in a local
  * minimum where no single move pays. From the winner \a slot: a node-level
- * refinement (rta__refine_nodes(): hop-bytes between nodes weigh most, and
+ * refinement (map__refine_nodes(): hop-bytes between nodes weigh most, and
  * a node boundary rarely moves one task at a time), then a slot-level one
  * that rebalances the cores and lowers hop-bytes inside and between nodes
- * (rta__refine_ml() at steps x FLAT_MULT_LOW, then at steps x FLAT_MULT
+ * (map__refine_ml() at steps x FLAT_MULT_LOW, then at steps x FLAT_MULT
  * when that leaves a core above the bound), both with every move priced
  * alike and no move taking the migration above \a bud (tasks and bytes). The
  * result replaces the winner when its hop-bytes are lower, it is within
@@ -521,7 +521,7 @@ static void migration(const rta_graph_t *g, const int64_t *prev,
  * \a trial: scratch (nvert); \a load: scratch (nslots). */
 static int within_budget(const rta_graph_t *g, const rta_hw_t *hw,
                          const int64_t *prev, double steps, double balrat,
-                         double lim, rta__budget_t bud, int64_t *slot,
+                         double lim, map__budget_t bud, int64_t *slot,
                          int64_t *trial, double *load) {
   double h0, h1, bal = max_over_avg(g, hw, slot, load);
   if (bal < lim)
@@ -529,10 +529,10 @@ static int within_budget(const rta_graph_t *g, const rta_hw_t *hw,
   bud.bytes *= 1 + 1e-12; /* the refinement sums in another order */
   size_t bytes = (size_t)g->nvert * sizeof *slot;
   memcpy(trial, slot, bytes);
-  int rc = rta__refine_nodes(g, hw, prev, steps, balrat, &bud, trial);
+  int rc = map__refine_nodes(g, hw, prev, steps, balrat, &bud, trial);
   const double mult[2] = {FLAT_MULT_LOW, FLAT_MULT};
   for (int k = 0; k < 2 && !rc; k++) {
-    rc = rta__refine_ml(g, hw, prev, steps * mult[k], balrat, 1, &bud, trial);
+    rc = map__refine_ml(g, hw, prev, steps * mult[k], balrat, 1, &bud, trial);
     if (!rc && max_over_avg(g, hw, trial, load) <= bal + 1e-9)
       break;
   }
@@ -541,15 +541,15 @@ static int within_budget(const rta_graph_t *g, const rta_hw_t *hw,
   int64_t t;
   double b;
   migration(g, prev, trial, &t, &b);
-  rta__remap_cost(g, hw, slot, prev, steps, &h0, NULL);
-  rta__remap_cost(g, hw, trial, prev, steps, &h1, NULL);
+  map__remap_cost(g, hw, slot, prev, steps, &h0, NULL);
+  map__remap_cost(g, hw, trial, prev, steps, &h1, NULL);
   if (h1 < h0 && t <= bud.tasks && b <= bud.bytes &&
       max_over_avg(g, hw, trial, load) <= bal + 1e-9)
     memcpy(slot, trial, bytes);
   return 0;
 }
 
-int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
+int map__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
                     const int64_t *prev, double steps, double balrat,
                     int64_t *slot) {
   int64_t n = g->nvert;
@@ -563,17 +563,17 @@ int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
   /* the budget of the last refinements: the migration of SCOTCH's remap
    * (the reference remapper, at the same migration weight), or the
    * winner's when larger */
-  rta__budget_t bud;
+  map__budget_t bud;
   migration(g, prev, slot, &bud.tasks, &bud.bytes);
-  if ((rc = rta__diffuse(g, hw, prev, steps, balrat, diff)))
+  if ((rc = map__diffuse(g, hw, prev, steps, balrat, diff)))
     goto done;
   double lim = 1 + balrat, best = 0, bestbal = 0;
   int64_t *all[2] = {slot, diff};
   int pick = -1;
   for (int k = 0; k < 2; k++) {
-    if ((rc = rta__refine(g, hw, prev, steps, balrat, REFINE_PASSES, all[k])))
+    if ((rc = map__refine(g, hw, prev, steps, balrat, REFINE_PASSES, all[k])))
       goto done;
-    double ck = rta__remap_cost(g, hw, all[k], prev, steps, NULL, NULL);
+    double ck = map__remap_cost(g, hw, all[k], prev, steps, NULL, NULL);
     double bk = max_over_avg(g, hw, all[k], load);
     int ok = bk <= lim + 1e-9, best_ok = pick >= 0 && bestbal <= lim + 1e-9;
     /* balanced beats unbalanced; then the cheaper; unbalanced: the

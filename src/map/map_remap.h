@@ -14,20 +14,20 @@
 #include "map/map_internal.h"
 
 /* Slot distances tabulated (float) up to this many slots. */
-#define RTA__DIST_TABLE_MAX 2048
+#define MAP__DIST_TABLE_MAX 2048
 
-/** Slot distances for the refinements: a table, or rta__hw_dist(). */
+/** Slot distances for the refinements: a table, or map__hw_dist(). */
 typedef struct {
   const rta_hw_t *hw;
-  float *t; /* ns x ns, or NULL: ask rta__hw_dist */
+  float *t; /* ns x ns, or NULL: ask map__hw_dist */
   int ns;
-} rta__dist_t;
+} map__dist_t;
 
 /** Fills \a d (free d->t after). 0 or BALLAST_ENOMEM. */
-int rta__dist_init(rta__dist_t *d, const rta_hw_t *hw);
+int map__dist_init(map__dist_t *d, const rta_hw_t *hw);
 
-static inline double rta__dist(const rta__dist_t *d, int a, int b) {
-  return d->t ? d->t[(size_t)a * d->ns + b] : rta__hw_dist(d->hw, a, b);
+static inline double map__dist(const map__dist_t *d, int a, int b) {
+  return d->t ? d->t[(size_t)a * d->ns + b] : map__hw_dist(d->hw, a, b);
 }
 
 /**
@@ -38,12 +38,12 @@ static inline double rta__dist(const rta__dist_t *d, int a, int b) {
  * prev -1 cost nothing to place. \a hop and \a mig (may be NULL) get the
  * two terms.
  */
-double rta__remap_cost(const rta_graph_t *g, const rta_hw_t *hw,
+double map__remap_cost(const rta_graph_t *g, const rta_hw_t *hw,
                        const int64_t *slot, const int64_t *prev, double steps,
                        double *hop, double *mig);
 
 /**
- * Greedy refinement of rta__remap_cost(), in place: up to \a passes sweeps
+ * Greedy refinement of map__remap_cost(), in place: up to \a passes sweeps
  * over the vertices; a vertex moves to its old slot or to a slot of one of
  * its neighbours when that lowers the combined cost and the target's work
  * stays within (1 + balrat) x average; a vertex on a slot above that bound
@@ -51,7 +51,7 @@ double rta__remap_cost(const rta_graph_t *g, const rta_hw_t *hw,
  * Deterministic.
  * 0 or BALLAST_ENOMEM.
  */
-int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
+int map__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                 double steps, double balrat, int passes, int64_t *slot);
 
 /** A bound on what a remap migrates: tasks away from their old slot and
@@ -59,10 +59,10 @@ int rta__refine(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
 typedef struct {
   int64_t tasks;
   double bytes;
-} rta__budget_t;
+} map__budget_t;
 
 /**
- * Multilevel refinement of rta__remap_cost() at \a steps, in place
+ * Multilevel refinement of map__remap_cost() at \a steps, in place
  * (map_refine.c); with \a flat, a move costs state / steps x the largest
  * slot distance whatever its distance; with \a bud (may be NULL), no move
  * takes the tasks away from their old slot, or their state bytes, above
@@ -80,13 +80,13 @@ typedef struct {
  * lowest cost: the overload never grows and, when there is none at the
  * start, the combined cost never rises. Deterministic. 0 or BALLAST_ENOMEM.
  */
-int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
+int map__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
                    const int64_t *prev, double steps, double balrat, int flat,
-                   const rta__budget_t *bud, int64_t *slot);
+                   const map__budget_t *bud, int64_t *slot);
 
 /**
  * Node-level refinement within a migration budget, in place (map_refine.c):
- * the multilevel FM of rta__refine_ml() with the nodes as parts (every move
+ * the multilevel FM of map__refine_ml() with the nodes as parts (every move
  * priced alike, state / steps x the largest node distance; each node's work
  * within (1 + balrat) x the average, or no further above it; no move
  * taking the tasks away from their old node, plus those
@@ -95,14 +95,14 @@ int rta__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
  * each side, rarely move a node boundary. Tasks that stay on their node
  * keep their slot; a task moved to another node takes its old slot when it
  * is there, else the slot of that node with the most bytes to its
- * neighbours: the cores are left to rebalance (rta__refine_ml()). Does
+ * neighbours: the cores are left to rebalance (map__refine_ml()). Does
  * nothing without \a prev, with fewer than 2 or more than
- * RTA__DIST_TABLE_MAX nodes, or nodes of different sizes. Deterministic.
+ * MAP__DIST_TABLE_MAX nodes, or nodes of different sizes. Deterministic.
  * 0 or BALLAST_ENOMEM.
  */
-int rta__refine_nodes(const rta_graph_t *g, const rta_hw_t *hw,
+int map__refine_nodes(const rta_graph_t *g, const rta_hw_t *hw,
                       const int64_t *prev, double steps, double balrat,
-                      const rta__budget_t *bud, int64_t *slot);
+                      const map__budget_t *bud, int64_t *slot);
 
 /**
  * Diffusion from the old mapping: \a slot starts as \a prev (vertices
@@ -111,29 +111,29 @@ int rta__refine_nodes(const rta_graph_t *g, const rta_hw_t *hw,
  * quotient graph (Laplacian weighted by the bytes between two slots, solved
  * by conjugate gradients, right-hand side = work - average); the flows are
  * then carried out layer by layer by the boundary vertices whose move costs
- * least in rta__remap_cost(); flows that get stuck (a slot no longer
+ * least in map__remap_cost(); flows that get stuck (a slot no longer
  * touching the one it should feed) are recomputed from the loads reached,
  * until the largest work is within (1 + balrat) x average or 8 diffusions.
  * Deterministic. 0 or BALLAST_ENOMEM.
  */
-int rta__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
+int map__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
                  double steps, double balrat, int64_t *slot);
 
 /**
  * ballast's remap: \a slot holds SCOTCH's graphRemap result on entry. One
- * more candidate, rta__diffuse(); both are refined by rta__refine() and the
- * one with the lowest rta__remap_cost() among those within 1 + balrat is
+ * more candidate, map__diffuse(); both are refined by map__refine() and the
+ * one with the lowest map__remap_cost() among those within 1 + balrat is
  * chosen (none within: the best balanced; ties keep SCOTCH's). Then the
  * rule of the default: the lowest hop-bytes within a migration budget, the
  * tasks and bytes SCOTCH's remap moves (the reference remapper at the same
  * migration weight; the chosen one's when larger). The choice is refined
- * within that budget by rta__refine_nodes() then rta__refine_ml() with
+ * within that budget by map__refine_nodes() then map__refine_ml() with
  * every move priced alike (steps x 300; then steps x 3000 when x 300
  * leaves a core above the balance bound), and replaced when its hop-bytes
  * fall, never above the budget, never more overloaded. Deterministic.
  * 0 or BALLAST_ENOMEM.
  */
-int rta__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
+int map__remap_best(const rta_graph_t *g, const rta_hw_t *hw,
                     const int64_t *prev, double steps, double balrat,
                     int64_t *slot);
 

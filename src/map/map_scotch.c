@@ -12,13 +12,13 @@
 #include "common/common_internal.h"
 #include "map/map_internal.h"
 
-double rta__now(void) {
+double map__now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int rta__scotch_check_width(int lib_size, int hdr_size) {
+int map__scotch_check_width(int lib_size, int hdr_size) {
   if (lib_size != hdr_size) {
     BALLAST_ERROR("libscotch uses %d-byte integers but scotch.h declares "
                   "SCOTCH_Num with %d bytes: rebuild ballast against the "
@@ -29,18 +29,18 @@ int rta__scotch_check_width(int lib_size, int hdr_size) {
   return 0;
 }
 
-int rta__scotch_check(void) {
+int map__scotch_check(void) {
   static int checked = 0; /* 0 unknown, 1 good, -1 bad */
   int c = __atomic_load_n(&checked, __ATOMIC_RELAXED);
   if (c == 0) {
-    c = rta__scotch_check_width(SCOTCH_numSizeof(), (int)sizeof(SCOTCH_Num))
+    c = map__scotch_check_width(SCOTCH_numSizeof(), (int)sizeof(SCOTCH_Num))
             ? -1 : 1;
     __atomic_store_n(&checked, c, __ATOMIC_RELAXED);
   }
   return c > 0 ? 0 : BALLAST_ESCOTCH;
 }
 
-void rta__normalize(const double *w, int64_t n, double cap, double *scale,
+void map__normalize(const double *w, int64_t n, double cap, double *scale,
                     int *exact) {
   double sum = 0, npos = 0;
   int ints = 1;
@@ -67,7 +67,7 @@ void rta__normalize(const double *w, int64_t n, double cap, double *scale,
   *scale = s;
 }
 
-SCOTCH_Num rta__scaled(double w, double scale) {
+SCOTCH_Num map__scaled(double w, double scale) {
   double r = floor(w * scale + 0.5);
   if (r < 1)
     return 1;
@@ -76,11 +76,11 @@ SCOTCH_Num rta__scaled(double w, double scale) {
   return (SCOTCH_Num)r;
 }
 
-int rta__tgt_tleaf(rta__tgt_t *t, int nlevels, const int *arity,
+int map__tgt_tleaf(map__tgt_t *t, int nlevels, const int *arity,
                    const double *cost, int mult, int64_t nsel,
                    const SCOTCH_Num *sel) {
   memset(t, 0, sizeof *t);
-  SCOTCH_Num sz[RTA__MAXLEV + 2], lk[RTA__MAXLEV + 2];
+  SCOTCH_Num sz[MAP__MAXLEV + 2], lk[MAP__MAXLEV + 2];
   int nl = 0;
   SCOTCH_Num total = 0;
   /* tleaf distances add the link values from the separating level down, so
@@ -116,11 +116,11 @@ int rta__tgt_tleaf(rta__tgt_t *t, int nlevels, const int *arity,
   return 0;
 }
 
-SCOTCH_Arch *rta__tgt_arch(rta__tgt_t *t) {
+SCOTCH_Arch *map__tgt_arch(map__tgt_t *t) {
   return t->has_sub ? &t->sub : &t->full;
 }
 
-void rta__tgt_exit(rta__tgt_t *t) {
+void map__tgt_exit(map__tgt_t *t) {
   if (t->has_sub)
     SCOTCH_archExit(&t->sub);
   if (t->has_full)
@@ -128,7 +128,7 @@ void rta__tgt_exit(rta__tgt_t *t) {
   t->has_sub = t->has_full = 0;
 }
 
-int rta__ctx_init(SCOTCH_Context *ctx, unsigned seed) {
+int map__ctx_init(SCOTCH_Context *ctx, unsigned seed) {
   if (SCOTCH_contextInit(ctx) != 0)
     return BALLAST_ESCOTCH;
   /* Same inputs, same mapping: deterministic algorithms, a private random
@@ -146,7 +146,7 @@ int rta__ctx_init(SCOTCH_Context *ctx, unsigned seed) {
   return 0;
 }
 
-int rta__sgraph_build(rta__sgraph_t *s, SCOTCH_Context *ctx, unsigned seed,
+int map__sgraph_build(map__sgraph_t *s, SCOTCH_Context *ctx, unsigned seed,
                       SCOTCH_Num n, const SCOTCH_Num *vert,
                       const SCOTCH_Num *velo, SCOTCH_Num narc,
                       const SCOTCH_Num *edge, const SCOTCH_Num *edlo) {
@@ -165,7 +165,7 @@ int rta__sgraph_build(rta__sgraph_t *s, SCOTCH_Context *ctx, unsigned seed,
      * was mapped with it before. */
     SCOTCH_contextRandomSeed(ctx, (SCOTCH_Num)(seed & 0x7fffffff));
   } else {
-    int rc = rta__ctx_init(&s->ctx, seed);
+    int rc = map__ctx_init(&s->ctx, seed);
     if (rc)
       return rc;
     s->has_ctx = 1;
@@ -179,7 +179,7 @@ int rta__sgraph_build(rta__sgraph_t *s, SCOTCH_Context *ctx, unsigned seed,
   return 0;
 }
 
-void rta__sgraph_exit(rta__sgraph_t *s) {
+void map__sgraph_exit(map__sgraph_t *s) {
   if (s->has_bound)
     SCOTCH_graphExit(&s->bound);
   if (s->has_graph)
@@ -196,7 +196,7 @@ void rta__sgraph_exit(rta__sgraph_t *s) {
  * graphs (a node's share in phase 2) grow 4 initial bipartitions instead of
  * 10 at the coarsest level: 1.5x faster for +0.4% hop-bytes (skipping the
  * multilevel scheme altogether was 2x faster but up to 9% worse). */
-void rta__strategy_string(char *buf, size_t len, double bal, int direct) {
+void map__strategy_string(char *buf, size_t len, double bal, int direct) {
   char f[96];
   snprintf(f, sizeof f, "f{move=120,pass=-1,bal=%g,type=b}", bal);
   snprintf(buf, len, "r{job=t,bal=%g,map=t,poli=S,sep=m{asc=b{bnd=%s,org=%s,"
@@ -221,7 +221,7 @@ static void remap_strategy_string(char *buf, size_t len, double bal) {
            "type=h}", bal, bal, bal, sep, sep);
 }
 
-int rta__sgraph_map(rta__sgraph_t *s, const SCOTCH_Arch *arch,
+int map__sgraph_map(map__sgraph_t *s, const SCOTCH_Arch *arch,
                     SCOTCH_Num nparts, int flags, const char *stratstr,
                     double balrat, SCOTCH_Num *parotab,
                     const SCOTCH_Num *vmlotab, SCOTCH_Num *parttab) {
@@ -238,7 +238,7 @@ int rta__sgraph_map(rta__sgraph_t *s, const SCOTCH_Arch *arch,
     }
   } else if (!parotab && !flags) {
     if (!stratstr) {
-      rta__strategy_string(buf, sizeof buf, balrat, 0);
+      map__strategy_string(buf, sizeof buf, balrat, 0);
       stratstr = buf;
     }
     if (SCOTCH_stratGraphMap(&strat, stratstr) != 0) {

@@ -191,7 +191,7 @@ void mon__init(int *argc, char ***argv) {
   read_env();
   if (mon__cfg.disabled) {
     pthread_mutex_unlock(&init_lock);
-    ballast__tool_start(); /* task and lb events still flow */
+    tool__start(); /* task and lb events still flow */
     return;
   }
   read_command(argc, argv);
@@ -212,11 +212,11 @@ void mon__init(int *argc, char ***argv) {
   pthread_mutex_unlock(&init_lock);
   /* Tools load once monitoring runs, so their init may call pia; their
    * events' clock is mon's. */
-  ballast__tool_set_clock(mon__now_ns);
-  ballast__tool_set_comm_ranks(mon__w_comm_ranks);
-  ballast__tool_set_dist(mon__tool_dist);
-  ballast__tool_set_mpit(mon__mpit_count, mon__tool_mpit_region);
-  ballast__tool_start();
+  tool__set_clock(mon__now_ns);
+  tool__set_comm_ranks(mon__w_comm_ranks);
+  tool__set_dist(mon__tool_dist);
+  tool__set_mpit(mon__mpit_count, mon__tool_mpit_region);
+  tool__start();
 }
 
 int mon__active(void) { return MON__LD(&mon__state) == MON__ON; }
@@ -225,7 +225,7 @@ void mon__finalize(void) {
   pthread_mutex_lock(&init_lock);
   if (MON__LD(&mon__state) != MON__ON) {
     pthread_mutex_unlock(&init_lock);
-    ballast__tool_finalize();
+    tool__finalize();
     return;
   }
   mon__regions_close_all();
@@ -243,7 +243,7 @@ void mon__finalize(void) {
   mon__reps_finalize();
   /* Tools see the end before the report (and may add to it), with the
    * figures final and MPI usable. */
-  ballast__tool_finalize();
+  tool__finalize();
   if (mon__cfg.report != MON__REPORT_NONE)
     mon__report(mon__cfg.report);
   int prc = mon__cfg.profile ? mon__profile_write(mon__cfg.profile) : 0;

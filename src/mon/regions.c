@@ -263,10 +263,10 @@ static long long (*reghw_get(mon__tls_t *t, int region))[4] {
 static void region_event(unsigned ev, uint64_t ticks, int id, int depth) {
   ballast_tool_region_t e = {
       .t_ns = mon__ticks_ns(ticks), .name = meta(id)->name, .id = id, .depth = depth};
-  if (ev == BALLAST__TOOL_EV_REGION_ENTER)
-    ballast__tool_emit_region_enter(&e);
+  if (ev == TOOL__EV_REGION_ENTER)
+    tool__emit_region_enter(&e);
   else
-    ballast__tool_emit_region_exit(&e);
+    tool__emit_region_exit(&e);
 }
 
 /* The series of repeated region id, created at its first instance on thread
@@ -332,8 +332,8 @@ static int push(mon__tls_t *t, int id) {
   f->m0 = MON__LD(&t->mpi_ticks);
   f->t0 = mon__ticks();
   t->cur_region = id;
-  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REGION_ENTER))
-    region_event(BALLAST__TOOL_EV_REGION_ENTER, f->t0, id, t->depth);
+  if (TOOL__ON(TOOL__EV_REGION_ENTER))
+    region_event(TOOL__EV_REGION_ENTER, f->t0, id, t->depth);
   return 0;
 }
 
@@ -357,8 +357,8 @@ static void pop(mon__tls_t *t) {
   uint64_t mt = MON__LD(&t->mpi_ticks) - f->m0;
   unsigned x = f->extras;
   uint64_t cpu = __builtin_expect(x != 0, 0) ? pop_extras(t, f, now - f->t0, mt) : 0;
-  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_REGION_EXIT))
-    region_event(BALLAST__TOOL_EV_REGION_EXIT, now, f->id, t->depth);
+  if (TOOL__ON(TOOL__EV_REGION_EXIT))
+    region_event(TOOL__EV_REGION_EXIT, now, f->id, t->depth);
   f = &t->stack[--t->depth]; /* the event's handlers may have grown the stack */
   int c = f->id >> MON__CHUNK_BITS, s = f->id & (MON__CHUNK - 1);
   mon__regacc_t *a = &t->reg[c][s];

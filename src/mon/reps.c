@@ -457,7 +457,7 @@ void mon__rep_end(mon__tls_t *t, mon__frame_t *f, uint64_t wticks, uint64_t mtic
     ballast__reps_stats_init(&r->goodl);
   if (r->label[s] == BALLAST__REP_GOOD)
     ballast__reps_stats_add(&r->goodl, r->wall[s]);
-  if (r->label[s] == BALLAST__REP_OUTLIER && BALLAST__TOOL_ON(BALLAST__TOOL_EV_REP_OUTLIER)) {
+  if (r->label[s] == BALLAST__REP_OUTLIER && TOOL__ON(TOOL__EV_REP_OUTLIER)) {
     ballast_tool_rep_t ev = {.t_ns = mon__ticks_ns(f->t0 + wticks),
                              .t_begin_ns = mon__ticks_ns(f->t0),
                              .name = mon__region_name(r->region),
@@ -465,7 +465,7 @@ void mon__rep_end(mon__tls_t *t, mon__frame_t *f, uint64_t wticks, uint64_t mtic
                              .index = (long long)i,
                              .wtime = r->wall[s],
                              .median = median};
-    ballast__tool_emit_rep_outlier(&ev);
+    tool__emit_rep_outlier(&ev);
   }
   MON__ST(&r->xok[s], 0);
   MON__STREL(&r->n, i + 1);

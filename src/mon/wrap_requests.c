@@ -255,12 +255,12 @@ static void credit(mon__tls_t *t, const entry_t *e, const MPI_Status *st) {
     int src = e->src != NULL ? mon__w_src_rank(e->src, st->MPI_SOURCE) : e->partner;
     uint64_t bytes = mon__w_rbytes(st);
     mon__account(t, e->act, src, bytes);
-    if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_COMPLETE))
+    if (TOOL__ON(TOOL__EV_MPI_COMPLETE))
       mon__tool_mpi_complete(e->act, 1, src, st->MPI_TAG, bytes, e->comm_id,
                              mon__tl_done_ticks);
   } else {
     mon__account(t, e->act, e->partner, e->bytes);
-    if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_COMPLETE))
+    if (TOOL__ON(TOOL__EV_MPI_COMPLETE))
       mon__tool_mpi_complete(e->act, 0, e->partner, e->tag, e->bytes, e->comm_id,
                              mon__tl_done_ticks);
   }

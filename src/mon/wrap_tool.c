@@ -30,7 +30,7 @@ uint64_t mon__tool_mpi_enter(int act, MPI_Comm comm, uint64_t t0, int tag) {
   ballast_tool_mpi_enter_t ev = {.t_ns = mon__ticks_ns(t0), .fn = act,
                                  .name = mon__act_names[act], .comm_size = size,
                                  .lib = ballast__tl_lib_depth > 0, .comm_id = id, .tag = tag};
-  ballast__tool_emit_mpi_enter(&ev);
+  tool__emit_mpi_enter(&ev);
   return mon__ticks();
 }
 
@@ -41,12 +41,12 @@ void mon__tool_mpi_complete(int act, int recv, int partner, int tag, uint64_t by
                                     .partner = partner < 0 ? -1 : partner, .tag = tag,
                                     .bytes = bytes, .comm_id = comm_id,
                                     .lib = ballast__tl_lib_depth > 0};
-  ballast__tool_emit_mpi_complete(&ev);
+  tool__emit_mpi_complete(&ev);
 }
 
 void mon__tool_mpi_exit(int act, MPI_Comm comm, int ret, int partner, uint64_t bytes,
                         uint64_t posted, uint64_t t0, uint64_t t1, int tag) {
-  if (!BALLAST__TOOL_ON(BALLAST__TOOL_EV_MPI_EXIT))
+  if (!TOOL__ON(TOOL__EV_MPI_EXIT))
     return;
   if (partner < 0 && mon__tl_credit_n > 0)
     partner = mon__tl_credit_partner;
@@ -57,5 +57,5 @@ void mon__tool_mpi_exit(int act, MPI_Comm comm, int ret, int partner, uint64_t b
                                 .partner = partner, .comm_size = size,
                                 .lib = ballast__tl_lib_depth > 0, .ret = ret,
                                 .comm_id = id, .tag = tag};
-  ballast__tool_emit_mpi_exit(&ev);
+  tool__emit_mpi_exit(&ev);
 }

@@ -30,13 +30,13 @@ static long long begins_at_step = -1; /* begins when rta_step() last closed a st
 
 /* ---- per-task window ---------------------------------------------------- */
 
-void rta__cost_clear(rta__cost_t *c) {
+void task__cost_clear(task__cost_t *c) {
   free(c->ring);
   free(c->regions);
   memset(c, 0, sizeof *c);
 }
 
-static void push_sample(rta__cost_t *c, double v) {
+static void push_sample(task__cost_t *c, double v) {
   if (!c->ring || c->cap != config.window) {
     double *r = ballast__calloc((size_t)config.window, sizeof *r);
     if (!r)
@@ -60,12 +60,12 @@ static void push_sample(rta__cost_t *c, double v) {
   c->last_step = steps;
 }
 
-void rta__cost_on_begin(rta_task_t *t) {
+void task__cost_on_begin(rta_task_t *t) {
   begins++;
   int id = pia_region_current();
   if (id <= PIA_REGION_MAIN)
     return; /* a task's region is never the whole program: monitoring is off */
-  rta__cost_t *c = &t->cost;
+  task__cost_t *c = &t->cost;
   for (int i = 0; i < c->nregions; i++)
     if (c->regions[i] == id)
       return;
@@ -112,9 +112,9 @@ int rta_cost_set_window(int n) {
   return rta_cost_config_set(&c);
 }
 
-int rta__cost_min_steps(void) { return config.min_steps; }
+int task__cost_min_steps(void) { return config.min_steps; }
 
-int rta__cost_reset_config(void) {
+int task__cost_reset_config(void) {
   pia_interval_destroy(interval);
   interval = NULL;
   config.window = DEFAULT_WINDOW;
@@ -137,7 +137,7 @@ int rta_step(void) {
   int rc0 = ballast__need_mpi("rta_step");
   if (rc0)
     return rc0;
-  if (rta__open_depth() > 0) {
+  if (task__open_depth() > 0) {
     BALLAST_WARN("rta: rta_step with task \"%s\" still open",
                  rta_task_key(rta_task_current()));
     return BALLAST_ESTATE;
@@ -148,8 +148,8 @@ int rta_step(void) {
   begins_at_step = begins;
   if (!interval)
     return 0; /* no task has run under monitoring yet */
-  for (rta_task_t *t = rta__task_first(); t; t = rta__task_next(t)) {
-    rta__cost_t *c = &t->cost;
+  for (rta_task_t *t = task__first(); t; t = task__next(t)) {
+    task__cost_t *c = &t->cost;
     long long count = 0;
     double work = 0;
     for (int i = 0; i < c->nregions; i++) {
@@ -173,16 +173,16 @@ int rta_step(void) {
   return pia_interval_mark(interval);
 }
 
-int rta__cost_step_closed(void) { return begins_at_step == begins; }
+int task__cost_step_closed(void) { return begins_at_step == begins; }
 
-long long rta__cost_sample_step(const rta_task_t *t) {
+long long task__cost_sample_step(const rta_task_t *t) {
   return t->cost.total ? t->cost.last_step : -1;
 }
 
 int rta_task_cost(const rta_task_t *t, rta_task_cost_t *out) {
   if (!t || !out)
     return BALLAST_EINVAL;
-  const rta__cost_t *c = &t->cost;
+  const task__cost_t *c = &t->cost;
   memset(out, 0, sizeof *out);
   out->est_work = t->params.est_work;
   out->nsteps = c->n < config.window ? c->n : config.window;
@@ -230,7 +230,7 @@ static int read_volumes(double **vols, int *n) {
   return 0;
 }
 
-int rta__cost_partner_rebase(MPI_Comm comm) {
+int task__cost_partner_rebase(MPI_Comm comm) {
   (void)comm;
   double *v;
   int n;
@@ -244,7 +244,7 @@ int rta__cost_partner_rebase(MPI_Comm comm) {
   return 0;
 }
 
-int rta__cost_partner_bytes(MPI_Comm comm, double *out, long long *nsteps) {
+int task__cost_partner_bytes(MPI_Comm comm, double *out, long long *nsteps) {
   int size;
   *nsteps = 0;
   ballast__lib_begin();

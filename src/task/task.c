@@ -16,9 +16,9 @@ static int *open_depth;          /* per open task: its region's depth in mon */
 static int nopen, capopen;
 
 static void emit_task_end(const rta_task_t *t) {
-  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_END)) {
-    ballast_tool_task_t ev = {.t_ns = ballast__tool_now(), .key = t->key};
-    ballast__tool_emit_task_end(&ev);
+  if (TOOL__ON(TOOL__EV_TASK_END)) {
+    ballast_tool_task_t ev = {.t_ns = tool__now(), .key = t->key};
+    tool__emit_task_end(&ev);
   }
 }
 
@@ -39,7 +39,7 @@ static void on_finalize_left(int depth) {
 
 /* ---- keys ------------------------------------------------------------------ */
 
-int rta__check_key(const char *key) {
+int task__check_key(const char *key) {
   if (!key || !*key)
     return BALLAST_EINVAL;
   if (strnlen(key, RTA_KEY_MAX + 1) > RTA_KEY_MAX)
@@ -75,7 +75,7 @@ static struct {
   uint64_t h;
 } last_hash;
 
-uint64_t rta__params_hash(const rta_task_params_t *p) {
+uint64_t task__params_hash(const rta_task_params_t *p) {
   if (p->ncomm == 0 && last_hash.valid && last_hash.nprocs == p->nprocs &&
       memcmp(&last_hash.est_work, &p->est_work, sizeof p->est_work) == 0 &&
       last_hash.state_size == p->state_size)
@@ -125,7 +125,7 @@ static int check_params(const rta_task_params_t *p, const char *key) {
     return BALLAST_EINVAL;
   }
   for (int i = 0; i < p->ncomm; i++) {
-    int rc = rta__check_key(p->comm[i].key);
+    int rc = task__check_key(p->comm[i].key);
     if (rc) {
       BALLAST_WARN("rta: task \"%s\": partner %d has a %s key", key, i,
                    rc == BALLAST_ENAMETOOLONG ? "too long" : "NULL or empty");
@@ -167,7 +167,7 @@ static int copy_params(rta_task_t *t, const rta_task_params_t *p) {
       }
     t->params.comm = t->comm_copy;
   }
-  t->params_hash = rta__params_hash(&t->params);
+  t->params_hash = task__params_hash(&t->params);
   return 0;
 }
 
@@ -192,8 +192,8 @@ static int copy_params(rta_task_t *t, const rta_task_params_t *p) {
 
 enum { SLAB_BYTES = 16384, SLAB_LINE = 64 };
 
-struct rta__task_slab {
-  struct rta__task_slab *next; /* every slab (slab_all) */
+struct task__slab {
+  struct task__slab *next; /* every slab (slab_all) */
   size_t used;                 /* bytes of mem carved */
   _Alignas(max_align_t) unsigned char mem[];
 };
@@ -203,12 +203,12 @@ typedef struct slab_place {
   struct slab_place *next;
 } slab_place_t;
 
-#define SLAB_ROOM (SLAB_BYTES - sizeof(struct rta__task_slab))
+#define SLAB_ROOM (SLAB_BYTES - sizeof(struct task__slab))
 #define SLAB_CLASSES (SLAB_ROOM / SLAB_LINE + 1)
 
 static int slabs_on;                    /* between open and close */
-static struct rta__task_slab *slab_cur; /* the slab records are carved from */
-static struct rta__task_slab *slab_all; /* every slab */
+static struct task__slab *slab_cur; /* the slab records are carved from */
+static struct task__slab *slab_all; /* every slab */
 static size_t slab_live;                /* records alive in slabs */
 /* Free places per size (SLAB_LINE units), oldest first. */
 static slab_place_t *place_head[SLAB_CLASSES], *place_tail[SLAB_CLASSES];
@@ -218,7 +218,7 @@ static void slabs_release(void) {
   if (slab_live > 0 || slabs_on)
     return;
   while (slab_all) {
-    struct rta__task_slab *s = slab_all;
+    struct task__slab *s = slab_all;
     slab_all = s->next;
     free(s);
   }
@@ -227,9 +227,9 @@ static void slabs_release(void) {
   memset(place_tail, 0, sizeof place_tail);
 }
 
-void rta__task_slab_open(void) { slabs_on = 1; }
+void task__slab_open(void) { slabs_on = 1; }
 
-void rta__task_slab_close(void) {
+void task__slab_close(void) {
   slabs_on = 0;
   slabs_release();
 }
@@ -259,7 +259,7 @@ static rta_task_t *alloc_record(size_t bytes) {
 #endif
   } else {
     if (!slab_cur || SLAB_ROOM - slab_cur->used < need) {
-      struct rta__task_slab *s = ballast__malloc(SLAB_BYTES);
+      struct task__slab *s = ballast__malloc(SLAB_BYTES);
       if (!s)
         return NULL;
       s->used = 0;
@@ -296,8 +296,8 @@ static void free_task_record(rta_task_t *t) {
     for (int i = 0; i < t->params.ncomm; i++)
       free((char *)t->comm_copy[i].key);
   free(t->comm_copy);
-  rta__arrays_clear(t);
-  rta__cost_clear(&t->cost);
+  task__arrays_clear(t);
+  task__cost_clear(&t->cost);
   mon_region_handle_destroy(t->region);
   free(t->children);
   if (t->slab)
@@ -322,7 +322,7 @@ static int add_child(rta_task_t *parent, rta_task_t *c) {
 }
 
 /* Puts a task make_task built in the index of keys (room reserved). */
-static void link_task(rta_task_t *t) { rta__index_add(t); }
+static void link_task(rta_task_t *t) { task__index_add(t); }
 
 /* Builds (unlinked) the child called name under parent; \a hkey and
  * \a hash: a key whose hash is known (NULL: none). */
@@ -359,8 +359,8 @@ static int make_task(rta_task_t *parent, const char *name,
    * it again was 3% of the move's own samples at 4,096 x 4 KiB (once: the
    * unpack phase 0.01-0.03 us per task moved less). */
   t->keyhash = hkey && strcmp(hkey, t->key) == 0 ? hash
-                                                 : rta__key_hash(t->key, plen + nlen);
-  if (rta__index_find(t->key, t->keyhash)) {
+                                                 : task__key_hash(t->key, plen + nlen);
+  if (task__index_find(t->key, t->keyhash)) {
     key_error("task_define: duplicate key", t->key, BALLAST_EEXIST);
     free_task_record(t);
     return BALLAST_EEXIST;
@@ -411,7 +411,7 @@ int rta_task_define(rta_task_t *parent, int n, const char *const *names,
     }
   }
   if (!rc)
-    rc = rta__index_reserve((size_t)n);
+    rc = task__index_reserve((size_t)n);
   if (!rc && parent && parent->capchildren < parent->nchildren + n) {
     rta_task_t **ch = ballast__realloc(parent->children,
                               (size_t)(parent->nchildren + n) * sizeof *ch);
@@ -441,22 +441,22 @@ int rta_task_define(rta_task_t *parent, int n, const char *const *names,
   return 0;
 }
 
-int rta__task_adopt(rta_task_t *parent, const char *name,
-                    const rta_task_params_t *params, int stage,
-                    rta_task_t **out) {
-  return rta__task_adopt_hashed(parent, name, params, stage, NULL, 0, out);
+int task__adopt(rta_task_t *parent, const char *name,
+                const rta_task_params_t *params, int stage,
+                rta_task_t **out) {
+  return task__adopt_hashed(parent, name, params, stage, NULL, 0, out);
 }
 
-int rta__task_adopt_hashed(rta_task_t *parent, const char *name,
-                           const rta_task_params_t *params, int stage,
-                           const char *key, unsigned hash, rta_task_t **out) {
+int task__adopt_hashed(rta_task_t *parent, const char *name,
+                       const rta_task_params_t *params, int stage,
+                       const char *key, unsigned hash, rta_task_t **out) {
   rta_task_t *t;
   if (parent && (stage < 0 || stage >= parent->nstages))
     return BALLAST_EINVAL;
   int rc = make_task(parent, name, params, key, hash, &t);
   if (rc)
     return rc;
-  if (rta__index_reserve(1) || (parent && add_child(parent, t))) {
+  if (task__index_reserve(1) || (parent && add_child(parent, t))) {
     free_task_record(t);
     return BALLAST_ENOMEM;
   }
@@ -469,10 +469,10 @@ int rta__task_adopt_hashed(rta_task_t *parent, const char *name,
 int rta_task_find(const char *key, rta_task_t **out) {
   if (out)
     *out = NULL;
-  int rc = rta__check_key(key);
+  int rc = task__check_key(key);
   if (rc || !out)
     return rc ? rc : BALLAST_EINVAL;
-  rta_task_t *t = rta__index_find(key, rta__key_hash(key, strlen(key)));
+  rta_task_t *t = task__index_find(key, task__key_hash(key, strlen(key)));
   if (!t)
     return BALLAST_ENOTFOUND;
   *out = t;
@@ -493,7 +493,7 @@ static int subtree_open(const rta_task_t *t) {
 static void remove_subtree(rta_task_t *t) {
   for (int i = 0; i < t->nchildren; i++)
     remove_subtree(t->children[i]);
-  rta__index_del(t);
+  task__index_del(t);
   free_task_record(t);
 }
 
@@ -545,14 +545,14 @@ static void compact_children(rta_task_t *p) {
   p->nchildren = k;
 }
 
-int rta__remove_tasks(rta_task_t **v, int n) {
+int task__remove_tasks(rta_task_t **v, int n) {
   /* Thousands of cold records after a remap: each asked for a few places
    * ahead of the first loop that reads it, and its index slot ahead of the
    * last. */
   enum { AHEAD = 8 };
   for (int i = 0; i < n; i++) {
     if (i + AHEAD < n)
-      rta__task_prefetch(v[i + AHEAD], 0);
+      task__prefetch(v[i + AHEAD], 0);
     if (v[i] && subtree_open(v[i])) {
       BALLAST_WARN("rta: task_remove \"%s\": the task or a descendant is open",
                    v[i]->key);
@@ -602,7 +602,7 @@ int rta__remove_tasks(rta_task_t **v, int n) {
       v[i]->parent->compacted = 0;
   for (int i = 0; i < n; i++) {
     if (i + AHEAD < n && top[i + AHEAD])
-      rta__index_prefetch(v[i + AHEAD]);
+      task__index_prefetch(v[i + AHEAD]);
     if (top[i])
       remove_subtree(v[i]);
   }
@@ -619,13 +619,13 @@ int rta_reset(void) {
     o->open = 0;
     o->in_region = 0;
   }
-  rta__index_drain(free_task_record);
+  task__index_drain(free_task_record);
   free(open_stack);
   free(open_depth);
   open_stack = NULL;
   open_depth = NULL;
   capopen = 0;
-  return rta__cost_reset_config();
+  return task__cost_reset_config();
 }
 
 /* ---- accessors ---------------------------------------------------------------- */
@@ -670,7 +670,7 @@ int rta_task_serial(const rta_task_t *t, rta_serial_t *ops, void **user) {
   return BALLAST_ENOTFOUND;
 }
 
-int rta__open_depth(void) { return nopen; }
+int task__open_depth(void) { return nopen; }
 
 /* ---- begin / end ---------------------------------------------------------------- */
 
@@ -705,15 +705,15 @@ int rta_task_begin(rta_task_t *t) {
   }
   /* The task's slice encloses its region's (tool.h, "Nesting"): task_begin
    * is raised before the region is entered, as task_end after it is left. */
-  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_TASK_BEGIN)) {
-    ballast_tool_task_t ev = {.t_ns = ballast__tool_now(), .key = t->key};
-    ballast__tool_emit_task_begin(&ev);
+  if (TOOL__ON(TOOL__EV_TASK_BEGIN)) {
+    ballast_tool_task_t ev = {.t_ns = tool__now(), .key = t->key};
+    tool__emit_task_begin(&ev);
   }
   /* With monitoring off the region call succeeds and does nothing (estimates
    * serve in the cost model). */
   t->in_region = mon_region_enter(t->region) == 0;
   if (t->in_region)
-    rta__cost_on_begin(t);
+    task__cost_on_begin(t);
   open_depth[nopen] = t->in_region ? mon__region_depth() : 0;
   open_stack[nopen++] = t;
   t->open = 1;

@@ -3,7 +3,7 @@
  * Packed form of a task's arrays (all words 8 bytes, native byte order: a
  * move stays within one job on one kind of machine):
  *   count of arrays
- *   per array: header of RTA__ARRAY_HDR_BYTES =
+ *   per array: header of TASK__ARRAY_HDR_BYTES =
  *     magic | kind, element id (ballast type) or element size (MPI type),
  *     ndims, payload bytes, dims[RTA_MAX_DIMS]
  *   then the payload, padded to 8 bytes.
@@ -46,7 +46,7 @@ size_t rta_elem_size(rta_elem_t e) {
 #define CHUNK ((int64_t)1 << 30)
 
 /* Packed payload bytes of count elements of the array's type. */
-static int payload_bytes(const rta__array_t *a, size_t *out) {
+static int payload_bytes(const task__array_t *a, size_t *out) {
   if (a->type.kind == RTA_TYPE_ELEM) {
     *out = (size_t)a->count * a->elem_bytes;
     return 0;
@@ -68,14 +68,14 @@ static int payload_bytes(const rta__array_t *a, size_t *out) {
   return 0;
 }
 
-int rta__array_packed_size(const rta__array_t *a, size_t *bytes) {
+int task__array_packed_size(const task__array_t *a, size_t *bytes) {
   size_t p;
   int rc = payload_bytes(a, &p);
   if (rc)
     return rc;
-  if (p > SIZE_MAX - RTA__ARRAY_HDR_BYTES - 8)
+  if (p > SIZE_MAX - TASK__ARRAY_HDR_BYTES - 8)
     return BALLAST_EOVERFLOW;
-  *bytes = RTA__ARRAY_HDR_BYTES + ballast__round8(p);
+  *bytes = TASK__ARRAY_HDR_BYTES + ballast__round8(p);
   return 0;
 }
 
@@ -83,9 +83,9 @@ int rta_task_arrays_packed_size(const rta_task_t *t, size_t *bytes) {
   if (!t || !bytes)
     return BALLAST_EINVAL;
   size_t total = 8;
-  for (const rta__array_t *a = t->arrays; a; a = a->next) {
+  for (const task__array_t *a = t->arrays; a; a = a->next) {
     size_t b;
-    int rc = rta__array_packed_size(a, &b);
+    int rc = task__array_packed_size(a, &b);
     if (rc)
       return rc;
     if (total > SIZE_MAX - b)
@@ -97,7 +97,7 @@ int rta_task_arrays_packed_size(const rta_task_t *t, size_t *bytes) {
 }
 
 /* Sets count, elem_bytes and mem_bytes from type and dims. */
-static int size_array(rta__array_t *a) {
+static int size_array(task__array_t *a) {
   int64_t count = 1;
   for (int d = 0; d < a->ndims; d++) {
     if (a->dims[d] < 0)
@@ -138,7 +138,7 @@ static int size_array(rta__array_t *a) {
   return 0;
 }
 
-static void free_array_record(rta_task_t *t, rta__array_t *a) {
+static void free_array_record(rta_task_t *t, task__array_t *a) {
   if (a->slot == &a->own)
     free(a->own); /* rta's own array: nobody else frees it */
   if (a->type.kind == RTA_TYPE_MPI && a->type.u.mpi != MPI_DATATYPE_NULL) {
@@ -156,7 +156,7 @@ static void free_array_record(rta_task_t *t, rta__array_t *a) {
 }
 
 /* rta_task_array_register; with array NULL and owned set, the array is rta's
- * own (slot = &own, see rta__arrays_own). */
+ * own (slot = &own, see task__arrays_own). */
 static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
                      int ndims, const int64_t *dims) {
   if (!t || (!array && !owned) || !dims || ndims < 1 || ndims > RTA_MAX_DIMS) {
@@ -170,13 +170,13 @@ static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
     BALLAST_WARN("rta: task_array_register on \"%s\": invalid element type", t->key);
     return BALLAST_EINVAL;
   }
-  for (rta__array_t *a = t->arrays; a && array; a = a->next)
+  for (task__array_t *a = t->arrays; a && array; a = a->next)
     if (a->slot == array) {
       BALLAST_WARN("rta: task_array_register on \"%s\": array already registered",
                    t->key);
       return BALLAST_EEXIST;
     }
-  rta__array_t *a = &t->array0;
+  task__array_t *a = &t->array0;
   if (!t->array0_used) {
     memset(a, 0, sizeof *a);
     t->array0_used = 1;
@@ -202,7 +202,7 @@ static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
   int rc = size_array(a);
   if (!rc) {
     size_t b;
-    rc = rta__array_packed_size(a, &b);
+    rc = task__array_packed_size(a, &b);
   }
   /* A NULL array of some elements would fail every later move that packs it
    * (as a failed pack, far from the cause): refuse it here. Arrays an
@@ -220,7 +220,7 @@ static int add_array(rta_task_t *t, void **array, int owned, rta_type_t type,
     free_array_record(t, a);
     return rc;
   }
-  rta__array_t **tail = &t->arrays;
+  task__array_t **tail = &t->arrays;
   while (*tail)
     tail = &(*tail)->next;
   *tail = a;
@@ -233,8 +233,8 @@ int rta_task_array_register(rta_task_t *t, void **array, rta_type_t type, int nd
   return add_array(t, array, 0, type, ndims, dims);
 }
 
-int rta__arrays_own(rta_task_t *t, const void *buf, size_t len, int lead,
-                    int elem, int ndims, const int64_t *dims) {
+int task__arrays_own(rta_task_t *t, const void *buf, size_t len, int lead,
+                     int elem, int ndims, const int64_t *dims) {
   t->arriving = 1; /* NULL until what arrives is stored */
   int rc = 0;
   if (!buf) {
@@ -282,7 +282,7 @@ int rta__arrays_own(rta_task_t *t, const void *buf, size_t len, int lead,
   }
   t->arriving = 0;
   if (rc)
-    rta__arrays_clear(t);
+    task__arrays_clear(t);
   return rc;
 }
 
@@ -290,7 +290,7 @@ int rta_task_array(const rta_task_t *t, int i, void ***slot) {
   if (!t || !slot || i < 0)
     return BALLAST_EINVAL;
   *slot = NULL;
-  const rta__array_t *a = t->arrays;
+  const task__array_t *a = t->arrays;
   for (int k = 0; a && k < i; k++)
     a = a->next;
   if (!a)
@@ -302,9 +302,9 @@ int rta_task_array(const rta_task_t *t, int i, void ***slot) {
 int rta_task_array_unregister(rta_task_t *t, void **array) {
   if (!t || !array)
     return BALLAST_EINVAL;
-  for (rta__array_t **p = &t->arrays; *p; p = &(*p)->next)
+  for (task__array_t **p = &t->arrays; *p; p = &(*p)->next)
     if ((*p)->slot == array) {
-      rta__array_t *a = *p;
+      task__array_t *a = *p;
       *p = a->next;
       free_array_record(t, a);
       t->narrays--;
@@ -315,10 +315,10 @@ int rta_task_array_unregister(rta_task_t *t, void **array) {
 
 int rta_task_narrays(const rta_task_t *t) { return t ? t->narrays : BALLAST_EINVAL; }
 
-void rta__arrays_clear(rta_task_t *t) {
-  rta__array_t *a = t->arrays;
+void task__arrays_clear(rta_task_t *t) {
+  task__array_t *a = t->arrays;
   while (a) {
-    rta__array_t *n = a->next;
+    task__array_t *n = a->next;
     free_array_record(t, a);
     a = n;
   }
@@ -328,15 +328,15 @@ void rta__arrays_clear(rta_task_t *t) {
 
 /* ---- pack / unpack -------------------------------------------------------- */
 
-static uint64_t type_word(const rta__array_t *a) {
+static uint64_t type_word(const task__array_t *a) {
   return a->type.kind == RTA_TYPE_ELEM ? (uint64_t)a->type.u.elem
                                        : (uint64_t)a->elem_bytes;
 }
 
-int rta__arrays_lead(const rta_task_t *t, size_t *bytes) {
+int task__arrays_lead(const rta_task_t *t, size_t *bytes) {
   int lead = -1, i = 0;
   size_t best = 0;
-  for (const rta__array_t *a = t->arrays; a; a = a->next, i++)
+  for (const task__array_t *a = t->arrays; a; a = a->next, i++)
     if (a->type.kind == RTA_TYPE_ELEM && *a->slot && a->mem_bytes > best) {
       best = a->mem_bytes;
       lead = i;
@@ -346,12 +346,12 @@ int rta__arrays_lead(const rta_task_t *t, size_t *bytes) {
   return lead;
 }
 
-int rta__arrays_packed_size_lead(const rta_task_t *t, int lead, size_t *bytes) {
+int task__arrays_packed_size_lead(const rta_task_t *t, int lead, size_t *bytes) {
   int rc = rta_task_arrays_packed_size(t, bytes);
   if (rc || lead < 0)
     return rc;
   int i = 0;
-  for (const rta__array_t *a = t->arrays; a; a = a->next, i++)
+  for (const task__array_t *a = t->arrays; a; a = a->next, i++)
     if (i == lead) {
       if (a->type.kind != RTA_TYPE_ELEM)
         return BALLAST_EINVAL;
@@ -364,7 +364,7 @@ int rta__arrays_packed_size_lead(const rta_task_t *t, int lead, size_t *bytes) {
 /* The payload of an array of an MPI datatype, packed in chunks of at most
  * CHUNK elements (MPI's counts are ints). MPI_Pack is the library's own MPI
  * use, bracketed like its traffic. */
-static int pack_mpi(const rta__array_t *a, unsigned char *dst) {
+static int pack_mpi(const task__array_t *a, unsigned char *dst) {
   int rc = 0;
   MPI_Aint extent, lb;
   ballast__lib_begin();
@@ -404,14 +404,14 @@ static int unpack_mpi(MPI_Datatype type, int64_t count, const unsigned char *src
   return rc;
 }
 
-int rta__arrays_pack(const rta_task_t *t, void *buf, size_t len, size_t *used) {
-  return rta__arrays_pack_lead(t, -1, buf, len, used);
+int task__arrays_pack(const rta_task_t *t, void *buf, size_t len, size_t *used) {
+  return task__arrays_pack_lead(t, -1, buf, len, used);
 }
 
-int rta__arrays_pack_lead(const rta_task_t *t, int lead, void *buf, size_t len,
-                          size_t *used) {
+int task__arrays_pack_lead(const rta_task_t *t, int lead, void *buf, size_t len,
+                           size_t *used) {
   size_t need;
-  int rc = rta__arrays_packed_size_lead(t, lead, &need);
+  int rc = task__arrays_packed_size_lead(t, lead, &need);
   if (rc)
     return rc;
   if (!buf || len < need)
@@ -421,7 +421,7 @@ int rta__arrays_pack_lead(const rta_task_t *t, int lead, void *buf, size_t len,
   memcpy(p, &n, 8);
   p += 8;
   int idx = 0;
-  for (const rta__array_t *a = t->arrays; a; a = a->next, idx++) {
+  for (const task__array_t *a = t->arrays; a; a = a->next, idx++) {
     size_t pay;
     if ((rc = payload_bytes(a, &pay)))
       return rc;
@@ -452,14 +452,14 @@ int rta__arrays_pack_lead(const rta_task_t *t, int lead, void *buf, size_t len,
   return 0;
 }
 
-int rta__arrays_unpack(rta_task_t *t, const void *buf, size_t len,
-                       size_t *used) {
-  return rta__arrays_unpack_lead(t, buf, len, used, -1, NULL, 0);
+int task__arrays_unpack(rta_task_t *t, const void *buf, size_t len,
+                        size_t *used) {
+  return task__arrays_unpack_lead(t, buf, len, used, -1, NULL, 0);
 }
 
-int rta__arrays_unpack_lead(rta_task_t *t, const void *buf, size_t len,
-                            size_t *used, int lead, void *lead_mem,
-                            size_t lead_bytes) {
+int task__arrays_unpack_lead(rta_task_t *t, const void *buf, size_t len,
+                             size_t *used, int lead, void *lead_mem,
+                             size_t lead_bytes) {
   if (!t || (!buf && len) || (lead >= 0 && !lead_mem && lead_bytes))
     return BALLAST_EINVAL;
   const unsigned char *p = buf, *end = p + len;
@@ -478,10 +478,10 @@ int rta__arrays_unpack_lead(rta_task_t *t, const void *buf, size_t len,
   /* Pass 1 fills new buffers; pass 2 swaps them in. Nothing the application
    * sees changes unless every array unpacks. */
   void **fresh = ballast__calloc(n ? n : 1, sizeof *fresh);
-  rta__array_t *shape = ballast__calloc(n ? n : 1, sizeof *shape);
+  task__array_t *shape = ballast__calloc(n ? n : 1, sizeof *shape);
   int rc = (!fresh || !shape) ? BALLAST_ENOMEM : 0;
   uint64_t i = 0;
-  for (rta__array_t *a = t->arrays; a && !rc; a = a->next, i++) {
+  for (task__array_t *a = t->arrays; a && !rc; a = a->next, i++) {
     uint64_t hdr[4 + RTA_MAX_DIMS];
     if ((size_t)(end - p) < sizeof hdr) {
       rc = BALLAST_ESIZE;
@@ -537,7 +537,7 @@ int rta__arrays_unpack_lead(rta_task_t *t, const void *buf, size_t len,
         free(fresh[j]);
   } else {
     i = 0;
-    for (rta__array_t *a = t->arrays; a; a = a->next, i++) {
+    for (task__array_t *a = t->arrays; a; a = a->next, i++) {
       if (*a->slot != fresh[i])
         free(*a->slot);
       *a->slot = fresh[i];

@@ -11,16 +11,16 @@
 #include "common/common_internal.h"
 
 /* The views task_hooks.h's inline prefetch reads through. */
-_Static_assert(offsetof(struct rta_task, arrays) == offsetof(rta__task_view_t, arrays),
+_Static_assert(offsetof(struct rta_task, arrays) == offsetof(task__view_t, arrays),
                "struct rta_task must begin with its array list");
-_Static_assert(offsetof(rta__array_t, slot) == offsetof(rta__array_view_t, slot),
-               "rta__array_t must begin with the application's pointer");
-_Static_assert(sizeof(struct rta_task) <= RTA__TASK_RECORD_BYTES,
-               "a task record outgrew RTA__TASK_RECORD_BYTES");
+_Static_assert(offsetof(task__array_t, slot) == offsetof(task__array_view_t, slot),
+               "task__array_t must begin with the application's pointer");
+_Static_assert(sizeof(struct rta_task) <= TASK__RECORD_BYTES,
+               "a task record outgrew TASK__RECORD_BYTES");
 
-int rta__task_cost_export(const rta_task_t *t, double *out, int max,
-                          long long *total) {
-  const rta__cost_t *c = &t->cost;
+int task__cost_export(const rta_task_t *t, double *out, int max,
+                      long long *total) {
+  const task__cost_t *c = &t->cost;
   int n = c->ring ? c->n : 0;
   if (n > max)
     n = max;
@@ -30,11 +30,11 @@ int rta__task_cost_export(const rta_task_t *t, double *out, int max,
   return n;
 }
 
-int rta__task_cost_restore(rta_task_t *t, const double *s, int n,
-                           long long total) {
+int task__cost_restore(rta_task_t *t, const double *s, int n,
+                       long long total) {
   rta_cost_config_t cfg;
   rta_cost_config_get(&cfg);
-  rta__cost_t *c = &t->cost;
+  task__cost_t *c = &t->cost;
   if (n <= 0)
     return 0;
   if (n > cfg.window) {
@@ -55,7 +55,7 @@ int rta__task_cost_restore(rta_task_t *t, const double *s, int n,
   return 0;
 }
 
-void **rta__task_single_array(const rta_task_t *t, int *elem, size_t *bytes) {
+void **task__single_array(const rta_task_t *t, int *elem, size_t *bytes) {
   if (t->narrays != 1 || t->arrays->type.kind != RTA_TYPE_ELEM)
     return NULL;
   *elem = (int)t->arrays->type.u.elem;
@@ -63,7 +63,7 @@ void **rta__task_single_array(const rta_task_t *t, int *elem, size_t *bytes) {
   return t->arrays->slot;
 }
 
-int rta__task_array_shape(const rta_task_t *t, int *ndims, int64_t *dims) {
+int task__array_shape(const rta_task_t *t, int *ndims, int64_t *dims) {
   if (t->narrays < 1)
     return BALLAST_ENOTFOUND;
   *ndims = t->arrays->ndims;
@@ -71,8 +71,8 @@ int rta__task_array_shape(const rta_task_t *t, int *ndims, int64_t *dims) {
   return 0;
 }
 
-int rta__task_adopt_array(rta_task_t *t, int elem, int ndims,
-                          const int64_t *dims, void *mem, size_t bytes) {
+int task__adopt_array(rta_task_t *t, int elem, int ndims,
+                      const int64_t *dims, void *mem, size_t bytes) {
   if (t->narrays != 1 || t->arrays->type.kind != RTA_TYPE_ELEM ||
       (int)t->arrays->type.u.elem != elem || ndims < 1 ||
       ndims > RTA_MAX_DIMS) {
@@ -81,7 +81,7 @@ int rta__task_adopt_array(rta_task_t *t, int elem, int ndims,
                  t->key, elem, t->narrays);
     return BALLAST_ESIZE;
   }
-  rta__array_t *a = t->arrays;
+  task__array_t *a = t->arrays;
   int64_t count = 1;
   for (int d = 0; d < ndims; d++)
     count *= dims[d];
@@ -101,30 +101,30 @@ int rta__task_adopt_array(rta_task_t *t, int elem, int ndims,
   return 0;
 }
 
-void rta__task_free_arrays(rta_task_t *t) {
-  for (rta__array_t *a = t->arrays; a; a = a->next) {
+void task__free_arrays(rta_task_t *t) {
+  for (task__array_t *a = t->arrays; a; a = a->next) {
     free(*a->slot);
     *a->slot = NULL;
   }
 }
 
-void rta__task_give_arrays(rta_task_t *t,
-                           void (*give)(void *arg, void *mem, size_t bytes),
+void task__give_arrays(rta_task_t *t,
+                       void (*give)(void *arg, void *mem, size_t bytes),
                            void *arg) {
-  for (rta__array_t *a = t->arrays; a; a = a->next)
+  for (task__array_t *a = t->arrays; a; a = a->next)
     if (a->type.kind == RTA_TYPE_ELEM && *a->slot) {
       give(arg, *a->slot, a->mem_bytes);
       *a->slot = NULL;
     }
-  rta__task_free_arrays(t);
+  task__free_arrays(t);
 }
 
-void rta__task_arriving(rta_task_t *t, int on) { t->arriving = (unsigned char)(on != 0); }
+void task__arriving(rta_task_t *t, int on) { t->arriving = (unsigned char)(on != 0); }
 
 int rta_task_array_dims(const rta_task_t *t, void **array, int64_t *dims) {
   if (!t || !array || !dims)
     return BALLAST_EINVAL;
-  for (const rta__array_t *a = t->arrays; a; a = a->next)
+  for (const task__array_t *a = t->arrays; a; a = a->next)
     if (a->slot == array) {
       memcpy(dims, a->dims, (size_t)a->ndims * sizeof *dims);
       return a->ndims;

@@ -8,7 +8,7 @@
  * thousands of tasks; with the hashes stored in the table a lookup reads
  * one or two adjacent slots and touches a record only when the hashes
  * match. Growing is the only allocation: callers reserve room before they
- * link (rta__index_reserve), so linking cannot fail.
+ * link (task__index_reserve), so linking cannot fail.
  */
 #include "task/task_internal.h"
 
@@ -26,7 +26,7 @@ static slot_t *tab;
 static size_t cap; /* a power of two, or 0 */
 static size_t count;
 
-unsigned rta__key_hash(const char *key, size_t len) {
+unsigned task__key_hash(const char *key, size_t len) {
   /* FNV-1a, then mixed */
   uint64_t h = ballast__splitmix64(ballast__fnv1a(BALLAST__FNV_OFFSET, key, len));
   return (unsigned)(h ^ (h >> 32));
@@ -41,7 +41,7 @@ static void put(slot_t s) {
   tab[i] = s;
 }
 
-int rta__index_reserve(size_t more) {
+int task__index_reserve(size_t more) {
   if (2 * (count + more) <= cap)
     return 0;
   size_t ncap = cap ? cap : 64;
@@ -61,7 +61,7 @@ int rta__index_reserve(size_t more) {
   return 0;
 }
 
-rta_task_t *rta__index_find(const char *key, unsigned hash) {
+rta_task_t *task__index_find(const char *key, unsigned hash) {
   if (!cap)
     return NULL;
   for (size_t i = home(hash); tab[i].t; i = (i + 1) & (cap - 1))
@@ -70,12 +70,12 @@ rta_task_t *rta__index_find(const char *key, unsigned hash) {
   return NULL;
 }
 
-void rta__index_add(rta_task_t *t) {
+void task__index_add(rta_task_t *t) {
   put((slot_t){t->keyhash, t});
   count++;
 }
 
-void rta__index_prefetch(const rta_task_t *t) {
+void task__index_prefetch(const rta_task_t *t) {
 #if defined(__GNUC__)
   if (cap)
     __builtin_prefetch(&tab[home(t->keyhash)]);
@@ -84,8 +84,8 @@ void rta__index_prefetch(const rta_task_t *t) {
 #endif
 }
 
-unsigned rta__index_prefetch_key(const char *key) {
-  unsigned h = rta__key_hash(key, strlen(key));
+unsigned task__index_prefetch_key(const char *key) {
+  unsigned h = task__key_hash(key, strlen(key));
 #if defined(__GNUC__)
   if (cap)
     __builtin_prefetch(&tab[home(h)]);
@@ -101,7 +101,7 @@ static size_t slot_of(const rta_task_t *t) {
   return i;
 }
 
-void rta__index_del(rta_task_t *t) {
+void task__index_del(rta_task_t *t) {
   if (!cap)
     return;
   /* Backward-shift deletion: a later slot of the run moves into the hole
@@ -130,13 +130,13 @@ static rta_task_t *from(size_t i) {
   return NULL;
 }
 
-rta_task_t *rta__task_first(void) { return from(0); }
-rta_task_t *rta__task_next(const rta_task_t *t) {
+rta_task_t *task__first(void) { return from(0); }
+rta_task_t *task__next(const rta_task_t *t) {
   return t && cap ? from(slot_of(t) + 1) : NULL;
 }
-int64_t rta__task_count(void) { return (int64_t)count; }
+int64_t task__count(void) { return (int64_t)count; }
 
-void rta__index_drain(void (*fn)(rta_task_t *)) {
+void task__index_drain(void (*fn)(rta_task_t *)) {
   for (size_t i = 0; i < cap; i++)
     if (tab[i].t) {
       rta_task_t *t = tab[i].t;

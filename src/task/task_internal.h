@@ -18,9 +18,9 @@
 
 /* ---- registered arrays (task_array.c) ------------------------------------ */
 
-typedef struct rta__array {
+typedef struct task__array {
   void **slot;               /* the application's pointer, or &own; first,
-                              * as rta__array_view_t says (task_hooks.h) */
+                              * as task__array_view_t says (task_hooks.h) */
   void *own;                 /* the pointer itself when rta registered the
                               * array for a task that arrived without an
                               * unpack callback registering it (rta frees it) */
@@ -30,28 +30,28 @@ typedef struct rta__array {
   int64_t count;             /* product of dims */
   size_t elem_bytes;         /* packed bytes of one element */
   size_t mem_bytes;          /* bytes the array occupies in memory */
-  struct rta__array *next;   /* registration order */
-} rta__array_t;
+  struct task__array *next;   /* registration order */
+} task__array_t;
 
 
 /** Bytes of the header that precedes each packed array. */
-#define RTA__ARRAY_HDR_BYTES (8 * (4 + RTA_MAX_DIMS))
+#define TASK__ARRAY_HDR_BYTES (8 * (4 + RTA_MAX_DIMS))
 
 /** Packed bytes of one array: header + elements, each rounded up to 8.
  * The packed arrays of a task: one 8-byte count, then each array. */
-int rta__array_packed_size(const rta__array_t *a, size_t *bytes);
+int task__array_packed_size(const task__array_t *a, size_t *bytes);
 /** Packs every registered array of \a t into buf (len >= packed size). */
-int rta__arrays_pack(const rta_task_t *t, void *buf, size_t len, size_t *used);
+int task__arrays_pack(const rta_task_t *t, void *buf, size_t len, size_t *used);
 /**
  * Unpacks arrays into the arrays registered on \a t, in order: each must
  * have the packed type; its dims become the packed dims; the memory is
  * (re)allocated with malloc and stored through the application's pointer.
  * BALLAST_ESIZE when the buffer or the registrations do not match.
  */
-int rta__arrays_unpack(rta_task_t *t, const void *buf, size_t len,
-                       size_t *used);
+int task__arrays_unpack(rta_task_t *t, const void *buf, size_t len,
+                        size_t *used);
 /** Frees rta's records of the task's arrays (not the arrays). */
-void rta__arrays_clear(rta_task_t *t);
+void task__arrays_clear(rta_task_t *t);
 
 /* ---- cost window (cost.c) ------------------------------------------------- */
 
@@ -65,19 +65,19 @@ typedef struct {
   long long last_step; /* rta_steps() when the last sample was pushed */
   int *regions;       /* mon/PIA region ids this task was clocked under */
   int nregions, capregions;
-} rta__cost_t;
+} task__cost_t;
 
-void rta__cost_clear(rta__cost_t *c);
+void task__cost_clear(task__cost_t *c);
 /** Called by task.c right after the task's region was entered. */
-void rta__cost_on_begin(rta_task_t *t);
+void task__cost_on_begin(rta_task_t *t);
 
 /* ---- the task ------------------------------------------------------------- */
 
 struct rta_task {
-  rta__array_t *arrays;      /* registration order; first, as
-                              * rta__task_view_t says (task_hooks.h) */
+  task__array_t *arrays;      /* registration order; first, as
+                              * task__view_t says (task_hooks.h) */
   char *key;                 /* full path, in the record's own allocation */
-  unsigned keyhash;          /* rta__key_hash of key (make_task) */
+  unsigned keyhash;          /* task__key_hash of key (make_task) */
   const char *name;          /* points into key */
   rta_task_t *parent;
   rta_task_t **children;     /* definition order */
@@ -90,17 +90,17 @@ struct rta_task {
   void *data;                /* application pointer */
   int open;                  /* between begin and end */
   int in_region;             /* its mon region was entered at begin */
-  unsigned char doomed, compacted; /* rta__remove_tasks' marks, 0 outside it */
+  unsigned char doomed, compacted; /* task__remove_tasks' marks, 0 outside it */
   unsigned char arriving;    /* set by lb around the unpack callback of a
                               * move: arrays registered then may be NULL
                               * (they receive what arrives) */
   mon_region_handle_t region; /* created at the first begin */
   int narrays;
   int array0_used;           /* array0 holds a registered array */
-  rta__array_t array0;       /* most tasks register one array: its record
+  task__array_t array0;       /* most tasks register one array: its record
                               * lives here, no allocation (task_array.c) */
-  rta__cost_t cost;
-  struct rta__task_slab *slab; /* non-NULL: the record is a place in a slab
+  task__cost_t cost;
+  struct task__slab *slab; /* non-NULL: the record is a place in a slab
                                 * of records; NULL: its own allocation
                                 * (task.c) */
 };
@@ -110,43 +110,43 @@ struct rta_task {
  * Every defined task is in the index under its key's hash (keyhash). */
 
 /** The hash the index files a key of \a len bytes under. */
-unsigned rta__key_hash(const char *key, size_t len);
+unsigned task__key_hash(const char *key, size_t len);
 /** Room for \a more tasks beyond those indexed, so that as many
- *  rta__index_add calls cannot fail: 0 or BALLAST_ENOMEM. */
-int rta__index_reserve(size_t more);
+ *  task__index_add calls cannot fail: 0 or BALLAST_ENOMEM. */
+int task__index_reserve(size_t more);
 /** The task with \a key (hash \a hash), or NULL. */
-rta_task_t *rta__index_find(const char *key, unsigned hash);
+rta_task_t *task__index_find(const char *key, unsigned hash);
 /** Indexes t under t->keyhash (room reserved before). */
-void rta__index_add(rta_task_t *t);
+void task__index_add(rta_task_t *t);
 /** Takes t out of the index. */
-void rta__index_del(rta_task_t *t);
+void task__index_del(rta_task_t *t);
 /** Takes every task out of the index, calling fn on each, and frees the
  *  index's memory. */
-void rta__index_drain(void (*fn)(rta_task_t *));
+void task__index_drain(void (*fn)(rta_task_t *));
 
 /** Asks the CPU for the index's slot of t ahead of its removal (of a key:
- *  rta__index_prefetch_key, task_hooks.h). */
-void rta__index_prefetch(const rta_task_t *t);
+ *  task__index_prefetch_key, task_hooks.h). */
+void task__index_prefetch(const rta_task_t *t);
 
 /** Iterates over every task defined on this process (the index's order). */
-rta_task_t *rta__task_first(void);
-rta_task_t *rta__task_next(const rta_task_t *t);
+rta_task_t *task__first(void);
+rta_task_t *task__next(const rta_task_t *t);
 
 /** Number of tasks defined on this process. */
-int64_t rta__task_count(void);
+int64_t task__count(void);
 /** Number of open tasks. */
-int rta__open_depth(void);
+int task__open_depth(void);
 /** Parameter hash of a parameter record (FNV-1a over a canonical form). */
-uint64_t rta__params_hash(const rta_task_params_t *p);
+uint64_t task__params_hash(const rta_task_params_t *p);
 /** Validates a full key: 0, BALLAST_EINVAL or BALLAST_ENAMETOOLONG. */
-int rta__check_key(const char *key);
+int task__check_key(const char *key);
 
 /* ---- cost model reads (cost.c) -------------------------------------------- */
 
 /** Back to the default configuration, step counter and baselines (rta_reset). */
-int rta__cost_reset_config(void);
+int task__cost_reset_config(void);
 /** Resets the partner-volume baseline to now (after a mapping). */
-int rta__cost_partner_rebase(MPI_Comm comm);
+int task__cost_partner_rebase(MPI_Comm comm);
 
 
 

@@ -1,4 +1,4 @@
-/* From task tree to task graph to mapping: rta_map_tasks().
+/* From task tree to task graph to mapping: rta_task_map().
  *
  * 1. Every process packs the tasks of its subtree under the root (key,
  *    parameters hash, costs, declared partners) and the bytes it was measured
@@ -26,7 +26,7 @@ struct rta_mapping {
   int64_t n;
   char **keys;       /* sorted, into keymem */
   char *keymem;      /* every key, one block: one free, not one per task */
-  rta_task_t **task; /* this process's task of each vertex (rta__mapping_task) */
+  rta_task_t **task; /* this process's task of each vertex (task__mapping_task) */
   int *slot, *owner, *ndef, *nprocs;
   double *work, *state;
   int placement;
@@ -195,7 +195,7 @@ static int pack_local(MPI_Comm comm, world_t *w, rta_task_t *root,
   list_subtree(root, w->mine, &w->nmine);
   long long nsteps = 0;
   /* Monitoring off or no steps: nothing measured, zeros go out. */
-  rta__cost_partner_bytes(comm, sent, &nsteps);
+  task__cost_partner_bytes(comm, sent, &nsteps);
   int np = 0;
   for (int r = 0; r < size; r++)
     np += sent[r] > 0;
@@ -432,7 +432,7 @@ static int fill_graph(const world_t *w, const leaves_t *L, int placement,
 
 /* ---- the call --------------------------------------------------------------------- */
 
-void rta_map_tasks_options_init(rta_map_tasks_options_t *o) {
+void rta_task_map_options_init(rta_task_map_options_t *o) {
   if (!o)
     return;
   memset(o, 0, sizeof *o);
@@ -490,7 +490,7 @@ static int mapping_keys(rta_mapping_t *m, const world_t *w, const leaves_t *L) {
 /* Everything after the gather: graph, map on rank 0, broadcast. */
 static int map_gathered(MPI_Comm comm, int parse_rc, const world_t *w,
                         const char *root_key,
-                        const rta_hw_t *hw, const rta_map_tasks_options_t *o,
+                        const rta_hw_t *hw, const rta_task_map_options_t *o,
                         rta_mapping_t **out, rta_graph_t **keep) {
   leaves_t L = {0};
   rta_graph_t *g = NULL;
@@ -577,28 +577,28 @@ static int map_gathered(MPI_Comm comm, int parse_rc, const world_t *w,
   return 0;
 }
 
-int rta_map_tasks(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
-                  const rta_map_tasks_options_t *opts, rta_mapping_t **out) {
-  return rta__map_tasks_keep(comm, root, hw, opts, out, NULL);
+int rta_task_map(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
+                 const rta_task_map_options_t *opts, rta_mapping_t **out) {
+  return task__map_keep(comm, root, hw, opts, out, NULL);
 }
 
-int rta__map_tasks_keep(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
-                        const rta_map_tasks_options_t *opts, rta_mapping_t **out,
-                        rta_graph_t **graph) {
+int task__map_keep(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
+                   const rta_task_map_options_t *opts, rta_mapping_t **out,
+                   rta_graph_t **graph) {
   if (out)
     *out = NULL;
   if (graph)
     *graph = NULL;
-  int rc0 = ballast__need_mpi("rta_map_tasks");
+  int rc0 = ballast__need_mpi("rta_task_map");
   if (rc0)
     return rc0;
   if (comm == MPI_COMM_NULL)
     return BALLAST_EINVAL;
-  rta_map_tasks_options_t o;
+  rta_task_map_options_t o;
   if (opts)
     o = *opts;
   else
-    rta_map_tasks_options_init(&o);
+    rta_task_map_options_init(&o);
 
   ballast__lib_begin();
   world_t w = {0};
@@ -645,7 +645,7 @@ int rta__map_tasks_keep(MPI_Comm comm, rta_task_t *root, const rta_hw_t *hw,
   if (!rc)
     rc = map_gathered(comm, parse_rc, &w, root->key, hw, &o, out, graph);
   if (!rc)
-    rta__cost_partner_rebase(comm);
+    task__cost_partner_rebase(comm);
 done:
   free(b.p);
   free(all);
@@ -683,10 +683,10 @@ int64_t rta_mapping_find(const rta_mapping_t *m, const char *key) {
   char *const *k = bsearch(&key, m->keys, (size_t)m->n, sizeof *m->keys, cmp_str);
   return k ? (int64_t)(k - m->keys) : BALLAST_ENOTFOUND;
 }
-rta_task_t *rta__mapping_task(const rta_mapping_t *m, int64_t i) {
+rta_task_t *task__mapping_task(const rta_mapping_t *m, int64_t i) {
   return IN(m, i) ? m->task[i] : NULL;
 }
-void rta__mapping_set_task(rta_mapping_t *m, int64_t i, rta_task_t *t) {
+void task__mapping_set_task(rta_mapping_t *m, int64_t i, rta_task_t *t) {
   if (IN(m, i))
     m->task[i] = t;
 }

@@ -32,7 +32,7 @@ static void on_crash(int sig, siginfo_t *info, void *ctx) {
   while (k < NSIGS && sigs[k] != sig)
     k++;
   const char *name, *file, *event;
-  if (ballast__tool_current(&name, &file, &event)) {
+  if (tool__current(&name, &file, &event)) {
     char b[1536];
     size_t n = 0;
     b[0] = 0;
@@ -73,7 +73,7 @@ static void on_crash(int sig, siginfo_t *info, void *ctx) {
     ballast__sig_chain(sig, info, ctx, &old_act[k]);
 }
 
-void ballast__tool_crash_arm(void) {
+void tool__crash_arm(void) {
   int want = 0;
   if (!__atomic_compare_exchange_n(&armed, &want, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
     return;
@@ -81,7 +81,7 @@ void ballast__tool_crash_arm(void) {
   ballast__sig_install(sigs, NSIGS, on_crash, old_act);
 }
 
-void ballast__tool_crash_disarm(void) {
+void tool__crash_disarm(void) {
   int want = 1;
   if (!__atomic_compare_exchange_n(&armed, &want, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
     return;

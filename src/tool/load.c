@@ -21,7 +21,7 @@
  * the install prefix's folder. 0 with \a out filled, -1 when neither exists. */
 static int bundled_path(const char *name, char *out, size_t cap) {
   Dl_info info;
-  if (dladdr((void *)ballast__tool_load, &info) && info.dli_fname) {
+  if (dladdr((void *)tool__load, &info) && info.dli_fname) {
     const char *slash = strrchr(info.dli_fname, '/');
     int dir = slash ? (int)(slash - info.dli_fname) : 1;
     const char *base = slash ? info.dli_fname : ".";
@@ -55,7 +55,7 @@ static void warn_no_init(const char *entry, void *dl) {
                "without it", entry, BALLAST_TOOL_VERSION);
 }
 
-void ballast__tool_load(const char *entry) {
+void tool__load(const char *entry) {
   char path[PATH_MAX];
   const char *file = entry;
   if (!strchr(entry, '/') && !has_suffix(entry, ".so")) {
@@ -84,12 +84,12 @@ void ballast__tool_load(const char *entry) {
   ballast_tool_init_v1_fn init;
   memcpy(&init, &sym, sizeof init); /* POSIX: a data pointer that is a function */
   int err = 0, queued = 0;
-  ballast_tool_t *t = ballast__tool_new(entry, init, dl, &queued, &err);
+  ballast_tool_t *t = tool__new(entry, init, dl, &queued, &err);
   if (!t) {
     dlclose(dl);
     return;
   }
   /* A tool that declines or fails stays loaded: its init may have left
    * handlers (atexit, threads) that point into it. */
-  (void)ballast__tool_run_init(t);
+  (void)tool__run_init(t);
 }

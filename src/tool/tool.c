@@ -29,10 +29,10 @@ typedef struct {
   any_fn fn;
   void *ud;
   const ballast_tool_t *tool; /* whose callback (for a crash's message) */
-  int ev;                     /* BALLAST__TOOL_EVI_*, or EV_INIT */
+  int ev;                     /* TOOL__EVI_*, or EV_INIT */
 } slot_t;
 
-enum { EV_INIT = BALLAST__TOOL_NEV }; /* the tool's init, not an event */
+enum { EV_INIT = TOOL__NEV }; /* the tool's init, not an event */
 
 enum { T_QUEUED, T_INIT, T_ATTACHED, T_OFF };
 enum { S_BEFORE, S_RUNNING, S_DONE };
@@ -44,30 +44,30 @@ struct ballast_tool {
   void *dl;                        /* dlopen handle, NULL when linked in */
   int state;                       /* T_* (under lock) */
   unsigned registered;             /* events registered, staged or published */
-  slot_t staged[BALLAST__TOOL_NEV];
+  slot_t staged[TOOL__NEV];
 };
 
-unsigned ballast__tool_mask;
+unsigned tool__mask;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ballast_tool_t *tools[BALLAST_TOOL_MAX];
 static int ntools;
 static int stage = S_BEFORE;       /* atomic reads */
-static slot_t slots[BALLAST__TOOL_NEV][BALLAST_TOOL_MAX];
-static int nslots[BALLAST__TOOL_NEV]; /* published with release */
+static slot_t slots[TOOL__NEV][BALLAST_TOOL_MAX];
+static int nslots[TOOL__NEV]; /* published with release */
 
 /* The callback this thread is in (NULL: none). Initial-exec, as mon's
  * thread state (MON__TLS): a signal handler reads it, and only static TLS
  * is safe to read there. */
 static __thread __attribute__((tls_model("initial-exec"))) const slot_t *tl_in;
 
-static const char *const ev_names[BALLAST__TOOL_NEV + 1] = {
-#define BALLAST__TOOL_EVNAME_(n, N, f, e) #n,
-    BALLAST__TOOL_EVENTS(BALLAST__TOOL_EVNAME_)
-#undef BALLAST__TOOL_EVNAME_
+static const char *const ev_names[TOOL__NEV + 1] = {
+#define TOOL__EVNAME_(n, N, f, e) #n,
+    TOOL__EVENTS(TOOL__EVNAME_)
+#undef TOOL__EVNAME_
     "init"};
 
-int ballast__tool_current(const char **name, const char **file, const char **event) {
+int tool__current(const char **name, const char **file, const char **event) {
   const slot_t *s = tl_in;
   if (!s || !s->tool)
     return 0;
@@ -87,13 +87,13 @@ static uint64_t mono_ns(void) {
 
 static uint64_t (*clock_fn)(void) = mono_ns;
 
-uint64_t ballast__tool_now(void) { return __atomic_load_n(&clock_fn, __ATOMIC_ACQUIRE)(); }
+uint64_t tool__now(void) { return __atomic_load_n(&clock_fn, __ATOMIC_ACQUIRE)(); }
 
-void ballast__tool_set_clock(uint64_t (*now_ns)(void)) {
+void tool__set_clock(uint64_t (*now_ns)(void)) {
   __atomic_store_n(&clock_fn, now_ns ? now_ns : mono_ns, __ATOMIC_RELEASE);
 }
 
-uint64_t ballast_tool_now_ns(void) { return ballast__tool_now(); }
+uint64_t ballast_tool_now_ns(void) { return tool__now(); }
 
 /* ---- communicators (mon's cache) -------------------------------------------- */
 
@@ -110,7 +110,7 @@ static int comm_ranks(int comm_id, int *world_ranks, int max) {
   return __atomic_load_n(&comm_ranks_fn, __ATOMIC_ACQUIRE)(comm_id, world_ranks, max);
 }
 
-void ballast__tool_set_comm_ranks(int (*fn)(int comm_id, int *world_ranks, int max)) {
+void tool__set_comm_ranks(int (*fn)(int comm_id, int *world_ranks, int max)) {
   __atomic_store_n(&comm_ranks_fn, fn ? fn : no_comm_ranks, __ATOMIC_RELEASE);
 }
 
@@ -135,8 +135,8 @@ static int dist_quantiles(int kind, int id, int nq, const double *q, double *out
   return __atomic_load_n(&dist_fn, __ATOMIC_ACQUIRE)(kind, id, nq, q, out, count);
 }
 
-void ballast__tool_set_dist(int (*fn)(int kind, int id, int nq, const double *q,
-                                      double *out_ns, uint64_t *count)) {
+void tool__set_dist(int (*fn)(int kind, int id, int nq, const double *q,
+                              double *out_ns, uint64_t *count)) {
   __atomic_store_n(&dist_fn, fn ? fn : no_dist, __ATOMIC_RELEASE);
 }
 
@@ -157,9 +157,9 @@ static int mpit_region(int region, int var, const char **name, double *delta, do
   return __atomic_load_n(&mpit_region_fn, __ATOMIC_ACQUIRE)(region, var, name, delta, max);
 }
 
-void ballast__tool_set_mpit(int (*count)(void),
-                            int (*region)(int region, int var, const char **name,
-                                          double *delta, double *max)) {
+void tool__set_mpit(int (*count)(void),
+                    int (*region)(int region, int var, const char **name,
+                                  double *delta, double *max)) {
   __atomic_store_n(&mpit_count_fn, count ? count : no_mpit_count, __ATOMIC_RELEASE);
   __atomic_store_n(&mpit_region_fn, region ? region : no_mpit_region, __ATOMIC_RELEASE);
 }
@@ -172,7 +172,7 @@ static void publish(int ev, slot_t s) {
   int n = nslots[ev];
   slots[ev][n] = s;
   __atomic_store_n(&nslots[ev], n + 1, __ATOMIC_RELEASE);
-  __atomic_or_fetch(&ballast__tool_mask, 1u << ev, __ATOMIC_RELEASE);
+  __atomic_or_fetch(&tool__mask, 1u << ev, __ATOMIC_RELEASE);
 }
 
 static int reg(ballast_tool_t *tool, int ev, any_fn fn, void *ud) {
@@ -196,30 +196,30 @@ static int reg(ballast_tool_t *tool, int ev, any_fn fn, void *ud) {
   return rc;
 }
 
-#define BALLAST__TOOL_REG_(n, N, f, e)                                   \
+#define TOOL__REG_(n, N, f, e)                                   \
   static int on_##n(ballast_tool_t *tool, f fn, void *ud) {              \
-    return reg(tool, BALLAST__TOOL_EVI_##N, (any_fn)fn, ud);             \
+    return reg(tool, TOOL__EVI_##N, (any_fn)fn, ud);             \
   }
-BALLAST__TOOL_EVENTS(BALLAST__TOOL_REG_)
-#undef BALLAST__TOOL_REG_
+TOOL__EVENTS(TOOL__REG_)
+#undef TOOL__REG_
 
 /* ---- emit ------------------------------------------------------------------------- */
 
 /* tl_in is put back after the loop, not cleared: a tool's callback may
  * raise events of its own (MPI calls from the finalize callback). */
-#define BALLAST__TOOL_EMIT_(n, N, f, e)                                          \
-  void ballast__tool_emit_##n(const e *ev) {                                     \
-    int cnt = __atomic_load_n(&nslots[BALLAST__TOOL_EVI_##N], __ATOMIC_ACQUIRE); \
+#define TOOL__EMIT_(n, N, f, e)                                          \
+  void tool__emit_##n(const e *ev) {                                     \
+    int cnt = __atomic_load_n(&nslots[TOOL__EVI_##N], __ATOMIC_ACQUIRE); \
     const slot_t *outer = tl_in;                                                 \
     for (int i = 0; i < cnt; i++) {                                              \
-      const slot_t *s = &slots[BALLAST__TOOL_EVI_##N][i];                        \
+      const slot_t *s = &slots[TOOL__EVI_##N][i];                        \
       tl_in = s;                                                                 \
       ((f)s->fn)(ev, s->ud);                                                     \
     }                                                                            \
     tl_in = outer;                                                               \
   }
-BALLAST__TOOL_EVENTS(BALLAST__TOOL_EMIT_)
-#undef BALLAST__TOOL_EMIT_
+TOOL__EVENTS(TOOL__EMIT_)
+#undef TOOL__EMIT_
 
 /* ---- the table ------------------------------------------------------------------- */
 
@@ -237,10 +237,10 @@ static const char *tool_name(ballast_tool_t *tool) { return tool ? tool->name : 
 static const ballast_tool_api_v1_t api = {
     .version = BALLAST_TOOL_VERSION,
     .size = (int)sizeof(ballast_tool_api_v1_t),
-#define BALLAST__TOOL_TAB_(n, N, f, e) .on_##n = on_##n,
-    BALLAST__TOOL_EVENTS(BALLAST__TOOL_TAB_)
-#undef BALLAST__TOOL_TAB_
-    .now_ns = ballast__tool_now,
+#define TOOL__TAB_(n, N, f, e) .on_##n = on_##n,
+    TOOL__EVENTS(TOOL__TAB_)
+#undef TOOL__TAB_
+    .now_ns = tool__now,
     .world_rank = ballast__world_rank,
     .world_size = world_size,
     .tool_name = tool_name,
@@ -266,8 +266,8 @@ static char *object_file(ballast_tool_init_v1_fn init, void *dl) {
   return NULL;
 }
 
-ballast_tool_t *ballast__tool_new(const char *name, ballast_tool_init_v1_fn init, void *dl,
-                                  int *queued, int *err) {
+ballast_tool_t *tool__new(const char *name, ballast_tool_init_v1_fn init, void *dl,
+                          int *queued, int *err) {
   ballast_tool_t *t = calloc(1, sizeof *t);
   char *copy = strdup(name);
   if (!t || !copy) {
@@ -286,7 +286,7 @@ ballast_tool_t *ballast__tool_new(const char *name, ballast_tool_init_v1_fn init
   int full = ntools == BALLAST_TOOL_MAX;
   if (!full)
     tools[ntools++] = t;
-  /* Decided under the lock that ballast__tool_start takes: a tool added
+  /* Decided under the lock that tool__start takes: a tool added
    * before MPI_Init is run by it, one added after by its caller. */
   *queued = stage == S_BEFORE;
   pthread_mutex_unlock(&lock);
@@ -302,7 +302,7 @@ ballast_tool_t *ballast__tool_new(const char *name, ballast_tool_init_v1_fn init
   return t;
 }
 
-int ballast__tool_run_init(ballast_tool_t *t) {
+int tool__run_init(ballast_tool_t *t) {
   pthread_mutex_lock(&lock);
   t->state = T_INIT;
   pthread_mutex_unlock(&lock);
@@ -310,7 +310,7 @@ int ballast__tool_run_init(ballast_tool_t *t) {
   ballast__lib_begin();
   /* Armed before the first init runs, so a crash inside it is named too;
    * with no tool attached the handlers only hand signals on. */
-  ballast__tool_crash_arm();
+  tool__crash_arm();
   const slot_t in_init = {NULL, NULL, t, EV_INIT};
   const slot_t *outer = tl_in;
   tl_in = &in_init;
@@ -321,7 +321,7 @@ int ballast__tool_run_init(ballast_tool_t *t) {
   int attached = rc == 0 && stage != S_DONE;
   if (attached) {
     t->state = T_ATTACHED;
-    for (int ev = 0; ev < BALLAST__TOOL_NEV; ev++)
+    for (int ev = 0; ev < TOOL__NEV; ev++)
       if (t->registered & (1u << ev))
         publish(ev, t->staged[ev]);
   } else {
@@ -347,13 +347,13 @@ int ballast_tool_attach(const char *name, ballast_tool_init_v1_fn init) {
   if (st == S_DONE)
     return BALLAST_ESTATE;
   int err = 0, queued = 0;
-  ballast_tool_t *t = ballast__tool_new(name, init, NULL, &queued, &err);
+  ballast_tool_t *t = tool__new(name, init, NULL, &queued, &err);
   if (!t)
     return err;
-  return queued ? 0 : ballast__tool_run_init(t);
+  return queued ? 0 : tool__run_init(t);
 }
 
-void ballast__tool_start(void) {
+void tool__start(void) {
   pthread_mutex_lock(&lock);
   if (stage != S_BEFORE) {
     pthread_mutex_unlock(&lock);
@@ -376,29 +376,29 @@ void ballast__tool_start(void) {
     } else {
       char *save = NULL;
       for (char *e = strtok_r(list, ":", &save); e; e = strtok_r(NULL, ":", &save))
-        ballast__tool_load(e);
+        tool__load(e);
       free(list);
     }
   }
   for (int i = 0; i < nqueued; i++)
-    (void)ballast__tool_run_init(tools[i]);
+    (void)tool__run_init(tools[i]);
   ballast__log_release(MPI_COMM_WORLD);
 }
 
-void ballast__tool_finalize(void) {
+void tool__finalize(void) {
   pthread_mutex_lock(&lock);
   int st = stage;
   __atomic_store_n(&stage, S_DONE, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
   if (st == S_DONE)
     return;
-  if (BALLAST__TOOL_ON(BALLAST__TOOL_EV_FINALIZE)) {
-    ballast_tool_finalize_t ev = {.t_ns = ballast__tool_now()};
+  if (TOOL__ON(TOOL__EV_FINALIZE)) {
+    ballast_tool_finalize_t ev = {.t_ns = tool__now()};
     ballast__lib_begin();
-    ballast__tool_emit_finalize(&ev);
+    tool__emit_finalize(&ev);
     ballast__lib_end();
   }
   /* No event after finalize: the emit points see an empty mask. */
-  __atomic_store_n(&ballast__tool_mask, 0u, __ATOMIC_RELEASE);
-  ballast__tool_crash_disarm();
+  __atomic_store_n(&tool__mask, 0u, __ATOMIC_RELEASE);
+  tool__crash_disarm();
 }

@@ -29,7 +29,7 @@ static int build_graph(const mon__topo_graph_t *tg, rta_graph_t **out) {
 
 static int topo_map(MPI_Comm comm, const mon__topo_graph_t *tg, int *vertex,
                     mon__topo_result_t *res) {
-  double t0 = rta__now();
+  double t0 = map__now();
   int me = 0;
   MPI_Comm_rank(comm, &me);
   rta_hw_t *hw = NULL;
@@ -63,7 +63,7 @@ static int topo_map(MPI_Comm comm, const mon__topo_graph_t *tg, int *vertex,
       if (slot[v] == me)
         *vertex = v;
     }
-    res->seconds = rta__now() - t0;
+    res->seconds = map__now() - t0;
   }
   free(slot);
   free(ident);

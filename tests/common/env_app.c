@@ -5,7 +5,7 @@
  * so the script can compare ranks and values. */
 #include <stdio.h>
 
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 #include <ballast/rta_policy.h>
 
 int main(int argc, char **argv) {

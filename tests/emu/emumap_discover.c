@@ -5,7 +5,7 @@
  * node and the inter-node unit (16, complete graph) between nodes; no links
  * are measured by default. Rank 0 prints the model (rta_hw_print).
  * Launched by emumap.sh: emumap_discover NODE_A NODE_B (ranks 0,1 on A). */
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 #include "emumap_util.h"
 

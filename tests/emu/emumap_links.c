@@ -12,7 +12,7 @@
  * model's distances order the same way, and that rta_hw_refresh_links()
  * measures again with the same outcome.
  * Launched by emumap.sh: emumap_links NODE_A NODE_B. */
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 #include "emumap_util.h"
 

@@ -3,7 +3,7 @@
  * (t1,t3) exchange 1 MiB per step, the light pairs (t0,t1), (t2,t3) 4 KiB.
  * The default rank order (ranks 0,1 on node A, 2,3 on node B) splits both
  * heavy pairs across the (shaped) inter-node link. After a few real
- * exchange steps (so mon measures the partner volumes that rta_map_tasks
+ * exchange steps (so mon measures the partner volumes that rta_task_map
  * uses in placement mode; the declared volumes agree with them), the
  * measured-links model is discovered and the tasks are mapped with the
  * two-phase strategy, fresh and as a remap from the current owners: each
@@ -103,12 +103,12 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_hw_nnodes(hw), 2);
 
   /* The default placement (task r on rank r) as the reference. */
-  rta_map_tasks_options_t mo;
-  rta_map_tasks_options_init(&mo);
+  rta_task_map_options_t mo;
+  rta_task_map_options_init(&mo);
   mo.strategy = RTA_MAP_ROUNDROBIN;
   mo.fresh = 1;
   rta_mapping_t *m = NULL;
-  CHECK_EQ(rta_map_tasks(MPI_COMM_WORLD, root, hw, &mo, &m), 0);
+  CHECK_EQ(rta_task_map(MPI_COMM_WORLD, root, hw, &mo, &m), 0);
   CHECK_EQ(rta_mapping_placement(m), 1);
   int node[4];
   nodes_of(m, hw, node);
@@ -124,9 +124,9 @@ int main(int argc, char **argv) {
     exchange(me, sbuf, rbuf);
     CHECK_EQ(rta_step(), 0);
   }
-  rta_map_tasks_options_init(&mo);
+  rta_task_map_options_init(&mo);
   mo.fresh = 1;
-  CHECK_EQ(rta_map_tasks(MPI_COMM_WORLD, root, hw, &mo, &m), 0);
+  CHECK_EQ(rta_task_map(MPI_COMM_WORLD, root, hw, &mo, &m), 0);
   check_pairs("two-phase, fresh", m, hw, me);
   rta_mapping_destroy(m);
 
@@ -135,8 +135,8 @@ int main(int argc, char **argv) {
     exchange(me, sbuf, rbuf);
     CHECK_EQ(rta_step(), 0);
   }
-  rta_map_tasks_options_init(&mo);
-  CHECK_EQ(rta_map_tasks(MPI_COMM_WORLD, root, hw, &mo, &m), 0);
+  rta_task_map_options_init(&mo);
+  CHECK_EQ(rta_task_map(MPI_COMM_WORLD, root, hw, &mo, &m), 0);
   check_pairs("two-phase, remap", m, hw, me);
   CHECK_GE(rta_mapping_quality(m)->tasks_migrated, 2);
   rta_mapping_destroy(m);

@@ -56,7 +56,7 @@ static void outside(rta_task_t *root, rta_lb_context_t *ctx, rta_hw_t *hw) {
     EXPECT_STATE(rta_task_begin(root));
     EXPECT_STATE(rta_task_end(root));
     rta_mapping_t *m = NULL;
-    EXPECT_STATE(rta_map_tasks(comm, root, hw, NULL, &m));
+    EXPECT_STATE(rta_task_map(comm, root, hw, NULL, &m));
     CHECK(m == NULL);
     rta_lb_context_t *c2 = NULL;
     EXPECT_STATE(rta_lb_create(comm, root, NULL, &c2, NULL));

@@ -23,7 +23,7 @@
 
 #include <hwloc.h>
 
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 #include "test_util.h"
 

@@ -358,7 +358,7 @@ static int attempt(const char *rn, int placement, int victim, int k) {
     /* The victim's own code: its allocation, or its unpack callback that
      * could not register an array. */
     CHECK(rcs[victim] == BALLAST_ENOMEM || rcs[victim] == BALLAST_ECALLBACK);
-    /* Elsewhere BALLAST_EREMOTE, or the victim's code where rta_map_tasks
+    /* Elsewhere BALLAST_EREMOTE, or the victim's code where rta_task_map
      * gives every rank the code of the mapping engine run on rank 0. */
     for (int r = 0; r < np; r++)
       if (r != victim && rcs[r] != BALLAST_EREMOTE)

@@ -28,31 +28,31 @@ static int wants(const rta_lb_context_t *ctx) {
   (void)ctx;
   return 1;
 }
-static void defined(rta_lb_context_t *ctx, const rta__lb_defined_t *ev) {
-  CHECK(rta__lb_contexts() == ctx); /* in the registry, newest first */
+static void defined(rta_lb_context_t *ctx, const lb__defined_t *ev) {
+  CHECK(lb__contexts() == ctx); /* in the registry, newest first */
   graphs += ev->graph != NULL;
   note(ctx, 'D');
   seen_ctx = ctx;
 }
-static void step(rta_lb_context_t *ctx, const rta__lb_step_t *ev) {
+static void step(rta_lb_context_t *ctx, const lb__step_t *ev) {
   CHECK_EQ(ev->d->remap, 1);
   CHECK_EQ((int)ev->d->reason, (int)RTA_REASON_EXPLICIT);
   steps_closed += ev->closed;
   note(ctx, 's');
 }
 static void begun(rta_lb_context_t *ctx) { note(ctx, 'b'); }
-static void mapped(rta_lb_context_t *ctx, const rta__lb_mapped_t *ev) {
+static void mapped(rta_lb_context_t *ctx, const lb__mapped_t *ev) {
   CHECK(ev->m != NULL && ev->slot != NULL);
   CHECK_EQ(rta_mapping_ntasks(ev->m), 2 * np); /* the leaves */
   graphs += ev->graph != NULL;
   note(ctx, 'm');
 }
-static void judged(rta_lb_context_t *ctx, const rta__lb_judged_t *ev) {
+static void judged(rta_lb_context_t *ctx, const lb__judged_t *ev) {
   CHECK_EQ(ev->judged, 1);
   CHECK_EQ(ev->d->remap, 1); /* explicit remaps are never dropped */
   note(ctx, 'j');
 }
-static void ended(rta_lb_context_t *ctx, const rta__lb_remap_end_t *ev) {
+static void ended(rta_lb_context_t *ctx, const lb__remap_end_t *ev) {
   CHECK_EQ(ev->rc, 0);
   CHECK_EQ(ev->dropped, 0);
   CHECK_EQ(ev->cost->committed, 1);
@@ -63,7 +63,7 @@ static void destroyed(rta_lb_context_t *ctx) {
   seen_ctx = NULL;
 }
 
-static const rta__lb_listener_t counter = {
+static const lb__listener_t counter = {
     .name = "test", .wants_graph = wants, .defined = defined, .step = step,
     .remap_begun = begun, .mapped = mapped, .judged = judged, .remap_ended = ended,
     .destroyed = destroyed};
@@ -72,9 +72,9 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
-  CHECK_EQ(rta__lb_listen(&counter), 0);
-  CHECK_EQ(rta__lb_listen(&counter), BALLAST_EEXIST);
-  CHECK_EQ(rta__lb_listen(NULL), BALLAST_EINVAL);
+  CHECK_EQ(lb__listen(&counter), 0);
+  CHECK_EQ(lb__listen(&counter), BALLAST_EEXIST);
+  CHECK_EQ(lb__listen(NULL), BALLAST_EINVAL);
 
   rta_task_t *root;
   const char *rn = "listen";
@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_lb_stats(ctx, &st), 0);
   CHECK_EQ(st.remaps, STEPS);
   CHECK_EQ(rta_lb_destroy(ctx), 0);
-  CHECK(rta__lb_contexts() == NULL);
+  CHECK(lb__contexts() == NULL);
   seq[nseq] = 0;
   CHECK_STREQ(seq, "DsbmjesbmjesbmjeX");
   CHECK_EQ(graphs, 1 + STEPS); /* it asked for the graphs: it got each one */

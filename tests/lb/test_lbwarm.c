@@ -160,7 +160,7 @@ static void warm_run(void) {
 
 static void refused_once(const char *rootname, const char *path);
 
-/* A load-balancing record (src/lbrec/lbrec.h, version 2) written here by hand:
+/* A load-balancing record (src/policy/policy.h, version 2) written here by hand:
  * graph 0 at definition, graph 1 remapped after step 10 to t_i -> rank
  * i % np, then measured costs of 1 ms x work per task. */
 static void write_record(void) {

@@ -12,7 +12,7 @@
 #include <ballast/rta.h>
 
 #include "../lb/cpu_spin.h"
-#include "lbrec/lbrec.h"
+#include "policy/policy.h"
 #include "test_util.h"
 
 #define NT 12
@@ -78,9 +78,9 @@ static void cfg_of(rta_lb_config_t *cfg) {
 /* The record of the run, checked on rank 0 against what the run saw. */
 static void check_record(const char *path, const rta_lb_stats_t *s, const int *owner,
                          const rta_decision_t *last) {
-  lbrec__t *r = NULL;
-  CHECK_EQ(lbrec__open(path, &r), 0);
-  CHECK_EQ(r->version, LBREC__VERSION);
+  policy__t *r = NULL;
+  CHECK_EQ(policy__open(path, &r), 0);
+  CHECK_EQ(r->version, POLICY__VERSION);
   CHECK_STREQ(r->root, "rec");
   CHECK_EQ(r->ranks, np);
   CHECK_EQ(r->placement, placement);
@@ -116,27 +116,27 @@ static void check_record(const char *path, const rta_lb_stats_t *s, const int *o
     kp[id] = keys[id];
   }
   CHECK_EQ(r->graphs[0].n, ntasks());
-  CHECK(lbrec__tree_hash(r, 0) == lbrec__keys_hash(kp, ntasks()));
-  CHECK(lbrec__tree_hash(r, 0) != lbrec__keys_hash(kp, ntasks() - 1));
+  CHECK(policy__tree_hash(r, 0) == policy__keys_hash(kp, ntasks()));
+  CHECK(policy__tree_hash(r, 0) != policy__keys_hash(kp, ntasks() - 1));
   /* every task: where it ended, its state and a measured cost */
   for (int id = 0; id < ntasks(); id++) {
-    lbrec__task_t t;
-    CHECK_EQ(lbrec__task(r, keys[id], &t), 0);
+    policy__task_t t;
+    CHECK_EQ(policy__task(r, keys[id], &t), 0);
     CHECK_EQ(t.slot, owner[id]);
     CHECK_EQ(t.nprocs, 1);
     CHECK_NEAR(t.state, 1000.0 + 10 * id, 0.5);
     CHECK_DGT(t.work, 0);
   }
-  lbrec__task_t t;
-  CHECK_EQ(lbrec__task(r, "rec/none", &t), BALLAST_ENOTFOUND);
+  policy__task_t t;
+  CHECK_EQ(policy__task(r, "rec/none", &t), BALLAST_ENOTFOUND);
   /* each remap: its graph, the engine's slots and the targets */
   for (int64_t i = 0; i < r->nremaps; i++) {
-    const lbrec__graph_t *G = &r->graphs[r->remaps[i].k];
+    const policy__graph_t *G = &r->graphs[r->remaps[i].k];
     CHECK_EQ(G->n, ntasks());
     CHECK(G->slot != NULL);
     /* the automatic policy judged each candidate (J before its R line) */
     CHECK(r->remaps[i].cand >= 0);
-    const lbrec__candidate_t *c = &r->candidates[r->remaps[i].cand];
+    const policy__candidate_t *c = &r->candidates[r->remaps[i].cand];
     CHECK_EQ(c->k, r->remaps[i].k);
     CHECK_EQ(c->judged, 1);
     CHECK_EQ(c->d.remap, r->remaps[i].committed);
@@ -144,7 +144,7 @@ static void check_record(const char *path, const rta_lb_stats_t *s, const int *o
   CHECK_GT(r->nremaps, 0);
   if (placement) /* measured bytes became edges */
     CHECK_GT(r->graphs[r->remaps[0].k].xadj[ntasks()], 0);
-  lbrec__close(r);
+  policy__close(r);
 }
 
 /* rta_lb_record(): a bad path is refused everywhere, a good one records from
@@ -171,18 +171,18 @@ static void test_api(const char *envpath) {
   CHECK_EQ(rta_lb_destroy(ctx), 0);
   CHECK_EQ(rta_task_remove(root), 0);
   if (me == 0) {
-    lbrec__t *r;
-    CHECK_EQ(lbrec__open(path, &r), 0);
+    policy__t *r;
+    CHECK_EQ(policy__open(path, &r), 0);
     CHECK_EQ(r->nsteps, 8);
     CHECK_EQ(r->closed, 1);
     CHECK(r->ngraphs == 0 || r->graphs[0].n == 0);
-    lbrec__close(r);
+    policy__close(r);
     /* the variable's record of this second context (path.1), ended by the call */
     snprintf(path, sizeof path, "%s.1", envpath);
-    CHECK_EQ(lbrec__open(path, &r), 0);
+    CHECK_EQ(policy__open(path, &r), 0);
     CHECK_EQ(r->nsteps, 0);
     CHECK_EQ(r->closed, 1);
-    lbrec__close(r);
+    policy__close(r);
   }
   TEST_PASS("lbrecord: rta_lb_record refuses a bad path, records, ends with NULL");
 }

@@ -11,7 +11,7 @@
 #include <ballast/rta.h>
 
 #include "common/util.h"
-#include "lbrec/lbrec.h"
+#include "policy/policy.h"
 #include "map/map_internal.h"
 #include "test_util.h"
 
@@ -37,10 +37,10 @@ static int read_text(const char *t, size_t n) {
   CHECK(f != NULL);
   CHECK_EQ(fwrite(t, 1, n, f), n);
   CHECK_EQ(fclose(f), 0);
-  lbrec__t *r = NULL;
-  int rc = lbrec__open(tmp, &r);
+  policy__t *r = NULL;
+  int rc = policy__open(tmp, &r);
   CHECK(rc == 0 ? r != NULL : r == NULL);
-  lbrec__close(r);
+  policy__close(r);
   return rc;
 }
 
@@ -66,8 +66,8 @@ static int read_with_line(int n, const char *line) {
 }
 
 static void test_good(const char *path) {
-  lbrec__t *r;
-  CHECK_EQ(lbrec__open(path, &r), 0);
+  policy__t *r;
+  CHECK_EQ(policy__open(path, &r), 0);
   CHECK_STREQ(r->root, "s");
   CHECK_EQ(r->ranks, 2);
   CHECK_EQ((int)r->strategy, (int)RTA_MAP_BLOCK);
@@ -87,22 +87,22 @@ static void test_good(const char *path) {
   CHECK_EQ(r->nevents, 80);
   CHECK_NEAR(r->steps[39].times[0], 0.004, 0);
   CHECK_EQ(r->closed, 1);
-  lbrec__task_t t;
-  CHECK_EQ(lbrec__task(r, "s/t0", &t), 0);
+  policy__task_t t;
+  CHECK_EQ(policy__task(r, "s/t0", &t), 0);
   CHECK_NEAR(t.work, 0.003, 0);
   CHECK_EQ(t.slot, 0);
   CHECK_EQ(t.ncosts, 40);
   CHECK_NEAR(t.mean_cost, 0.003, 1e-15);
-  CHECK_EQ(lbrec__task(r, "s/t 3", &t), 0);
+  CHECK_EQ(policy__task(r, "s/t 3", &t), 0);
   CHECK_EQ(t.slot, 1);
-  CHECK_EQ(lbrec__task(r, "s/t4", &t), BALLAST_ENOTFOUND);
+  CHECK_EQ(policy__task(r, "s/t4", &t), BALLAST_ENOTFOUND);
   const char *keys[] = {"s/t 3", "s/t0", "s/t1", "s/t2"};
   /* the hash is over the graph's vertex order (the mapping's sorted keys) */
   const char *order[] = {"s/t0", "s/t1", "s/t2", "s/t 3"};
-  CHECK(lbrec__tree_hash(r, 0) == lbrec__keys_hash(order, 4));
-  CHECK(lbrec__tree_hash(r, 0) != lbrec__keys_hash(keys, 4));
-  CHECK_EQ(lbrec__last_graph(r), 0);
-  lbrec__close(r);
+  CHECK(policy__tree_hash(r, 0) == policy__keys_hash(order, 4));
+  CHECK(policy__tree_hash(r, 0) != policy__keys_hash(keys, 4));
+  CHECK_EQ(policy__last_graph(r), 0);
+  policy__close(r);
   TEST_PASS("lbsim_records: the synthetic record reads back its values");
 }
 
@@ -145,10 +145,10 @@ static void test_bad(void) {
   CHECK_EQ(read_with_line(15, "X 0.01 0.001 2048 2"), BALLAST_EPARSE);
   CHECK_EQ(read_with_line(15, "T1 0.005 0.004 0.002"), BALLAST_EPARSE);
   CHECK_EQ(read_with_line(15, "T 1 0.005 0.004 0.002 7"), BALLAST_EPARSE); /* extra */
-  lbrec__t *r = (lbrec__t *)1;
-  CHECK_EQ(lbrec__open("/nonexistent-dir/x.rec", &r), BALLAST_EIO);
+  policy__t *r = (policy__t *)1;
+  CHECK_EQ(policy__open("/nonexistent-dir/x.rec", &r), BALLAST_EIO);
   CHECK(r == NULL);
-  CHECK_EQ(lbrec__open(NULL, &r), BALLAST_EINVAL);
+  CHECK_EQ(policy__open(NULL, &r), BALLAST_EINVAL);
   /* every cut: a whole-line prefix may read, a cut inside a line never does */
   int ok = 0, refused = 0;
   for (size_t n = 0; n < ntext; n += 3) {
@@ -186,10 +186,10 @@ static void test_hw_text(void) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  CHECK_EQ(rta__hw_to_text(a, f), 0);
+  CHECK_EQ(map__hw_to_text(a, f), 0);
   CHECK_EQ(fclose(f), 0);
   char why[160];
-  CHECK_EQ(rta__hw_from_text(buf, &b, why, sizeof why), 0);
+  CHECK_EQ(map__hw_from_text(buf, &b, why, sizeof why), 0);
   CHECK_EQ(rta_hw_nslots(b), 12);
   CHECK_EQ(rta_hw_nnodes(b), 3);
   for (int i = 0; i < 12; i++)
@@ -201,14 +201,14 @@ static void test_hw_text(void) {
   /* measured links: read back as measured, the distances follow them */
   const char *m = "H 2 2 1 16 measured 1 1 0 0 0 0 1 0 0 1 0 0 0x1p-20 0x1p-20 0 "
                   "inf 0x1p+30 0x1p+31 inf";
-  CHECK_EQ(rta__hw_from_text(m, &b, why, sizeof why), 0);
+  CHECK_EQ(map__hw_from_text(m, &b, why, sizeof why), 0);
   double lat, bw;
   CHECK_EQ(rta_hw_link(b, 0, 1, &lat, &bw), 0);
   CHECK_NEAR(lat, 0x1p-20, 0);
   CHECK_NEAR(bw, 0x1p+30, 0);
   CHECK_DGT(node_dist(b, 0, 1), 0);
   rta_hw_destroy(b);
-  CHECK_EQ(rta__hw_from_text("H 2 2 1 16 measured 1 1 0 0 0 0 1 0 0 1 0 0 0x1p-20", &b, why,
+  CHECK_EQ(map__hw_from_text("H 2 2 1 16 measured 1 1 0 0 0 0 1 0 0 1 0 0 0x1p-20", &b, why,
                              sizeof why), BALLAST_EPARSE);
   CHECK(strstr(why, "links") != NULL);
   TEST_PASS("lbsim_records: the hardware model's text form reads back the same model");

@@ -1,4 +1,4 @@
-/* Warm start's table (lbrec__warm_read), single process, no MPI: a profile
+/* Warm start's table (policy__warm_read), single process, no MPI: a profile
  * as ballast-profile-merge writes one (Python's json: every non-ASCII
  * character \uXXXX, beyond U+FFFF a surrogate pair) gives back the tasks'
  * UTF-8 keys with their last slot and time per step; the root is matched
@@ -10,7 +10,7 @@
 
 #include <ballast/rta.h>
 
-#include "lbrec/lbrec.h"
+#include "policy/policy.h"
 #include "test_util.h"
 
 static const char *tmp = "warm_read.tmp.json";
@@ -19,7 +19,7 @@ static const char *tmp = "warm_read.tmp.json";
  * \a k0, \a k1, \a k2 (JSON string bodies, escapes as written) on ranks 1,
  * 0, 1, and whose region \a k0 took 0.4 s over 100 steps. */
 static int read_profile(const char *root, const char *k0, const char *k1,
-                        const char *k2, lbrec__warm_t **w) {
+                        const char *k2, policy__warm_t **w) {
   FILE *f = fopen(tmp, "w");
   CHECK(f != NULL);
   fprintf(f, "{\"ballast_profile\": {\"version\": 1, \"lb_series\": {\"contexts\": "
@@ -30,32 +30,32 @@ static int read_profile(const char *root, const char *k0, const char *k1,
           "\"count\": 100}]}]}}\n", root, k0, k1, k2, k0);
   CHECK_EQ(fclose(f), 0);
   char why[256] = "";
-  int rc = lbrec__warm_read(tmp, "md", 2, w, why, sizeof why);
+  int rc = policy__warm_read(tmp, "md", 2, w, why, sizeof why);
   CHECK(rc == 0 ? *w != NULL : *w == NULL);
   return rc;
 }
 
-static void expect(const lbrec__warm_t *w, const char *key, int slot, double cost) {
+static void expect(const policy__warm_t *w, const char *key, int slot, double cost) {
   int s = -2;
   double c = -1;
-  CHECK_EQ(lbrec__warm_find(w, key, &s, &c), 1);
+  CHECK_EQ(policy__warm_find(w, key, &s, &c), 1);
   CHECK_EQ(s, slot);
   CHECK_NEAR(c, cost, 1e-12);
 }
 
 int main(void) {
-  lbrec__warm_t *w = NULL;
+  policy__warm_t *w = NULL;
   /* As Python writes "md/blöck_ü", "md/🚀", "md/块_7"; the root "md" as "m\u0064". */
   CHECK_EQ(read_profile("m\\u0064", "md/bl\\u00f6ck_\\u00fc", "md/\\ud83d\\ude80",
                         "md/\\u5757_7", &w), 0);
-  CHECK_EQ(lbrec__warm_ntasks(w), 3);
+  CHECK_EQ(policy__warm_ntasks(w), 3);
   expect(w, "md/bl\xc3\xb6" "ck_\xc3\xbc", 1, 0.004);
   expect(w, "md/\xf0\x9f\x9a\x80", 0, 0.0);
   expect(w, "md/\xe5\x9d\x97_7", 1, 0.0);
   int s;
   double c;
-  CHECK_EQ(lbrec__warm_find(w, "md/bl", &s, &c), 0); /* no key cut at the escape */
-  lbrec__warm_free(w);
+  CHECK_EQ(policy__warm_find(w, "md/bl", &s, &c), 0); /* no key cut at the escape */
+  policy__warm_free(w);
   TEST_PASS("warm_read: \\u escapes and surrogate pairs decode to the tasks' UTF-8 keys");
 
   CHECK_EQ(read_profile("md", "md/\\ud83d", "md/b", "md/c", &w), BALLAST_EPARSE);
@@ -65,7 +65,7 @@ int main(void) {
   CHECK_EQ(read_profile("md", "md/\\u0000", "md/b", "md/c", &w), BALLAST_EPARSE);
   CHECK_EQ(read_profile("md", "md/\\u00f", "md/b", "md/c", &w), BALLAST_EPARSE);
   CHECK_EQ(read_profile("other", "md/a", "md/b", "md/c", &w), BALLAST_EMISMATCH);
-  lbrec__warm_free(NULL);
+  policy__warm_free(NULL);
   TEST_PASS("warm_read: lone or cut surrogates, bad hex and U+0000 are malformed; "
             "another root is refused");
   remove(tmp);

@@ -3,7 +3,7 @@
  * on every rank, measured links between the two node leaders, the other
  * layout syntaxes, an architecture file, bad layouts, and a two-phase
  * mapping on the discovered machine that every rank agrees on. */
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 #include <unistd.h>
 

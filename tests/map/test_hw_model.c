@@ -5,7 +5,7 @@
 #include <hwloc.h>
 #include <unistd.h>
 
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 #include "test_util.h"
 

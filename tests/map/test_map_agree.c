@@ -10,7 +10,7 @@
  * layout, measured links). */
 #include <string.h>
 
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 #include "common/util.h"
 #include "test_util.h"

@@ -1,7 +1,7 @@
 /* Determinism: every rank maps the same inputs independently and must get
  * the same mapping, whatever it mapped before (each rank first maps a
  * different graph), and again when everything is rebuilt from scratch. */
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 #include "test_util.h"
 

@@ -5,7 +5,7 @@
  * sequential two-phase mapping on hop-bytes and inter-node volume, and the
  * same on every rank; a remap with the flag set (sequential phase 1 by
  * definition) still works. */
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 #include "test_util.h"
 

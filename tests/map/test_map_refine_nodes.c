@@ -1,4 +1,4 @@
-/* The remap's node-level refinement (rta__refine_nodes, src/map/map_refine.c),
+/* The remap's node-level refinement (map__refine_nodes, src/map/map_refine.c),
  * checked against quantities computed here from the graph and the machine:
  *  1. a constructed case with a known better cut: an 8 x 4 grid on two
  *     nodes whose old boundary has a step (6 edges cut); with migration
@@ -28,9 +28,9 @@ static int64_t moved(int64_t n, const int64_t *a, const int64_t *b) {
 }
 
 /* Tasks away from their old slot and their state bytes. */
-static rta__budget_t migrated(const rta_graph_t *g, const int64_t *prev,
+static map__budget_t migrated(const rta_graph_t *g, const int64_t *prev,
                               const int64_t *slot) {
-  rta__budget_t m = {0, 0};
+  map__budget_t m = {0, 0};
   for (int64_t v = 0; v < g->nvert; v++)
     if (prev[v] >= 0 && slot[v] != prev[v]) {
       m.tasks++;
@@ -53,8 +53,8 @@ static double node_cost(const rta_graph_t *g, const rta_hw_t *hw,
   CHECK(load != NULL);
   for (int a = 0; a < nn; a++)
     for (int b = 0; b < nn; b++)
-      if (a != b && rta__hw_node_dist(hw, a, b) > dmax)
-        dmax = rta__hw_node_dist(hw, a, b);
+      if (a != b && map__hw_node_dist(hw, a, b) > dmax)
+        dmax = map__hw_node_dist(hw, a, b);
   *inter = *over = 0;
   for (int64_t v = 0; v < g->nvert; v++) {
     int a = hw->slot_node[slot[v]];
@@ -64,7 +64,7 @@ static double node_cost(const rta_graph_t *g, const rta_hw_t *hw,
       int b = hw->slot_node[slot[g->adj[i]]];
       if (b != a) {
         *inter += g->adjw[i] / 2;
-        hop += g->adjw[i] / 2 * rta__hw_node_dist(hw, a, b);
+        hop += g->adjw[i] / 2 * map__hw_node_dist(hw, a, b);
       }
     }
     if (prev && prev[v] >= 0 && hw->slot_node[prev[v]] != a)
@@ -117,9 +117,9 @@ static void known_cut(void) {
   CHECK_NEAR(in0, 6 * 10.0, 1e-9);
   CHECK_NEAR(ov0, 0.0, 0.0);
   /* cheap migration, a budget of 4 tasks: the straight boundary */
-  rta__budget_t bud = {4, 400};
+  map__budget_t bud = {4, 400};
   memcpy(a, prev, sizeof a);
-  CHECK_EQ(rta__refine_nodes(g, hw, prev, 1e6, 0.03, &bud, a), 0);
+  CHECK_EQ(map__refine_nodes(g, hw, prev, 1e6, 0.03, &bud, a), 0);
   double c1 = node_cost(g, hw, prev, a, 1e6, 0.03, &in1, &ov1);
   CHECK_NEAR(in1, 4 * 10.0, 1e-9);
   CHECK_NEAR(ov1, 0.0, 0.0);
@@ -134,32 +134,32 @@ static void known_cut(void) {
   CHECK_NE(a[gv(3, 3)], prev[gv(3, 3)]);
   /* deterministic */
   memcpy(b, prev, sizeof b);
-  CHECK_EQ(rta__refine_nodes(g, hw, prev, 1e6, 0.03, &bud, b), 0);
+  CHECK_EQ(map__refine_nodes(g, hw, prev, 1e6, 0.03, &bud, b), 0);
   CHECK_EQ(moved(32, a, b), 0);
   /* a budget of 3 tasks: never more, never a higher cost */
-  rta__budget_t three = {3, 300};
+  map__budget_t three = {3, 300};
   memcpy(b, prev, sizeof b);
-  CHECK_EQ(rta__refine_nodes(g, hw, prev, 1e6, 0.03, &three, b), 0);
+  CHECK_EQ(map__refine_nodes(g, hw, prev, 1e6, 0.03, &three, b), 0);
   CHECK_LE(moved(32, prev, b), 3);
   CHECK_DLE(node_cost(g, hw, prev, b, 1e6, 0.03, &in1, &ov1), c0);
   CHECK_NEAR(ov1, 0.0, 0.0);
   /* the bytes budget binds too: 4 tasks but 399 bytes */
-  rta__budget_t bytes = {4, 399};
+  map__budget_t bytes = {4, 399};
   memcpy(b, prev, sizeof b);
-  CHECK_EQ(rta__refine_nodes(g, hw, prev, 1e6, 0.03, &bytes, b), 0);
+  CHECK_EQ(map__refine_nodes(g, hw, prev, 1e6, 0.03, &bytes, b), 0);
   CHECK_LE(moved(32, prev, b), 3);
   /* one step: a task costs 100 x 16 to move, the two edges saved 2 x 10
    * x 16 for four tasks; nothing moves */
   memcpy(b, prev, sizeof b);
-  CHECK_EQ(rta__refine_nodes(g, hw, prev, 1, 0.03, &bud, b), 0);
+  CHECK_EQ(map__refine_nodes(g, hw, prev, 1, 0.03, &bud, b), 0);
   CHECK_EQ(moved(32, prev, b), 0);
   /* no previous mapping, or a single node: nothing to do */
   memcpy(b, prev, sizeof b);
-  CHECK_EQ(rta__refine_nodes(g, hw, NULL, 1e6, 0.03, &bud, b), 0);
+  CHECK_EQ(map__refine_nodes(g, hw, NULL, 1e6, 0.03, &bud, b), 0);
   CHECK_EQ(moved(32, prev, b), 0);
   rta_hw_t *one = NULL;
   CHECK_EQ(rta_hw_create_sim(1, "core:4", NULL, NULL, &one), 0);
-  CHECK_EQ(rta__refine_nodes(g, one, prev, 1e6, 0.03, &bud, b), 0);
+  CHECK_EQ(map__refine_nodes(g, one, prev, 1e6, 0.03, &bud, b), 0);
   CHECK_EQ(moved(32, prev, b), 0);
   rta_hw_destroy(one);
   rta_graph_destroy(g);
@@ -180,13 +180,13 @@ static void heavy_ball(rta_graph_t *g, int n) {
 /* One start: the node level's invariants against \a start. */
 static void check_start(const rta_graph_t *g, const rta_hw_t *hw,
                         const int64_t *prev, const int64_t *start,
-                        double steps, rta__budget_t bud, int64_t *a,
+                        double steps, map__budget_t bud, int64_t *a,
                         int64_t *b) {
   int64_t n = g->nvert;
   double in0, ov0, in1, ov1;
   double c0 = node_cost(g, hw, prev, start, steps, 0.03, &in0, &ov0);
   memcpy(a, start, n * sizeof *a);
-  CHECK_EQ(rta__refine_nodes(g, hw, prev, steps, 0.03, &bud, a), 0);
+  CHECK_EQ(map__refine_nodes(g, hw, prev, steps, 0.03, &bud, a), 0);
   double c1 = node_cost(g, hw, prev, a, steps, 0.03, &in1, &ov1);
   CHECK_DLE(ov1, ov0 + 1e-9 * (ov0 + 1));
   if (ov0 == 0) {
@@ -194,7 +194,7 @@ static void check_start(const rta_graph_t *g, const rta_hw_t *hw,
     CHECK_DLE(c1, c0 * (1 + 1e-9));
   }
   /* never above the budget (nor further above a start that is) */
-  rta__budget_t m0 = migrated(g, prev, start), m1 = migrated(g, prev, a);
+  map__budget_t m0 = migrated(g, prev, start), m1 = migrated(g, prev, a);
   CHECK_LE(m1.tasks, m0.tasks > bud.tasks ? m0.tasks : bud.tasks);
   CHECK_DLE(m1.bytes, (m0.bytes > bud.bytes ? m0.bytes : bud.bytes) *
                           (1 + 1e-12));
@@ -204,7 +204,7 @@ static void check_start(const rta_graph_t *g, const rta_hw_t *hw,
       CHECK_EQ(a[v], start[v]);
   }
   memcpy(b, start, n * sizeof *b);
-  CHECK_EQ(rta__refine_nodes(g, hw, prev, steps, 0.03, &bud, b), 0);
+  CHECK_EQ(map__refine_nodes(g, hw, prev, steps, 0.03, &bud, b), 0);
   CHECK_EQ(moved(n, a, b), 0);
 }
 
@@ -220,7 +220,7 @@ static void properties(void) {
   CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_TWOPHASE, NULL, 3, prev, NULL), 0);
   heavy_ball(g, 16);
   /* three starts: the diffusion, SCOTCH's remap alone, the old mapping */
-  CHECK_EQ(rta__diffuse(g, hw, prev, 10, 0.03, st), 0);
+  CHECK_EQ(map__diffuse(g, hw, prev, 10, 0.03, st), 0);
   rta_map_options_t o;
   rta_map_options_init(&o);
   o.seed = 3;
@@ -234,7 +234,7 @@ static void properties(void) {
       for (int half = 0; half < 2; half++) {
         const int64_t *s = st + k * n;
         double steps = w ? 30000 : 10;
-        rta__budget_t bud = migrated(g, prev, s);
+        map__budget_t bud = migrated(g, prev, s);
         if (half) { /* half the start's migration, or a few tasks */
           bud.tasks = bud.tasks / 2 + 8;
           bud.bytes = bud.bytes / 2 + 8 * 4096.0;

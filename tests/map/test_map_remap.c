@@ -44,9 +44,9 @@ static int64_t moved(int64_t n, const int64_t *a, const int64_t *b) {
 }
 
 /* Tasks away from their old slot and their state bytes, as a budget. */
-static rta__budget_t migrated(const rta_graph_t *g, const int64_t *prev,
+static map__budget_t migrated(const rta_graph_t *g, const int64_t *prev,
                               const int64_t *slot) {
-  rta__budget_t m = {0, 0};
+  map__budget_t m = {0, 0};
   for (int64_t v = 0; v < g->nvert; v++)
     if (slot[v] != prev[v]) {
       m.tasks++;
@@ -78,14 +78,14 @@ static void cost_by_hand(void) {
   CHECK_EQ(rta_graph_nedges(g), 2); /* merges the CSR */
   int64_t prev[3] = {0, 0, 4}, slot[3] = {0, 1, 4};
   double hop, mig;
-  double c = rta__remap_cost(g, hw, slot, prev, 5.0, &hop, &mig);
+  double c = map__remap_cost(g, hw, slot, prev, 5.0, &hop, &mig);
   double d01 = slot_dist(hw, 0, 1), d14 = slot_dist(hw, 1, 4);
   CHECK_NEAR(hop, 10.0 * d01 + 3.0 * d14, 1e-9);
   /* vertex 1 (200 B) moved from slot 0 to slot 1, over 5 steps */
   CHECK_NEAR(mig, 200.0 * d01 / 5.0, 1e-9);
   CHECK_NEAR(c, hop + mig, 1e-9);
   int64_t noprev[3] = {-1, -1, -1};
-  rta__remap_cost(g, hw, slot, noprev, 5.0, NULL, &mig);
+  map__remap_cost(g, hw, slot, noprev, 5.0, NULL, &mig);
   CHECK_NEAR(mig, 0.0, 0.0);
   rta_graph_destroy(g);
   rta_hw_destroy(hw);
@@ -110,23 +110,23 @@ static void refine_and_diffuse(void) {
   /* refinement of a balanced mapping with prev = itself: nothing to gain
    * by moving, cost never rises */
   memcpy(slot, prev, n * sizeof *slot);
-  double c0 = rta__remap_cost(g, hw, slot, prev, 10, NULL, NULL);
-  CHECK_EQ(rta__refine(g, hw, prev, 10, 0.03, 4, slot), 0);
-  CHECK_DLE(rta__remap_cost(g, hw, slot, prev, 10, NULL, NULL), c0);
+  double c0 = map__remap_cost(g, hw, slot, prev, 10, NULL, NULL);
+  CHECK_EQ(map__refine(g, hw, prev, 10, 0.03, 4, slot), 0);
+  CHECK_DLE(map__remap_cost(g, hw, slot, prev, 10, NULL, NULL), c0);
   CHECK_DLE(max_avg(g, hw, slot), 1.03 + 1e-9 > max_avg(g, hw, prev)
                                        ? 1.03 + 1e-9 : max_avg(g, hw, prev));
   heavy_ball(g, nx);
   double before = max_avg(g, hw, prev);
   CHECK_DGT(before, 1.5); /* the ball's slots are overloaded */
   /* diffusion from the old mapping */
-  CHECK_EQ(rta__diffuse(g, hw, prev, 10, 0.03, slot), 0);
+  CHECK_EQ(map__diffuse(g, hw, prev, 10, 0.03, slot), 0);
   double after = max_avg(g, hw, slot);
   CHECK_DLE(after, 1.10);
   CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_TWOPHASE, NULL, 3, fresh, NULL), 0);
   CHECK_LT(moved(n, slot, prev), moved(n, fresh, prev));
   /* refinement repairs overload: from the old mapping itself */
   memcpy(slot, prev, n * sizeof *slot);
-  CHECK_EQ(rta__refine(g, hw, prev, 10, 0.03, 50, slot), 0);
+  CHECK_EQ(map__refine(g, hw, prev, 10, 0.03, 50, slot), 0);
   CHECK_DLT(max_avg(g, hw, slot), before);
   free(prev);
   free(slot);
@@ -166,14 +166,14 @@ static void refine_multilevel(void) {
     for (int k = 0; k < 2; k++) {
       double steps = k ? 1000 : 10;
       if (start == 0)
-        CHECK_EQ(rta__diffuse(g, hw, prev, steps, 0.03, a), 0);
+        CHECK_EQ(map__diffuse(g, hw, prev, steps, 0.03, a), 0);
       else
         memcpy(a, prev, n * sizeof *a);
       memcpy(b, a, n * sizeof *b);
-      double c0 = rta__remap_cost(g, hw, a, prev, steps, NULL, NULL);
+      double c0 = map__remap_cost(g, hw, a, prev, steps, NULL, NULL);
       double ex0 = overload(g, hw, a, 0.03);
-      CHECK_EQ(rta__refine_ml(g, hw, prev, steps, 0.03, 0, NULL, a), 0);
-      double c1 = rta__remap_cost(g, hw, a, prev, steps, NULL, NULL);
+      CHECK_EQ(map__refine_ml(g, hw, prev, steps, 0.03, 0, NULL, a), 0);
+      double c1 = map__remap_cost(g, hw, a, prev, steps, NULL, NULL);
       double ex1 = overload(g, hw, a, 0.03);
       /* (overload, cost) never worse, in that order */
       CHECK_DLE(ex1, ex0 + 1e-6);
@@ -182,7 +182,7 @@ static void refine_multilevel(void) {
       else
         CHECK_DLT(ex1, ex0); /* repairs the overloaded start */
       /* deterministic */
-      CHECK_EQ(rta__refine_ml(g, hw, prev, steps, 0.03, 0, NULL, b), 0);
+      CHECK_EQ(map__refine_ml(g, hw, prev, steps, 0.03, 0, NULL, b), 0);
       CHECK_EQ(moved(n, a, b), 0);
       if (start == 0 && k == 1) /* much to gain when moving is cheap */
         CHECK_DLT(c1, c0);
@@ -190,23 +190,23 @@ static void refine_multilevel(void) {
   /* within a migration budget, every move priced alike (the remap's last
    * step): never more tasks or bytes moved than the budget, never more
    * overload, fewer hop-bytes from the diffusion's ragged boundaries */
-  CHECK_EQ(rta__diffuse(g, hw, prev, 10, 0.03, a), 0);
-  rta__budget_t bud = migrated(g, prev, a);
+  CHECK_EQ(map__diffuse(g, hw, prev, 10, 0.03, a), 0);
+  map__budget_t bud = migrated(g, prev, a);
   double hb0, hb1, ex0 = overload(g, hw, a, 0.03);
-  rta__remap_cost(g, hw, a, prev, 10, &hb0, NULL);
-  CHECK_EQ(rta__refine_ml(g, hw, prev, 10000, 0.03, 1, &bud, a), 0);
-  rta__remap_cost(g, hw, a, prev, 10, &hb1, NULL);
+  map__remap_cost(g, hw, a, prev, 10, &hb0, NULL);
+  CHECK_EQ(map__refine_ml(g, hw, prev, 10000, 0.03, 1, &bud, a), 0);
+  map__remap_cost(g, hw, a, prev, 10, &hb1, NULL);
   CHECK_DLT(hb1, hb0);
   CHECK_DLE(overload(g, hw, a, 0.03), ex0 + 1e-6);
-  rta__budget_t mk = migrated(g, prev, a);
+  map__budget_t mk = migrated(g, prev, a);
   CHECK_LE(mk.tasks, bud.tasks);
   CHECK_DLE(mk.bytes, bud.bytes * (1 + 1e-12));
   /* no previous mapping: pure hop-bytes, never worse */
   CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_ROUNDROBIN, NULL, 3, a, NULL), 0);
   double h0, h1;
-  rta__remap_cost(g, hw, a, NULL, 10, &h0, NULL);
-  CHECK_EQ(rta__refine_ml(g, hw, NULL, 10, 0.03, 0, NULL, a), 0);
-  rta__remap_cost(g, hw, a, NULL, 10, &h1, NULL);
+  map__remap_cost(g, hw, a, NULL, 10, &h0, NULL);
+  CHECK_EQ(map__refine_ml(g, hw, NULL, 10, 0.03, 0, NULL, a), 0);
+  map__remap_cost(g, hw, a, NULL, 10, &h1, NULL);
   CHECK_DLT(h1, h0);
   free(prev);
   free(a);
@@ -252,16 +252,16 @@ static void refine_nodes_budget(void) {
   int64_t *b = malloc(n * sizeof *b), *d = malloc(n * sizeof *d);
   CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_TWOPHASE, NULL, 3, prev, NULL), 0);
   heavy_ball(g, nx);
-  CHECK_EQ(rta__diffuse(g, hw, prev, 10, 0.03, d), 0);
+  CHECK_EQ(map__diffuse(g, hw, prev, 10, 0.03, d), 0);
   /* the budget: the diffusion's migration and half as much again */
-  rta__budget_t bud = migrated(g, prev, d);
+  map__budget_t bud = migrated(g, prev, d);
   bud.tasks += bud.tasks / 2;
   bud.bytes *= 1.5;
   memcpy(a, d, n * sizeof *a);
   memcpy(b, d, n * sizeof *b);
   double in0, ov0, in1, ov1;
   node_terms(g, hw, d, 0.03, &in0, &ov0);
-  CHECK_EQ(rta__refine_nodes(g, hw, prev, 10, 0.03, &bud, a), 0);
+  CHECK_EQ(map__refine_nodes(g, hw, prev, 10, 0.03, &bud, a), 0);
   node_terms(g, hw, a, 0.03, &in1, &ov1);
   CHECK_DLT(in1, in0);
   CHECK_DLE(ov1, ov0 + 1e-6);
@@ -271,18 +271,18 @@ static void refine_nodes_budget(void) {
       stay++;
       kept += a[v] == d[v];
     }
-  rta__budget_t mk = migrated(g, prev, a);
+  map__budget_t mk = migrated(g, prev, a);
   CHECK_LE(mk.tasks, bud.tasks);
   CHECK_DLE(mk.bytes, bud.bytes * (1 + 1e-12));
   CHECK_EQ(kept, stay);
   CHECK_LT(stay, n); /* some tasks changed node */
-  CHECK_EQ(rta__refine_nodes(g, hw, prev, 10, 0.03, &bud, b), 0);
+  CHECK_EQ(map__refine_nodes(g, hw, prev, 10, 0.03, &bud, b), 0);
   CHECK_EQ(moved(n, a, b), 0);
   /* the slot level rebalances the cores within the same budget */
   double h0, h1;
-  rta__remap_cost(g, hw, d, prev, 10, &h0, NULL);
-  CHECK_EQ(rta__refine_ml(g, hw, prev, 30000, 0.03, 1, &bud, a), 0);
-  rta__remap_cost(g, hw, a, prev, 10, &h1, NULL);
+  map__remap_cost(g, hw, d, prev, 10, &h0, NULL);
+  CHECK_EQ(map__refine_ml(g, hw, prev, 30000, 0.03, 1, &bud, a), 0);
+  map__remap_cost(g, hw, a, prev, 10, &h1, NULL);
   CHECK_DLT(h1, h0);
   CHECK_DLE(overload(g, hw, a, 0.03), overload(g, hw, d, 0.03) + 1e-6);
   mk = migrated(g, prev, a);
@@ -290,7 +290,7 @@ static void refine_nodes_budget(void) {
   CHECK_DLE(mk.bytes, bud.bytes * (1 + 1e-12));
   /* no previous mapping: nothing to do */
   memcpy(b, d, n * sizeof *b);
-  CHECK_EQ(rta__refine_nodes(g, hw, NULL, 10, 0.03, &bud, b), 0);
+  CHECK_EQ(map__refine_nodes(g, hw, NULL, 10, 0.03, &bud, b), 0);
   CHECK_EQ(moved(n, b, d), 0);
   free(prev);
   free(a);

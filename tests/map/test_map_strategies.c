@@ -4,7 +4,7 @@
  * against ballast's figures; the baselines' mappings are checked exactly; the
  * SCOTCH strategies against the baselines; remapping against mapping from
  * scratch. No MPI needed. */
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 #include "test_util.h"
 

@@ -16,10 +16,10 @@
 
 static void trap_num_size(void) {
   CHECK_EQ(SCOTCH_numSizeof(), (int)sizeof(SCOTCH_Num));
-  CHECK_EQ(rta__scotch_check(), 0);
-  CHECK_EQ(rta__scotch_check_width(4, 4), 0);
-  CHECK_EQ(rta__scotch_check_width(8, 4), BALLAST_ESCOTCH);
-  CHECK_EQ(rta__scotch_check_width(4, 8), BALLAST_ESCOTCH);
+  CHECK_EQ(map__scotch_check(), 0);
+  CHECK_EQ(map__scotch_check_width(4, 4), 0);
+  CHECK_EQ(map__scotch_check_width(8, 4), BALLAST_ESCOTCH);
+  CHECK_EQ(map__scotch_check_width(4, 8), BALLAST_ESCOTCH);
 }
 
 static void trap_induced_subgraph(void) {
@@ -41,7 +41,7 @@ static void trap_induced_subgraph(void) {
   SCOTCH_Num *vert, *edge;
   double *w;
   int64_t narc;
-  CHECK_EQ(rta__subgraph(g, verts, k, g2l, &vert, &edge, &w, &narc), 0);
+  CHECK_EQ(map__subgraph(g, verts, k, g2l, &vert, &edge, &w, &narc), 0);
   for (int v = 0; v < n; v++)
     CHECK_EQ(g2l[v], -1); /* scratch restored */
   /* SCOTCH's induced subgraph of the same vertices: same graph. */
@@ -70,18 +70,18 @@ static void trap_induced_subgraph(void) {
     sum_ours += w[j];
   CHECK_NEAR(sum_ours, sum_ind, 1e-9);
   /* Ours maps onto a tree-leaf (the induced one would crash here). */
-  rta__tgt_t tgt;
+  map__tgt_t tgt;
   int arity[2] = {2, 4};
   double cost[2] = {6, 1};
-  CHECK_EQ(rta__tgt_tleaf(&tgt, 2, arity, cost, 1, 0, NULL), 0);
+  CHECK_EQ(map__tgt_tleaf(&tgt, 2, arity, cost, 1, 0, NULL), 0);
   CHECK_EQ(tgt.maxdist, 6); /* link values 5 + 1: distances 1 and 6 */
   SCOTCH_Num *edlo = malloc((narc ? narc : 1) * sizeof *edlo), part[256];
   for (int64_t j = 0; j < narc; j++)
     edlo[j] = (SCOTCH_Num)w[j];
-  rta__sgraph_t sg;
-  CHECK_EQ(rta__sgraph_build(&sg, NULL, 1, k, vert, NULL, (SCOTCH_Num)narc,
+  map__sgraph_t sg;
+  CHECK_EQ(map__sgraph_build(&sg, NULL, 1, k, vert, NULL, (SCOTCH_Num)narc,
                              edge, edlo), 0);
-  CHECK_EQ(rta__sgraph_map(&sg, rta__tgt_arch(&tgt), 8, 0, NULL, 0.03, NULL,
+  CHECK_EQ(map__sgraph_map(&sg, map__tgt_arch(&tgt), 8, 0, NULL, 0.03, NULL,
                            NULL, part), 0);
   int cnt[8] = {0};
   for (int i = 0; i < k; i++) {
@@ -90,8 +90,8 @@ static void trap_induced_subgraph(void) {
   }
   for (int p = 0; p < 8; p++)
     CHECK_EQ(cnt[p], 32);
-  rta__sgraph_exit(&sg);
-  rta__tgt_exit(&tgt);
+  map__sgraph_exit(&sg);
+  map__tgt_exit(&tgt);
   SCOTCH_graphExit(&ind);
   SCOTCH_graphExit(&full);
   free(vert);
@@ -116,21 +116,21 @@ static void trap_huge_weights(void) {
     raw += 2 * b; /* both arcs */
   }
   CHECK_DGT(raw, (double)INT32_MAX);
-  CHECK_EQ(rta__graph_finalize(g), 0);
+  CHECK_EQ(map__graph_finalize(g), 0);
   double scale;
   int exact;
-  rta__normalize(g->adjw, g->xadj[64], RTA__ECAP / 23, &scale, &exact);
+  map__normalize(g->adjw, g->xadj[64], MAP__ECAP / 23, &scale, &exact);
   CHECK_EQ(exact, 0);
   double sum = 0;
   for (int64_t i = 0; i < g->xadj[64]; i++) {
-    SCOTCH_Num s = rta__scaled(g->adjw[i], scale);
+    SCOTCH_Num s = map__scaled(g->adjw[i], scale);
     CHECK_GE(s, 1);
     sum += s;
   }
-  CHECK_DLE(sum * 23, RTA__ECAP + 23.0 * g->xadj[64]);
+  CHECK_DLE(sum * 23, MAP__ECAP + 23.0 * g->xadj[64]);
   /* Small integer weights stay exact. */
   double small[3] = {4, 2, 1};
-  rta__normalize(small, 3, RTA__ECAP, &scale, &exact);
+  map__normalize(small, 3, MAP__ECAP, &scale, &exact);
   CHECK_EQ(exact, 1);
   CHECK_NEAR(scale, 1.0, 0);
   /* Mapping keeps every heavy pair together. */
@@ -246,10 +246,10 @@ static void coarsening(void) {
   SCOTCH_Num *vw = malloc(n * sizeof *vw);
   for (int v = 0; v < n; v++)
     vw[v] = 1 + v % 3;
-  rta__csr_t fine = {n, g->xadj, g->adj, g->adjw, vw}, co, co2;
+  map__csr_t fine = {n, g->xadj, g->adj, g->adjw, vw}, co, co2;
   int32_t *cmap = malloc(n * sizeof *cmap), *cmap2 = malloc(n * sizeof *cmap2);
-  CHECK_EQ(rta__coarsen(&fine, 4, &co, cmap), 0);
-  CHECK_EQ(rta__coarsen(&fine, 4, &co2, cmap2), 0);
+  CHECK_EQ(map__coarsen(&fine, 4, &co, cmap), 0);
+  CHECK_EQ(map__coarsen(&fine, 4, &co2, cmap2), 0);
   CHECK_EQ(memcmp(cmap, cmap2, n * sizeof *cmap), 0); /* deterministic */
   CHECK_LE(co.n, 700); /* most vertices matched (weights 3+2 exceed the cap) */
   CHECK_GE(co.n, 500);
@@ -277,8 +277,8 @@ static void coarsening(void) {
       csum += co.w[j];
     }
   CHECK_NEAR(csum, cut, 1e-9);
-  rta__csr_free(&co);
-  rta__csr_free(&co2);
+  map__csr_free(&co);
+  map__csr_free(&co2);
   free(cmap);
   free(cmap2);
   free(vw);

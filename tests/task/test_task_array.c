@@ -135,8 +135,8 @@ int main(int argc, char **argv) {
    * the same types but other (dummy) shapes, as an unpack callback would. */
   unsigned char *buf = malloc(bytes);
   size_t used = 0;
-  CHECK_EQ(rta__arrays_pack(t, buf, bytes - 1, &used), BALLAST_ESIZE);
-  CHECK_EQ(rta__arrays_pack(t, buf, bytes, &used), 0);
+  CHECK_EQ(task__arrays_pack(t, buf, bytes - 1, &used), BALLAST_ESIZE);
+  CHECK_EQ(task__arrays_pack(t, buf, bytes, &used), 0);
   CHECK_EQ(used, bytes);
 
   rta_task_t *u = leaf("dst");
@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_task_array_register(u, (void **)&cs2, rta_type_elem(RTA_CHAR), 1, one), 0);
   CHECK_EQ(rta_task_array_register(u, (void **)&z2, rta_type_elem(RTA_COMPLEX_DOUBLE), 1, one), 0);
   /* Unpacking now must fail: fewer arrays registered than packed. */
-  CHECK_EQ(rta__arrays_unpack(u, buf, bytes, &used), BALLAST_ESIZE);
+  CHECK_EQ(task__arrays_unpack(u, buf, bytes, &used), BALLAST_ESIZE);
   CHECK(d2 == NULL);
   CHECK_EQ(rta_task_array_register(u, (void **)&md2, rta_type_mpi(MPI_DOUBLE), 1, one), 0);
   MPI_Type_vector(1, 2, 3, MPI_INT, &vec);
@@ -164,12 +164,12 @@ int main(int argc, char **argv) {
   MPI_Type_free(&vec3);
   CHECK_EQ(rta_task_array_register(u, (void **)&ef2, rta_type_elem(RTA_INT32), 1, one), 0);
   /* Wrong type on the last array: ESIZE, nothing touched. */
-  CHECK_EQ(rta__arrays_unpack(u, buf, bytes, &used), BALLAST_ESIZE);
+  CHECK_EQ(task__arrays_unpack(u, buf, bytes, &used), BALLAST_ESIZE);
   CHECK(d2 == NULL && md2 == NULL);
   CHECK_EQ(rta_task_array_unregister(u, (void **)&ef2), 0);
   CHECK_EQ(rta_task_array_register(u, (void **)&ef2, rta_type_elem(RTA_FLOAT), 1, one), 0);
-  CHECK_EQ(rta__arrays_unpack(u, buf, bytes - 8, &used), BALLAST_ESIZE); /* short */
-  CHECK_EQ(rta__arrays_unpack(u, buf, bytes, &used), 0);
+  CHECK_EQ(task__arrays_unpack(u, buf, bytes - 8, &used), BALLAST_ESIZE); /* short */
+  CHECK_EQ(task__arrays_unpack(u, buf, bytes, &used), 0);
   CHECK_EQ(used, bytes);
   size_t ubytes;
   CHECK_EQ(rta_task_arrays_packed_size(u, &ubytes), 0);

@@ -5,7 +5,7 @@
  * again, the count right, iteration visiting every task exactly once; a
  * reset empties it. Backward-shift deletion is exercised by the runs of
  * neighbouring slots that thousands of keys make in a half-full table.
- * Then tasks whose records come from slabs (rta__task_slab_open), some
+ * Then tasks whose records come from slabs (task__slab_open), some
  * with an array registered, are removed one by one in random order. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,15 +38,15 @@ static void check_all(void) {
       CHECK_EQ(rc, BALLAST_ENOTFOUND);
     }
   }
-  CHECK_EQ(rta__task_count(), n);
+  CHECK_EQ(task__count(), n);
   int64_t seen = 0;
-  for (rta_task_t *t = rta__task_first(); t; t = rta__task_next(t)) {
+  for (rta_task_t *t = task__first(); t; t = task__next(t)) {
     CHECK(t->doomed == 0);
     t->doomed = 1; /* visited: a second visit would fail the check above */
     seen++;
   }
   CHECK_EQ(seen, n);
-  for (rta_task_t *t = rta__task_first(); t; t = rta__task_next(t))
+  for (rta_task_t *t = task__first(); t; t = task__next(t))
     t->doomed = 0;
 }
 
@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
         live[i] = NULL;
       }
     if (round % 3 == 0)
-      CHECK_EQ(rta__remove_tasks(gone, ng), 0);
+      CHECK_EQ(task__remove_tasks(gone, ng), 0);
     else
       for (int j = 0; j < ng; j++)
         CHECK_EQ(rta_task_remove(gone[j]), 0);
@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
    * registered (the first array's record lives in the task), and mix with
    * records allocated alone; the sanitizer build checks every free. */
   for (int round = 0; round < 3; round++) {
-    rta__task_slab_open();
+    task__slab_open();
     for (int i = 0; i < N; i += 2)
       if (!live[i]) {
         char name[16];
@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
           CHECK_EQ(rta_task_narrays(live[i]), 1);
         }
       }
-    rta__task_slab_close();
+    task__slab_close();
     check_all();
     for (int i = 0; i < N; i++)
       if (live[i] && ballast__splitmix64(seed++) % 2) {
@@ -131,8 +131,8 @@ int main(int argc, char **argv) {
     check_all();
   }
   CHECK_EQ(rta_reset(), 0);
-  CHECK_EQ(rta__task_count(), 0);
-  CHECK(rta__task_first() == NULL);
+  CHECK_EQ(task__count(), 0);
+  CHECK(task__first() == NULL);
   rta_task_t *t = NULL;
   CHECK_EQ(rta_task_find("r", &t), BALLAST_ENOTFOUND);
   CHECK_EQ(rta_task_define(NULL, 1, rn, NULL, &root), 0); /* usable again */

@@ -1,4 +1,4 @@
-/* Collective validation in rta_map_tasks(): every rank gets the same exact
+/* Collective validation in rta_task_map(): every rank gets the same exact
  * code for parameters that differ across ranks, a leaf defined twice, an
  * unknown partner, different roots, an empty root; a local bad argument on
  * one rank gives that rank its code and the others BALLAST_EREMOTE. A shared
@@ -24,7 +24,7 @@ static rta_task_t *make_root(const char *name, rta_task_params_t *leafp) {
 
 static int map(rta_task_t *root) {
   rta_mapping_t *m = (rta_mapping_t *)&m; /* must be reset to NULL on error */
-  int rc = rta_map_tasks(MPI_COMM_WORLD, root, hw, NULL, &m);
+  int rc = rta_task_map(MPI_COMM_WORLD, root, hw, NULL, &m);
   if (rc)
     CHECK(m == NULL);
   rta_mapping_destroy(m);
@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
   const char *gl[] = {rank < 2 ? "pair" : ln};
   CHECK_EQ(rta_task_define(root, 1, gl, &two, NULL), 0);
   rta_mapping_t *m = NULL;
-  CHECK_EQ(rta_map_tasks(MPI_COMM_WORLD, root, hw, NULL, &m), 0);
+  CHECK_EQ(rta_task_map(MPI_COMM_WORLD, root, hw, NULL, &m), 0);
   int64_t pi = rta_mapping_find(m, "gang/pair");
   CHECK_GE(pi, 0);
   CHECK_EQ(rta_mapping_ndefiners(m, pi), 2);
@@ -118,16 +118,16 @@ int main(int argc, char **argv) {
 
   /* A bad argument on one rank only. */
   m = (rta_mapping_t *)&m;
-  int rc = rta_map_tasks(MPI_COMM_WORLD, rank == 1 ? NULL : ok, hw, NULL, &m);
+  int rc = rta_task_map(MPI_COMM_WORLD, rank == 1 ? NULL : ok, hw, NULL, &m);
   CHECK_EQ(rc, rank == 1 ? BALLAST_EINVAL : BALLAST_EREMOTE);
   CHECK(m == NULL);
-  rc = rta_map_tasks(MPI_COMM_WORLD, ok, rank == 0 ? NULL : hw, NULL, &m);
+  rc = rta_task_map(MPI_COMM_WORLD, ok, rank == 0 ? NULL : hw, NULL, &m);
   CHECK_EQ(rc, rank == 0 ? BALLAST_EINVAL : BALLAST_EREMOTE);
   /* A hardware model of another size. */
   rta_hw_t *sim = NULL;
   CHECK_EQ(rta_hw_create_sim(1, "core:3 pu:1", NULL, NULL, &sim), 0);
   CHECK_EQ(rta_hw_nslots(sim), 3);
-  rc = rta_map_tasks(MPI_COMM_WORLD, ok, sim, NULL, &m);
+  rc = rta_task_map(MPI_COMM_WORLD, ok, sim, NULL, &m);
   CHECK_EQ(rc, BALLAST_EINVAL);
   rta_hw_destroy(sim);
   /* And everything still works afterwards. */

@@ -1,4 +1,4 @@
-/* rta__remove_tasks: removing many tasks at once leaves the same tree as
+/* task__remove_tasks: removing many tasks at once leaves the same tree as
  * removing them one by one (children in definition order, subtrees gone,
  * keys free to define again), whatever the listing order, with duplicates,
  * NULL entries and tasks listed under listed ancestors; an open task makes
@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
   build();
   rta_task_t *v[] = {grand[3][1], kids[3], NULL, kids[7], kids[3],
                      kids[0],     grand[7][2], grand[5][0], kids[9]};
-  CHECK_EQ(rta__remove_tasks(v, (int)(sizeof v / sizeof *v)), 0);
+  CHECK_EQ(task__remove_tasks(v, (int)(sizeof v / sizeof *v)), 0);
   int gone[NC] = {0};
   gone[0] = gone[3] = gone[7] = gone[9] = 1;
   check_children(gone);
@@ -72,10 +72,10 @@ int main(int argc, char **argv) {
   CHECK(exists("r/c5/g1"));
   /* The marks are cleared on survivors: a second batch works the same. */
   rta_task_t *w[] = {kids[1], kids[8]};
-  CHECK_EQ(rta__remove_tasks(w, 2), 0);
+  CHECK_EQ(task__remove_tasks(w, 2), 0);
   gone[1] = gone[8] = 1;
   check_children(gone);
-  CHECK_EQ(rta__remove_tasks(NULL, 0), 0);
+  CHECK_EQ(task__remove_tasks(NULL, 0), 0);
   /* The keys can be defined again. */
   const char *again[] = {"c3"};
   rta_task_t *c3;
@@ -89,12 +89,12 @@ int main(int argc, char **argv) {
   CHECK_EQ(rta_task_begin(kids[2]), 0);
   CHECK_EQ(rta_task_begin(grand[2][0]), 0);
   rta_task_t *x[] = {kids[4], kids[2]};
-  CHECK_EQ(rta__remove_tasks(x, 2), BALLAST_ESTATE);
+  CHECK_EQ(task__remove_tasks(x, 2), BALLAST_ESTATE);
   CHECK_EQ(rta_task_nchildren(root), NC);
   CHECK(exists("r/c4"));
   CHECK_EQ(rta_task_end(grand[2][0]), 0);
   CHECK_EQ(rta_task_end(kids[2]), 0);
-  CHECK_EQ(rta__remove_tasks(x, 2), 0);
+  CHECK_EQ(task__remove_tasks(x, 2), 0);
   int gone2[NC] = {0};
   gone2[2] = gone2[4] = 1;
   check_children(gone2);

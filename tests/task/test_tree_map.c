@@ -1,4 +1,4 @@
-/* rta_map_tasks() end to end, on 2 and 4 ranks:
+/* rta_task_map() end to end, on 2 and 4 ranks:
  *  A. over-decomposition: a 4x4 stencil of blocks owned round-robin, declared
  *     partners; exact edge cut of the round-robin mapping, migration counts
  *     of a remap, and a two-phase mapping that is identical on every rank and
@@ -38,12 +38,12 @@ static void spin(double s) {
 }
 
 static rta_mapping_t *map(rta_task_t *root, rta_strategy_t s, int fresh) {
-  rta_map_tasks_options_t o;
-  rta_map_tasks_options_init(&o);
+  rta_task_map_options_t o;
+  rta_task_map_options_init(&o);
   o.strategy = s;
   o.fresh = fresh;
   rta_mapping_t *m = NULL;
-  CHECK_EQ(rta_map_tasks(MPI_COMM_WORLD, root, hw, &o, &m), 0);
+  CHECK_EQ(rta_task_map(MPI_COMM_WORLD, root, hw, &o, &m), 0);
   CHECK(m != NULL);
   return m;
 }
@@ -285,12 +285,12 @@ static void reversed(void) {
   }
   free(sb);
   free(rb);
-  rta_map_tasks_options_t o;
-  rta_map_tasks_options_init(&o);
+  rta_task_map_options_t o;
+  rta_task_map_options_init(&o);
   o.strategy = RTA_MAP_ROUNDROBIN;
   o.fresh = 1;
   rta_mapping_t *m = NULL;
-  CHECK_EQ(rta_map_tasks(rev, root, sim, &o, &m), 0);
+  CHECK_EQ(rta_task_map(rev, root, sim, &o, &m), 0);
   CHECK_EQ(rta_mapping_placement(m), 1);
   for (int i = 0; i < size; i++)
     CHECK_EQ(rta_mapping_owner(m, i), i); /* ranks of rev, not of the world */

@@ -16,7 +16,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 static void usage(FILE *f) {
   fprintf(f,

@@ -5,11 +5,11 @@ Usage: layers.py SOURCE_DIR [BUILD_DIR]
 
 The layers, bottom up (src/<layer>/ each):
 
-    common ─ tool ─ mon ─ pia ─ assert ─ map ─ topo ─ task ─ lbrec ─ mig ─ lb
+    common ─ tool ─ mon ─ pia ─ assert ─ map ─ topo ─ task ─ policy ─ mig ─ lb
 
 (tool is the tools interface's dispatch: it sees common only, and mon,
 pia, assert, task and lb see it. topo sees common, map and mon's hooks: it
-installs mon's topology mapper. lbrec, the policy and the load-balancing
+installs mon's topology mapper. policy, the policy and the load-balancing
 record's reader, sees common and map only: ballast-lbsim links it alone.
 mig, the migration engine and its pool, sees common only: it knows nothing
 of tasks.)
@@ -25,6 +25,13 @@ of tasks.)
    This catches calls up the stack that an extern declaration would hide from
    the include check.
 
+3. Prefixes: every internal symbol (x__name, macros X__NAME) that
+   src/<layer>/ defines (functions, variables, types, struct tags, macros)
+   carries the layer's prefix, PREFIX below (common's ballast__, every other
+   layer's its folder's name), and a layer's code names internal symbols
+   only of the layers it sees. The README's Architecture section has the map
+   (module, folder, public header, prefixes); this keeps it true.
+
 Prints every violation as "file: ..." and exits 1 when there is one.
 """
 import glob
@@ -33,7 +40,7 @@ import re
 import subprocess
 import sys
 
-ORDER = ["common", "tool", "mon", "pia", "assert", "map", "topo", "task", "lbrec", "mig", "lb"]
+ORDER = ["common", "tool", "mon", "pia", "assert", "map", "topo", "task", "policy", "mig", "lb"]
 SEES = {
     "common": {"common"},
     "tool": {"common", "tool"},
@@ -43,9 +50,9 @@ SEES = {
     "map": {"common", "map"},
     "topo": {"common", "mon_hooks", "map", "topo"},
     "task": {"common", "tool", "mon_hooks", "pia", "map", "task"},
-    "lbrec": {"common", "map", "lbrec"},
+    "policy": {"common", "map", "policy"},
     "mig": {"common", "mig"},
-    "lb": {"common", "tool", "mon_hooks", "pia", "assert", "map", "task_hooks", "lbrec", "mig",
+    "lb": {"common", "tool", "mon_hooks", "pia", "assert", "map", "task_hooks", "policy", "mig",
            "lb"},
 }
 # Layers that offer the layers above one declared header, src/x/x_hooks.h.
@@ -127,12 +134,86 @@ def check_symbols(src, build):
     return bad
 
 
+# Each layer's internal prefix (rule 3): common's is ballast__, every other
+# layer's its folder's name.
+PREFIX = {l: ("ballast" if l == "common" else l) for l in ORDER}
+INTERNAL = re.compile(r"\b([A-Za-z][A-Za-z0-9]*)__([A-Za-z0-9]\w*)")
+DEFINES = [
+    # a function definition: return type, name, parameters, body
+    re.compile(r"^[A-Za-z_][^;{}()=#]*?\b(\w+)\s*\([^;{}]*\)\s*\{", re.M),
+    re.compile(r"^\s*#\s*define\s+(\w+)", re.M),
+    re.compile(r"\b(?:struct|union|enum)\s+(\w+)\s*\{"),
+    re.compile(r"\}\s*(\w+)\s*(?:\[[^\]]*\])?\s*[;=]"),
+    re.compile(r"^typedef\b[^;{]*?\b(\w+)\s*(?:\)\s*\([^;]*\))?\s*;", re.M),
+    # a variable at file scope
+    re.compile(r"^(?!typedef\b|extern\b|return\b|(?:struct|union|enum)\s+\w+\s*;)"
+               r"[A-Za-z_][\w \t*]*?\b(\w+)\s*(?:\[[^\]]*\])?\s*[=;]", re.M),
+    re.compile(r"^\s*([A-Z][A-Z0-9]*__[A-Z0-9_]+)\s*[,=]", re.M),  # an enum constant
+]
+
+
+def strip_c(text):
+    """C text with comments and string/char literals blanked (lines kept)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(c + " " * max(0, j - i - 2) + c)
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def check_prefixes(src):
+    """Rule 3: what each layer defines carries its prefix, what it names is seen."""
+    bad = []
+    for layer in ORDER:
+        own = PREFIX[layer]
+        sees = {PREFIX.get(s.replace("_hooks", ""), s) for s in SEES[layer]} | {own}
+        for path in sorted(glob.glob(os.path.join(src, "src", layer, "**", "*.[ch]"),
+                                     recursive=True)):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                code = strip_c(f.read())
+            rel = os.path.relpath(path, src)
+            defined = set()
+            for rx in DEFINES:
+                defined.update(m.group(1) for m in rx.finditer(code))
+            for name in sorted(defined):
+                m = INTERNAL.fullmatch(name)
+                if m and m.group(1).lower() != own:
+                    bad.append(f"{rel}: defines {name}, but layer {layer}'s internal "
+                               f"prefix is {own}__ ({own.upper()}__ for macros)")
+            used = {m.group(0): m.group(1).lower() for m in INTERNAL.finditer(code)}
+            for name, pre in sorted(used.items()):
+                if pre not in sees and name not in defined:
+                    bad.append(f"{rel}: names {name}, whose prefix {pre}__ is not of a "
+                               f"layer {layer} sees")
+    return bad
+
+
 def main(argv):
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
     src = argv[0]
     bad = check_includes(src)
+    bad += check_prefixes(src)
     if len(argv) > 1:
         bad += check_symbols(src, argv[1])
     for b in bad:

@@ -1,13 +1,13 @@
 /* Distributions of the call tree over the ranks (see cube_server.h). Each
  * is a pure function of the metadata (and the seed), so every rank computes
  * the same owners without communication; "ballast" maps the call tree as a
- * task graph with ballast's mapping engine (include/ballast/rta_hw.h). */
+ * task graph with ballast's mapping engine (include/ballast/rta_map.h). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 #include "cube_server.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 
 #include "cube_server.h"
 

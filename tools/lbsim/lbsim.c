@@ -130,7 +130,7 @@ static int parse_opt(opts_t *o, const char *a, const char *v) {
 }
 
 /* The machine simulated: the record's, or --nodes with --cores/--node. */
-static int machine(opts_t *o, const lbrec__t *r, rta_hw_t **own) {
+static int machine(opts_t *o, const policy__t *r, rta_hw_t **own) {
   *own = NULL;
   o->s.hw = r->hw;
   if (o->nodes <= 0 && !o->node_topo && !o->cores_topo[0])
@@ -175,10 +175,10 @@ static void json_result(const lbsim_result_t *x, int last) {
          x->bytes_moved, x->remap_seconds, last ? "" : ",");
 }
 
-static void output(const opts_t *o, const lbrec__t *r, long long size,
+static void output(const opts_t *o, const policy__t *r, long long size,
                    const lbsim_result_t *meas, const lbsim_result_t *pred, int npred,
                    long long diff) {
-  int64_t nt = r->ngraphs ? r->graphs[lbrec__last_graph(r)].n : 0;
+  int64_t nt = r->ngraphs ? r->graphs[policy__last_graph(r)].n : 0;
   double per = r->nsteps ? (double)size / (double)r->nsteps : 0;
   if (o->json) {
     printf("{\n  \"record\": {\"path\": \"");
@@ -230,8 +230,8 @@ int main(int argc, char **argv) {
     return argc < 2 ? 2 : 0;
   }
   o.record = argv[1];
-  lbrec__t *r = NULL;
-  int rc = lbrec__open(o.record, &r);
+  policy__t *r = NULL;
+  int rc = policy__open(o.record, &r);
   if (rc) {
     fprintf(stderr, "ballast-lbsim: '%s' is not a readable record (%s)\n", o.record,
             ballast_strerror(rc));
@@ -243,14 +243,14 @@ int main(int argc, char **argv) {
     int used = parse_opt(&o, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
     if (used < 0) {
       usage(stderr);
-      lbrec__close(r);
+      policy__close(r);
       return 2;
     }
     i += used;
   }
   rta_hw_t *own = NULL;
   if (machine(&o, r, &own)) {
-    lbrec__close(r);
+    policy__close(r);
     return 2;
   }
   long long diff = 0;
@@ -279,6 +279,6 @@ int main(int argc, char **argv) {
   if (npred > 0)
     output(&o, r, size, &meas, pred, npred, diff > 0 ? diff : 0);
   rta_hw_destroy(own);
-  lbrec__close(r);
+  policy__close(r);
   return diff < 0 ? 2 : diff > 0 ? 1 : 0;
 }

@@ -1,4 +1,4 @@
-/* ballast-lbsim: replays a load-balancing record (src/lbrec/lbrec.h) on one
+/* ballast-lbsim: replays a load-balancing record (src/policy/policy.h) on one
  * process and predicts what other settings would have done. lbsim.c holds
  * the command line and the output, replay.c the bit-for-bit check,
  * simulate.c the prediction model. */
@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 #include <ballast/rta_policy.h>
 
-#include "lbrec/lbrec.h"
+#include "policy/policy.h"
 
 /* What a simulation may change; a negative or NULL field keeps the record's. */
 typedef struct {
@@ -46,25 +46,25 @@ typedef struct {
 
 /* Mapping graph \a k of the record again (replay.c): the engine's slots and
  * the target slots (placement permutation applied) for \a prev on \a hw. */
-int lbsim_map(const lbrec__t *r, int k, const rta_hw_t *hw, rta_strategy_t s,
+int lbsim_map(const policy__t *r, int k, const rta_hw_t *hw, rta_strategy_t s,
               unsigned seed, const int64_t *prev, int64_t *slots, int *target,
               rta_map_quality_t *q);
 /* lb.c's target slots: the engine's slots, in placement mode made a
- * permutation by rta__map_repair_by_node (the rule lb.c applies). */
+ * permutation by map__repair_by_node (the rule lb.c applies). */
 void lbsim_targets(int placement, const rta_hw_t *hw, int64_t n,
                    const int64_t *slots, int *target);
 /* The figures lb.c hands rta_policy_confirm() for a candidate: the
  * imbalance of the single-processor tasks' work (\a work[i], NULL: the V
  * lines') on \a ranks ranks placed at \a prev and at \a target, the tasks
  * and state bytes that change ranks (mapping_seconds left 0). */
-void lbsim_candidate(int ranks, int64_t n, const lbrec__vertex_t *v, const double *work,
+void lbsim_candidate(int ranks, int64_t n, const policy__vertex_t *v, const double *work,
                      const int64_t *prev, const int *target, rta_remap_candidate_t *c);
 /* The bit-for-bit check: number of differences (printed to \a out), or a
  * negative BALLAST_E* code. */
-long long lbsim_replay(const lbrec__t *r, FILE *out, int verbose);
+long long lbsim_replay(const policy__t *r, FILE *out, int verbose);
 /* One simulation: 0 and \a res, or a negative code. */
-int lbsim_simulate(const lbrec__t *r, const lbsim_settings_t *s, lbsim_result_t *res);
+int lbsim_simulate(const policy__t *r, const lbsim_settings_t *s, lbsim_result_t *res);
 /* The measured figures of the record itself, in the same form. */
-void lbsim_measured(const lbrec__t *r, lbsim_result_t *res);
+void lbsim_measured(const policy__t *r, lbsim_result_t *res);
 
 #endif /* BALLAST_LBSIM_H */

@@ -11,7 +11,7 @@
 #include "map/map_internal.h"
 
 /* The recorded graph \a k as an engine graph. */
-static int build_graph(const lbrec__graph_t *G, rta_graph_t **out) {
+static int build_graph(const policy__graph_t *G, rta_graph_t **out) {
   rta_graph_t *g = NULL;
   int rc = rta_graph_create(G->n, &g);
   for (int64_t v = 0; !rc && v < G->n; v++)
@@ -33,10 +33,10 @@ void lbsim_targets(int placement, const rta_hw_t *hw, int64_t n,
     target[v] = (int)slots[v];
   /* lb.c's rule, from the engine (without memory the slots stay as mapped) */
   if (placement && n == rta_hw_nslots(hw))
-    (void)rta__map_repair_by_node(hw, n, target);
+    (void)map__repair_by_node(hw, n, target);
 }
 
-int lbsim_map(const lbrec__t *r, int k, const rta_hw_t *hw, rta_strategy_t s,
+int lbsim_map(const policy__t *r, int k, const rta_hw_t *hw, rta_strategy_t s,
               unsigned seed, const int64_t *prev, int64_t *slots, int *target,
               rta_map_quality_t *q) {
   if (k < 0 || k >= r->ngraphs || r->graphs[k].n == 0 || !hw)
@@ -80,7 +80,7 @@ static int cmp_decision(const rta_decision_t *a, const rta_decision_t *b, int v3
   return diff;
 }
 
-void lbsim_candidate(int ranks, int64_t n, const lbrec__vertex_t *v, const double *work,
+void lbsim_candidate(int ranks, int64_t n, const policy__vertex_t *v, const double *work,
                      const int64_t *prev, const int *target, rta_remap_candidate_t *c) {
   double *load = calloc((size_t)(ranks > 0 ? ranks : 1), sizeof *load);
   memset(c, 0, sizeof *c);
@@ -109,9 +109,9 @@ void lbsim_candidate(int ranks, int64_t n, const lbrec__vertex_t *v, const doubl
 }
 
 /* The candidate's figures from the replayed targets against the J line's. */
-static int cmp_candidate(const lbrec__t *r, const lbrec__remap_t *rm,
+static int cmp_candidate(const policy__t *r, const policy__remap_t *rm,
                          const int64_t *prev, const int *target, FILE *out, int show) {
-  const lbrec__graph_t *G = &r->graphs[rm->k];
+  const policy__graph_t *G = &r->graphs[rm->k];
   const rta_remap_candidate_t *a = &r->candidates[rm->cand].c;
   rta_remap_candidate_t c;
   lbsim_candidate(r->ranks, G->n, G->v, NULL, prev, target, &c);
@@ -128,9 +128,9 @@ static int cmp_candidate(const lbrec__t *r, const lbrec__remap_t *rm,
 
 /* Remap attempt k mapped again; differences in slots, targets (a warm
  * map's are the record's) and the candidate's figures. */
-static long long cmp_mapping(const lbrec__t *r, const lbrec__remap_t *rm, FILE *out,
+static long long cmp_mapping(const policy__t *r, const policy__remap_t *rm, FILE *out,
                              int show) {
-  const lbrec__graph_t *G = rm->k < r->ngraphs ? &r->graphs[rm->k] : NULL;
+  const policy__graph_t *G = rm->k < r->ngraphs ? &r->graphs[rm->k] : NULL;
   if (!G || G->n == 0 || !G->slot)
     return 0; /* the remap failed before it mapped: nothing to compare */
   int64_t *prev = malloc((size_t)G->n * sizeof *prev);
@@ -179,7 +179,7 @@ static int cmp_verdict(const rta_decision_t *a, const rta_decision_t *b, FILE *o
   return diff;
 }
 
-long long lbsim_replay(const lbrec__t *r, FILE *out, int verbose) {
+long long lbsim_replay(const policy__t *r, FILE *out, int verbose) {
   if (!r->hw) {
     fprintf(out, "replay: the record has no hardware model\n");
     return BALLAST_EINVAL;
@@ -193,15 +193,15 @@ long long lbsim_replay(const lbrec__t *r, FILE *out, int verbose) {
   rta_decision_t d; /* the last decision, as lb.c hands it on */
   memset(&d, 0, sizeof d);
   for (int64_t i = 0; i < r->nevents && !rc; i++) {
-    const lbrec__event_t *e = &r->events[i];
+    const policy__event_t *e = &r->events[i];
     /* version 3: the merged steps the policy was fed (S); version 2: every
      * rank's times (T), merged here */
-    if (e->kind == LBREC__EV_STEP && decisions && r->version < 3)
+    if (e->kind == POLICY__EV_STEP && decisions && r->version < 3)
       rc = rta_policy_observe(p, r->steps[e->index].times, r->ranks);
-    else if (e->kind == LBREC__EV_MERGED && decisions)
+    else if (e->kind == POLICY__EV_MERGED && decisions)
       rc = rta_policy_observe_step(p, &r->merged[e->index].s);
-    else if (e->kind == LBREC__EV_DECIDE && decisions) {
-      const lbrec__decision_t *rd = &r->decisions[e->index];
+    else if (e->kind == POLICY__EV_DECIDE && decisions) {
+      const policy__decision_t *rd = &r->decisions[e->index];
       rc = rta_policy_decide(p, &d);
       /* lb.c's order: a failed assertion first, then a pending warm start */
       if (rd->forced && !d.remap)
@@ -212,18 +212,18 @@ long long lbsim_replay(const lbrec__t *r, FILE *out, int verbose) {
         d.reason = RTA_REASON_ESTIMATED;
       diff += cmp_decision(&d, &rd->d, r->version >= 3, out, verbose || diff < 5);
       ndec++;
-    } else if (e->kind == LBREC__EV_CANDIDATE && decisions) {
-      const lbrec__candidate_t *c = &r->candidates[e->index];
+    } else if (e->kind == POLICY__EV_CANDIDATE && decisions) {
+      const policy__candidate_t *c = &r->candidates[e->index];
       if (c->judged)
         rc = rta_policy_confirm(p, &c->c, &d);
       else /* lb.c: a warm map that moves nothing is dropped unjudged */
         d.remap = 0;
       diff += cmp_verdict(&d, &c->d, out, verbose || diff < 5);
       ncand++;
-    } else if (e->kind == LBREC__EV_REMAP) {
+    } else if (e->kind == POLICY__EV_REMAP) {
       diff += cmp_mapping(r, &r->remaps[e->index], out, verbose || diff < 5);
       nmap++;
-    } else if (e->kind == LBREC__EV_REMAPPED && decisions)
+    } else if (e->kind == POLICY__EV_REMAPPED && decisions)
       rc = rta_policy_remap_measured(p, &r->measures[e->index]);
   }
   rta_policy_destroy(p);

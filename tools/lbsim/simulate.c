@@ -47,7 +47,7 @@
 #define COST_WINDOW 10
 
 typedef struct {
-  const lbrec__t *r;
+  const policy__t *r;
   const lbsim_settings_t *s;
   int ns;               /* slots (ranks) simulated */
   int64_t nk;           /* keys */
@@ -60,7 +60,7 @@ typedef struct {
   int64_t *row_of;      /* per step index: first cost row (sorted), -1 none */
   int64_t *order;       /* cost rows sorted by step */
   double t_map, move_rate; /* the record's mean mapping seconds, seconds per byte */
-  const lbrec__remap_t *warm; /* the record's committed warm-start remap, or NULL */
+  const policy__remap_t *warm; /* the record's committed warm-start remap, or NULL */
 } sim_t;
 
 static double now(void) {
@@ -85,7 +85,7 @@ static void link_of(const sim_t *m, int a, int b, double *lat, double *bw) {
 /* Communication time of every slot for the graph in force and the slots. */
 static void model_comm(sim_t *m) {
   memset(m->comm, 0, (size_t)m->ns * sizeof *m->comm);
-  const lbrec__graph_t *G = &m->r->graphs[m->g];
+  const policy__graph_t *G = &m->r->graphs[m->g];
   for (int64_t u = 0; u < G->n; u++)
     for (int64_t e = G->xadj[u]; e < G->xadj[u + 1]; e++) {
       int a = m->slot[G->v[u].key], b = m->slot[G->v[G->adj[e]].key];
@@ -101,7 +101,7 @@ static void model_comm(sim_t *m) {
 }
 
 /* The graph in force at \a step: the last recorded one built by then. */
-static int graph_at(const lbrec__t *r, long long step) {
+static int graph_at(const policy__t *r, long long step) {
   int best = -1;
   for (int g = 0; g < r->ngraphs; g++)
     if (r->graphs[g].n > 0 && (best < 0 || r->graphs[g].step <= step))
@@ -122,7 +122,7 @@ static int cmp_row(const void *a, const void *b) {
 }
 
 /* The cost rows in step order (a rank's rows come together in the file). */
-static int sort_rows(const lbrec__t *r, int64_t *order) {
+static int sort_rows(const policy__t *r, int64_t *order) {
   rowkey_t *k = malloc((size_t)(r->ncostrows ? r->ncostrows : 1) * sizeof *k);
   if (!k)
     return BALLAST_ENOMEM;
@@ -139,11 +139,11 @@ static int sort_rows(const lbrec__t *r, int64_t *order) {
 
 /* Costs of step index \a j into m->cost (and the window history). */
 static void apply_costs(sim_t *m, int64_t *next, long long step) {
-  const lbrec__t *r = m->r;
+  const policy__t *r = m->r;
   while (*next < r->ncostrows && r->costrows[m->order[*next]].step < step)
     (*next)++;
   for (; *next < r->ncostrows && r->costrows[m->order[*next]].step == step; (*next)++) {
-    const lbrec__costs_t *c = &r->costrows[m->order[*next]];
+    const policy__costs_t *c = &r->costrows[m->order[*next]];
     for (int64_t i = 0; i < c->n; i++)
       m->cost[c->key[i]] = c->cost[i];
   }
@@ -172,7 +172,7 @@ static void sim_free(sim_t *m) {
 }
 
 /* Arrays, initial costs and slots, the record's remap rates. */
-static int sim_init(sim_t *m, const lbrec__t *r, const lbsim_settings_t *s) {
+static int sim_init(sim_t *m, const policy__t *r, const lbsim_settings_t *s) {
   memset(m, 0, sizeof *m);
   m->r = r;
   m->s = s;
@@ -195,7 +195,7 @@ static int sim_init(sim_t *m, const lbrec__t *r, const lbsim_settings_t *s) {
     return BALLAST_ENOMEM;
   for (int64_t k = 0; k < m->nk; k++)
     m->slot[k] = -1;
-  const lbrec__graph_t *G = &r->graphs[m->g];
+  const policy__graph_t *G = &r->graphs[m->g];
   for (int64_t v = 0; v < G->n; v++) {
     int o = G->v[v].owner;
     /* another machine: the record's ranks spread over its slots in blocks */
@@ -229,9 +229,9 @@ static int sim_init(sim_t *m, const lbrec__t *r, const lbsim_settings_t *s) {
  * policy is told what a remap carried out cost. */
 static int sim_remap(sim_t *m, int k, long long step, lbsim_result_t *res,
                      rta_policy_t *p, rta_decision_t *d) {
-  const lbrec__t *r = m->r;
+  const policy__t *r = m->r;
   int g = graph_at(r, step);
-  const lbrec__graph_t *G = &r->graphs[g];
+  const policy__graph_t *G = &r->graphs[g];
   rta_graph_t *eg = NULL;
   int64_t *prev = malloc((size_t)G->n * sizeof *prev);
   int64_t *slots = malloc((size_t)G->n * sizeof *slots);
@@ -289,7 +289,7 @@ static int sim_remap(sim_t *m, int k, long long step, lbsim_result_t *res,
 }
 
 /* The step model (scale, const) fitted on the record; see the top. */
-static void fit_steps(const lbrec__t *r, const lbsim_settings_t *s, double *k,
+static void fit_steps(const policy__t *r, const lbsim_settings_t *s, double *k,
                       double *c) {
   *k = 1;
   *c = 0;
@@ -305,9 +305,9 @@ static void fit_steps(const lbrec__t *r, const lbsim_settings_t *s, double *k,
   }
   double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
   for (int64_t i = 0; i < r->nevents; i++) {
-    const lbrec__event_t *e = &r->events[i];
-    if (e->kind == LBREC__EV_STEP) {
-      const lbrec__step_t *st = &r->steps[e->index];
+    const policy__event_t *e = &r->events[i];
+    if (e->kind == POLICY__EV_STEP) {
+      const policy__step_t *st = &r->steps[e->index];
       double x = 0;
       for (int q = 0; q < r->ranks; q++)
         x = fmax(x, st->times[q] + m.comm[q]);
@@ -316,8 +316,8 @@ static void fit_steps(const lbrec__t *r, const lbsim_settings_t *s, double *k,
       sxx += x * x;
       sxy += x * st->wall;
       n++;
-    } else if (e->kind == LBREC__EV_REMAP && r->remaps[e->index].committed) {
-      const lbrec__graph_t *G = &r->graphs[r->remaps[e->index].k];
+    } else if (e->kind == POLICY__EV_REMAP && r->remaps[e->index].committed) {
+      const policy__graph_t *G = &r->graphs[r->remaps[e->index].k];
       for (int64_t v = 0; G->target && v < G->n; v++)
         m.slot[G->v[v].key] = G->target[v];
       m.g = r->remaps[e->index].k;
@@ -350,8 +350,8 @@ static void fit_steps(const lbrec__t *r, const lbsim_settings_t *s, double *k,
  * record's machine and placement; elsewhere the slots stay) at the
  * recorded cost, and tells the policy what the record told it. */
 static int sim_warm(sim_t *m, rta_policy_t *p, lbsim_result_t *res) {
-  const lbrec__remap_t *w = m->warm;
-  const lbrec__graph_t *G = &m->r->graphs[w->k];
+  const policy__remap_t *w = m->warm;
+  const policy__graph_t *G = &m->r->graphs[w->k];
   if (G->target && m->r->ranks == m->ns && !m->s->placement_free) {
     for (int64_t v = 0; v < G->n; v++)
       m->slot[G->v[v].key] = G->target[v];
@@ -401,7 +401,7 @@ static int sim_step(sim_t *m, rta_policy_t *p, long long step, lbsim_result_t *r
   return rc;
 }
 
-int lbsim_simulate(const lbrec__t *r, const lbsim_settings_t *s, lbsim_result_t *res) {
+int lbsim_simulate(const policy__t *r, const lbsim_settings_t *s, lbsim_result_t *res) {
   memset(res, 0, sizeof *res);
   res->name = rta_strategy_name(s->strategy);
   sim_t m;
@@ -441,13 +441,13 @@ int lbsim_simulate(const lbrec__t *r, const lbsim_settings_t *s, lbsim_result_t 
   return rc;
 }
 
-void lbsim_measured(const lbrec__t *r, lbsim_result_t *res) {
+void lbsim_measured(const policy__t *r, lbsim_result_t *res) {
   memset(res, 0, sizeof *res);
   res->name = "measured";
   double imb = 0, imb_last = 0, wall = 0;
   int64_t last_from = r->nsteps - r->policy.window;
   for (int64_t j = 0; j < r->nsteps; j++) {
-    const lbrec__step_t *st = &r->steps[j];
+    const policy__step_t *st = &r->steps[j];
     double mx = 0, sum = 0;
     for (int q = 0; q < r->ranks; q++) {
       mx = fmax(mx, st->times[q]);
@@ -461,7 +461,7 @@ void lbsim_measured(const lbrec__t *r, lbsim_result_t *res) {
     res->compute_per_step += mx;
   }
   for (int64_t i = 0; i < r->nremaps; i++) {
-    const lbrec__remap_t *x = &r->remaps[i];
+    const policy__remap_t *x = &r->remaps[i];
     res->remap_seconds += x->t_map + x->t_move;
     res->dropped += !x->committed && x->rc == 0;
     if (x->committed) {

@@ -1,6 +1,6 @@
-/* Reading a load-balancing record (format in lbrec.h). No MPI and no task
- * runtime: ballast-lbsim links it (ballast_lbpolicy) with the map engine. */
-#include "lbrec/lbrec.h"
+/* Reading a load-balancing record (format in policy.h). No MPI and no task
+ * runtime: ballast-lbsim links it (ballast_policyengine) with the map engine. */
+#include "policy/policy.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -28,7 +28,7 @@ static int grow(void **p, int64_t *cap, int64_t n, size_t sz) {
 }
 
 typedef struct {
-  lbrec__t *r;
+  policy__t *r;
   const char *path;
   long long line;
   char why[160];
@@ -39,7 +39,7 @@ typedef struct {
   int64_t left;         /* bytes of the file after the current line */
 } reader_t;
 
-static int sort_keys(lbrec__t *r);
+static int sort_keys(policy__t *r);
 
 static int bad(reader_t *x, const char *what) {
   snprintf(x->why, sizeof x->why, "%s", what);
@@ -73,8 +73,8 @@ static int unescape(reader_t *x, const char *w, size_t n, char **out) {
   return 0;
 }
 
-static int add_event(reader_t *x, lbrec__event_kind_t kind, int64_t index) {
-  lbrec__t *r = x->r;
+static int add_event(reader_t *x, policy__event_kind_t kind, int64_t index) {
+  policy__t *r = x->r;
   if (grow((void **)&r->events, &x->cap_ev, r->nevents + 1, sizeof *r->events))
     return BALLAST_ENOMEM;
   r->events[r->nevents].kind = kind;
@@ -86,7 +86,7 @@ static int add_event(reader_t *x, lbrec__event_kind_t kind, int64_t index) {
 static int close_graph(reader_t *x) {
   if (x->cur < 0)
     return 0;
-  lbrec__graph_t *g = &x->r->graphs[x->cur];
+  policy__graph_t *g = &x->r->graphs[x->cur];
   if (x->vread != g->n)
     return bad(x, "a graph has fewer V lines than its G line announces");
   /* vertices after the last E line have no edge u < v */
@@ -97,7 +97,7 @@ static int close_graph(reader_t *x) {
 }
 
 static int line_C(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   size_t n;
   const char *w = ballast__tok_word(t, &n);
   int rc = w ? unescape(x, w, n, &r->root) : 0;
@@ -140,7 +140,7 @@ static int line_P(reader_t *x, ballast__tok_t *t) {
 }
 
 static int line_K(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   int64_t id = ballast__tok_int(t, 0, INT32_MAX);
   size_t n;
   const char *w = ballast__tok_word(t, &n);
@@ -158,7 +158,7 @@ static int line_K(reader_t *x, ballast__tok_t *t) {
 }
 
 static int line_G(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   int rc = close_graph(x);
   if (rc)
     return rc;
@@ -175,14 +175,14 @@ static int line_G(reader_t *x, ballast__tok_t *t) {
   if (n > x->left)
     return bad(x, "a graph of more vertices than the rest of the file can hold");
   if (g >= r->ngraphs) {
-    lbrec__graph_t *q = ballast__realloc(r->graphs, (size_t)(g + 1) * sizeof *q);
+    policy__graph_t *q = ballast__realloc(r->graphs, (size_t)(g + 1) * sizeof *q);
     if (!q)
       return BALLAST_ENOMEM;
     memset(q + r->ngraphs, 0, (size_t)(g + 1 - r->ngraphs) * sizeof *q);
     r->graphs = q;
     r->ngraphs = g + 1;
   }
-  lbrec__graph_t *G = &r->graphs[g];
+  policy__graph_t *G = &r->graphs[g];
   G->step = step;
   G->n = n;
   G->v = ballast__calloc((size_t)n, sizeof *G->v);
@@ -197,10 +197,10 @@ static int line_G(reader_t *x, ballast__tok_t *t) {
 }
 
 static int line_V(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   if (x->cur < 0 || x->vread >= r->graphs[x->cur].n)
     return bad(x, "a V line outside a graph or beyond its vertex count");
-  lbrec__vertex_t *v = &r->graphs[x->cur].v[x->vread++];
+  policy__vertex_t *v = &r->graphs[x->cur].v[x->vread++];
   v->key = (int)ballast__tok_int(t, 0, r->nkeys - 1);
   v->nprocs = (int)ballast__tok_int(t, 1, INT32_MAX);
   v->owner = (int)ballast__tok_int(t, -1, r->ranks - 1);
@@ -214,7 +214,7 @@ static int line_V(reader_t *x, ballast__tok_t *t) {
 static int line_E(reader_t *x, ballast__tok_t *t) {
   if (x->cur < 0 || x->vread != x->r->graphs[x->cur].n)
     return bad(x, "an E line outside a graph or before all its V lines");
-  lbrec__graph_t *g = &x->r->graphs[x->cur];
+  policy__graph_t *g = &x->r->graphs[x->cur];
   int64_t u = ballast__tok_int(t, 0, g->n - 1);
   if (t->bad)
     return 0;
@@ -240,14 +240,14 @@ static int line_E(reader_t *x, ballast__tok_t *t) {
 }
 
 static int line_M(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   int g = (int)ballast__tok_int(t, 0, r->ngraphs - 1);
   int target = ballast__tok_is(t, "target");
   if (!target && !ballast__tok_is(t, "slot"))
     return bad(x, "M line neither slot nor target");
   if (t->bad || r->graphs[g].n == 0)
     return bad(x, "M line for a graph not read");
-  lbrec__graph_t *G = &r->graphs[g];
+  policy__graph_t *G = &r->graphs[g];
   int **dst = target ? &G->target : &G->slot;
   if (*dst)
     return bad(x, "M line repeated");
@@ -259,7 +259,7 @@ static int line_M(reader_t *x, ballast__tok_t *t) {
 }
 
 static int line_Q(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   int g = (int)ballast__tok_int(t, 0, r->ngraphs - 1);
   if (t->bad)
     return 0;
@@ -270,14 +270,14 @@ static int line_Q(reader_t *x, ballast__tok_t *t) {
 }
 
 static int line_T(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   if (r->ranks < 1)
     return bad(x, "a T line before the C line");
   if (grow((void **)&r->steps, &x->cap_steps, r->nsteps + 1, sizeof *r->steps))
     return BALLAST_ENOMEM;
   if (strlen(t->p) < 2 * (size_t)r->ranks)
     return bad(x, "a T line with fewer times than ranks");
-  lbrec__step_t *s = &r->steps[r->nsteps];
+  policy__step_t *s = &r->steps[r->nsteps];
   s->step = ballast__tok_int(t, 0, INT64_MAX);
   s->wall = ballast__tok_f64(t);
   if (!(s->times = ballast__malloc((size_t)r->ranks * sizeof *s->times)))
@@ -285,14 +285,14 @@ static int line_T(reader_t *x, ballast__tok_t *t) {
   r->nsteps++;
   for (int i = 0; i < r->ranks; i++)
     s->times[i] = ballast__tok_f64(t);
-  return add_event(x, LBREC__EV_STEP, r->nsteps - 1);
+  return add_event(x, POLICY__EV_STEP, r->nsteps - 1);
 }
 
 static int line_W(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   if (grow((void **)&r->costrows, &x->cap_cost, r->ncostrows + 1, sizeof *r->costrows))
     return BALLAST_ENOMEM;
-  lbrec__costs_t *c = &r->costrows[r->ncostrows++];
+  policy__costs_t *c = &r->costrows[r->ncostrows++];
   memset(c, 0, sizeof *c);
   c->step = ballast__tok_int(t, 0, INT64_MAX);
   int64_t cap = 0, cap2 = 0;
@@ -307,7 +307,7 @@ static int line_W(reader_t *x, ballast__tok_t *t) {
 }
 
 static int line_B(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   size_t n = (size_t)r->ranks;
   if (n < 1)
     return bad(x, "a B line before the C line");
@@ -338,10 +338,10 @@ static int reason_of(reader_t *x, ballast__tok_t *t, rta_reason_t *reason) {
 }
 
 static int line_D(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   if (grow((void **)&r->decisions, &x->cap_dec, r->ndecisions + 1, sizeof *r->decisions))
     return BALLAST_ENOMEM;
-  lbrec__decision_t *e = &r->decisions[r->ndecisions];
+  policy__decision_t *e = &r->decisions[r->ndecisions];
   memset(e, 0, sizeof *e);
   e->d.step = ballast__tok_int(t, 0, INT64_MAX);
   e->d.remap = (int)ballast__tok_int(t, 0, 1);
@@ -363,31 +363,31 @@ static int line_D(reader_t *x, ballast__tok_t *t) {
     e->d.warmup_end = ballast__tok_int(t, 0, INT64_MAX);
   }
   r->ndecisions++;
-  return add_event(x, LBREC__EV_DECIDE, r->ndecisions - 1);
+  return add_event(x, POLICY__EV_DECIDE, r->ndecisions - 1);
 }
 
 /* S (version 3): the merged step the policy was fed. */
 static int line_S(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   if (r->version < 3)
     return bad(x, "an S line in a version 2 record");
   if (grow((void **)&r->merged, &x->cap_s, r->nmerged + 1, sizeof *r->merged))
     return BALLAST_ENOMEM;
-  lbrec__merged_t *e = &r->merged[r->nmerged];
+  policy__merged_t *e = &r->merged[r->nmerged];
   e->step = ballast__tok_int(t, 0, INT64_MAX);
   double v[RTA_POLICY_STEP_DOUBLES];
   for (int i = 0; i < RTA_POLICY_STEP_DOUBLES; i++)
     v[i] = ballast__tok_f64(t);
   rta_policy_step_unpack(v, &e->s);
   r->nmerged++;
-  return add_event(x, LBREC__EV_MERGED, r->nmerged - 1);
+  return add_event(x, POLICY__EV_MERGED, r->nmerged - 1);
 }
 
 static int line_R(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   if (grow((void **)&r->remaps, &x->cap_rem, r->nremaps + 1, sizeof *r->remaps))
     return BALLAST_ENOMEM;
-  lbrec__remap_t *e = &r->remaps[r->nremaps];
+  policy__remap_t *e = &r->remaps[r->nremaps];
   e->step = ballast__tok_int(t, 0, INT64_MAX);
   e->k = (int)ballast__tok_int(t, 1, INT32_MAX);
   e->committed = (int)ballast__tok_int(t, 0, 1);
@@ -403,11 +403,11 @@ static int line_R(reader_t *x, ballast__tok_t *t) {
   if (r->ncandidates > 0 && r->candidates[r->ncandidates - 1].k == e->k)
     e->cand = r->ncandidates - 1;
   r->nremaps++;
-  return add_event(x, LBREC__EV_REMAP, r->nremaps - 1);
+  return add_event(x, POLICY__EV_REMAP, r->nremaps - 1);
 }
 
 static int line_X(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   if (grow((void **)&r->measures, &x->cap_x, r->nmeasures + 1, sizeof *r->measures))
     return BALLAST_ENOMEM;
   rta_remap_measure_t *m = &r->measures[r->nmeasures++];
@@ -415,14 +415,14 @@ static int line_X(reader_t *x, ballast__tok_t *t) {
   m->migration = ballast__tok_f64(t);
   m->bytes = ballast__tok_f64(t);
   m->committed = (int)ballast__tok_int(t, 0, 1);
-  return add_event(x, LBREC__EV_REMAPPED, r->nmeasures - 1);
+  return add_event(x, POLICY__EV_REMAPPED, r->nmeasures - 1);
 }
 
 static int line_J(reader_t *x, ballast__tok_t *t) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   if (grow((void **)&r->candidates, &x->cap_j, r->ncandidates + 1, sizeof *r->candidates))
     return BALLAST_ENOMEM;
-  lbrec__candidate_t *e = &r->candidates[r->ncandidates];
+  policy__candidate_t *e = &r->candidates[r->ncandidates];
   memset(e, 0, sizeof *e);
   e->step = ballast__tok_int(t, 0, INT64_MAX);
   e->k = (int)ballast__tok_int(t, 1, INT32_MAX);
@@ -442,7 +442,7 @@ static int line_J(reader_t *x, ballast__tok_t *t) {
   e->d.predicted_imbalance = ballast__tok_f64(t);
   e->d.tasks_to_move = ballast__tok_int(t, 0, INT64_MAX);
   r->ncandidates++;
-  return add_event(x, LBREC__EV_CANDIDATE, r->ncandidates - 1);
+  return add_event(x, POLICY__EV_CANDIDATE, r->ncandidates - 1);
 }
 
 static int line_Z(reader_t *x, ballast__tok_t *t) {
@@ -455,7 +455,7 @@ static int line_Z(reader_t *x, ballast__tok_t *t) {
 
 /* One line (without its newline). */
 static int parse_line(reader_t *x, const char *line) {
-  lbrec__t *r = x->r;
+  policy__t *r = x->r;
   if (r->closed)
     return bad(x, "text after the closing Z line");
   char type = line[0];
@@ -464,7 +464,7 @@ static int parse_line(reader_t *x, const char *line) {
   if (type == 'H') {
     if (r->hw)
       return bad(x, "a second hardware model");
-    int rc = rta__hw_from_text(line, &r->hw, x->why, sizeof x->why);
+    int rc = map__hw_from_text(line, &r->hw, x->why, sizeof x->why);
     if (rc == BALLAST_EPARSE && !x->why[0])
       snprintf(x->why, sizeof x->why, "malformed hardware model");
     return rc;
@@ -496,17 +496,17 @@ static int parse_line(reader_t *x, const char *line) {
 
 /* The first line: magic and a version this reader knows. */
 static int parse_magic(reader_t *x, const char *line) {
-  size_t m = strlen(LBREC__MAGIC);
-  if (strncmp(line, LBREC__MAGIC, m) != 0 || line[m] != ' ')
-    return bad(x, "not a ballast load-balancing record (no \"" LBREC__MAGIC
+  size_t m = strlen(POLICY__MAGIC);
+  if (strncmp(line, POLICY__MAGIC, m) != 0 || line[m] != ' ')
+    return bad(x, "not a ballast load-balancing record (no \"" POLICY__MAGIC
                   "\" header)");
   ballast__tok_t t = {line + m, 0};
   long long v = ballast__tok_int(&t, 0, INT32_MAX);
   if (t.bad || !ballast__tok_done(&t))
     return bad(x, "the header's version is malformed");
-  if (v != LBREC__VERSION && v != 2) {
+  if (v != POLICY__VERSION && v != 2) {
     snprintf(x->why, sizeof x->why, "version %lld, this reader knows versions 2 and %d",
-             v, LBREC__VERSION);
+             v, POLICY__VERSION);
     return BALLAST_EPARSE;
   }
   x->r->version = (int)v;
@@ -553,7 +553,7 @@ static int read_all(reader_t *x, FILE *f) {
   return rc;
 }
 
-int lbrec__open(const char *path, lbrec__t **out) {
+int policy__open(const char *path, policy__t **out) {
   if (!path || !out)
     return BALLAST_EINVAL;
   *out = NULL;
@@ -577,14 +577,14 @@ int lbrec__open(const char *path, lbrec__t **out) {
       BALLAST_WARN("lb record '%s': reading failed at line %lld", path, x.line);
     else
       BALLAST_WARN("lb record '%s', line %lld: %s", path, x.line, x.why);
-    lbrec__close(x.r);
+    policy__close(x.r);
     return rc;
   }
   *out = x.r;
   return 0;
 }
 
-void lbrec__close(lbrec__t *r) {
+void policy__close(policy__t *r) {
   if (!r)
     return;
   free(r->root);
@@ -594,7 +594,7 @@ void lbrec__close(lbrec__t *r) {
   free(r->keys);
   free(r->key_order);
   for (int g = 0; g < r->ngraphs; g++) {
-    lbrec__graph_t *G = &r->graphs[g];
+    policy__graph_t *G = &r->graphs[g];
     free(G->v);
     free(G->xadj);
     free(G->adj);
@@ -621,41 +621,41 @@ void lbrec__close(lbrec__t *r) {
   free(r);
 }
 
-uint64_t lbrec__keys_hash(const char *const *keys, int64_t n) {
+uint64_t policy__keys_hash(const char *const *keys, int64_t n) {
   uint64_t h = BALLAST__FNV_OFFSET;
   for (int64_t i = 0; i < n; i++) /* each key with its terminating 0 */
     h = ballast__fnv1a(h, keys[i], strlen(keys[i]) + 1);
   return h;
 }
 
-uint64_t lbrec__tree_hash(const lbrec__t *r, int g) {
+uint64_t policy__tree_hash(const policy__t *r, int g) {
   if (!r || g < 0 || g >= r->ngraphs || r->graphs[g].n == 0)
     return 0;
-  const lbrec__graph_t *G = &r->graphs[g];
+  const policy__graph_t *G = &r->graphs[g];
   const char **k = ballast__malloc((size_t)G->n * sizeof *k);
   if (!k)
     return 0;
   for (int64_t v = 0; v < G->n; v++)
     k[v] = r->keys[G->v[v].key];
-  uint64_t h = lbrec__keys_hash(k, G->n);
+  uint64_t h = policy__keys_hash(k, G->n);
   free(k);
   return h;
 }
 
-int lbrec__last_graph(const lbrec__t *r) {
+int policy__last_graph(const policy__t *r) {
   for (int g = r ? r->ngraphs - 1 : -1; g >= 0; g--)
     if (r->graphs[g].n > 0)
       return g;
   return -1;
 }
 
-static int cmp_keyref(const void *a, const void *b, const lbrec__t *r) {
+static int cmp_keyref(const void *a, const void *b, const policy__t *r) {
   return strcmp(r->keys[*(const int64_t *)a], r->keys[*(const int64_t *)b]);
 }
 
 /* Index of \a key in the key table, or -1: a binary search in the key ids
- * sorted by key (built by lbrec__open). */
-static int64_t key_id(const lbrec__t *r, const char *key) {
+ * sorted by key (built by policy__open). */
+static int64_t key_id(const policy__t *r, const char *key) {
   int64_t lo = 0, hi = r->nkeys - 1;
   while (lo <= hi) {
     int64_t mid = lo + (hi - lo) / 2;
@@ -672,7 +672,7 @@ static int64_t key_id(const lbrec__t *r, const char *key) {
 
 /* The key ids sorted by key (insertion into runs, then merges: no qsort
  * context argument in C11). */
-static int sort_keys(lbrec__t *r) {
+static int sort_keys(policy__t *r) {
   int64_t n = r->nkeys;
   int64_t *a = ballast__malloc((size_t)(n ? n : 1) * sizeof *a);
   int64_t *b = ballast__malloc((size_t)(n ? n : 1) * sizeof *b);
@@ -704,7 +704,7 @@ static int sort_keys(lbrec__t *r) {
   return 0;
 }
 
-int lbrec__task(const lbrec__t *r, const char *key, lbrec__task_t *t) {
+int policy__task(const policy__t *r, const char *key, policy__task_t *t) {
   if (!r || !key || !t)
     return BALLAST_EINVAL;
   memset(t, 0, sizeof *t);
@@ -712,7 +712,7 @@ int lbrec__task(const lbrec__t *r, const char *key, lbrec__task_t *t) {
   int found = -1;
   long long since = -1;
   for (int g = r->ngraphs - 1; g >= 0 && id >= 0 && found < 0; g--) {
-    const lbrec__graph_t *G = &r->graphs[g];
+    const policy__graph_t *G = &r->graphs[g];
     for (int64_t v = 0; v < G->n && found < 0; v++)
       if (G->v[v].key == id) {
         found = g;

@@ -1,10 +1,10 @@
 /*
- * lbrec, the layer of the load-balancing policy (policy.c, the public
+ * policy, the layer of the load-balancing policy (policy.c, the public
  * ballast/rta_policy.h), of the load-balancing record's format and reader
  * (record_read.c) and of warm start's reading (warm_read.c: a record or a
  * profile into a table of tasks' slots and costs). It sees common and the map engine only, needs no MPI
  * processes and no task runtime: ballast-lbsim links it as a library
- * (ballast_lbpolicy) and replays records with the very code the library runs.
+ * (ballast_policyengine) and replays records with the very code the library runs.
  *
  * The load-balancing record: what BALLAST_LB_RECORD=path and
  * rta_lb_record() write, what ballast-lbsim replays and what a warm start
@@ -41,7 +41,7 @@
  *   P mode warmup window threshold outlier horizon initial_cost
  *       the policy as configured after the environment (mode off|explicit|
  *       auto, doubles %a)
- *   H ...   the hardware model, one line (rta__hw_to_text, src/map/hw_text.c)
+ *   H ...   the hardware model, one line (map__hw_to_text, src/map/hw_text.c)
  *   K id key                  key table entry (ids 0, 1, ... in order)
  *   G g step nvert            task graph g begins (0: at definition; k: the
  *                             graph of remap attempt k, a candidate that
@@ -140,28 +140,28 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <ballast/rta_hw.h>
+#include <ballast/rta_map.h>
 #include <ballast/rta_policy.h>
 
-#define LBREC__MAGIC "ballast-lbrecord"
-#define LBREC__VERSION 3
+#define POLICY__MAGIC "ballast-lbrecord"
+#define POLICY__VERSION 3
 
 /* ---- reading (record_read.c) --------------------------------------------- */
 
 /* One vertex of a recorded task graph. */
 typedef struct {
-  int key;        /* index into lbrec__t.keys */
+  int key;        /* index into policy__t.keys */
   int nprocs;
   int owner;      /* rank that owned it when the graph was built */
   double work;    /* vertex weight the engine got (seconds when measured) */
   double state;   /* state bytes */
-} lbrec__vertex_t;
+} policy__vertex_t;
 
 /* One recorded task graph and what the engine made of it. */
 typedef struct {
   long long step;     /* steps judged when it was built */
   int64_t n;          /* vertices */
-  lbrec__vertex_t *v;
+  policy__vertex_t *v;
   int64_t *xadj;      /* CSR of the edges u < v: xadj[n + 1] */
   int64_t *adj;
   double *adjw;
@@ -169,37 +169,37 @@ typedef struct {
   int *target;        /* the slots tasks moved to, or NULL */
   int has_quality;
   double quality[7];  /* the Q line's figures in its order */
-} lbrec__graph_t;
+} policy__graph_t;
 
 typedef enum {
-  LBREC__EV_STEP = 0,  /* T: step times; index into steps[] */
-  LBREC__EV_DECIDE,    /* D: index into decisions[] */
-  LBREC__EV_REMAP,     /* R: index into remaps[] */
-  LBREC__EV_REMAPPED,  /* X: index into measures[] */
-  LBREC__EV_CANDIDATE, /* J: index into candidates[] */
-  LBREC__EV_MERGED     /* S: index into merged[] */
-} lbrec__event_kind_t;
+  POLICY__EV_STEP = 0,  /* T: step times; index into steps[] */
+  POLICY__EV_DECIDE,    /* D: index into decisions[] */
+  POLICY__EV_REMAP,     /* R: index into remaps[] */
+  POLICY__EV_REMAPPED,  /* X: index into measures[] */
+  POLICY__EV_CANDIDATE, /* J: index into candidates[] */
+  POLICY__EV_MERGED     /* S: index into merged[] */
+} policy__event_kind_t;
 
 typedef struct {
-  lbrec__event_kind_t kind;
+  policy__event_kind_t kind;
   int64_t index;
-} lbrec__event_t;
+} policy__event_t;
 
 typedef struct {
   long long step;
   double wall;        /* rank 0's wall seconds for the step */
   double *times;      /* ranks entries */
-} lbrec__step_t;
+} policy__step_t;
 
 typedef struct {
   rta_decision_t d;
   int forced;         /* 1 assertion, 2 warm start, 3 estimates (version 3) */
-} lbrec__decision_t;
+} policy__decision_t;
 
 typedef struct {
   long long step;     /* the call at which the policy was fed it */
   rta_policy_step_t s;
-} lbrec__merged_t;
+} policy__merged_t;
 
 typedef struct {
   long long step;
@@ -208,7 +208,7 @@ typedef struct {
   rta_remap_candidate_t c;
   rta_decision_t d;   /* remap, reason, predicted_gain, remap_cost,
                          predicted_imbalance, tasks_to_move after it */
-} lbrec__candidate_t;
+} policy__candidate_t;
 
 typedef struct {
   long long step;
@@ -218,17 +218,17 @@ typedef struct {
   unsigned seed;      /* the engine's seed */
   int warm;           /* a warm map set the targets */
   int64_t cand;       /* its J line in candidates[], or -1 */
-} lbrec__remap_t;
+} policy__remap_t;
 
 typedef struct {
   long long step;
   int64_t n;
   int *key;
   double *cost;
-} lbrec__costs_t;
+} policy__costs_t;
 
 /* A whole record in memory. Read-only for its users. */
-typedef struct lbrec__record {
+typedef struct policy__record {
   int version;
   char *root;
   int ranks, placement;
@@ -242,39 +242,39 @@ typedef struct lbrec__record {
   char **keys;
   int64_t *key_order;     /* key ids sorted by key (lookups) */
   int ngraphs;
-  lbrec__graph_t *graphs;   /* graphs[g], g as in the G line (gaps: n 0) */
+  policy__graph_t *graphs;   /* graphs[g], g as in the G line (gaps: n 0) */
   int64_t nsteps, ndecisions, nremaps, nmeasures, ncandidates, ncostrows, nmerged;
-  lbrec__merged_t *merged; /* S lines (version 3) */
-  lbrec__step_t *steps;
-  lbrec__decision_t *decisions;
-  lbrec__remap_t *remaps;
+  policy__merged_t *merged; /* S lines (version 3) */
+  policy__step_t *steps;
+  policy__decision_t *decisions;
+  policy__remap_t *remaps;
   rta_remap_measure_t *measures;
-  lbrec__candidate_t *candidates;
-  lbrec__costs_t *costrows;
+  policy__candidate_t *candidates;
+  policy__costs_t *costrows;
   int64_t nevents;
-  lbrec__event_t *events;   /* T, S, D, J, R and X lines in file order */
+  policy__event_t *events;   /* T, S, D, J, R and X lines in file order */
   double *bytes;          /* ranks x ranks: the last B lines (per step), or NULL */
   int closed;             /* the Z line was read */
   long long dropped;      /* Z's dropped lines */
-} lbrec__t;
+} policy__t;
 
 /*
- * Reads the record at \a path. 0 and *out (free with lbrec__close);
+ * Reads the record at \a path. 0 and *out (free with policy__close);
  * BALLAST_EIO when the file cannot be opened; BALLAST_EPARSE for a file that
  * is not a record, of another version, malformed or cut inside a line
  * (a warning names the file, line and what is wrong); BALLAST_ENOMEM.
  * Nothing is returned on error.
  */
-int lbrec__open(const char *path, lbrec__t **out);
+int policy__open(const char *path, policy__t **out);
 /* Frees a record; NULL does nothing. */
-void lbrec__close(lbrec__t *r);
+void policy__close(policy__t *r);
 
 /* Identity of a task tree: a 64-bit hash of the sorted leaf keys of graph
  * \a g (FNV-1a over the keys with their NUL). A warm start compares it with
  * its own tree's to refuse another tree's record. 0 when g has no vertex. */
-uint64_t lbrec__tree_hash(const lbrec__t *r, int g);
+uint64_t policy__tree_hash(const policy__t *r, int g);
 /* The same hash over \a n sorted keys. */
-uint64_t lbrec__keys_hash(const char *const *keys, int64_t n);
+uint64_t policy__keys_hash(const char *const *keys, int64_t n);
 
 /* What the record knows of one task, from its last graph holding it. */
 typedef struct {
@@ -285,13 +285,13 @@ typedef struct {
                          committed remap holding it, else its owner */
   double mean_cost;   /* mean of its W costs since the last remap (0: none) */
   long long ncosts;   /* W samples behind mean_cost */
-} lbrec__task_t;
+} policy__task_t;
 
 /* 0 and *t; BALLAST_ENOTFOUND when no graph of the record has \a key.
  * O(log keys + vertices of the graphs searched + W costs after them). */
-int lbrec__task(const lbrec__t *r, const char *key, lbrec__task_t *t);
+int policy__task(const policy__t *r, const char *key, policy__task_t *t);
 /* The last graph (highest g with vertices), or -1. */
-int lbrec__last_graph(const lbrec__t *r);
+int policy__last_graph(const policy__t *r);
 
 /* The writer (src/lb/lb_record.c) is a listener of lb's contexts; its start
  * and stop are declared in lb_internal.h. */
@@ -299,25 +299,25 @@ int lbrec__last_graph(const lbrec__t *r);
 /* ---- warm start's table (warm_read.c) ----------------------------------------- */
 
 /* An earlier run's tasks: key -> (slot, seconds per step). */
-typedef struct lbrec__warm lbrec__warm_t;
+typedef struct policy__warm policy__warm_t;
 /*
  * Reads \a path, a load-balancing record or a job profile (JSON; \uXXXX
  * escapes and surrogate pairs decoded to UTF-8), for the context over root
- * \a root on \a size ranks. 0 and *out (free with lbrec__warm_free);
+ * \a root on \a size ranks. 0 and *out (free with policy__warm_free);
  * BALLAST_EIO (cannot read), BALLAST_ETOOBIG (over 1 GiB), BALLAST_ENOMEM,
  * BALLAST_EPARSE (neither a record nor a profile, or malformed),
  * BALLAST_EMISMATCH (no context over that root and number of ranks),
  * BALLAST_ENOTSUP (the profile's last map is binned); \a why (\a nwhy
  * bytes) says why. Local: no MPI.
  */
-int lbrec__warm_read(const char *path, const char *root, int size, lbrec__warm_t **out,
-                     char *why, size_t nwhy);
+int policy__warm_read(const char *path, const char *root, int size, policy__warm_t **out,
+                      char *why, size_t nwhy);
 /* 1 and the task's \a slot (-1: not known) and \a cost (seconds per step,
  * 0: not known) when \a key is in the table; 0 when not. */
-int lbrec__warm_find(const lbrec__warm_t *w, const char *key, int *slot, double *cost);
+int policy__warm_find(const policy__warm_t *w, const char *key, int *slot, double *cost);
 /* Tasks in the table. */
-int64_t lbrec__warm_ntasks(const lbrec__warm_t *w);
+int64_t policy__warm_ntasks(const policy__warm_t *w);
 /* Frees the table; NULL does nothing. */
-void lbrec__warm_free(lbrec__warm_t *w);
+void policy__warm_free(policy__warm_t *w);
 
 #endif /* BALLAST_LBREC_H */

@@ -1,7 +1,7 @@
 /*
- * Warm start's table (lbrec.h): an earlier run of the same task tree read
+ * Warm start's table (policy.h): an earlier run of the same task tree read
  * into key -> (slot, seconds per step), from one of two sources:
- * - a load-balancing record (lbrec.h): each task's last slot and mean
+ * - a load-balancing record (policy.h): each task's last slot and mean
  *   measured cost, through the record's reader;
  * - a job profile (BALLAST_PROFILE; mon's JSON): the context's last task map
  *   from "lb_series" (keys carried over from earlier maps when a map omits
@@ -10,7 +10,7 @@
  *   by CPU time, over its count, summed over ranks).
  * No MPI and no task runtime: lb applies the table to a context (lb_warm.c).
  */
-#include "lbrec/lbrec.h"
+#include "policy/policy.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -32,7 +32,7 @@ typedef struct {
   long long count;
 } row_t;
 
-struct lbrec__warm {
+struct policy__warm {
   int64_t n;
   row_t *rows; /* sorted by key */
 };
@@ -305,7 +305,7 @@ static int jint(double x) {
 
 /* ---- the table ------------------------------------------------------------- */
 
-void lbrec__warm_free(lbrec__warm_t *w) {
+void policy__warm_free(policy__warm_t *w) {
   if (!w)
     return;
   for (int64_t i = 0; i < w->n; i++)
@@ -314,8 +314,8 @@ void lbrec__warm_free(lbrec__warm_t *w) {
   free(w);
 }
 
-static lbrec__warm_t *warm_alloc(int64_t n) {
-  lbrec__warm_t *w = ballast__calloc(1, sizeof *w);
+static policy__warm_t *warm_alloc(int64_t n) {
+  policy__warm_t *w = ballast__calloc(1, sizeof *w);
   if (w && !(w->rows = ballast__calloc((size_t)(n ? n : 1), sizeof *w->rows))) {
     free(w);
     return NULL;
@@ -324,7 +324,7 @@ static lbrec__warm_t *warm_alloc(int64_t n) {
 }
 
 /* Appends a row (key copied); 0 or BALLAST_ENOMEM. Room for it exists. */
-static int warm_add(lbrec__warm_t *w, const char *key, int slot, double cost) {
+static int warm_add(policy__warm_t *w, const char *key, int slot, double cost) {
   row_t *r = &w->rows[w->n];
   if (!(r->key = ballast__strdup(key)))
     return BALLAST_ENOMEM;
@@ -338,17 +338,17 @@ static int row_cmp(const void *a, const void *b) {
   return strcmp(((const row_t *)a)->key, ((const row_t *)b)->key);
 }
 
-static row_t *warm_find(const lbrec__warm_t *w, const char *key) {
+static row_t *warm_find(const policy__warm_t *w, const char *key) {
   row_t k = {.key = (char *)key};
   return bsearch(&k, w->rows, (size_t)w->n, sizeof *w->rows, row_cmp);
 }
 
 /* ---- from a record ----------------------------------------------------------- */
 
-static int from_record(const char *root, int size, const char *path, lbrec__warm_t **out,
+static int from_record(const char *root, int size, const char *path, policy__warm_t **out,
                        char *why, size_t nwhy) {
-  lbrec__t *r;
-  int rc = lbrec__open(path, &r);
+  policy__t *r;
+  int rc = policy__open(path, &r);
   if (rc) {
     snprintf(why, nwhy, "not a readable load-balancing record (%s)", ballast_err_name(rc));
     return rc;
@@ -356,19 +356,19 @@ static int from_record(const char *root, int size, const char *path, lbrec__warm
   if (strcmp(r->root, root) || r->ranks != size) {
     snprintf(why, nwhy, "it records root \"%s\" on %d ranks, this context is \"%s\" "
              "on %d ranks (another task tree)", r->root, r->ranks, root, size);
-    lbrec__close(r);
+    policy__close(r);
     return BALLAST_EMISMATCH;
   }
-  lbrec__warm_t *w = warm_alloc(r->nkeys);
+  policy__warm_t *w = warm_alloc(r->nkeys);
   rc = w ? 0 : BALLAST_ENOMEM;
   for (int64_t k = 0; !rc && k < r->nkeys; k++) {
-    lbrec__task_t t;
-    if (lbrec__task(r, r->keys[k], &t) == 0)
+    policy__task_t t;
+    if (policy__task(r, r->keys[k], &t) == 0)
       rc = warm_add(w, r->keys[k], t.nprocs == 1 ? t.slot : -1, t.mean_cost);
   }
-  lbrec__close(r);
+  policy__close(r);
   if (rc) {
-    lbrec__warm_free(w);
+    policy__warm_free(w);
     return rc;
   }
   qsort(w->rows, (size_t)w->n, sizeof *w->rows, row_cmp);
@@ -402,7 +402,7 @@ static const jv_t *profile_context(const jv_t *prof, const char *root_key, int s
 
 /* Keys and owners of the context's last task map (keys carried over from
  * the earlier maps that wrote them). */
-static int profile_map(const jv_t *c, lbrec__warm_t **out, char *why, size_t nwhy) {
+static int profile_map(const jv_t *c, policy__warm_t **out, char *why, size_t nwhy) {
   const jv_t *snaps = jget(jget(c, "task_map"), "snapshots"), *keys = NULL, *last = NULL;
   for (int i = 0; snaps && snaps->type == 'a' && i < snaps->n; i++) {
     const jv_t *k = jget(&snaps->items[i], "keys");
@@ -420,13 +420,13 @@ static int profile_map(const jv_t *c, lbrec__warm_t **out, char *why, size_t nwh
     snprintf(why, nwhy, "its last task map has no keys or owners of its size");
     return BALLAST_EPARSE;
   }
-  lbrec__warm_t *w = warm_alloc(keys->n);
+  policy__warm_t *w = warm_alloc(keys->n);
   int rc = w ? 0 : BALLAST_ENOMEM;
   for (int i = 0; !rc && i < keys->n; i++)
     if (keys->items[i].type == 's' && owner->items[i].type == 'n')
       rc = warm_add(w, keys->items[i].str, jint(owner->items[i].num), 0);
   if (rc) {
-    lbrec__warm_free(w);
+    policy__warm_free(w);
     return rc;
   }
   qsort(w->rows, (size_t)w->n, sizeof *w->rows, row_cmp);
@@ -436,7 +436,7 @@ static int profile_map(const jv_t *c, lbrec__warm_t **out, char *why, size_t nwh
 
 /* Each task's seconds per step from the regions named by its key, over
  * every rank: wall minus MPI time, capped by CPU time, over the count. */
-static void profile_costs(const jv_t *prof, lbrec__warm_t *w) {
+static void profile_costs(const jv_t *prof, policy__warm_t *w) {
   const jv_t *ranks = jget(prof, "ranks_data");
   double *sum = ballast__calloc((size_t)(w->n ? w->n : 1), sizeof *sum);
   if (!sum)
@@ -501,7 +501,7 @@ static int slurp(const char *path, char **text, size_t *len) {
 }
 
 static int from_profile(const char *root, int size, const char *text, size_t len,
-                        lbrec__warm_t **out, char *why, size_t nwhy) {
+                        policy__warm_t **out, char *why, size_t nwhy) {
   jp_t j = {text, text + len, 0};
   jv_t doc;
   if (jvalue(&j, &doc, 0)) {
@@ -526,8 +526,8 @@ static int from_profile(const char *root, int size, const char *text, size_t len
 
 /* ---- the table's readers ------------------------------------------------------ */
 
-int lbrec__warm_read(const char *path, const char *root, int size, lbrec__warm_t **out,
-                     char *why, size_t nwhy) {
+int policy__warm_read(const char *path, const char *root, int size, policy__warm_t **out,
+                      char *why, size_t nwhy) {
   *out = NULL;
   char *text = NULL;
   size_t len = 0;
@@ -537,8 +537,8 @@ int lbrec__warm_read(const char *path, const char *root, int size, lbrec__warm_t
                               : rc == BALLAST_ETOOBIG ? "larger than 1 GiB" : "no memory to read it");
     return rc;
   }
-  size_t ml = strlen(LBREC__MAGIC);
-  if (len >= ml && !memcmp(text, LBREC__MAGIC, ml))
+  size_t ml = strlen(POLICY__MAGIC);
+  if (len >= ml && !memcmp(text, POLICY__MAGIC, ml))
     rc = from_record(root, size, path, out, why, nwhy);
   else
     rc = from_profile(root, size, text, len, out, why, nwhy);
@@ -546,7 +546,7 @@ int lbrec__warm_read(const char *path, const char *root, int size, lbrec__warm_t
   return rc;
 }
 
-int lbrec__warm_find(const lbrec__warm_t *w, const char *key, int *slot, double *cost) {
+int policy__warm_find(const policy__warm_t *w, const char *key, int *slot, double *cost) {
   const row_t *row = w ? warm_find(w, key) : NULL;
   if (!row)
     return 0;
@@ -555,4 +555,4 @@ int lbrec__warm_find(const lbrec__warm_t *w, const char *key, int *slot, double 
   return 1;
 }
 
-int64_t lbrec__warm_ntasks(const lbrec__warm_t *w) { return w ? w->n : 0; }
+int64_t policy__warm_ntasks(const policy__warm_t *w) { return w ? w->n : 0; }

@@ -1,5 +1,5 @@
 /**
- * \file ballast/rta_hw.h
+ * \file ballast/rta_map.h
  * \brief Rta-C hardware model and two-phase SCOTCH mapping.
  *
  * Three objects:
@@ -23,8 +23,8 @@
  * distinct threads; read-only calls (const arguments) on one object may run
  * concurrently.
  */
-#ifndef BALLAST_RTA_HW_H
-#define BALLAST_RTA_HW_H
+#ifndef BALLAST_RTA_MAP_H
+#define BALLAST_RTA_MAP_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -507,4 +507,4 @@ BALLAST_API int rta_map_evaluate(const rta_graph_t *g, const rta_hw_t *hw,
 #ifdef __cplusplus
 }
 #endif
-#endif /* BALLAST_RTA_HW_H */
+#endif /* BALLAST_RTA_MAP_H */
