@@ -15,19 +15,7 @@
 #include <ballast/rta_map.h>
 
 #include "emumap_util.h"
-
-/* A distance the test knows to exist (the call itself is checked). */
-static double slot_dist(const rta_hw_t *hw, int a, int b) {
-  double d = -1;
-  CHECK_EQ(rta_hw_slot_distance(hw, a, b, &d), 0);
-  return d;
-}
-
-static double node_dist(const rta_hw_t *hw, int a, int b) {
-  double d = -1;
-  CHECK_EQ(rta_hw_node_distance(hw, a, b, &d), 0);
-  return d;
-}
+#include "test_hw.h"
 
 enum { BIG = 1 << 20 };
 

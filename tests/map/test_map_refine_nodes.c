@@ -18,26 +18,8 @@
 #include <string.h>
 
 #include "map/map_remap.h"
+#include "remap_util.h"
 #include "test_util.h"
-
-static int64_t moved(int64_t n, const int64_t *a, const int64_t *b) {
-  int64_t m = 0;
-  for (int64_t v = 0; v < n; v++)
-    m += a[v] != b[v];
-  return m;
-}
-
-/* Tasks away from their old slot and their state bytes. */
-static map__budget_t migrated(const rta_graph_t *g, const int64_t *prev,
-                              const int64_t *slot) {
-  map__budget_t m = {0, 0};
-  for (int64_t v = 0; v < g->nvert; v++)
-    if (prev[v] >= 0 && slot[v] != prev[v]) {
-      m.tasks++;
-      m.bytes += g->state[v];
-    }
-  return m;
-}
 
 /* The node level's cost, from the graph and the machine: bytes between
  * tasks on different nodes x the node distance, plus state / steps x the

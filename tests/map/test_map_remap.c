@@ -20,39 +20,15 @@
 #include <string.h>
 
 #include "map/map_remap.h"
+#include "remap_util.h"
 #include "test_util.h"
-
-/* A distance the test knows to exist (the call itself is checked). */
-static double slot_dist(const rta_hw_t *hw, int a, int b) {
-  double d = -1;
-  CHECK_EQ(rta_hw_slot_distance(hw, a, b, &d), 0);
-  return d;
-}
+#include "test_hw.h"
 
 static double max_avg(const rta_graph_t *g, const rta_hw_t *hw,
                       const int64_t *slot) {
   rta_map_quality_t q;
   CHECK_EQ(rta_map_evaluate(g, hw, slot, NULL, &q), 0);
   return q.max_avg_load_core;
-}
-
-static int64_t moved(int64_t n, const int64_t *a, const int64_t *b) {
-  int64_t m = 0;
-  for (int64_t v = 0; v < n; v++)
-    m += a[v] != b[v];
-  return m;
-}
-
-/* Tasks away from their old slot and their state bytes, as a budget. */
-static map__budget_t migrated(const rta_graph_t *g, const int64_t *prev,
-                              const int64_t *slot) {
-  map__budget_t m = {0, 0};
-  for (int64_t v = 0; v < g->nvert; v++)
-    if (slot[v] != prev[v]) {
-      m.tasks++;
-      m.bytes += g->state[v];
-    }
-  return m;
 }
 
 /* Work and state x4 inside a ball of radius n/4 around (n/4, n/2, n/2). */

@@ -14,8 +14,9 @@ import re
 import sys
 
 
-def strip(text):
-    """Blank out comments, strings and character literals, keeping newlines."""
+def strip(text, directives=False):
+    """Blank out comments, strings and character literals, keeping newlines;
+    preprocessor lines too unless \a directives (layers.py reads macros)."""
     out = []
     i, n = 0, len(text)
     while i < n:
@@ -37,7 +38,7 @@ def strip(text):
             j = min(j + 1, n)
             out.append(c + re.sub(r"[^\n]", " ", text[i + 1:j - 1]) + c)
             i = j
-        elif c == "#" and (i == 0 or text[i - 1] == "\n"):
+        elif not directives and c == "#" and (i == 0 or text[i - 1] == "\n"):
             # preprocessor line (with continuations)
             j = i
             while True:

@@ -40,6 +40,8 @@ import re
 import subprocess
 import sys
 
+from func_length import strip  # same directory: the C text without comments and strings
+
 ORDER = ["common", "tool", "mon", "pia", "assert", "map", "topo", "task", "policy", "mig", "lb"]
 SEES = {
     "common": {"common"},
@@ -152,34 +154,6 @@ DEFINES = [
 ]
 
 
-def strip_c(text):
-    """C text with comments and string/char literals blanked (lines kept)."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            out.append(c + " " * max(0, j - i - 2) + c)
-            i = j
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
 def check_prefixes(src):
     """Rule 3: what each layer defines carries its prefix, what it names is seen."""
     bad = []
@@ -189,7 +163,7 @@ def check_prefixes(src):
         for path in sorted(glob.glob(os.path.join(src, "src", layer, "**", "*.[ch]"),
                                      recursive=True)):
             with open(path, encoding="utf-8", errors="replace") as f:
-                code = strip_c(f.read())
+                code = strip(f.read(), directives=True)
             rel = os.path.relpath(path, src)
             defined = set()
             for rx in DEFINES:
