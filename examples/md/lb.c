@@ -12,7 +12,7 @@
  *       "md" is the context root, defined on every rank with the callbacks;
  *       each rank defines the blocks it owns. A block's force computation is
  *       clocked as its task each step, so the cost model measures the work
- *       of each block; est_work is its particle count, its declared partners
+ *       of each block; est_work is its particles plus its list pairs, its declared partners
  *       are its neighbour blocks with the ghost bytes they exchange.
  * A moving block's state is [block, n, x[n] y z vx vy vz fx fy fz, id[n]]
  * (doubles; ids bit-copied): size() = 8 (2 + 10 n) bytes, pack() writes it
@@ -198,8 +198,8 @@ int md_lb_init(md_sim_t *s) {
   rta_lb_config_init(&cfg);
   cfg.strategy = s->p.lb_random ? RTA_MAP_RANDOM : RTA_MAP_TWOPHASE;
   cfg.seed = (unsigned)s->p.seed;
-  /* balance the particle counts (each block's est_work) at the first call,
-   * as LAMMPS does before step 1; measurements take over after */
+  /* balance the blocks' estimated work at the first call (made below, in
+   * the set-up), as LAMMPS does before step 1; measurements take over after */
   cfg.balance_estimates = 1;
   MPI_Comm comm;
   int rc2 = rta_lb_create(s->comm, s->md_root, &cfg, &s->lb, &comm);
