@@ -110,7 +110,7 @@ void ballast__log_line(int rank, const char *tag, const char *msg, const char *n
     fprintf(stderr, "ballast: %s: %s%s\n", tag, msg, note);
 }
 
-__thread int ballast__tl_lib_depth;
+__thread __attribute__((tls_model("initial-exec"))) int ballast__tl_lib_depth;
 
 void ballast__lib_begin(void) { ballast__tl_lib_depth++; }
 

@@ -44,8 +44,9 @@ int ballast__mpi_live(void);
  * wrappers see the depth and account the call as the library's own traffic
  * (the report's "library" section), never as the application's; without it
  * (ballast-map links the mapping engine alone) the calls go straight to MPI.
- * Nesting is allowed; the depth is per thread. */
-extern __thread int ballast__tl_lib_depth;
+ * Nesting is allowed; the depth is per thread. Initial-exec TLS, as mon's
+ * (every wrapped call reads it: no __tls_get_addr call). */
+extern __thread __attribute__((tls_model("initial-exec"))) int ballast__tl_lib_depth;
 void ballast__lib_begin(void);
 void ballast__lib_end(void);
 int ballast__lib_depth(void);

@@ -116,6 +116,7 @@ struct mon__tls {
   /* signature table (table.c) */
   mon__sig_t *sigs;
   mon__sig_t *sigcache[MON__SIGCACHE];
+  mon__sig_t *siglast[MON__NACT]; /* each activity's last entry (no hash) */
   mon__arena_t sig_arena;         /* the entries */
   uint64_t nsigs;
 
