@@ -17,7 +17,6 @@
 #include "map/map_internal.h"
 #include "mon/mon_hooks.h"
 #include "task/task_hooks.h"
-#include "tool/tool_internal.h"
 
 /* The registry of contexts, keyed by application communicator (a list: a
  * program has a handful of contexts). The only one: the report and the
@@ -728,7 +727,8 @@ static void remap_commit(rta_lb_context_t *ctx, remap_t *s) {
 /* Max of the times and sum of the moves over ranks, in one collective, into
  * the statistics. A failure of that collective loses only these figures. */
 static void remap_account(rta_lb_context_t *ctx, const remap_t *s, int rc,
-                          double t_map, double t_move, rta_remap_measure_t *cost) {
+                          double t_map, double t_move, rta_remap_measure_t *cost,
+                          long *tasks) {
   double local[4] = {t_map, t_move, (double)s->mv.tasks, (double)s->mv.bytes};
   double mx[2] = {0, 0}, tot[2] = {0, 0};
   double *all = ctx->stepbuf; /* the step's times were consumed by the policy */
@@ -742,14 +742,7 @@ static void remap_account(rta_lb_context_t *ctx, const remap_t *s, int rc,
   ctx->stats.seconds_mapping += mx[0];
   ctx->stats.seconds_migrating += mx[1];
   *cost = (rta_remap_measure_t){mx[0], mx[1], rc ? 0 : tot[1], rc == 0};
-  if (TOOL__ON(TOOL__EV_REMAP_END)) {
-    ballast_tool_remap_end_t ev = {
-        .t_ns = tool__now(), .context = ctx->root_key, .step = (long)ctx->last.step,
-        .strategy = rta_strategy_name(ctx->cfg.strategy),
-        .tasks_moved = rc ? 0 : (long)tot[0], .bytes_moved = rc ? 0 : (uint64_t)tot[1],
-        .mapping_s = mx[0], .migration_s = mx[1], .committed = rc == 0};
-    tool__emit_remap_end(&ev);
-  }
+  *tasks = rc ? 0 : (long)tot[0];
   if (rc)
     return;
   ctx->stats.remaps++;
@@ -862,7 +855,7 @@ static int candidate_wanted(rta_lb_context_t *ctx, const remap_t *s, double t_ma
  * candidate the policy drops (candidate_wanted) is freed unmoved: \a *dropped
  * is set and nothing is measured or counted. */
 static int remap(rta_lb_context_t *ctx, rta_decision_t *d, rta_remap_measure_t *cost,
-                 int *dropped) {
+                 int *dropped, long *tasks) {
   remap_t s = {.app = MPI_COMM_NULL, .mv = {0, 0, -1, 0}, .who = -1};
   double t0 = MPI_Wtime(), c0 = thread_cpu();
   int rc = remap_map(ctx, &s);
@@ -905,7 +898,7 @@ static int remap(rta_lb_context_t *ctx, rta_decision_t *d, rta_remap_measure_t *
   remap_free(&s);
   if (prepared)
     ctx->move_phase[LB__PH_OTHER] += MPI_Wtime() - tf;
-  remap_account(ctx, &s, rc, t_map, elapsed(ctx, t1, c1), cost);
+  remap_account(ctx, &s, rc, t_map, elapsed(ctx, t1, c1), cost, tasks);
   return rc;
 }
 
@@ -926,17 +919,6 @@ static int remap_check(rta_lb_context_t *ctx, int own, rta_decision_t *d) {
     ctx->last.remap = 0;
   }
   return rc;
-}
-
-/* The tools interface's lb_decision: every step the policy judged. */
-static void decision_event(const rta_lb_context_t *ctx, const rta_decision_t *d) {
-  ballast_tool_lb_decision_t ev = {
-      .t_ns = tool__now(), .context = ctx->root_key, .step = (long)d->step,
-      .imbalance = d->imbalance, .predicted_gain_s = d->predicted_gain,
-      .remap_cost_s = d->remap_cost,
-      .verdict = d->remap ? BALLAST_TOOL_REMAP : BALLAST_TOOL_KEEP,
-      .reason = rta_reason_name(d->reason)};
-  tool__emit_lb_decision(&ev);
 }
 
 /* The statistics and the log line of one judged step. */
@@ -966,17 +948,6 @@ static void note_decision(rta_lb_context_t *ctx, const rta_decision_t *d) {
                  d->step, rta_reason_name(d->reason), d->imbalance,
                  ctx->cfg.policy.threshold, d->predicted_gain, d->remap_cost,
                  d->ignored_outliers);
-}
-
-/* A candidate the policy dropped: tools see the remap they were told began
- * end uncommitted, having moved nothing. */
-static void candidate_dropped(const rta_lb_context_t *ctx, const rta_decision_t *d) {
-  if (TOOL__ON(TOOL__EV_REMAP_END)) {
-    ballast_tool_remap_end_t ev = {
-        .t_ns = tool__now(), .context = ctx->root_key, .step = (long)d->step,
-        .strategy = rta_strategy_name(ctx->cfg.strategy), .committed = 0};
-    tool__emit_remap_end(&ev);
-  }
 }
 
 int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
@@ -1039,8 +1010,6 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
                             ctx->fed_wall_max, ctx->fed_wall_sum,
                             &d, forced, closed};
   lb__emit_step(ctx, &ev);
-  if (TOOL__ON(TOOL__EV_LB_DECISION))
-    decision_event(ctx, &d);
   note_decision(ctx, &d);
   double t_decided = MPI_Wtime();
   ctx->stats.seconds_deciding += t_decided - t_in;
@@ -1050,27 +1019,20 @@ int rta_lb_perform(rta_lb_context_t *ctx, MPI_Comm *comm) {
   if (d.remap) {
     rta_remap_measure_t cost = {0, 0, 0, 0};
     int dropped = 0;
-    if (TOOL__ON(TOOL__EV_REMAP_BEGIN)) {
-      ballast_tool_remap_begin_t ev = {.t_ns = tool__now(), .context = ctx->root_key,
-                                       .step = (long)d.step,
-                                       .strategy = rta_strategy_name(ctx->cfg.strategy)};
-      tool__emit_remap_begin(&ev);
-    }
+    long tasks = 0;
     ballast__lib_begin();
     lb__emit_remap_begun(ctx);
     ctx->remap_tried = 1;
-    rc = remap(ctx, &d, &cost, &dropped);
+    rc = remap(ctx, &d, &cost, &dropped, &tasks);
     ballast__lib_end();
     policy__warm_free(ctx->warm); /* one try: a failed warm remap is not repeated */
     ctx->warm = NULL;
     ctx->last = d;
     if (!dropped && d.imbalance > 0)
       ctx->stats.imbalance_before = d.imbalance;
-    const lb__remap_end_t end = {rc, dropped, &cost, &d};
+    const lb__remap_end_t end = {rc, dropped, tasks, &cost, &d};
     lb__emit_remap_ended(ctx, &end);
-    if (dropped) {
-      candidate_dropped(ctx, &d); /* the step's reduction goes on */
-    } else {
+    if (!dropped) { /* a dropped candidate: the step's reduction goes on */
       /* the step measured before the remap says nothing of the ranks after
        * it: dropped */
       ctx->step_ready = 0;

@@ -1,5 +1,6 @@
 /* The table of listeners of load balancing (lb_internal.h): the record
- * writer, the series and the report attach to it, and lb.c raises each
+ * writer, the series, the report and the tools interface's events attach
+ * to it, and lb.c raises each
  * event of a context's life through it, in a loop, as the tools interface
  * raises events to tools. The table grows as listeners attach; nothing in
  * it is bounded by a fixed size. It lives as long as the process (a
@@ -14,7 +15,7 @@
 /* The table starts in static room for the built-in listeners, so that
  * attaching them cannot fail (a failure would hide this run's contexts from
  * the record, the series and the report); more listeners grow it. */
-enum { ROOM = 4 };
+enum { ROOM = 8 };
 static const lb__listener_t *room[ROOM];
 static const lb__listener_t **table = room;
 static int nlisteners, caplisteners = ROOM, builtin_done;
@@ -45,7 +46,8 @@ int lb__listen(const lb__listener_t *l) {
  * definition's bookkeeping, and its start's time counts in the definition's). */
 static void attach_builtin(void) {
   static const lb__listener_t *const builtin[] = {
-      &lb__record_listener, &lb__report_listener, &lb__series_listener};
+      &lb__record_listener, &lb__report_listener, &lb__series_listener,
+      &lb__tool_listener};
   _Static_assert(sizeof builtin / sizeof *builtin <= ROOM, "room for the built-in listeners");
   if (builtin_done)
     return;

@@ -187,6 +187,8 @@ typedef struct {
 typedef struct {
   int rc;                   /* the remap's code */
   int dropped;              /* the candidate was not carried out */
+  long tasks;               /* tasks it moved over all ranks (0 unless
+                             * committed) */
   const rta_remap_measure_t *cost; /* what the policy is given (not dropped) */
   const rta_decision_t *d;  /* the step's decision */
 } lb__remap_end_t;
@@ -216,10 +218,12 @@ typedef struct lb__listener {
  * the others; the built-in listeners attach before the first context.
  * 0; BALLAST_EEXIST when attached already; BALLAST_ENOMEM. */
 int lb__listen(const lb__listener_t *l);
-/* The built-in listeners (lb_record.c, lb_report.c, lb_series.c). */
+/* The built-in listeners (lb_record.c, lb_report.c, lb_series.c,
+ * lb_tool.c). */
 extern const lb__listener_t lb__record_listener;
 extern const lb__listener_t lb__report_listener;
 extern const lb__listener_t lb__series_listener;
+extern const lb__listener_t lb__tool_listener;
 
 /* Raise one event to every listener, in order. */
 int lb__wants_graph(const rta_lb_context_t *ctx);

@@ -152,6 +152,8 @@ static void on_other(int ev, const void *e) {
     remap_seq = 2;
     rend = *(const ballast_tool_remap_end_t *)e;
     CHECK_STREQ(rend.strategy, rbegin.strategy);
+    CHECK_STREQ(rend.context, rbegin.context);
+    CHECK_EQ(rend.step, rbegin.step); /* the end of the remap that began */
     break;
   case TT_TASK_MOVE:
     CHECK_EQ(remap_seq, 1); /* between begin and end */
