@@ -4,8 +4,9 @@ second with Open MPI's Rabenseifner algorithm) on 2 ranks write
 fingerprints whose series agree with themselves (the largest time of each
 repetition over the ranks, labels of first/warm-up/outlier/good), and
 ballast-report draws each and their comparison, which headless Chromium
-renders without a console message and not blank. Bad input: a profile that
-is not a fingerprint, bad options.
+renders without a console message and not blank; a comparison of
+different operations or sizes says so. Bad input: a profile that is not a
+fingerprint, bad options (reported once, not once per rank).
 
 usage: check_fingerprint.py MPIEXEC MIBFI REPORT OUTDIR
 """
@@ -72,8 +73,14 @@ for src, args in ((a, []), (b, []), (a, ["--compare", b])):
     p = subprocess.run([sys.executable, REPORT, src] + args + ["-o", page],
                        capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, "ballast-report %s %s: %s" % (src, args, p.stderr))
+    if args:
+        cmp_err = p.stderr
     pages.append(page)
+check("sizes in one fingerprint only (not compared): 8" in cmp_err,
+      "the comparison warns of the size B lacks: %s" % cmp_err)
 text = open(pages[2]).read()
+check("Warning:" in text and "sizes in one fingerprint only" in text,
+      "the comparison page shows the warning")
 check("Mann-Whitney U test" in text and re.search(r"p = [0-9.e+-]+", text),
       "the comparison has the rank test")
 check(text.count("95% interval") >= 1, "the comparison has the quantiles' intervals")
@@ -110,6 +117,17 @@ check(p.returncode != 0 and "cannot write" in p.stderr, "an unwritable output fa
       % (p.returncode, p.stderr[-300:]))
 p = subprocess.run([MIBFI, "--op", "nope"], capture_output=True, text=True, timeout=60)
 check(p.returncode == 2 and "unknown --op" in p.stderr, "bad option: %s" % p.stderr)
+p = subprocess.run([MPIEXEC, "-n", "2", "--oversubscribe", MIBFI, "--op", "nope"],
+                   capture_output=True, text=True, timeout=120)
+check(p.returncode != 0 and p.stderr.count("unknown --op") == 1,
+      "a bad option is reported once, not once per rank: %s" % p.stderr[-400:])
+# Fingerprints of different operations: compared, with a warning.
+c = os.path.join(OUT, "c.json")
+mibfi(c, {}, ["--op", "bcast", "--reps", "20", "--bytes", "1000"])
+p = subprocess.run([sys.executable, REPORT, a, "--compare", c, "-o", c + "-cmp.html"],
+                   capture_output=True, text=True, timeout=120)
+check(p.returncode == 0 and "different operation: A MPI_Allreduce, B MPI_Bcast" in p.stderr,
+      "different operations are warned of: %d %s" % (p.returncode, p.stderr))
 if fails:
     sys.exit("%d check(s) failed" % len(fails))
 print("fingerprint: all checks passed")

@@ -199,7 +199,8 @@ def case_section(name, times, labels, rank_times):
 CSS = ("table.fp{border-collapse:collapse;font-size:12px;margin:6px 0}"
        "table.fp td,table.fp th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
        "figure.fp{display:inline-block;margin:4px}figcaption{font-size:11px;color:#444}"
-       ".fpgrid{display:flex;flex-wrap:wrap}")
+       ".fpgrid{display:flex;flex-wrap:wrap}"
+       "p.warn{background:#fff3cd;border:1px solid #e0b000;padding:4px 8px}")
 
 
 def setting_table(s):
@@ -313,11 +314,37 @@ def compare_case(name_a, ca, name_b, cb):
                     "ECDF of the good repetitions, A and B")))
 
 
-def compare_page(doc_a, doc_b, name_a="A", name_b="B"):
+def compare_warnings(fa, fb):
+    """What makes two fingerprints measure different things: a different
+    operation, rank count, node count or synchronisation, and sizes only one
+    of them has. One sentence each; empty when they compare like with like."""
+    sa, sb = fa["setting"], fb["setting"]
+    warn = []
+    for k, what in (("operation", "operation"), ("ranks", "number of ranks"),
+                    ("nodes", "number of nodes"), ("sync", "synchronisation")):
+        if sa.get(k) != sb.get(k):
+            warn.append("different %s: A %s, B %s" % (what, sa.get(k), sb.get(k)))
+    ba = {c.get("bytes") for c in fa["cases"]}
+    bb = {c.get("bytes") for c in fb["cases"]}
+    if not ba & bb:
+        warn.append("no message size in common: nothing is compared")
+    elif ba != bb:
+        warn.append("sizes in one fingerprint only (not compared): %s" % ", ".join(
+            str(x) for x in sorted(ba ^ bb, key=lambda v: (v is None, v or 0))))
+    return warn
+
+
+def compare_page(doc_a, doc_b, name_a="A", name_b="B", warn=None):
+    """The comparison page of two fingerprints. \a warn, when a list, gets
+    compare_warnings' sentences (also shown at the top of the page)."""
     fa, fb = check(doc_a), check(doc_b)
+    w = compare_warnings(fa, fb)
+    if warn is not None:
+        warn.extend(w)
     out = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>fingerprints compared"
            "</title><style>%s</style></head><body><h1>%s against %s</h1>"
            % (CSS, esc(name_a), esc(name_b)),
+           "".join("<p class='warn'><b>Warning:</b> %s</p>" % esc(x) for x in w),
            "<div class='fpgrid'><div><h2>A: %s</h2>%s</div><div><h2>B: %s</h2>%s</div></div>"
            % (esc(name_a), setting_table(fa["setting"]), esc(name_b),
               setting_table(fb["setting"]))]

@@ -45,7 +45,22 @@ typedef struct {
 static const char *const ops[] = {"allreduce", "bcast", "reduce", "allgather", "alltoall",
                                   "barrier"};
 
+/* The command line is parsed before MPI_Init (BALLAST_REPEAT_KEEP must be
+ * set first), so every rank parses it; only the launcher's rank 0 (or a
+ * process started without a launcher) says what was wrong. */
+static int launcher_rank0(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *v = getenv(vars[i]);
+    if (v)
+      return strcmp(v, "0") == 0;
+  }
+  return 1;
+}
+
 static int usage(const char *why) {
+  if (!launcher_rank0())
+    return 2;
   fprintf(stderr,
           "ballast-mibfi: %s\nusage: ballast-mibfi [--op allreduce|bcast|reduce|allgather|"
           "alltoall|barrier] [--bytes N[,N...]] [--reps R] [--sync barrier|none] "
