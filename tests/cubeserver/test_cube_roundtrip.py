@@ -3,7 +3,8 @@
 writes BALLAST_CUBE and BALLAST_PROFILE; ballast-cube, on 1 and 2 ranks with
 every strategy, answers the same, and its figures equal the profile's (the
 root's inclusive time is the ranks' summed wall time; each region's
-exclusive visits its instances summed over the ranks).
+exclusive visits its instances summed over the ranks); a MINDOUBLE metric
+without a value prints none and is left out of top.
 
 usage: test_cube_roundtrip.py MPIEXEC CUBE_APP BALLAST_CUBE
 """
@@ -62,6 +63,22 @@ if outs:
         for (k, n), v in zip(sorted(regions.items()), vals[1:]):
             if v != n:
                 fails.append("visits of %s: %r, profile %d" % (k, v, n))
+# A MINDOUBLE metric where nothing was measured (a region's own row of the
+# shortest MPI call: its calls are its MPI children's rows) prints none and
+# ranks nowhere in top; the subtree's minimum is a real value.
+r = subprocess.run([MPIEXEC, "-n", "2", "--oversubscribe", CUBE,
+                    "-e", "excl min_time ballast_main/step/compute",
+                    "-e", "incl min_time ballast_main/step",
+                    "-e", "top 50 min_time", cubex], capture_output=True, text=True, timeout=120)
+lines = r.stdout.splitlines()
+vals = [l for l in lines if l.startswith("value ")]
+tops = [l for l in lines if l.startswith("top ")]
+if r.returncode != 0 or len(vals) != 2 or vals[0] != "value none":
+    fails.append("min_time without a value: %r %s" % (vals, r.stderr[-300:]))
+elif not 0 < float(vals[1].split()[1]) < 1:
+    fails.append("the subtree's shortest MPI call: %r" % vals[1])
+if not tops or any(not 0 <= float(l.split()[2]) < 1 or "/MPI_" not in l for l in tops):
+    fails.append("top min_time lists only MPI calls with a value: %r" % tops[:5])
 for f in fails:
     print("FAIL:", f)
 if fails:

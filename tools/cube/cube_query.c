@@ -151,6 +151,14 @@ static int parse_value(const srv_t *s, toks_t *t, int at, valq_t *q, char *err, 
   return 0;
 }
 
+/* A value as printed: %.17g, or "none" for a MIN/MAX metric's no value. */
+static const char *val_str(const cube_metric_t *m, double v, char buf[32]) {
+  if (cube_no_value(m, v))
+    return "none";
+  snprintf(buf, 32, "%.17g", v);
+  return buf;
+}
+
 static int64_t qwidth(const srv_t *s, const valq_t *q) {
   return q->per_loc ? (q->sel.n < 0 ? s->c->nloc : q->sel.n) : 1;
 }
@@ -163,9 +171,12 @@ static int run_value(srv_t *s, toks_t *t, FILE *out, char *err, size_t errlen) {
   double *v = malloc((size_t)(w ? w : 1) * sizeof *v);
   rc = v ? srv_value(s, q.m, q.x, q.inclusive, &q.sel, q.per_loc, v, err, errlen) : BALLAST_ENOMEM;
   if (!rc && s->rank == 0) {
-    if (!q.per_loc) fprintf(out, "value %.17g\n", v[0]);
+    const cube_metric_t *mt = &s->c->metric[q.m];
+    char b0[32];
+    if (!q.per_loc) fprintf(out, "value %s\n", val_str(mt, v[0], b0));
     for (int64_t k = 0; q.per_loc && k < w; k++)
-      fprintf(out, "loc %" PRId64 " %.17g\n", s->c->loc_id[q.sel.n < 0 ? k : q.sel.idx[k]], v[k]);
+      fprintf(out, "loc %" PRId64 " %s\n", s->c->loc_id[q.sel.n < 0 ? k : q.sel.idx[k]],
+              val_str(mt, v[k], b0));
   }
   free(v);
   free(q.sel.idx);
@@ -235,12 +246,17 @@ static int run_diff(srv_t *a, srv_t *b, toks_t *t, FILE *out, char *err, size_t 
   int rc = va ? srv_value(a, q.m, q.x, q.inclusive, &q.sel, q.per_loc, va, err, errlen)
               : BALLAST_ENOMEM;
   if (!rc) rc = diff_b(a, b, &q, vb, w, err, errlen);
+  const cube_metric_t *mt = &a->c->metric[q.m];
   for (int64_t k = 0; !rc && a->rank == 0 && k < w; k++) {
+    /* a side without a value prints none, and so does the difference */
+    char ba[32], bb[32], bd[32];
+    int none = cube_no_value(mt, va[k]) || cube_no_value(mt, vb[k]);
+    const char *d = none ? "none" : val_str(mt, va[k] - vb[k], bd);
     if (q.per_loc)
-      fprintf(out, "loc %" PRId64 " %.17g %.17g %.17g\n",
-              a->c->loc_id[q.sel.n < 0 ? k : q.sel.idx[k]], va[k], vb[k], va[k] - vb[k]);
+      fprintf(out, "loc %" PRId64 " %s %s %s\n", a->c->loc_id[q.sel.n < 0 ? k : q.sel.idx[k]],
+              val_str(mt, va[k], ba), val_str(mt, vb[k], bb), d);
     else
-      fprintf(out, "diff %.17g %.17g %.17g\n", va[0], vb[0], va[0] - vb[0]);
+      fprintf(out, "diff %s %s %s\n", val_str(mt, va[0], ba), val_str(mt, vb[0], bb), d);
   }
   free(va);
   free(q.sel.idx);

@@ -54,6 +54,15 @@ typedef struct {
   int64_t *row_of;     /* cnode index -> row in N.data, -1: none (zero) */
 } cube_metric_t;
 
+/** 1 when \a v is a MINDOUBLE or MAXDOUBLE metric's "no value" (its
+ *  aggregation's identity: nothing was measured there, e.g. the shortest
+ *  MPI call of a region that made none; DBL_MAX as Score-P and ballast
+ *  write it, or an infinity after aggregation), 0 for any real value. */
+static inline int cube_no_value(const cube_metric_t *m, double v) {
+  return (m->agg == CUBE_AGG_MIN && v >= 1.7976931348623157e308) ||
+         (m->agg == CUBE_AGG_MAX && v <= -1.7976931348623157e308);
+}
+
 typedef struct {
   char *path;
   int fd;

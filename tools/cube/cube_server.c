@@ -555,9 +555,15 @@ int srv_top(srv_t *s, int m, int inclusive, int k, int64_t *cnode, double *val, 
   }
   rc = agree(s, rc);
   if (!rc) {
-    for (int64_t i = 0; i < s->nown; i++) { t[i].v = v[i]; t[i].cnode = s->own[i]; }
-    qsort(t, (size_t)s->nown, sizeof *t, cmp_top);
-    int nl = s->nown < k ? (int)s->nown : k;
+    /* call paths without a value (a MIN/MAX metric's identity) rank nowhere */
+    int64_t nv = 0;
+    for (int64_t i = 0; i < s->nown; i++)
+      if (!cube_no_value(mt, v[i])) {
+        t[nv].v = v[i];
+        t[nv++].cnode = s->own[i];
+      }
+    qsort(t, (size_t)nv, sizeof *t, cmp_top);
+    int nl = nv < k ? (int)nv : k;
     rc = agree(s, gather_top(s, t, nl, k, cnode, val, nout));
   }
   if (rc && !err[0]) snprintf(err, errlen, "query failed: %s", ballast_strerror(rc));
