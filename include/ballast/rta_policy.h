@@ -46,7 +46,21 @@
  *     predicted gain (from the loads it predicts) does not pay the migration
  *     it needs, is not carried out, and the policy backs off: it judges again
  *     only after \c window steps, then 2, 4, 8, 16 windows after further
- *     skips in a row (a committed remap ends the back-off).
+ *     skips in a row (a committed remap ends the back-off);
+ *  7. a committed remap is checked against its prediction: the first window
+ *     judged after it compares the measured imbalance with the one that
+ *     asked for the remap. The share of the candidate's predicted drop in
+ *     imbalance it delivered (0 to 1) scales every predicted gain after it,
+ *     trusted less by half every \c horizon steps (towards 1). A remap that
+ *     delivered less than half backs the policy off as a dropped candidate
+ *     does (1, 2, 4, 8, 16 windows, growing while remaps keep failing to
+ *     deliver), and the imbalance must then be confirmed by two windows
+ *     again. This is what keeps a rank that is slower by itself (a slower
+ *     node, another job on it) from being remapped at every window: the
+ *     mapping models equally fast cores, so tasks moved off a slow rank
+ *     carry the cost they were measured with there, and a remap may move
+ *     tasks without moving the load (the log at BALLAST_VERBOSE=2 says what
+ *     each remap delivered).
  *
  * \section rta_policy_traffic What it costs to communicate
  * The merged step is #RTA_POLICY_STEP_DOUBLES doubles whatever the number
@@ -154,7 +168,9 @@ enum {
   RTA_NOISE_OUTLIERS = 1, /**< outlier steps left out of the medians */
   RTA_NOISE_MOVING = 2,   /**< the slowest rank changed from the window before */
   RTA_NOISE_MACHINE = 4   /**< every rank slower: the average median grew by more
-                               than the threshold since the window before */
+                               than the threshold since the window before, and the
+                               imbalance no more than the threshold (one slower rank
+                               grows the max, and so the imbalance, more) */
 };
 
 /** One decision and the figures behind it. */

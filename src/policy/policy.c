@@ -47,6 +47,14 @@ struct rta_policy {
   int streak;         /* imbalanced windows in a row with the same slowest rank */
   int prev_slowest;   /* the slowest rank of the window before (-1: none) */
   double prev_avg;    /* its average median (0: none) */
+  double prev_max;    /* its max median */
+  /* What the last committed remap delivered (see deliver_now): the measured
+   * imbalance that asked for it, the drop its candidate predicted, and
+   * whether the first window after it is still to compare. */
+  double remap_imb, remap_drop, remap_pred;
+  int check_delivery;
+  double delivery;    /* realised / predicted drop of that remap, 0..1 */
+  long long delivery_at;
   est_t map, move;    /* estimated seconds of mapping and of migration */
   double move_bytes;  /* bytes of the migration behind move (0: unknown) */
   int skips;          /* candidates dropped in a row (back-off exponent) */
@@ -146,6 +154,7 @@ int rta_policy_create(const rta_policy_config_t *cfg, int nranks,
   p->pos = -1;
   p->skip_left = c.warmup <= MIN_WARMUP ? c.warmup : 0;
   p->prev_slowest = -1;
+  p->delivery = 1.0;
   p->map = (est_t){c.initial_cost, c.initial_cost, 0, 0};
   p->move = (est_t){0, 0, 0, 0};
   *out = p;
@@ -386,6 +395,38 @@ static double cost_now(const rta_policy_t *p) {
   return est_at(p, &p->map, p->steps) + est_at(p, &p->move, p->steps);
 }
 
+/* The share of a predicted gain to expect now (rta_policy.h, step 7): what
+ * the last committed remap delivered of the drop in imbalance its candidate
+ * predicted, trusted less by half every horizon steps (towards 1). */
+static double deliver_now(const rta_policy_t *p) {
+  double age = (double)(p->steps - p->delivery_at);
+  return 1.0 - (1.0 - p->delivery) * exp2(-age / p->cfg.horizon);
+}
+
+/* The first window judged after a committed remap: how much of the
+ * predicted drop in imbalance the remap delivered. Less than half backs the
+ * policy off as a dropped candidate does. 1 when it did not deliver. */
+static int check_delivery(rta_policy_t *p, double imbalance) {
+  p->check_delivery = 0;
+  double got = (p->remap_imb - imbalance) / p->remap_drop;
+  p->delivery = got < 0 ? 0 : got > 1 ? 1 : got;
+  p->delivery_at = p->steps;
+  if (p->delivery < 0.5) {
+    p->hold_left = p->cfg.window << p->skips;
+    if (p->skips < MAX_BACKOFF_SHIFT)
+      p->skips++;
+  } else {
+    p->skips = 0;
+  }
+  BALLAST_INFO("lb: the remap before step %lld delivered %.0f%% of the drop in imbalance "
+               "its candidate predicted (measured %.3f -> %.3f; predicted %.3f -> %.3f)%s",
+               p->steps, 100 * p->delivery, p->remap_imb, imbalance,
+               p->remap_pred + p->remap_drop, p->remap_pred,
+               p->delivery < 0.5 ? "; judging again after a back-off" : "");
+  p->remap_drop = p->remap_imb = p->remap_pred = 0;
+  return p->delivery < 0.5;
+}
+
 /* The judgement of the window just closed: its figures, then noise or
  * imbalance (rta_policy.h, step 4), then gain against cost. */
 static void judge_window(rta_policy_t *p, rta_decision_t *d) {
@@ -396,12 +437,16 @@ static void judge_window(rta_policy_t *p, rta_decision_t *d) {
   d->max_time = mx;
   d->avg_time = avg;
   d->imbalance = avg > 0 ? mx / avg : 1.0;
-  d->predicted_gain = (mx - avg) * p->cfg.horizon;
+  int undelivered = p->check_delivery && check_delivery(p, d->imbalance);
+  d->predicted_gain = (mx - avg) * p->cfg.horizon * deliver_now(p);
   d->ignored_outliers = (int)w->win_outliers;
   d->slowest = slowest;
   if (w->win_outliers > 0)
     d->noise |= RTA_NOISE_OUTLIERS;
-  if (p->prev_avg > 0 && avg > p->cfg.threshold * p->prev_avg)
+  /* every rank slower: the average grew, and the max no more than it
+   * (one slower rank grows the max, and the imbalance, more) */
+  if (p->prev_avg > 0 && avg > p->cfg.threshold * p->prev_avg &&
+      d->imbalance <= p->cfg.threshold * (p->prev_max / p->prev_avg))
     d->noise |= RTA_NOISE_MACHINE;
   if (d->imbalance <= p->cfg.threshold) {
     p->streak = 0;
@@ -424,6 +469,11 @@ static void judge_window(rta_policy_t *p, rta_decision_t *d) {
   }
   p->prev_slowest = slowest;
   p->prev_avg = avg;
+  p->prev_max = mx;
+  if (undelivered)
+    p->streak = 0; /* after the back-off, two windows must show it again */
+  if (d->remap)
+    p->remap_imb = d->imbalance;
   BALLAST_INFO("lb decision at step %lld: %s (imbalance %.3f, threshold %.3f, slowest "
                "rank %d, %d window(s) in a row, noise:%s%s%s%s, predicted gain %.3g s "
                "over %d steps, remap cost %.3g s, %d outliers ignored)",
@@ -485,13 +535,17 @@ int rta_policy_confirm(rta_policy_t *p, const rta_remap_candidate_t *c,
   double move = est_at(p, &p->move, p->steps);
   if (p->move_bytes > 0)
     move *= c->bytes / p->move_bytes;
-  double gain = p->cfg.horizon * d->avg_time * (c->imbalance_now - c->imbalance_after);
+  double gain = p->cfg.horizon * d->avg_time * (c->imbalance_now - c->imbalance_after) *
+                deliver_now(p);
   d->predicted_gain = gain;
   d->remap_cost = move;
   d->predicted_imbalance = c->imbalance_after;
   d->tasks_to_move = c->tasks;
-  if (c->tasks > 0 && gain > move)
+  if (c->tasks > 0 && gain > move) {
+    p->remap_drop = c->imbalance_now - c->imbalance_after;
+    p->remap_pred = c->imbalance_after;
     return 0;
+  }
   d->remap = 0;
   d->reason = c->tasks == 0 ? RTA_REASON_NOTHING_MOVES : RTA_REASON_NOT_WORTH;
   est_feed(p, &p->map, c->mapping_seconds);
@@ -516,8 +570,14 @@ int rta_policy_remap_measured(rta_policy_t *p, const rta_remap_measure_t *m) {
     est_feed(p, &p->move, m->migration);
     p->move_bytes = m->bytes;
   }
-  if (m->committed)
-    p->skips = 0;
+  /* a committed remap ends the back-off; the first window after it says
+   * whether it delivered (a remap the policy did not judge, explicit or
+   * forced, has no prediction to check) */
+  if (m->committed && p->delivery >= 0.5)
+    p->skips = 0; /* after remaps that did not deliver, the back-off keeps growing */
+  p->check_delivery = m->committed && p->remap_drop > 0 && p->remap_imb > 0;
+  if (!p->check_delivery)
+    p->remap_drop = p->remap_imb = p->remap_pred = 0;
   p->hold_left = 0;
   p->pos = -1;
   p->pending = 0;
@@ -525,6 +585,7 @@ int rta_policy_remap_measured(rta_policy_t *p, const rta_remap_measure_t *m) {
   p->streak = 0;
   p->prev_slowest = -1;
   p->prev_avg = 0;
+  p->prev_max = 0;
   if (p->ranks)
     for (int r = 0; r < p->nranks; r++)
       rta_policy_rank_remapped(p->ranks[r]);

@@ -529,6 +529,76 @@ static void test_moving_slowness_is_noise(void) {
   rta_policy_destroy(p);
 }
 
+/* A remap that delivers nothing (a slower rank the mapping cannot help: the
+ * times stay as they were) backs the policy off, longer after each such
+ * remap, and discounts the next predicted gains; a remap that delivers
+ * ends that. One slow rank of four is not "every rank slower". */
+static void test_remap_that_does_not_deliver(void) {
+  const int W = 5;
+  rta_policy_t *p = make(4, 0, W, 1.10, 100, 0.0);
+  rta_decision_t d;
+  rta_remap_candidate_t c = {1.3, 1.01, 3, 0.0, 0.0};
+  int fires[8], nf = 0, backoff = 0;
+  for (int s = 0; s < 400 && nf < 8; s++) {
+    double t[4] = {1.0, 1.3, 1.0, 1.0};
+    if (step(p, t, 4, &d)) {
+      CHECK_EQ(rta_policy_confirm(p, &c, &d), 0);
+      if (d.remap) {
+        fires[nf++] = s;
+        rta_remap_measure_t m = {0.0, 0.0, 0.0, 1};
+        CHECK_EQ(rta_policy_remap_measured(p, &m), 0);
+      }
+    }
+    backoff += d.reason == RTA_REASON_BACKOFF;
+    if (d.imbalance > 0)
+      CHECK(!(d.noise & RTA_NOISE_MACHINE));
+  }
+  /* the first remap at the second window; after each that did not deliver,
+   * its first window, a back-off of 1, 2, 4 ... windows, then two windows
+   * to confirm the imbalance again */
+  CHECK_GE(nf, 6);
+  CHECK_EQ(fires[0], 2 * W);
+  int gap1 = fires[1] - fires[0];
+  CHECK_GE(gap1, 3 * W);
+  for (int k = 2; k < nf; k++) /* the back-off doubles, up to 16 windows */
+    CHECK_EQ(fires[k] - fires[k - 1], gap1 + W * ((1 << (k - 1 < 4 ? k - 1 : 4)) - 1));
+  CHECK_GT(backoff, 0);
+  rta_policy_destroy(p);
+  /* the same, but the remap balances the ranks: no back-off after it */
+  p = make(4, 0, W, 1.10, 100, 0.0);
+  int fired = 0;
+  for (int s = 0; s < 200; s++) {
+    double t[4] = {1.0, fired ? 1.0 : 1.3, 1.0, 1.0};
+    if (step(p, t, 4, &d)) {
+      CHECK_EQ(rta_policy_confirm(p, &c, &d), 0);
+      CHECK(d.remap);
+      fired++;
+      rta_remap_measure_t m = {0.0, 0.0, 0.0, 1};
+      CHECK_EQ(rta_policy_remap_measured(p, &m), 0);
+    }
+    CHECK(d.reason != RTA_REASON_BACKOFF);
+  }
+  CHECK_EQ(fired, 1);
+  rta_policy_destroy(p);
+  /* every rank 1.3x slower for a window: the machine; one rank of four
+   * 1.5x slower for a window (the average grows 12.5%): not the machine */
+  p = make(4, 0, W, 1.10, 100, 0.0);
+  for (int s = 0; s < 1 + 5 * W; s++) {
+    double all = (s > W && s <= 2 * W) ? 1.3 : 1.0;
+    double t[4] = {all, all, all, all};
+    if (s > 3 * W && s <= 4 * W)
+      t[2] = 1.5;
+    CHECK_EQ(step(p, t, 4, &d), 0);
+    if (s == 2 * W)
+      CHECK(d.noise & RTA_NOISE_MACHINE);
+    if (s == 4 * W) {
+      CHECK_EQ(d.reason, RTA_REASON_UNCONFIRMED);
+      CHECK(!(d.noise & RTA_NOISE_MACHINE));
+    }
+  }
+  rta_policy_destroy(p);
+}
+
 /* A detected warm-up (warmup 20: the classifier's settling time): ranks
  * 1.8x slower for their first 12 steps; the windows open within 3 steps of
  * its end, and a run without one opens them at step 20. */
@@ -607,6 +677,7 @@ int main(void) {
   test_candidate_gain_and_cost();
   test_confirm_scope_and_bad_input();
   test_moving_slowness_is_noise();
+  test_remap_that_does_not_deliver();
   test_detected_warmup();
   test_merged_step();
   TEST_PASS("lb_policy");
