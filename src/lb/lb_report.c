@@ -54,7 +54,9 @@ static void fold(rta_lb_stats_t *a, const rta_lb_stats_t *s) {
       a->imbalance_first = s->imbalance_first;
     a->imbalance_last = s->imbalance_last;
   }
-  if (s->imbalance_before > 0) {
+  /* the last remap's figures, measured or not (a remap from est_work before
+   * the first measurement has no measured imbalance before it: 0) */
+  if (s->remaps > 0 || s->imbalance_before > 0) {
     a->imbalance_before = s->imbalance_before;
     a->imbalance_predicted = s->imbalance_predicted;
     a->imbalance_after = s->imbalance_after;
@@ -95,9 +97,18 @@ static void report(FILE *f, void *user) {
   fprintf(f, "# moved      : %lld tasks, %.0f bytes\n", t.tasks_moved, t.bytes_moved);
   fprintf(f, "# lb time (s): %.6f mapping, %.6f migrating\n", t.seconds_mapping,
           t.seconds_migrating);
-  fprintf(f, "# imbalance  : first %.3f, last %.3f; last remap: before %.3f, "
-          "predicted %.3f, after %.3f\n", t.imbalance_first, t.imbalance_last,
-          t.imbalance_before, t.imbalance_predicted, t.imbalance_after);
+  char before[48], after[32];
+  if (t.imbalance_before > 0)
+    snprintf(before, sizeof before, "%.3f", t.imbalance_before);
+  else
+    snprintf(before, sizeof before, "%s", t.remaps ? "not measured" : "-");
+  if (t.imbalance_after > 0)
+    snprintf(after, sizeof after, "%.3f", t.imbalance_after);
+  else
+    snprintf(after, sizeof after, "%s", t.remaps ? "not judged yet" : "-");
+  fprintf(f, "# imbalance  : first %.3f, last %.3f; last remap: before %s, "
+          "predicted %.3f, after %s\n", t.imbalance_first, t.imbalance_last, before,
+          t.imbalance_predicted, after);
   fprintf(f, "# windows    : %lld judged: %lld balanced, %lld imbalanced once "
           "(unconfirmed), %lld noise (the slowest rank moved), %lld persistent "
           "imbalance; outliers left out in %lld, every rank slower in %lld; "

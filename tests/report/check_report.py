@@ -175,6 +175,12 @@ def check_md(a):
         # sets balance_estimates), judged on no measurement
         check(m["reason"] == "estimated" and m["step"] <= 1, "balanced from the estimates",
               m["reason"], m["step"])
+    # the profile's last-remap figures hold after a remap from the estimates
+    # too (no measured imbalance before it: 0; the mapping's prediction set)
+    lbs = d.get("load_balancing", {})
+    if committed:
+        check(lbs.get("remaps", 0) >= 1 and lbs.get("imbalance_predicted", 0) >= 1.0,
+              "the profile's load_balancing has the last remap's prediction", lbs)
     measured = [x for x in committed if x["reason"] == "imbalanced"]
     if committed and not measured:
         print("no measured remap after the estimates' (%d steps)" % st["total"])
