@@ -479,16 +479,30 @@ void mon__rep_end(mon__tls_t *t, mon__frame_t *f, uint64_t wticks, uint64_t mtic
 /* ---- user counters and timers ------------------------------------------------------------- */
 
 int mon_rep_counter_create(const char *name) {
-  if (!name || !*name)
+  if (!name || !*name) {
+    mon__warn_once("repctr", name ? "empty" : "null",
+                   "mon: mon_rep_counter_create with %s name (refused)",
+                   name ? "an empty" : "a NULL");
     return BALLAST_EINVAL;
-  if (strlen(name) >= sizeof user_names[0])
+  }
+  if (strlen(name) >= sizeof user_names[0]) {
+    char head[33];
+    snprintf(head, sizeof head, "%.32s", name);
+    mon__warn_once("repctrlong", head,
+                   "mon: mon_rep_counter_create: the name \"%s...\" is longer than %d "
+                   "characters (refused)", head, (int)sizeof user_names[0] - 1);
     return BALLAST_ENAMETOOLONG;
+  }
   int n = mon__reps_user_count();
   for (int i = 0; i < n; i++)
     if (!strcmp(user_names[i], name))
       return i;
-  if (n == MON_REP_USER_MAX)
+  if (n == MON_REP_USER_MAX) {
+    mon__warn_once("repctrmax", name,
+                   "mon: mon_rep_counter_create(\"%s\"): already %d counters and timers, "
+                   "the most a repetition keeps (refused)", name, MON_REP_USER_MAX);
     return BALLAST_ERANGE;
+  }
   snprintf(user_names[n], sizeof user_names[n], "%s", name);
   MON__STREL(&user_count, n + 1);
   return n;
@@ -505,18 +519,28 @@ static mon__frame_t *innermost(void) {
   return NULL;
 }
 
-static int user_check(int id) {
-  if (id < 0 || id >= mon__reps_user_count())
+static int user_check(int id, const char *fn) {
+  if (id < 0 || id >= mon__reps_user_count()) {
+    char key[48];
+    snprintf(key, sizeof key, "%s %d", fn, id);
+    mon__warn_once("repid", key,
+                   "mon: %s(%d): no such counter or timer (mon_rep_counter_create "
+                   "returns the ids, %d so far)", fn, id, mon__reps_user_count());
     return BALLAST_ENOTFOUND;
+  }
   return MON__LD(&mon__state) == MON__ON ? 1 : 0;
 }
 
 int mon_rep_counter_add(int id, double value) {
-  int rc = user_check(id);
+  int rc = user_check(id, "mon_rep_counter_add");
   if (rc <= 0)
     return rc;
-  if (!isfinite(value))
+  if (!isfinite(value)) {
+    mon__warn_once("repnan", user_names[id],
+                   "mon: mon_rep_counter_add: a value that is not finite for counter "
+                   "\"%s\" (refused; the counter keeps its sum)", user_names[id]);
     return BALLAST_EINVAL;
+  }
   mon__frame_t *f = innermost();
   if (f && id < f->rep->nuser)
     f->rep->cur_user[id] += value;
@@ -524,7 +548,7 @@ int mon_rep_counter_add(int id, double value) {
 }
 
 int mon_rep_timer_start(int id) {
-  int rc = user_check(id);
+  int rc = user_check(id, "mon_rep_timer_start");
   if (rc <= 0)
     return rc;
   mon__frame_t *f = innermost();
@@ -534,7 +558,7 @@ int mon_rep_timer_start(int id) {
 }
 
 int mon_rep_timer_stop(int id) {
-  int rc = user_check(id);
+  int rc = user_check(id, "mon_rep_timer_stop");
   if (rc <= 0)
     return rc;
   mon__frame_t *f = innermost();

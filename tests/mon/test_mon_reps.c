@@ -7,7 +7,10 @@
  * Durations are spun on the wall clock, so a loaded machine makes
  * repetitions longer than asked: what depends on the times is checked
  * against the times mon recorded. */
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <ballast/pia.h>
 
@@ -157,11 +160,34 @@ static void traffic(int rank) {
   }
   /* Outside a repeated region the counters are accepted and ignored. */
   CHECK_EQ(mon_rep_counter_add(c, 5.0), 0);
-  CHECK_EQ(mon_rep_counter_add(7, 5.0), BALLAST_ENOTFOUND);
-  CHECK_EQ(mon_rep_counter_add(c, NAN), BALLAST_EINVAL);
-  CHECK_EQ(mon_rep_timer_start(-1), BALLAST_ENOTFOUND);
-  CHECK_EQ(mon_rep_counter_create(""), BALLAST_EINVAL);
-  CHECK_EQ(mon_rep_counter_create(NULL), BALLAST_EINVAL);
+  /* Bad input: refused, each problem warned of once (stderr caught). */
+  fflush(stderr);
+  char errpath[] = "/tmp/ballast_reps_err_XXXXXX";
+  int efd = mkstemp(errpath), saved = dup(2);
+  CHECK(efd >= 0 && saved >= 0);
+  CHECK(dup2(efd, 2) == 2);
+  for (int k = 0; k < 2; k++) {
+    CHECK_EQ(mon_rep_counter_add(7, 5.0), BALLAST_ENOTFOUND);
+    CHECK_EQ(mon_rep_counter_add(c, NAN), BALLAST_EINVAL);
+    CHECK_EQ(mon_rep_timer_start(-1), BALLAST_ENOTFOUND);
+    CHECK_EQ(mon_rep_counter_create(""), BALLAST_EINVAL);
+    CHECK_EQ(mon_rep_counter_create(NULL), BALLAST_EINVAL);
+  }
+  fflush(stderr);
+  CHECK(dup2(saved, 2) == 2);
+  close(saved);
+  char err[4096] = {0};
+  CHECK(pread(efd, err, sizeof err - 1, 0) > 0);
+  close(efd);
+  unlink(errpath);
+  const char *want[] = {"mon_rep_counter_add(7): no such counter", "not finite for counter",
+                        "mon_rep_timer_start(-1): no such counter", "an empty name",
+                        "a NULL name"};
+  for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+    const char *at = strstr(err, want[k]);
+    CHECK(at != NULL);
+    CHECK(at == NULL || strstr(at + 1, want[k]) == NULL); /* once */
+  }
 }
 
 /* Repetition i of region id once its batch completed (or gave up): the
