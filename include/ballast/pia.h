@@ -609,8 +609,11 @@ BALLAST_API int pia_activity_quantiles(pia_act_t act, int nq, const double *q,
  *         an instance; this rank's own error (BALLAST_EINVAL for a bad
  *         argument or path, BALLAST_ENOMEM) or BALLAST_EREMOTE when only
  *         another rank failed, on every rank alike; BALLAST_EMPI when the
- *         reduction failed; BALLAST_EINVAL without communicating for
- *         MPI_COMM_NULL; BALLAST_ESTATE outside MPI_Init .. MPI_Finalize.
+ *         reduction failed; BALLAST_EMISMATCH on every rank (with a
+ *         warning) when the ranks named different paths (checked in the same
+ *         reduction, by a 64-bit hash of the path); BALLAST_EINVAL without
+ *         communicating for MPI_COMM_NULL; BALLAST_ESTATE outside MPI_Init ..
+ *         MPI_Finalize.
  * Call it from one thread per process at a time (it reduces through two
  * static 30 KB records, so no rank can fail to take part for want of memory).
  */
@@ -622,7 +625,8 @@ BALLAST_API int pia_region_dist_reduce(MPI_Comm comm, const char *path, int nq,
  * \brief Activity \a act's call durations merged over the ranks of \a comm,
  * as pia_region_dist_reduce() for a region (activity ids are the same on
  * every rank). Collective over \a comm.
- * \return as pia_region_dist_reduce(); BALLAST_ENOTFOUND (agreed) for a bad id.
+ * \return as pia_region_dist_reduce(); BALLAST_ENOTFOUND (agreed) for a bad id;
+ *         BALLAST_EMISMATCH when the ranks named different activities.
  */
 BALLAST_API int pia_activity_dist_reduce(MPI_Comm comm, pia_act_t act, int nq,
                                          const double *q, double *qout,

@@ -1,6 +1,7 @@
 /* PIA: distributions of region instance times and activity call durations
  * (mon's histograms, common/dist.h), read locally or merged over the ranks
  * of a communicator in one reduction. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,9 +65,12 @@ BALLAST_API int pia_activity_quantiles(pia_act_t act, int nq, const double *q,
 /* ---- merged over ranks ------------------------------------------------------ */
 
 /* What each rank contributes: its error (0, or a negative code: the lowest
- * wins) and its histogram. */
+ * wins), what it asked about (a hash of the path or activity, min and max
+ * over ranks: different ones are a mismatch; a rank with an error
+ * contributes the neutral UINT64_MAX, 0) and its histogram. */
 typedef struct {
   int64_t err;
+  uint64_t key_min, key_max;
   ballast__dist_flat_t flat;
 } contrib_t;
 
@@ -76,6 +80,10 @@ static void merge_op(void *in, void *inout, int *len, MPI_Datatype *type) {
   for (int i = 0; i < *len; i++) {
     if (a[i].err < b[i].err)
       b[i].err = a[i].err;
+    if (a[i].key_min < b[i].key_min)
+      b[i].key_min = a[i].key_min;
+    if (a[i].key_max > b[i].key_max)
+      b[i].key_max = a[i].key_max;
     ballast__dist_flat_merge(&b[i].flat, &a[i].flat);
   }
 }
@@ -115,10 +123,19 @@ static int allreduce(MPI_Comm comm, contrib_t *c) {
   return ok ? 0 : BALLAST_EMPI;
 }
 
+/* FNV-1a of \a s after the tag byte \a tag: what a rank asked about. */
+static uint64_t key_of(char tag, const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  h = (h ^ (unsigned char)tag) * 1099511628211ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
 /* Contributes this rank's histogram (or its error) and answers from the
- * merged one. */
-static int reduce(MPI_Comm comm, int region, int act, int err, int nq, const double *q,
-                  double *qout, pia_distdata_t *out) {
+ * merged one. \a key: what this rank asked about (key_of). */
+static int reduce(MPI_Comm comm, uint64_t key, int region, int act, int err, int nq,
+                  const double *q, double *qout, pia_distdata_t *out) {
   if (comm == MPI_COMM_NULL)
     return BALLAST_EINVAL;
   if (!ballast__mpi_live())
@@ -134,9 +151,18 @@ static int reduce(MPI_Comm comm, int region, int act, int err, int nq, const dou
   if (err)
     ballast__dist_flat_init(&c->flat);
   c->err = err;
+  c->key_min = err ? UINT64_MAX : key;
+  c->key_max = err ? 0 : key;
   int rc = allreduce(comm, c);
   if (rc == 0 && c->err)
     rc = err ? err : BALLAST_EREMOTE;
+  if (rc == 0 && c->key_min != c->key_max) {
+    rc = BALLAST_EMISMATCH;
+    BALLAST_WARN("pia: a merged distribution was asked of different %s on the ranks "
+                 "(this rank: %s); every rank must name the same one",
+                 act >= 0 || region < 0 ? "activities" : "regions",
+                 act >= 0 || region < 0 ? "an activity" : "a region path");
+  }
   if (rc == 0 && c->flat.m.count == 0)
     rc = BALLAST_ENODATA;
   double p[3];
@@ -178,12 +204,14 @@ BALLAST_API int pia_region_dist_reduce(MPI_Comm comm, const char *path, int nq,
     else if (id < 0)
       err = id;
   }
-  return reduce(comm, id, -1, err, nq, q, qout, out);
+  return reduce(comm, err ? 0 : key_of('r', path), id, -1, err, nq, q, qout, out);
 }
 
 BALLAST_API int pia_activity_dist_reduce(MPI_Comm comm, pia_act_t act, int nq,
                                          const double *q, double *qout,
                                          pia_distdata_t *out) {
   int err = act < 0 || act >= mon__act_count() ? BALLAST_ENOTFOUND : 0;
-  return reduce(comm, -1, err ? 0 : act, err, nq, q, qout, out);
+  char id[24];
+  snprintf(id, sizeof id, "%d", (int)act);
+  return reduce(comm, key_of('a', id), -1, err ? 0 : act, err, nq, q, qout, out);
 }
