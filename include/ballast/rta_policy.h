@@ -86,8 +86,11 @@
  * rank), against the allgather it replaced: 32 bytes x P received by every
  * rank every step (3.2 MB at 100,000 ranks) and a synchronisation. With a
  * load-balancing record (BALLAST_LB_RECORD) the record adds one
- * MPI_Gather of one double per step to rank 0 (the record's cost, not the
- * policy's). A remap costs its own collectives.
+ * MPI_Gather of one double per step to rank 0, and every 64 judged steps
+ * and at each remap one MPI_Gather of a count and one MPI_Gatherv of the
+ * ranks' buffered task costs (the record's cost, not the policy's; all of
+ * it in the report's and the profile's library traffic, none in the
+ * program's). A remap costs its own collectives.
  *
  * \section rta_policy_units One unit for gain and cost
  * Gain and cost are seconds of the same clock: the one the step times are

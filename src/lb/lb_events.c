@@ -56,13 +56,17 @@ static void attach_builtin(void) {
     (void)lb__listen(builtin[i]); /* in the static room: cannot fail */
 }
 
-/* Every listener that has \a event, in order. */
+/* Every listener that has \a event, in order. The listeners' MPI calls
+ * (the record's gathers, the series' reductions) are ballast's own
+ * traffic, never the application's, whatever the caller's section. */
 #define EACH(event, ...)                                                   \
   do {                                                                     \
     attach_builtin();                                                      \
+    ballast__lib_begin();                                                  \
     for (int i_ = 0; i_ < nlisteners; i_++)                                \
       if (table[i_]->event)                                                \
         table[i_]->event(__VA_ARGS__);                                     \
+    ballast__lib_end();                                                    \
   } while (0)
 
 int lb__wants_graph(const rta_lb_context_t *ctx) {
