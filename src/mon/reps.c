@@ -179,6 +179,10 @@ static void mark_env(void) {
       memcpy(name, p, len);
       name[len] = 0;
       mon__region_mark_repeated(name);
+    } else if (len == 0) {
+      mon__warn_once("repempty", "env",
+                     "mon: BALLAST_REPEAT=\"%s\" holds an empty name (ignored; names are "
+                     "separated by single commas)", v);
     } else if (len > MON__NAME_MAX) {
       mon__warn_once("replong", "env",
                      "mon: BALLAST_REPEAT holds a name longer than %d bytes (ignored)",
