@@ -350,6 +350,12 @@ typedef struct {
   double remap_cost_s;       /**< seconds a remap is expected to cost (measured once one ran) */
   int verdict;               /**< ballast_tool_verdict_t */
   const char *reason;        /**< rta_reason_name(): "balanced", "warmup", "explicit", ... */
+  int slowest;               /**< the rank with the max median in the window judged
+                                  (-1: none judged at this step) */
+  int persistent;            /**< imbalanced windows in a row with that same slowest
+                                  rank (0: balanced or not judged) */
+  int noise;                 /**< RTA_NOISE_* bits (ballast/rta_policy.h): outliers
+                                  left out, the slowest rank moved, every rank slower */
 } ballast_tool_lb_decision_t;
 
 /** A remap starts (after a REMAP verdict). Collective. */

@@ -21,7 +21,8 @@ static void tool_step(rta_lb_context_t *ctx, const lb__step_t *ev) {
       .imbalance = d->imbalance, .predicted_gain_s = d->predicted_gain,
       .remap_cost_s = d->remap_cost,
       .verdict = d->remap ? BALLAST_TOOL_REMAP : BALLAST_TOOL_KEEP,
-      .reason = rta_reason_name(d->reason)};
+      .reason = rta_reason_name(d->reason), .slowest = d->slowest,
+      .persistent = d->persistent, .noise = d->noise};
   tool__emit_lb_decision(&e);
 }
 

@@ -406,6 +406,9 @@ static void test_lb(void) {
   CHECK_EQ(decision.step, (long)d.step);
   CHECK(decision.imbalance == d.imbalance);
   CHECK(decision.predicted_gain_s == d.predicted_gain);
+  CHECK_EQ(decision.slowest, d.slowest);
+  CHECK_EQ(decision.persistent, d.persistent);
+  CHECK_EQ(decision.noise, d.noise);
   CHECK_EQ(remap_seq, 2);
   CHECK_EQ(rbegin.step, (long)d.step);
   CHECK_STREQ(rbegin.strategy, rta_strategy_name(cfg.strategy));
