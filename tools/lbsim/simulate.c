@@ -432,7 +432,7 @@ static int sim_step(sim_t *m, rta_policy_t *p, int64_t j, lbsim_result_t *res,
   }
   *imb_sum += sum > 0 ? mx / (sum / m->ns) : 1.0;
   res->compute_per_step += mx;
-  res->comm_per_step += wc;
+  res->comm_per_step += setup ? 0 : wc; /* a set-up step sent nothing */
   double t = setup ? m->r->steps[j].wall : res->scale * worst + res->background;
   res->time_per_step += t;
   if (m->r->step_time == 1)
