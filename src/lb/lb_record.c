@@ -398,8 +398,10 @@ static void record_costs(rta_lb_context_t *ctx, long long step) {
  * wall seconds and every rank's time for the step (gathered for the record
  * alone: the policy never gathers them), the merged step the policy was fed
  * at this call and the decision (forced: 1 a performance assertion asked
- * for the remap, 2 a pending warm start did). Collective: one MPI_Gather of
- * one double per step, and every 64 steps the buffered costs are gathered. */
+ * for the remap, 2 a pending warm start did, 3 balancing from the estimates
+ * did: the set-up call, which closed no step, so it has no W line).
+ * Collective: one MPI_Gather of one double per step, and every 64 steps the
+ * buffered costs are gathered. */
 static void record_step(rta_lb_context_t *ctx, const lb__step_t *ev) {
   struct lb__recw *w = ctx->rec;
   if (!w)

@@ -70,7 +70,11 @@
  *   W step key cost key cost ...   measured task costs of that step (the
  *                             tasks clocked in it; one W line per rank and
  *                             step, written when gathered, so after later T
- *                             lines; sampled, below)
+ *                             lines; sampled, below; none for a call at
+ *                             which no task had run, such as the set-up call
+ *                             right after rta_lb_create that balances from
+ *                             the estimates: ballast-lbsim takes the steps
+ *                             before the first W line for such calls)
  *   B step r p bytes ...      bytes per step rank r sent rank p (%.6g), as
  *                             the cost model measured them since the last
  *                             mapping; one line per rank that sent anything,
@@ -121,7 +125,7 @@
  * targets and the V lines' owners, work and state; the policy is created
  * from the P line and fed, in file order, S (rta_policy_observe_step; a
  * version 2 record: T, rta_policy_observe), D (decide; "forced"
- * sets remap, 2 with reason warm-start), J (rta_policy_confirm, when
+ * sets remap, 2 with reason warm-start, 3 with reason estimated), J (rta_policy_confirm, when
  * judged) and X (rta_policy_remap_measured).
  * A record started by rta_lb_record() after the definition has no graph 0:
  * its decisions cannot be replayed (the policy's state before it is not

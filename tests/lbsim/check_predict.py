@@ -135,5 +135,63 @@ try:
     near("stuck: last window's imbalance", p["imbalance_last_window"], 1.25, 1e-12)
 finally:
     os.remove(stuck)
+
+# the set-up remap from the estimates (balance_estimates, the first call right
+# after rta_lb_create): step 1 is the set-up call, no task has run (no W line,
+# 10 us), its decision forced 3 (reason estimated); the graph's work is the
+# application's estimates (30 for t0, 10 for the others: not seconds). The
+# simulation makes that remap at step 1 (block puts t0 alone: t1 moves, 1000
+# bytes), takes step 1's recorded 10 us and leaves it out of the fit (so the
+# background is the additive one of the other steps), then steps 2-40 at
+# 3 ms + communication + background = 4 ms each, balanced: no other remap.
+# Taken as seconds, the estimates made step 1 cost 40 s (ballast-lbsim was
+# 22x off on such records).
+est_work = {"0": "30", "1": "10", "2": "10", "3": "10"}
+
+
+def setup_remap(t):
+    if not t:
+        return None
+    if t[0] == "ballast-lbrecord":
+        return "ballast-lbrecord 3\n"
+    if t[0] == "V":
+        return " ".join(t[:4] + [est_work[t[1]], t[5]]) + "\n"
+    if t[0] == "T" and t[1] == "1":
+        return "T 1 1e-05 1e-05 1e-05\n"
+    if t[0] == "D":  # version 3: slowest, persistent, noise, warmup_end
+        if t[1] == "1":
+            return "D 0 1 estimated 0 0 0 0 0 0 3 -1 0 0 0\n"
+        return " ".join(t + ["-1", "0", "0", "0"]) + "\n"
+    if t[0] == "W" and t[1] == "1":
+        return "\n"
+    return None
+
+
+setup = rewritten(setup_remap)
+try:
+    with open(setup) as f:  # the graph of the set-up remap, recorded at step 1
+        text = "".join(l for l in f if l.strip())  # step 1's W lines dropped
+    graph0 = text[text.index("G 0 0 4"):text.index("T 1 ")]  # V and E lines
+    text = text.replace("D 0 1 estimated", graph0.replace("G 0 0 4", "G 1 1 4") +
+                        "D 0 1 estimated", 1)
+    with open(setup, "w") as f:
+        f.write(text)
+    p = predict("--strategy", "block", record=setup)["predicted"][0]
+    assert p["remaps"] == 1 and p["tasks_moved"] == 1 and p["bytes_moved"] == 1000 \
+        and p["dropped"] == 0, p
+    near("set-up: background", p["background_s"], bg, 1e-12)
+    near("set-up: scale", p["scale"], 1.0, 0)
+    near("set-up: compute per step", p["compute_per_step_s"], 39 * 0.003 / 40, 1e-12)
+    near("set-up: last window's imbalance", p["imbalance_last_window"], 1.0, 1e-12)
+    near("set-up: time per step", p["time_per_step_s"], (1e-5 + 39 * 0.004) / 40, 1e-4)
+    assert p["remap_seconds"] < 4e-3, p
+    # without the automatic policy lb.c makes no set-up remap: t0 and t1
+    # stay on rank 0 (4 ms), step 1 still costs its recorded 10 us
+    p = predict("--policy", "off", record=setup)["predicted"][0]
+    assert p["remaps"] == 0, p
+    near("set-up, off: compute per step", p["compute_per_step_s"], 39 * 0.004 / 40, 1e-12)
+    near("set-up, off: time per step", p["time_per_step_s"], (1e-5 + 39 * 0.005) / 40, 1e-12)
+finally:
+    os.remove(setup)
 print("PASS lbsim_predict: known answers for off, auto, another machine, --compare, the step "
-      "fit, a candidate that moves nothing")
+      "fit, a candidate that moves nothing, a set-up remap from the estimates")

@@ -3,8 +3,9 @@
 decomposition and placement) and the MD droplet (examples/md) on 2 ranks,
 cold and warm-started from the cold run's record, each with
 BALLAST_LB_RECORD; ballast-lbsim must exit 0 and say
-bit-identical, and its --json must parse with 0 differences. A record that
-is not one exits 2."""
+bit-identical, and its --json must parse with 0 differences. The MD run's
+set-up remap from the blocks' estimates is predicted as measured (time and
+task time per step within 10%). A record that is not one exits 2."""
 import json
 import os
 import subprocess
@@ -47,6 +48,24 @@ j = replay(md_rec)
 assert j["measured"][0]["remaps"] >= 1, j["measured"]
 print(f"md: {j['record']['steps']} steps, {j['measured'][0]['remaps']} remap(s), "
       f"{j['record']['bytes_per_step']:.0f} bytes per step, replayed bit for bit")
+# Its first call is the set-up remap from the blocks' estimates (D ...
+# estimated, forced 3; no task has run, so no W line of step 1). The
+# prediction with the recorded settings makes that remap too and takes the
+# estimates for no step's seconds: its time and slowest rank's task time per
+# step are the measured ones within 10% (the model is fitted on the record;
+# taking the estimates as seconds at step 1 put it 10^6 times off).
+with open(md_rec) as f:
+    lines = f.read().splitlines()
+first_d = next(l.split() for l in lines if l.startswith("D "))
+assert first_d[2:4] == ["1", "estimated"] and first_d[10] == "3", first_d
+assert not any(l.startswith("W 1 ") for l in lines), "a W line at the set-up call"
+meas, pred = j["measured"][0], j["predicted"][0]
+assert pred["remaps"] >= 1, pred
+for key in ("time_per_step_s", "compute_per_step_s"):
+    ratio = pred[key] / meas[key]
+    assert 0.9 < ratio < 1.1, (key, ratio, pred, meas)
+print(f"md: the set-up remap from the estimates; predicted/measured time per step "
+      f"{pred['time_per_step_s'] / meas['time_per_step_s']:.3f}")
 # The warm start from that record: its first decision is the warm start's
 # remap (D ... warm-start, forced 2), carried out with the earlier run's map
 # (R ... warm 1), and the record of that run replays bit for bit too.

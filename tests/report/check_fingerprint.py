@@ -5,7 +5,10 @@ fingerprints whose series agree with themselves (the largest time of each
 repetition over the ranks, labels of first/warm-up/outlier/good), and
 ballast-report draws each and their comparison, which headless Chromium
 renders without a console message and not blank; a comparison of
-different operations or sizes says so. Bad input: a profile that is not a
+different operations or sizes says so. A profile's repeated
+region on the page, two ranks with outliers on different repetitions: each
+repetition's largest time carries its own rank's label and names that rank,
+the good column holds only good times. Bad input: a profile that is not a
 fingerprint, bad options (reported once, not once per rank).
 
 usage: check_fingerprint.py MPIEXEC MIBFI REPORT OUTDIR
@@ -128,6 +131,75 @@ p = subprocess.run([sys.executable, REPORT, a, "--compare", c, "-o", c + "-cmp.h
                    capture_output=True, text=True, timeout=120)
 check(p.returncode == 0 and "different operation: A MPI_Allreduce, B MPI_Bcast" in p.stderr,
       "different operations are warned of: %d %s" % (p.returncode, p.stderr))
+
+# A profile's repeated regions on the page (fingerprint.profile_section): two
+# ranks whose outliers fall on different repetitions. Rank 0 keeps
+# repetitions 0-39 at 1 ms, outliers at 10 and 20 (12 ms); rank 1 keeps 4-39
+# at 1.5 ms, 1.7 ms at 30 (good), outliers at 15, 25 and 35 (15 ms); a third
+# rank without a part (ballast-profile-merge's "error") has none. Each
+# repetition's largest time must carry the label of the rank that holds it:
+# rep 15 is rank 1's 15 ms outlier, not "good" as rank 0 labelled its own
+# 1 ms; the good column holds rank 1's 31 good times (1.5 to 1.7 ms), never
+# an outlier of another rank.
+def rep_rank(rank, first, n, base, special):
+    times = [special.get(i, (base, "G"))[0] for i in range(first, n)]
+    labels = "".join("F" if i == 0 else "W" if i < 4 else special.get(i, (base, "G"))[1]
+                     for i in range(first, n))
+    return {"rank": rank, "wall": 1.0, "mpi_time": 0.0,
+            "regions": [{"id": 0, "name": "ballast_main", "parent": -1, "count": 1,
+                         "wtime": 1.0},
+                        {"id": 3, "name": "step", "parent": 0, "count": n, "wtime": sum(times)}],
+            "repeated": [{"id": 3, "count": n, "first_kept": first, "warmup_end": 4,
+                          "labels": labels, "wtime": times,
+                          "good": labels.count("G"),
+                          "outliers": labels.count("O")}]}
+
+
+r0 = rep_rank(0, 0, 40, 1e-3, {10: (12e-3, "O"), 20: (12e-3, "O")})
+r1 = rep_rank(1, 4, 40, 1.5e-3, {15: (15e-3, "O"), 25: (15e-3, "O"), 35: (15e-3, "O"),
+                                 30: (1.7e-3, "G")})
+prof = os.path.join(OUT, "reps_profile.json")
+with open(prof, "w") as f:
+    json.dump({"ballast_profile": {"version": 1, "command": "reps", "ranks": 3, "wall": 1.0,
+                                   "ranks_data": [r0, r1, {"rank": 2, "error": "no part"}]}}, f)
+page = os.path.join(OUT, "reps_profile.html")
+p = subprocess.run([sys.executable, REPORT, prof, "-o", page], capture_output=True, text=True,
+                   timeout=120)
+if check(p.returncode == 0, "ballast-report on the repeated regions' profile: %s" % p.stderr):
+    text = open(page).read()
+    sec = text[text.find('<section id="repeated">'):]
+    fig = sec[sec.find("<title>time per repetition, coloured by label"):]
+    fig = fig[:fig.find("</figure>")]
+    pts = re.findall(r"<title>rep (\d+): ([0-9.]+) us on rank (\d+) \(([a-z-]+)\)</title>", fig)
+    check([int(i) for i, _, _, _ in pts] == list(range(4, 40)),
+          "one point per repetition both ranks kept: %s" % [i for i, _, _, _ in pts])
+    names = {"F": "first", "W": "warm-up", "O": "outlier", "G": "good"}
+    by = {0: r0["repeated"][0], 1: r1["repeated"][0]}
+    for i, t, q, lab in pts:
+        i, q = int(i), int(q)
+        own = {k: (r["wtime"][i - r["first_kept"]], r["labels"][i - r["first_kept"]])
+               for k, r in by.items()}
+        holder = max(own, key=lambda k: own[k][0])
+        check(q == holder and t == "%.2f" % (own[q][0] * 1e6) and lab == names[own[q][1]],
+              "rep %d: %s us on rank %d (%s); the largest is rank %d's %r" % (
+                  i, t, q, lab, holder, own[holder]))
+    check(("15", "15000.00", "1", "outlier") in pts, "rep 15 is rank 1's outlier")
+    table = sec[sec.find("<table class='fp'>"):]
+    rows = dict(re.findall(r"<tr><th>([^<]+)</th>((?:<td>[^<]*</td>)+)</tr>",
+                           table[:table.find("</table>")]))
+    cells = {k: re.findall(r"<td>([^<]*)</td>", v) for k, v in rows.items()}
+    check(cells.get("n") == ["36", "31", "31"], "all / without first and outliers / good "
+          "n: %s" % cells.get("n"))
+    check(cells.get("max (us)", [""])[-1] == "1700.00" and
+          cells.get("min (us)", [""])[-1] == "1500.00",
+          "the good column spans rank 1's good times: min %s max %s"
+          % (cells.get("min (us)"), cells.get("max (us)")))
+    check("<title>rank 0: " in sec and "<title>rank 1: " in sec and "rank 2" not in sec,
+          "the box plot's rows are ranks 0 and 1")
+    check(re.search(r"<tr><th>1</th><td>40</td><td>%d</td><td>3</td>" %
+                    r1["repeated"][0]["good"], sec) is not None,
+          "rank 1's own classification in the rank table")
+
 if fails:
     sys.exit("%d check(s) failed" % len(fails))
 print("fingerprint: all checks passed")

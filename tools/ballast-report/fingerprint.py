@@ -75,7 +75,10 @@ def svg(title, body, w=W, h=H):
             % (w, h, w, h, esc(title), body, esc(title)))
 
 
-def per_rep(times, labels, title, drop_outliers=False):
+def per_rep(times, labels, title, drop_outliers=False, holders=None, first=0):
+    """holders: the rank each time is from (a profile's largest time over
+    the ranks, labelled as that rank labelled it), named in each point;
+    first: the repetition number of times[0]."""
     pts = [(i, t, l) for i, (t, l) in enumerate(zip(times, labels))
            if not (drop_outliers and l in "OF")]
     if not pts:
@@ -87,11 +90,12 @@ def per_rep(times, labels, title, drop_outliers=False):
     for i, t, l in pts:
         x = PAD + (W - 8 - PAD) * i / n
         y = H - 24 - (H - 40) * t / hi
-        body.append("<circle cx='%.1f' cy='%.1f' r='1.6' fill='%s'><title>rep %d: %s us "
-                    "(%s)</title></circle>" % (x, y, LABEL_COLORS.get(l, "#000"), i,
-                                               us(t), LABEL_NAMES.get(l, l)))
+        body.append("<circle cx='%.1f' cy='%.1f' r='1.6' fill='%s'><title>rep %d: %s us%s "
+                    "(%s)</title></circle>"
+                    % (x, y, LABEL_COLORS.get(l, "#000"), first + i, us(t),
+                       " on rank %d" % holders[i] if holders else "", LABEL_NAMES.get(l, l)))
     body.append("<text x='4' y='14' font-size='10'>%s us</text>" % us(hi))
-    body.append(axis(0, n, PAD, W - 8, H - 8, fmt=lambda v: "%d" % v))
+    body.append(axis(first, first + n, PAD, W - 8, H - 8, fmt=lambda v: "%d" % v))
     return svg(title, "".join(body))
 
 
@@ -139,8 +143,9 @@ def ecdf(series, title):
     return svg(title, "".join(body))
 
 
-def boxplots(ranks, title):
-    """ranks: [values per rank]: box from p25 to p75, median, whiskers p5-p95."""
+def boxplots(ranks, title, names=None):
+    """ranks: [values per rank]: box from p25 to p75, median, whiskers p5-p95;
+    names: the rank of each row (default its index)."""
     qs = [(quantile(sorted(vs), 0.05), quantile(sorted(vs), 0.95)) for vs in ranks if vs]
     if not qs:
         return svg(title, "")
@@ -163,18 +168,21 @@ def boxplots(ranks, title):
         body.append("<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='#a0cbe8' "
                     "stroke='#4e79a7'><title>rank %d: p5 %s, p25 %s, median %s, p75 %s, "
                     "p95 %s us</title></rect>"
-                    % (X(q[1]), y + 1, max(X(q[3]) - X(q[1]), 1), row - 2, r,
-                       *[us(x) for x in q]))
+                    % (X(q[1]), y + 1, max(X(q[3]) - X(q[1]), 1), row - 2,
+                       names[r] if names else r, *[us(x) for x in q]))
         body.append("<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='#000'/>"
                     % (X(q[2]), X(q[2]), y + 1, y + row - 1))
-        body.append("<text x='2' y='%.1f' font-size='9'>%d</text>" % (y + row / 2 + 3, r))
+        body.append("<text x='2' y='%.1f' font-size='9'>%d</text>"
+                    % (y + row / 2 + 3, names[r] if names else r))
     body.append(axis(lo, hi, PAD, W - 8, h - 6))
     return svg(title, "".join(body), h=h)
 
 
-def case_section(name, times, labels, rank_times):
+def case_section(name, times, labels, rank_times, holders=None, rank_names=None, first=0):
     """One fingerprint: the largest time of each repetition over the ranks
-    (times, labels) and each rank's own times."""
+    (times, labels; holders: the rank each is from, when the labels are
+    that rank's; first: the repetition number of times[0]) and each rank's
+    own times (rank_names: their ranks)."""
     good = [t for t, l in zip(times, labels) if l == "G"]
     no_out = [t for t, l in zip(times, labels) if l not in "OF"]
     counts = {k: labels.count(k) for k in "FWOG"}
@@ -184,12 +192,13 @@ def case_section(name, times, labels, rank_times):
              stats_table([("all", stats(times)), ("without first and outliers", stats(no_out)),
                           ("good", stats(good))]),
              "<div class='fpgrid'>",
-             boxplots(rank_times, "time per rank (box p25-p75, whiskers p5-p95)"),
+             boxplots(rank_times, "time per rank (box p25-p75, whiskers p5-p95)", rank_names),
              ecdf([("all", "#4e79a7", times), ("without first, outliers", "#f28e2b", no_out)],
                   "ECDF of the time per repetition"),
-             per_rep(times, labels, "time per repetition, coloured by label"),
+             per_rep(times, labels, "time per repetition, coloured by label", holders=holders,
+                     first=first),
              per_rep(times, labels, "time per repetition without the first and the outliers",
-                     True),
+                     True, holders, first),
              histogram(times, "histogram, all repetitions"),
              histogram(no_out, "histogram without the first and the outliers"),
              "</div>"]
@@ -366,35 +375,84 @@ def compare_page(doc_a, doc_b, name_a="A", name_b="B", warn=None):
 
 # ---- the repeated regions of a profile ---------------------------------------------
 
+def largest_series(by_rank):
+    """The largest time of each repetition every rank kept, labelled as the
+    rank that holds it labelled it: (first repetition, times, labels,
+    holders, each rank's kept times, their ranks), or None when the ranks
+    kept no repetition in common. A label a rank did not write is "?"."""
+    order = sorted(by_rank)
+    reps = [by_rank[q] for q in order]
+    first = max(r.get("first_kept", 0) for r in reps)
+    last = min(r.get("first_kept", 0) + len(r.get("wtime", [])) for r in reps)
+    if last <= first:
+        return None
+    cols, labs = [], []
+    for r in reps:
+        lo = first - r.get("first_kept", 0)
+        cols.append(r["wtime"][lo:lo + last - first])
+        lab = str(r.get("labels", ""))[lo:lo + last - first]
+        labs.append(lab + "?" * (last - first - len(lab)))
+    times, labels, holders = [], [], []
+    for i in range(last - first):
+        c = max(range(len(cols)), key=lambda k: cols[k][i])  # the lowest rank on a tie
+        times.append(cols[c][i])
+        labels.append(labs[c][i])
+        holders.append(order[c])
+    return first, times, "".join(labels), holders, cols, order
+
+
+def rank_table(by_rank):
+    """Each rank's own classification: what its classifier counted over all
+    its repetitions (kept or not) and its good statistics."""
+    rows = []
+    for q in sorted(by_rank):
+        r = by_rank[q]
+        rows.append("<tr><th>%d</th><td>%s</td><td>%s</td><td>%s</td>%s</tr>" % (
+            q, esc(r.get("count", "-")), esc(r.get("good", "-")), esc(r.get("outliers", "-")),
+            "".join("<td>%s</td>" % us(r.get(k)) for k in
+                    ("good_min", "good_median", "good_max"))))
+    return ("<table class='fp'><tr><th>rank</th><th>repetitions</th><th>good</th>"
+            "<th>outliers</th><th>good min (us)</th><th>good median (us)</th>"
+            "<th>good max (us)</th></tr>%s</table>" % "".join(rows))
+
+
 def profile_section(doc):
     """HTML of the repeated regions of a profile (its ranks' "repeated"
     members), or "" when it has none: per region, the largest time of each
-    repetition kept by every rank, labelled as rank 0 labelled it."""
-    ranks = doc.get("ranks_data") or []
+    repetition kept by every rank, labelled as the rank that holds it
+    labelled it (so the good column holds only times their own rank called
+    good), and each rank's own classification."""
     per = {}
-    for rank, rd in enumerate(ranks):
+    for i, rd in enumerate(doc.get("ranks_data") or []):
+        if not isinstance(rd, dict):
+            continue
+        rank = rd.get("rank", i)
         names = {r.get("id"): r.get("name") for r in rd.get("regions", [])}
         for rep in rd.get("repeated") or []:
             per.setdefault(names.get(rep.get("id"), "?"), {})[rank] = rep
     if not per:
         return ""
-    out = ["<section><h2>Repeated regions: fingerprints</h2><style>%s</style>" % CSS]
+    out = ["<section><h2>Repeated regions: fingerprints</h2><style>%s</style>" % CSS,
+           "<p>Times are the largest over the ranks of each repetition, each labelled as "
+           "the rank that holds it labelled it (its own classifier: first, warm-up, outlier "
+           "at 2x its running median, good), so the good column holds only times their "
+           "rank called good; each rank's own counts and good statistics below the "
+           "pictures.</p>"]
     for name, by_rank in sorted(per.items()):
-        first = max(r.get("first_kept", 0) for r in by_rank.values())
-        last = min(r.get("first_kept", 0) + len(r.get("wtime", [])) for r in by_rank.values())
-        if last <= first:
+        got = largest_series(by_rank)
+        if got is None:
             continue
-        cols = [r["wtime"][first - r.get("first_kept", 0):last - r.get("first_kept", 0)]
-                for r in by_rank.values()]
-        times = [max(c[i] for c in cols) for i in range(last - first)]
-        r0 = by_rank.get(0) or next(iter(by_rank.values()))
-        labels = r0["labels"][first - r0.get("first_kept", 0):last - r0.get("first_kept", 0)]
-        out.append(case_section("%s (repetitions %d-%d)" % (name, first, last - 1), times,
-                                labels, cols))
-        causes = [m for m in r0.get("causes", {}).get("measures", []) if m.get("differs")]
+        first, times, labels, holders, cols, order = got
+        out.append(case_section("%s (repetitions %d-%d)" % (name, first,
+                                                            first + len(times) - 1),
+                                times, labels, cols, holders, order, first))
+        out.append(rank_table(by_rank))
+        r0 = order[0]
+        causes = [m for m in by_rank[r0].get("causes", {}).get("measures", [])
+                  if m.get("differs")]
         if causes:
             out.append("<p>On rank %d the outliers differ from the good repetitions in: %s."
-                       "</p>" % (0 if 0 in by_rank else -1, esc("; ".join(
+                       "</p>" % (r0, esc("; ".join(
                            "%s %.4g against %.4g" % (m["name"], m["outliers"], m["good"])
                            for m in causes))))
     out.append("</section>")

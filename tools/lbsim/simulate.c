@@ -2,8 +2,13 @@
  *
  * Step by step over the recorded steps:
  *  - every task costs what the record measured for it in that step (W
- *    lines; on steps the record did not sample, its last measured cost; before
- *    any, its work in the first graph);
+ *    lines; on steps the record did not sample, its last measured cost; a
+ *    task the record never measured, its work in the first graph);
+ *  - a set-up step, one before the record's first measured cost (the call
+ *    right after rta_lb_create: no task has run), takes the time the record
+ *    measured for it and feeds the policy no task time; it is left out of
+ *    the fit below. Its tasks' work is the application's estimates, not
+ *    seconds;
  *  - a rank's task time is the sum of its tasks' costs; its communication
  *    time, for every edge of the task graph in force that leaves the rank,
  *    latency + bytes / bandwidth of the link (the hardware model's measured
@@ -33,10 +38,16 @@
  *    tasks it moves): a dropped candidate costs its mapping time only and
  *    starts the policy's back-off;
  *  - a warm start the record carried out (R ... warm 1) is adopted at the
- *    same step with the recorded targets and cost (sim_warm).
+ *    same step with the recorded targets and cost (sim_warm);
+ *  - the set-up remap from the tasks' estimates (balance_estimates: a D
+ *    line with forced 3, reason "estimated") is made again at the same step
+ *    under the automatic policy, as lb.c makes it: the graph recorded then,
+ *    weighted by its estimates, mapped with the settings' strategy; a map
+ *    that moves nothing is dropped unjudged.
  */
 #include "lbsim.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +72,9 @@ typedef struct {
   int64_t *order;       /* cost rows sorted by step */
   double t_map, move_rate; /* the record's mean mapping seconds, seconds per byte */
   const policy__remap_t *warm; /* the record's committed warm-start remap, or NULL */
+  long long first_cost; /* the first step with a measured cost (LLONG_MIN: none) */
+  unsigned char *est;   /* per step index: 1 when the record made the set-up
+                           remap from the estimates there (D ... forced 3) */
 } sim_t;
 
 static double now(void) {
@@ -169,6 +183,31 @@ static void sim_free(sim_t *m) {
   free(m->task);
   free(m->comm);
   free(m->order);
+  free(m->est);
+}
+
+/* The set-up steps: the first measured cost's step, and the steps at which
+ * the record made the set-up remap from the estimates (the D line after a
+ * step's T line). */
+static void setup_steps(const policy__t *r, sim_t *m) {
+  m->first_cost = LLONG_MIN;
+  for (int64_t i = 0; i < r->ncostrows; i++)
+    if (m->first_cost == LLONG_MIN || r->costrows[i].step < m->first_cost)
+      m->first_cost = r->costrows[i].step;
+  int64_t last = -1;
+  for (int64_t i = 0; i < r->nevents; i++) {
+    const policy__event_t *e = &r->events[i];
+    if (e->kind == POLICY__EV_STEP)
+      last = e->index;
+    else if (e->kind == POLICY__EV_DECIDE && last >= 0 && last < r->nsteps &&
+             r->decisions[e->index].forced == 3)
+      m->est[last] = 1;
+  }
+}
+
+/* Whether step index \a j is a set-up step: before any measured cost. */
+static int setup_step(const sim_t *m, int64_t j) {
+  return m->first_cost != LLONG_MIN && m->r->steps[j].step < m->first_cost;
 }
 
 /* Arrays, initial costs and slots, the record's remap rates. */
@@ -187,8 +226,11 @@ static int sim_init(sim_t *m, const policy__t *r, const lbsim_settings_t *s) {
   m->task = calloc((size_t)m->ns, sizeof *m->task);
   m->comm = calloc((size_t)m->ns, sizeof *m->comm);
   m->order = malloc((size_t)(r->ncostrows ? r->ncostrows : 1) * sizeof *m->order);
-  if (!m->cost || !m->hist || !m->nhist || !m->slot || !m->task || !m->comm || !m->order)
+  m->est = calloc((size_t)(r->nsteps ? r->nsteps : 1), 1);
+  if (!m->cost || !m->hist || !m->nhist || !m->slot || !m->task || !m->comm || !m->order ||
+      !m->est)
     return BALLAST_ENOMEM;
+  setup_steps(r, m);
   if (m->g < 0)
     return BALLAST_ENOTFOUND;
   if (sort_rows(r, m->order))
@@ -263,7 +305,10 @@ static int sim_remap(sim_t *m, int k, long long step, lbsim_result_t *res,
     lbsim_targets(r->placement, m->s->hw, G->n, slots, target);
     lbsim_candidate(m->ns, G->n, G->v, work, prev, target, &c);
     c.mapping_seconds = m->t_map >= 0 ? m->t_map : t_map;
-    rc = rta_policy_confirm(p, &c, d);
+    if (d->reason == RTA_REASON_ESTIMATED && c.tasks == 0)
+      d->remap = 0; /* lb.c: a set-up map that moves nothing, dropped unjudged */
+    else
+      rc = rta_policy_confirm(p, &c, d);
   }
   if (!rc && !d->remap) {
     res->dropped++;
@@ -306,7 +351,7 @@ static void fit_steps(const policy__t *r, const lbsim_settings_t *s, double *k,
   double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
   for (int64_t i = 0; i < r->nevents; i++) {
     const policy__event_t *e = &r->events[i];
-    if (e->kind == POLICY__EV_STEP) {
+    if (e->kind == POLICY__EV_STEP && !setup_step(&m, e->index)) {
       const policy__step_t *st = &r->steps[e->index];
       double x = 0;
       for (int q = 0; q < r->ranks; q++)
@@ -366,11 +411,14 @@ static int sim_warm(sim_t *m, rta_policy_t *p, lbsim_result_t *res) {
   return rta_policy_remap_measured(p, &cost);
 }
 
-/* One step of the simulation: task times, the step's time, the policy. */
-static int sim_step(sim_t *m, rta_policy_t *p, long long step, lbsim_result_t *res,
+/* One step (index \a j) of the simulation: task times, the step's time, the
+ * policy; a set-up step runs no task and takes its recorded time. */
+static int sim_step(sim_t *m, rta_policy_t *p, int64_t j, lbsim_result_t *res,
                     double *imb_sum) {
+  long long step = m->r->steps[j].step;
+  int setup = setup_step(m, j);
   memset(m->task, 0, (size_t)m->ns * sizeof *m->task);
-  for (int64_t k = 0; k < m->nk; k++)
+  for (int64_t k = 0; !setup && k < m->nk; k++)
     if (m->slot[k] >= 0 && m->slot[k] < m->ns)
       m->task[m->slot[k]] += m->cost[k];
   double mx = 0, sum = 0, worst = 0, wc = 0;
@@ -384,8 +432,8 @@ static int sim_step(sim_t *m, rta_policy_t *p, long long step, lbsim_result_t *r
   }
   *imb_sum += sum > 0 ? mx / (sum / m->ns) : 1.0;
   res->compute_per_step += mx;
-  res->comm_per_step += wc;
-  double t = res->scale * worst + res->background;
+  res->comm_per_step += setup ? 0 : wc; /* a set-up step sent nothing */
+  double t = setup ? m->r->steps[j].wall : res->scale * worst + res->background;
   res->time_per_step += t;
   if (m->r->step_time == 1)
     for (int q = 0; q < m->ns; q++)
@@ -398,6 +446,12 @@ static int sim_step(sim_t *m, rta_policy_t *p, long long step, lbsim_result_t *r
     rc = sim_remap(m, res->remaps + 1, step, res, p, &d);
   else if (!rc && m->warm && m->warm->step == step)
     rc = sim_warm(m, p, res);
+  else if (!rc && m->est[j] && m->s->policy.mode == RTA_POLICY_AUTO) {
+    /* lb.c: balance from the estimates, forced under the automatic policy */
+    d.remap = 1;
+    d.reason = RTA_REASON_ESTIMATED;
+    rc = sim_remap(m, res->remaps + 1, step, res, p, &d);
+  }
   return rc;
 }
 
@@ -415,14 +469,15 @@ int lbsim_simulate(const policy__t *r, const lbsim_settings_t *s, lbsim_result_t
   int64_t next = 0, last_from = r->nsteps - s->policy.window;
   for (int64_t j = 0; !rc && j < r->nsteps; j++) {
     long long step = r->steps[j].step;
-    apply_costs(&m, &next, step);
+    if (!setup_step(&m, j)) /* a set-up step's tasks have not run */
+      apply_costs(&m, &next, step);
     int g = graph_at(r, step); /* newer measured bytes once recorded */
     if (g != m.g && r->graphs[g].step <= step) {
       m.g = g;
       model_comm(&m);
     }
     double before = imb;
-    rc = sim_step(&m, p, step, res, &imb);
+    rc = sim_step(&m, p, j, res, &imb);
     if (j >= last_from)
       imb_last += imb - before;
     res->steps++;
