@@ -6,12 +6,15 @@
  * figure at once. Regions are local objects (ids differ between ranks), so
  * the regions to list are chosen first, across ranks (choose_regions: the
  * largest by the sum over ranks of inclusive wall time, the rule the HTML
- * page follows), rank 0 broadcasts their paths and each rank packs its
- * figures for those paths (zeros where it has no such region). Activities
- * are listed by the sum over ranks of their time, ties by name. Ten
- * collectives in all (four to choose the regions, two broadcasts, a one-int
- * agreement that every rank has its buffers, three reductions), through
- * PMPI, so the report is not counted as the application's traffic.
+ * page follows; the ranks' regions are merged by path up a binomial tree,
+ * so rank 0 holds each path once, not every rank's list), rank 0
+ * broadcasts their paths and each rank packs its figures for those paths
+ * (zeros where it has no such region). Activities are listed by the sum
+ * over ranks of their time, ties by name. Through PMPI, so the report is
+ * not counted as the application's traffic: the tree (a communicator
+ * duplicated for it, log2(P) rounds of point-to-point messages), two
+ * broadcasts, a one-int agreement that every rank has its buffers, three
+ * reductions.
  *
  * Layout of the packed array (P = MON__NACT + MON__NGROUPS, K regions):
  *   [G_*]            global figures
@@ -160,12 +163,11 @@ static int by_sum_desc(const void *a, const void *b) {
   return by_path(a, b);
 }
 
-/* Rank 0: the k regions of largest summed wall time out of the gathered
- * records (\a all, \a total bytes), serialised as the report's list; *nout
- * paths, *len bytes. NULL without memory or regions. */
-static char *pick_regions(const char *all, size_t total, int k, int *nout, int *len) {
-  *nout = 0;
-  *len = 0;
+/* The records of \a all (\a total bytes: local_regions' format, several
+ * ranks' concatenated) summed by path, in path order; *m of them, pointing
+ * into \a all. NULL (and *m 0) without records or memory (*m -1). */
+static regsum_t *sum_records(const char *all, size_t total, long *m) {
+  *m = 0;
   size_t n = 0, cap = 0;
   regsum_t *v = NULL;
   for (size_t off = 0; off + sizeof(double) + sizeof(int) <= total;) {
@@ -185,6 +187,7 @@ static char *pick_regions(const char *all, size_t total, int k, int *nout, int *
       regsum_t *nv = realloc(v, nc * sizeof *nv);
       if (!nv) {
         free(v);
+        *m = -1;
         return NULL;
       }
       v = nv;
@@ -197,66 +200,131 @@ static char *pick_regions(const char *all, size_t total, int k, int *nout, int *
     return NULL;
   }
   qsort(v, n, sizeof *v, by_path);
-  size_t m = 0;
+  size_t k = 0;
   for (size_t i = 0; i < n; i++) {
-    if (m && by_path(&v[m - 1], &v[i]) == 0)
-      v[m - 1].w += v[i].w;
+    if (k && by_path(&v[k - 1], &v[i]) == 0)
+      v[k - 1].w += v[i].w;
     else
-      v[m++] = v[i];
+      v[k++] = v[i];
   }
-  qsort(v, m, sizeof *v, by_sum_desc);
-  if ((size_t)k > m)
-    k = (int)m;
-  size_t off = 0, bcap = 0;
+  *m = (long)k;
+  return v;
+}
+
+/* \a v's \a m records serialised again (with their summed time when
+ * \a with_w: a tree message; the paths alone: the report's list). */
+static char *records_put(const regsum_t *v, long m, int with_w, size_t *len) {
+  size_t off = 0, cap = 0;
   char *buf = NULL;
-  for (int i = 0; i < k; i++)
-    if (buf_put(&buf, &off, &bcap, v[i].path, v[i].len)) {
+  for (long i = 0; i < m; i++)
+    if ((with_w && buf_put(&buf, &off, &cap, &v[i].w, sizeof v[i].w)) ||
+        buf_put(&buf, &off, &cap, v[i].path, v[i].len)) {
       free(buf);
-      free(v);
       return NULL;
     }
+  *len = off;
+  return buf;
+}
+
+/* Rank 0: the k regions of largest summed wall time out of the merged
+ * records (\a all, \a total bytes), serialised as the report's list; *nout
+ * paths, *len bytes. NULL without memory or regions. */
+static char *pick_regions(const char *all, size_t total, int k, int *nout, int *len) {
+  *nout = 0;
+  *len = 0;
+  long m;
+  regsum_t *v = sum_records(all, total, &m);
+  if (!v)
+    return NULL;
+  qsort(v, (size_t)m, sizeof *v, by_sum_desc);
+  if ((long)k > m)
+    k = (int)m;
+  size_t off = 0;
+  char *buf = records_put(v, k, 0, &off);
   free(v);
+  if (!buf || off > INT_MAX) {
+    free(buf);
+    return NULL;
+  }
   *nout = k;
   *len = (int)off;
   return buf;
 }
 
-/* Collective: every rank's regions to rank 0, which picks the k to list.
- * Four collectives: an agreement that every rank has its buffers, a gather
- * of the sizes, rank 0's word that it can receive them, and a gather of the
- * records. Without memory somewhere, no region is listed. */
+/* Merges a child's records (\a sz bytes from \a peer) into *acc (*have
+ * bytes, -1: failed, then nothing is kept but the child is still answered)
+ * and sums them by path, so a message up the tree holds each path once. */
+static void merge_child(MPI_Comm c, int peer, int sz, char **acc, long long *have) {
+  enum { TAG = 1 };
+  char *nb = NULL;
+  if (sz > 0 && *have >= 0 && *have + sz <= INT_MAX)
+    nb = realloc(*acc, (size_t)(*have + sz));
+  int go = nb != NULL;
+  if (sz > 0)
+    PMPI_Send(&go, 1, MPI_INT, peer, TAG, c);
+  if (sz < 0 || (sz > 0 && !go)) {
+    *have = -1;
+    return;
+  }
+  if (sz == 0)
+    return;
+  *acc = nb;
+  PMPI_Recv(*acc + *have, sz, MPI_CHAR, peer, TAG, c, MPI_STATUS_IGNORE);
+  *have += sz;
+  long m;
+  regsum_t *v = sum_records(*acc, (size_t)*have, &m);
+  size_t len = 0;
+  char *merged = v ? records_put(v, m, 1, &len) : NULL;
+  free(v);
+  if (!merged) {
+    *have = -1;
+    return;
+  }
+  free(*acc);
+  *acc = merged;
+  *have = (long long)len;
+}
+
+/* Collective: the k regions to list. Every rank's regions (inclusive wall
+ * time and path) travel up a binomial tree of ranks, each parent summing
+ * its children's records by path, so a message and rank 0's memory hold the
+ * union of the ranks' paths once (not every rank's copy), in log2(P)
+ * rounds; rank 0 picks the k largest. Without memory anywhere, no region
+ * is listed (the failure travels up the tree; no rank waits for a message
+ * that will not come). */
 static char *choose_regions(int rank, int n, int k, int *nout, int *len) {
+  enum { TAG = 1 };
   *nout = 0;
   *len = 0;
-  int mine = 0, ok, all_ok = 0;
-  char *loc = k > 0 ? local_regions((size_t)(INT_MAX / n), &mine) : NULL;
-  int *cnt = rank == 0 ? calloc((size_t)n, sizeof *cnt) : NULL;
-  int *dsp = rank == 0 ? calloc((size_t)n, sizeof *dsp) : NULL;
-  ok = k > 0 && mine >= 0 && (rank != 0 || (cnt && dsp));
-  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  char *all = NULL, *paths = NULL;
-  if (all_ok) {
-    PMPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    size_t total = 0;
-    int accept = 0;
-    if (rank == 0) {
-      for (int r = 0; r < n; r++) {
-        dsp[r] = (int)total;
-        total += (size_t)cnt[r];
-      }
-      accept = (all = malloc(total ? total : 1)) != NULL;
+  if (k <= 0)
+    return NULL;
+  MPI_Comm c;
+  if (PMPI_Comm_dup(MPI_COMM_WORLD, &c) != MPI_SUCCESS)
+    return NULL;
+  int mine = 0;
+  char *acc = local_regions((size_t)1 << 28, &mine);
+  long long have = mine;
+  for (int mask = 1; mask < n; mask <<= 1) {
+    if (rank & mask) { /* send to the parent, then done */
+      int sz = have < 0 ? -1 : (int)have, go = 0;
+      PMPI_Send(&sz, 1, MPI_INT, rank - mask, TAG, c);
+      if (sz > 0)
+        PMPI_Recv(&go, 1, MPI_INT, rank - mask, TAG, c, MPI_STATUS_IGNORE);
+      if (go)
+        PMPI_Send(acc, sz, MPI_CHAR, rank - mask, TAG, c);
+      break;
     }
-    PMPI_Bcast(&accept, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (accept) {
-      PMPI_Gatherv(loc, mine, MPI_CHAR, all, cnt, dsp, MPI_CHAR, 0, MPI_COMM_WORLD);
-      if (rank == 0)
-        paths = pick_regions(all, total, k, nout, len);
+    if (rank + mask < n) {
+      int sz = 0;
+      PMPI_Recv(&sz, 1, MPI_INT, rank + mask, TAG, c, MPI_STATUS_IGNORE);
+      merge_child(c, rank + mask, sz, &acc, &have);
     }
   }
-  free(loc);
-  free(all);
-  free(cnt);
-  free(dsp);
+  PMPI_Comm_free(&c);
+  char *paths = NULL;
+  if (rank == 0 && have > 0)
+    paths = pick_regions(acc, (size_t)have, k, nout, len);
+  free(acc);
   return paths;
 }
 
@@ -514,7 +582,7 @@ int mon__report(int level) {
   /* full: every region; terse: the BALLAST_REPORT_TOP largest. */
   int k = level == MON__REPORT_FULL ? INT_MAX : mon__cfg.top;
 
-  /* 1-4: the regions to list, chosen across ranks; 5: the list's size. */
+  /* The regions to list, chosen across ranks (a tree); the list's size. */
   int hdr[2] = {0, 0};
   char *paths = choose_regions(rank, n, k, &hdr[0], &hdr[1]);
   PMPI_Bcast(hdr, 2, MPI_INT, 0, MPI_COMM_WORLD);
@@ -525,14 +593,14 @@ int mon__report(int level) {
   double *buf = calloc(len * 4, sizeof *buf);
   int *ids = malloc(((size_t)k + 1) * sizeof *ids);
   int rc = 0, ok = buf && ids && (hdr[1] == 0 || paths), all_ok = 0;
-  /* 6: every rank must take part in the same collectives: agree first. */
+  /* every rank must take part in the same collectives: agree first */
   PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_ok) {
     rc = BALLAST_ENOMEM;
     if (rank == 0)
       BALLAST_WARN("mon: out of memory on some rank while building the report; no report");
   } else {
-    /* 7: the region paths; 8-10: every figure, packed, reduced three ways. */
+    /* the region paths; every figure, packed, reduced three ways */
     if (hdr[1] > 0)
       PMPI_Bcast(paths, hdr[1], MPI_CHAR, 0, MPI_COMM_WORLD);
     for (int i = 0; i < hdr[0]; i++)
