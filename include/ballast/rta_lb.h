@@ -78,9 +78,7 @@
  * 1-2 MiB and counts 2 MiB against \c mem_limit), and of departed arrays of
  * 1 MiB and more only such memory is kept for the next arrivals: one the
  * application allocated itself with malloc() is freed (smaller ones are
- * kept when they start on a page, as arrivals and rta_array_alloc() memory
- * of 4 KiB and more do: a state sent from a page boundary is a page fewer
- * for the reader to pin). Open MPI's
+ * kept). Open MPI's
  * single-copy path pins the sender's pages one by one, so a state sent from
  * huge pages moves faster (15-19 against 9-11 GB/s on a 2-core VM).
  * rta_array_alloc() gives the application such memory from the start.

@@ -328,10 +328,9 @@ BALLAST_API int rta_task_array_register(rta_task_t *task, void **array,
 
 /**
  * \brief Memory for a large registered array, allocated the way rta
- * allocates arriving arrays: below 4 KiB plain malloc(); from 4 KiB to
- * 1 MiB starting on a page; from 1 MiB aligned to 2 MiB (a whole 2 MiB page
- * for 1-2 MiB) and offered transparent huge pages where Linux has them
- * (madvise). Release it with free().
+ * allocates arriving arrays: below 1 MiB plain malloc(); from 1 MiB aligned
+ * to 2 MiB (a whole 2 MiB page for 1-2 MiB) and offered transparent huge
+ * pages where Linux has them (madvise). Release it with free().
  *
  * Open MPI's single-copy transport pins the sender's pages one by one, so an
  * array on huge pages moves faster at a remap (15-19 against 9-11 GB/s

@@ -14,25 +14,14 @@
  * therefore aligned to 2 MiB and offered transparent huge pages (Linux
  * madvise; elsewhere this is a plain aligned allocation): one fault per
  * 2 MiB. A buffer between 1 and 2 MiB is given the whole 2 MiB so it can
- * be one huge page. Buffers from 4 KiB to 1 MiB start on a page: one that
- * does not (malloc puts 16 bytes of header in front) spans a page more,
- * which a peer reading it (process_vm_readv: the engine's reads and Open
- * MPI's single copy) pins on top, and the kernel copies each part in two
- * pieces a page (2,048 parts read on the 2-core VM, shared, load 12, best
- * of 20: 0.52 against 0.63 us a part at 4 KiB, 3.4 against 4.4 at 16 KiB,
- * 13.0 against 18.7 at 64 KiB). The memory is freed with free(), as
- * adopters expect. */
+ * be one huge page. The memory is freed with free(), as adopters expect. */
 size_t ballast__large_len(size_t n) {
   return n >= BALLAST__HUGE_BYTES / 2 && n < BALLAST__HUGE_BYTES ? BALLAST__HUGE_BYTES : n;
 }
 
 void *ballast__alloc_large(size_t n) {
-  if (n < BALLAST__PAGE_BYTES)
+  if (n < BALLAST__HUGE_BYTES / 2)
     return ballast__malloc(n ? n : 1);
-  if (n < BALLAST__HUGE_BYTES / 2) {
-    void *p = NULL;
-    return ballast__memalign(&p, BALLAST__PAGE_BYTES, n) == 0 ? p : NULL;
-  }
   size_t len = ballast__large_len(n);
   void *p = NULL;
   if (ballast__memalign(&p, BALLAST__HUGE_BYTES, len) != 0)

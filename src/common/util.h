@@ -62,11 +62,9 @@ int ballast__memalign(void **out, size_t align, size_t n);
 
 /* ---- large buffers (large_alloc.c) ----------------------------------------
  * Buffers of 1 MiB and more are 2 MiB aligned and offered transparent huge
- * pages; one of 1-2 MiB gets the whole 2 MiB (ballast__large_len); from
- * 4 KiB to 1 MiB they start on a page. Freed with free(). Task arrays and
- * the migration engine's buffers use them. */
+ * pages; one of 1-2 MiB gets the whole 2 MiB (ballast__large_len). Freed
+ * with free(). Task arrays and the migration engine's buffers use them. */
 #define BALLAST__HUGE_BYTES ((size_t)2 << 20)
-#define BALLAST__PAGE_BYTES ((size_t)4 << 10)
 /** Bytes ballast__alloc_large(n) reserves: n, or a whole huge page for 1-2 MiB. */
 size_t ballast__large_len(size_t n);
 /** Memory for a task array or a migration buffer of n bytes; NULL on failure. */

@@ -16,15 +16,9 @@
 
 #include "common/common_internal.h"
 
-/* Whether a block of n bytes may be cached: from MIG__POOL_SMALL to 1 MiB
- * only when it starts on a page, from 1 MiB only when 2 MiB aligned, as
- * ballast__alloc_large makes them (the application's own malloc'ed arrays
- * are neither). The pool's blocks become arrays that later remaps send, and
- * a head sent from a block 16 bytes past a page is a page more for its
- * reader to pin (large_alloc.c: 0.63 against 0.52 us a part read at 4 KiB,
- * 4.4 against 3.4 at 16 KiB, 18.7 against 13.0 at 64 KiB), so an array from
- * malloc is freed when it leaves and its place taken by an aligned block,
- * once. A block received into becomes the
+/* Whether a block of n bytes may be cached: below 1 MiB always; from 1 MiB
+ * only when 2 MiB aligned as alloc_large makes it (the application's
+ * own malloc'ed arrays are not). A block received into becomes the
  * application's array and is sent from at a later remap, and sending is
  * where page size counts: Open MPI's single-copy path (CMA) has the receiver
  * pin the sender's pages one by one, and a state sent from 4 KiB pages moved
@@ -33,11 +27,8 @@
  * circulation; freeing it and receiving into a fresh huge page costs one
  * fault per 2 MiB once, after which the memory cycles through the pool. */
 static int huge_ready(const void *mem, size_t n) {
-  if (n < BALLAST__HUGE_BYTES / 2)
-    return ((uintptr_t)mem & (BALLAST__PAGE_BYTES - 1)) == 0;
-  return ((uintptr_t)mem & (BALLAST__HUGE_BYTES - 1)) == 0;
+  return n < BALLAST__HUGE_BYTES / 2 || ((uintptr_t)mem & (BALLAST__HUGE_BYTES - 1)) == 0;
 }
-
 
 /* What a cached block of n bytes counts against the bound: a 2 MiB-aligned
  * block of 1-2 MiB holds a whole huge page (alloc_large), so 2 MiB; any

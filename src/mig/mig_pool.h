@@ -45,9 +45,8 @@ void mig__pool_follow(mig__pool_t *pool, size_t arrived);
 /* Frees every cached block and the pool; NULL does nothing. */
 void mig__pool_destroy(mig__pool_t *pool);
 /* A block of at least \a n bytes: a cached one (see above) when there is
- * one, else fresh memory (blocks from MIG__POOL_SMALL to 1 MiB start on a
- * 4 KiB page; blocks of 1 MiB and more are 2 MiB aligned and offered
- * transparent huge pages). The caller owns it; free() or
+ * one, else fresh memory (blocks of 1 MiB and more are 2 MiB aligned and
+ * offered transparent huge pages). The caller owns it; free() or
  * mig__pool_give() it. NULL when out of memory. pool may be NULL. */
 void *mig__pool_take(mig__pool_t *pool, size_t n);
 /* mig__pool_take, and in *len (when not NULL) the bytes the block holds
@@ -56,9 +55,9 @@ void *mig__pool_take(mig__pool_t *pool, size_t n);
 void *mig__pool_take_len(mig__pool_t *pool, size_t n, size_t *len);
 /* Hands \a mem (at least \a n usable bytes, free()-able) to the pool, which
  * keeps it when it is at least MIG__POOL_SMALL, fits under the bound
- * (evicting the oldest blocks) and is aligned like the blocks
- * mig__pool_take allocates: below 1 MiB to a 4 KiB page, from 1 MiB to
- * 2 MiB (huge pages; states sent from either move faster); else frees it. A 2 MiB-aligned block of 1-2 MiB counts a whole
+ * (evicting the oldest blocks) and, from 1 MiB, is 2 MiB aligned like the
+ * blocks mig__pool_take allocates (huge pages: states sent from them move
+ * faster); else frees it. A 2 MiB-aligned block of 1-2 MiB counts a whole
  * 2 MiB against the bound (the huge page it holds), any other block its n
  * bytes; a block handed back with less than it holds (an adopted array of a
  * smaller state) is counted at that size. pool may be NULL (free). */
