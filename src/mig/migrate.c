@@ -68,6 +68,8 @@ typedef struct {
   unsigned char *sagg, *ragg;
   size_t slen, rlen;      /* bytes of this round's aggregates */
   size_t scap, rcap;      /* bytes the pool blocks behind sagg / ragg hold */
+  int sfold, rfold;       /* this round's aggregate travels as the first part
+                           * of the peer's first batch message (build_batches) */
 } peer_t;
 
 /* One message of a round's batch to or from one peer: an hindexed datatype
@@ -188,7 +190,12 @@ static int add_batch(mig_t *m, int p, int send, int k, size_t total) {
  * of its batch in round r: the parts in item order, sent from hsend/tbuf
  * (send) or received into hbuf/tbuf, BATCH_PARTS parts to a message. Both
  * sides see a peer's parts in the same order with the same sizes, so they
- * cut the same messages, which MPI matches in order. */
+ * cut the same messages, which MPI matches in order. The peer's aggregate
+ * of this round, when below BATCH_MAX, is the first part of its first
+ * message: one message per peer and round where a packed state's tail
+ * and head made two (both sides have the same aggregate length, so both
+ * fold it or neither); a larger one stays a contiguous message of its
+ * own, which Open MPI sends by single copy. */
 static int build_batches(mig_t *m, const item_t *v, int lo, int hi, int r,
                          int send) {
   MPI_Aint *disp = m->bdisp;
@@ -197,6 +204,14 @@ static int build_batches(mig_t *m, const item_t *v, int lo, int hi, int r,
   while (i < hi && !rc) {
     int p = v[i].peer, k = 0;
     size_t total = 0;
+    peer_t *q = &m->peer[p];
+    size_t alen = send ? q->slen : q->rlen;
+    if (alen > 0 && alen < BATCH_MAX) {
+      MPI_Get_address(send ? q->sagg : q->ragg, &disp[k]);
+      len[k++] = (int)alen;
+      total += alen;
+      *(send ? &q->sfold : &q->rfold) = 1;
+    }
     for (; i < hi && v[i].peer == p && !rc; i++) {
       const item_t *x = &v[i];
       if (x->round != r)
@@ -588,8 +603,10 @@ static void exchange_counts(mig_t *m) {
   m->reqs = ballast__malloc(sizeof *m->reqs * nreq_max);
   m->sts = ballast__malloc(sizeof *m->sts * nreq_max);
   size_t nparts = 2 * ((size_t)m->nmoves + (size_t)m->nin) + 1;
-  m->bdisp = ballast__malloc(sizeof *m->bdisp * BATCH_PARTS);
-  m->blen = ballast__malloc(sizeof *m->blen * BATCH_PARTS);
+  /* A message is cut once it has BATCH_PARTS parts or more, after an item
+   * that may add two (head and tail): room for one more. */
+  m->bdisp = ballast__malloc(sizeof *m->bdisp * (BATCH_PARTS + 1));
+  m->blen = ballast__malloc(sizeof *m->blen * (BATCH_PARTS + 1));
   m->bat = ballast__malloc(sizeof *m->bat * nparts);
   if (!m->rh || !m->in || !m->rslot || !m->reqs || !m->sts || !m->bdisp ||
       !m->blen || !m->bat)
@@ -732,7 +749,7 @@ static int post_receives(mig_t *m) {
   int nreq = 0;
   for (int p = 0; p < m->nprocs; p++) {
     const peer_t *q = &m->peer[p];
-    if (q->rlen > 0) {
+    if (q->rlen > 0 && !q->rfold) {
       m->rslot[nreq] = -1 - p;
       MPI_Irecv(q->ragg, (int)q->rlen, MPI_BYTE, p, MIGRATE_TAG + 1, m->comm,
                 &m->reqs[nreq++]);
@@ -752,7 +769,7 @@ static int post_receives(mig_t *m) {
 static int post_sends(mig_t *m, int nreq) {
   for (int p = 0; p < m->nprocs; p++) {
     const peer_t *q = &m->peer[p];
-    if (q->slen > 0)
+    if (q->slen > 0 && !q->sfold)
       MPI_Isend(q->sagg, (int)q->slen, MPI_BYTE, p, MIGRATE_TAG + 1, m->comm,
                 &m->reqs[nreq++]);
   }
@@ -879,10 +896,11 @@ static void unpack_round(mig_t *m, int r, int oi, int oend) {
 /* 4. Rounds: allocate and pack, agree, transfer, unpack. The agreement
  * before any byte moves means a failed allocation or pack stops every rank
  * at the same round, with no message left in flight.
- * Per peer and round there is at most one aggregate (tails below 64 KiB),
- * a batch (heads below 128 KiB and tails of 64 to 128 KiB, hindexed
- * datatypes over their own memory, BATCH_PARTS parts a message), and a
- * message for each part of 128 KiB or more. So a remap of thousands of small
+ * Per peer and round there is at most one aggregate (tails below 64 KiB;
+ * below 128 KiB in all, the first part of the batch), a batch (heads below
+ * 128 KiB and tails of 64 to 128 KiB, hindexed datatypes over their own
+ * memory, BATCH_PARTS parts a message), and a message for each part of
+ * 128 KiB or more. So a remap of thousands of small
  * tasks costs a few messages, not thousands of requests, and ballast
  * copies no head. Both sides
  * post a peer's messages of one kind in header order, which MPI's ordering
@@ -894,8 +912,10 @@ static int run_rounds(mig_t *m) {
     int oend = oi;
     while (oend < m->nmoves && m->out[oend].round == r)
       oend++;
-    for (int p = 0; p < m->nprocs; p++)
+    for (int p = 0; p < m->nprocs; p++) {
       m->peer[p].slen = m->peer[p].rlen = 0;
+      m->peer[p].sfold = m->peer[p].rfold = 0;
+    }
     /* Incoming items are grouped by source, each source's rounds ascending:
      * alloc_receives selects this round's items wherever they are. */
     alloc_receives(m, r);

@@ -31,10 +31,11 @@
  *  3. per round: all receives and sends are posted nonblocking, the heads
  *     read from same-node sources are read (process_vm_readv), then
  *     everything is waited for; per peer, tails of less than 64 KiB share
- *     one packed aggregate message, heads not read and larger tails of
- *     less than 128 KiB travel in messages described by hindexed datatypes
- *     over their own memory (at most 256 parts each), and parts of 128 KiB
- *     and more travel alone; received states are handed to unpack, which
+ *     one packed aggregate, heads not read and larger tails of less than
+ *     128 KiB travel in messages described by hindexed datatypes over
+ *     their own memory (at most 256 parts each; an aggregate of less than
+ *     128 KiB is the first part of the first), and parts of 128 KiB and
+ *     more travel alone; received states are handed to unpack, which
  *     stages them (not yet live);
  *  4. one MPI_Allreduce agrees on success (and on the first failing rank);
  *  5. success: finish(COMMIT) on both sides (the source frees its state, the
