@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
     mig__move_t *moves = malloc(sizeof *moves * (size_t)ntasks_total);
     /* op_unpack adopts every head, as a load-balancing context's does. */
     const mig__ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish,
-                                    NULL, 1};
+                                    NULL, 1, NULL, NULL};
     pool = mig__pool_create((size_t)256 << 20);
     /* Alltoallv buffers sized for the same bytes per rank. */
     size_t bytes_out = (size_t)T * S;

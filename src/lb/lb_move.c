@@ -2,12 +2,13 @@
  * migration engine (migrate.h), which commits everywhere or rolls back
  * everywhere. Both sides know from the mapping which tasks move where;
  * what the destination needs to define a task (key, parameters, cost
- * window, layout of the state: its descriptor) travels at the head of the
- * task's tail, which the engine packs per peer with the others, so the
- * descriptors need no exchange of their own.
+ * window, layout of the state: its descriptor) travels with the engine's
+ * headers (the engine's meta and announce operations): one exchange of
+ * every rank's headers before the rounds, so the descriptors need no
+ * message of their own and no copy into the tails, and a task whose state
+ * is one array has no tail at all (its head is its only part on the wire).
  *
- * The state of one task on the wire (after its tail's descriptor: its
- * length in 8 bytes, then the descriptor padded to 8):
+ * The state of one task on the wire:
  *   raw:    the bytes of its single registered array of a ballast element
  *           type (no callback bytes), as the engine's head: sent from the
  *           application's array, received into the memory that becomes the
@@ -71,7 +72,8 @@ typedef struct {
 typedef struct {
   int64_t v;
   int src;                   /* the rank it comes from (its owner) */
-  const unsigned char *desc; /* into its tail, during its unpack only */
+  const unsigned char *desc; /* in the engine's headers (op_announce), until
+                              * the engine returns */
   size_t desc_len;
   size_t desc_body;          /* bytes of its fixed part (read_head) */
   int arrived;               /* unpack was called for it */
@@ -336,14 +338,19 @@ static void wire_sizes(int raw, size_t user_bytes, size_t arr_bytes,
   *tail = raw ? 0 : ballast__round8(user_bytes) + arr_bytes;
 }
 
-/* Bytes before the state in a tail: the descriptor's length and itself. */
-static size_t desc_bytes(size_t dlen) { return 8 + ballast__round8(dlen); }
-
 static int op_size(void *vc, int64_t v, size_t *head, size_t *tail) {
   mctx_t *c = vc;
   const out_t *o = &c->out[c->out_of[v]];
   wire_sizes(o->raw, o->user_bytes, o->arr_bytes, o->head_bytes, head, tail);
-  *tail += desc_bytes(o->dlen);
+  return 0;
+}
+
+/* The departure's descriptor, sent with the engine's headers. */
+static int op_meta(void *vc, int64_t v, const void **ptr, size_t *len) {
+  mctx_t *c = vc;
+  const out_t *o = &c->out[c->out_of[v]];
+  *ptr = c->desc.p + o->doff;
+  *len = o->dlen;
   return 0;
 }
 
@@ -369,17 +376,11 @@ static int op_head(void *vc, int64_t v, const void **ptr) {
 static int op_pack(void *vc, int64_t v, void *buf, size_t bytes) {
   mctx_t *c = vc;
   out_t *o = &c->out[c->out_of[v]];
-  uint64_t dl = o->dlen;
-  size_t skip = desc_bytes(o->dlen);
-  if (bytes < skip)
+  if (o->raw) /* no tail: the engine does not ask */
     return BALLAST_ESIZE;
-  memcpy(buf, &dl, 8);
-  memcpy((unsigned char *)buf + 8, c->desc.p + o->doff, o->dlen);
-  memset((unsigned char *)buf + 8 + o->dlen, 0, skip - 8 - o->dlen);
-  if (o->raw)
-    return bytes == skip ? 0 : BALLAST_ESIZE;
-  unsigned char *p = (unsigned char *)buf + skip;
-  bytes -= skip;
+  unsigned char *p = buf;
+  if (bytes < ballast__round8(o->user_bytes))
+    return BALLAST_ESIZE;
   if (o->user_bytes > 0) {
     if (o->ops.pack(o->t, p, o->user_bytes, o->user) != 0) {
       BALLAST_WARN("rta: load balancing: the pack callback of \"%s\" failed",
@@ -406,28 +407,33 @@ static void drop_arrival(in_t *x) {
   x->unpacked = 0;
 }
 
-/* The arrival's descriptor, at the head of its tail: read, and checked
- * against what the engine received (the task, its source, the sizes). */
-static int read_arrival(in_t *x, int64_t v, int src, size_t hbytes,
-                        const void *tail, size_t tbytes) {
-  uint64_t dl = 0;
-  if (x->arrived || src != x->src || tbytes < 8)
+/* The arrival's descriptor, from the engine's headers: read, and checked
+ * against what the engine announced (the task, its source, the sizes). */
+static int read_arrival(in_t *x, int64_t v, int src, const void *desc,
+                        size_t dlen, size_t hbytes, size_t tbytes) {
+  if (x->desc || src != x->src)
     return BALLAST_ESIZE;
-  x->arrived = 1;
-  memcpy(&dl, tail, 8);
-  if (dl > tbytes - 8 || desc_bytes((size_t)dl) > tbytes)
-    return BALLAST_ESIZE;
-  x->desc = (const unsigned char *)tail + 8;
-  x->desc_len = (size_t)dl;
+  x->desc = desc;
+  x->desc_len = dlen;
   int rc = read_head(x);
   if (rc || x->v != v)
     return BALLAST_ESIZE;
   size_t wh, wt;
   wire_sizes(x->raw, x->user_bytes, x->arr_bytes, x->head_bytes, &wh, &wt);
-  if (wh != hbytes || wt + desc_bytes(x->desc_len) != tbytes ||
-      (x->lead >= 0) != (!x->raw && hbytes > 0))
+  if (wh != hbytes || wt != tbytes || (x->lead >= 0) != (!x->raw && hbytes > 0))
     return BALLAST_ESIZE;
   return 0;
+}
+
+/* An arrival announced by the engine with its descriptor, before any state
+ * moves: its descriptor's fixed part is read and checked now, a mismatch
+ * refused before a byte of state travels. */
+static int op_announce(void *vc, int64_t v, int src, const void *desc,
+                       size_t dlen, size_t hbytes, size_t tbytes) {
+  mctx_t *c = vc;
+  if (v < 0 || v >= rta_mapping_ntasks(c->m) || c->in_of[v] < 0)
+    return BALLAST_ESIZE;
+  return read_arrival(&c->in[c->in_of[v]], v, src, desc, dlen, hbytes, tbytes);
 }
 
 static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
@@ -445,11 +451,13 @@ static int op_unpack(void *vc, int64_t v, int src, void **head, size_t hbytes,
     a->hkey = rta_mapping_key(c->m, a->v);
     a->hash = task__index_prefetch_key(a->hkey);
   }
-  int rc = read_arrival(x, v, src, hbytes, wtail, tbytes);
-  if (rc)
-    return rc;
-  const unsigned char *tail = (const unsigned char *)wtail + desc_bytes(x->desc_len);
-  rc = define_arrival(c, x);
+  size_t wh, wt;
+  wire_sizes(x->raw, x->user_bytes, x->arr_bytes, x->head_bytes, &wh, &wt);
+  if (!x->desc || x->arrived || src != x->src || wh != hbytes || wt != tbytes)
+    return BALLAST_ESIZE;
+  x->arrived = 1;
+  const unsigned char *tail = wtail;
+  int rc = define_arrival(c, x);
   if (rc)
     return rc;
   int has_ops = rta_task_serial(x->t, &x->ops, &x->user) == 0;
@@ -738,9 +746,9 @@ static void move_states(move_t *s, lb__move_result_t *res) {
   /* op_unpack adopts every head: by default (mem_limit 0) the rounds do
    * not count batched heads, only staging and heads of their own message;
    * an explicit mem_limit bounds every byte received per round (rta_lb.h). */
-  const mig__ops_t ops = {op_size,   op_head,  op_pack,
-                                  op_unpack, op_finish, op_start,
-                                  ctx->cfg.mem_limit == 0};
+  const mig__ops_t ops = {op_size,   op_head,   op_pack,
+                          op_unpack, op_finish, op_start,
+                          ctx->cfg.mem_limit == 0, op_meta, op_announce};
   task__slab_open(); /* the arrivals' records; closed in move_cleanup */
   mig__stats_t st;
   int rc = mig__run(ctx->base, s->moves, s->c.nout, &ops, &s->c,

@@ -35,12 +35,15 @@
 
 /* ---- the engine ------------------------------------------------------------- */
 
-/* A header on the wire: task, head bytes, tail bytes, round, and the head's
- * address in the sender's memory (read there by a peer that reads heads). */
-#define HDR_WORDS 5
+/* A header on the wire: task, head bytes, tail bytes, round, the head's
+ * address in the sender's memory (read there by a peer that reads heads)
+ * and the bytes of the state's description (ops->meta), which follows the
+ * words padded to 8. */
+#define HDR_WORDS 6
 /* Words per peer in the counts' Alltoall: header words, rounds, process
- * id, node, and the address of the probe word (two ints). */
-#define PAIR_WORDS 6
+ * id, node, the address of the probe word (two ints) and the number of
+ * headers. */
+#define PAIR_WORDS 7
 
 typedef struct {
   int64_t task;
@@ -55,6 +58,8 @@ typedef struct {
   size_t off;        /* small tails: offset in the peer's aggregate */
   int read;          /* a batch-sized head the destination reads itself */
   uint64_t raddr;    /* incoming, read: the head's address at the source */
+  const void *meta;  /* outgoing: its description (ops->meta), or NULL */
+  size_t mlen;       /* its bytes */
 } item_t;
 
 /* What a migration holds for one peer during one round: its aggregates
@@ -63,6 +68,8 @@ typedef struct {
   unsigned char *sagg, *ragg;
   size_t slen, rlen;      /* bytes of this round's aggregates */
   size_t scap, rcap;      /* bytes the pool blocks behind sagg / ragg hold */
+  int sfold, rfold;       /* this round's aggregate travels as the first part
+                           * of the peer's first batch message (build_batches) */
 } peer_t;
 
 /* One message of a round's batch to or from one peer: an hindexed datatype
@@ -183,7 +190,12 @@ static int add_batch(mig_t *m, int p, int send, int k, size_t total) {
  * of its batch in round r: the parts in item order, sent from hsend/tbuf
  * (send) or received into hbuf/tbuf, BATCH_PARTS parts to a message. Both
  * sides see a peer's parts in the same order with the same sizes, so they
- * cut the same messages, which MPI matches in order. */
+ * cut the same messages, which MPI matches in order. The peer's aggregate
+ * of this round, when below BATCH_MAX, is the first part of its first
+ * message: one message per peer and round where a packed state's tail
+ * and head made two (both sides have the same aggregate length, so both
+ * fold it or neither); a larger one stays a contiguous message of its
+ * own, which Open MPI sends by single copy. */
 static int build_batches(mig_t *m, const item_t *v, int lo, int hi, int r,
                          int send) {
   MPI_Aint *disp = m->bdisp;
@@ -192,6 +204,14 @@ static int build_batches(mig_t *m, const item_t *v, int lo, int hi, int r,
   while (i < hi && !rc) {
     int p = v[i].peer, k = 0;
     size_t total = 0;
+    peer_t *q = &m->peer[p];
+    size_t alen = send ? q->slen : q->rlen;
+    if (alen > 0 && alen < BATCH_MAX) {
+      MPI_Get_address(send ? q->sagg : q->ragg, &disp[k]);
+      len[k++] = (int)alen;
+      total += alen;
+      *(send ? &q->sfold : &q->rfold) = 1;
+    }
     for (; i < hi && v[i].peer == p && !rc; i++) {
       const item_t *x = &v[i];
       if (x->round != r)
@@ -246,8 +266,6 @@ static void give_item(mig_t *m, item_t *x) {
 static void alloc_per_peer(mig_t *m) {
   size_t np = (size_t)m->nprocs;
   m->scount = ballast__calloc((6 + 2 * PAIR_WORDS) * np, sizeof *m->scount);
-  m->sh = ballast__malloc(sizeof *m->sh *
-                          (HDR_WORDS * (size_t)(m->nmoves > 0 ? m->nmoves : 1) + np));
   m->peer = ballast__calloc(np, sizeof *m->peer);
   if (m->scount) {
     m->rcount = m->scount + np;
@@ -258,7 +276,40 @@ static void alloc_per_peer(mig_t *m) {
     m->spair = m->scount + 6 * np;
     m->rpair = m->scount + (6 + PAIR_WORDS) * np;
   }
-  if (!m->scount || !m->sh || !m->peer)
+  if (!m->scount || !m->peer)
+    m->err = BALLAST_ENOMEM;
+}
+
+/* The description of outgoing state x (ops->meta), and the words its
+ * header and description take. A local problem is recorded. */
+static size_t ask_meta(mig_t *m, item_t *x) {
+  if (m->ops->meta) {
+    int rc = m->ops->meta(m->ctx, x->task, &x->meta, &x->mlen);
+    if (rc < 0 || (x->mlen > 0 && !x->meta)) {
+      BALLAST_WARN("migration: no description of task %lld", (long long)x->task);
+      m->err = rc < 0 ? rc : BALLAST_EINVAL;
+      x->mlen = 0;
+    } else if (x->mlen > (size_t)INT_MAX) {
+      BALLAST_WARN("migration: task %lld has a description of %zu bytes, more "
+                   "than %d", (long long)x->task, x->mlen, INT_MAX);
+      m->err = BALLAST_ETOOBIG;
+      x->mlen = 0;
+    }
+  }
+  return HDR_WORDS + ballast__round8(x->mlen) / 8;
+}
+
+/* The outgoing headers' buffer: the read word per peer, then every move's
+ * header words and description. Counted in ints (MPI_Alltoallv's counts
+ * and displacements). */
+static void alloc_headers(mig_t *m, size_t words) {
+  words += (size_t)m->nprocs;
+  if (!m->err && words > (size_t)INT_MAX) {
+    BALLAST_WARN("migration: the headers of %d moves take %zu words, more than "
+                 "the %d one exchange can count", m->nmoves, words, INT_MAX);
+    m->err = BALLAST_ETOOBIG;
+  }
+  if (!m->err && !(m->sh = ballast__malloc(sizeof *m->sh * words)))
     m->err = BALLAST_ENOMEM;
 }
 
@@ -279,6 +330,7 @@ static void size_moves(mig_t *m, const mig__move_t *moves) {
     if (!m->out)
       m->err = BALLAST_ENOMEM;
   }
+  size_t words = 0;
   for (int i = 0; !m->err && i < m->nmoves; i++) {
     item_t *x = &m->out[i];
     const mig__move_t *mv = &moves[i];
@@ -313,7 +365,10 @@ static void size_moves(mig_t *m, const mig__move_t *moves) {
                    x->head, x->tail, INT_MAX);
       m->err = BALLAST_ETOOBIG;
     }
+    if (!m->err)
+      words += ask_meta(m, x);
   }
+  alloc_headers(m, words);
 }
 
 /* 2. Rounds: greedy over the moves in destination order, each round packing
@@ -479,10 +534,15 @@ static void read_heads(mig_t *m, int r) {
 static void exchange_counts(mig_t *m) {
   int myrounds = m->nmoves > 0 ? m->out[m->nmoves - 1].round + 1 : 0;
   uint64_t probe = (uint64_t)(uintptr_t)&probe_word;
-  for (int p = 0; p < m->nprocs; p++)
+  for (int p = 0; p < m->nprocs; p++) {
     m->scount[p] = p != m->rank;
-  for (int i = 0; i < m->nmoves; i++)
-    m->scount[m->out[i].peer] += HDR_WORDS;
+    m->spair[PAIR_WORDS * p + 6] = 0;
+  }
+  for (int i = 0; i < m->nmoves; i++) {
+    const item_t *x = &m->out[i];
+    m->scount[x->peer] += HDR_WORDS + (int)(ballast__round8(x->mlen) / 8);
+    m->spair[PAIR_WORDS * x->peer + 6]++;
+  }
   for (int p = 0; p < m->nprocs; p++) {
     int *w = &m->spair[PAIR_WORDS * p];
     w[0] = m->scount[p];
@@ -502,10 +562,10 @@ static void exchange_counts(mig_t *m) {
     m->rcount[p] = m->err ? 0 : w[0];
     if (!m->err && w[1] > m->nrounds)
       m->nrounds = w[1];
-    int items = m->rcount[p] - (p != m->rank);
-    if (!m->err && (items < 0 || items % HDR_WORDS))
+    int items = m->err ? 0 : w[6];
+    if (!m->err && (items < 0 || items > (m->rcount[p] - (p != m->rank)) / HDR_WORDS))
       m->err = BALLAST_ESIZE; /* not a peer of this protocol */
-    nin += items > 0 ? items / HDR_WORDS : 0;
+    nin += items > 0 ? items : 0;
     m->sdisp[p] = p ? m->sdisp[p - 1] + m->scount[p - 1] : 0;
     m->rdisp[p] = p ? m->rdisp[p - 1] + m->rcount[p - 1] : 0;
     total_in += m->rcount[p];
@@ -522,8 +582,16 @@ static void exchange_counts(mig_t *m) {
       m->sh[k++] = (int64_t)x->tail;
       m->sh[k++] = x->round;
       m->sh[k++] = (int64_t)(uintptr_t)x->hsend;
+      m->sh[k++] = (int64_t)x->mlen;
+      if (x->mlen > 0) { /* the padding too: no uninitialised bytes sent */
+        m->sh[k + (int)(ballast__round8(x->mlen) / 8) - 1] = 0;
+        memcpy(&m->sh[k], x->meta, x->mlen);
+        k += (int)(ballast__round8(x->mlen) / 8);
+      }
     }
   }
+  if (!m->err && nin > INT_MAX)
+    m->err = BALLAST_ESIZE;
   m->nin = m->err ? 0 : (int)nin;
   /* Requests per round: at most two per state (head, tail) when each part is
    * a message of its own; an aggregate or a batch replaces at least one such
@@ -535,17 +603,55 @@ static void exchange_counts(mig_t *m) {
   m->reqs = ballast__malloc(sizeof *m->reqs * nreq_max);
   m->sts = ballast__malloc(sizeof *m->sts * nreq_max);
   size_t nparts = 2 * ((size_t)m->nmoves + (size_t)m->nin) + 1;
-  m->bdisp = ballast__malloc(sizeof *m->bdisp * BATCH_PARTS);
-  m->blen = ballast__malloc(sizeof *m->blen * BATCH_PARTS);
+  /* A message is cut once it has BATCH_PARTS parts or more, after an item
+   * that may add two (head and tail): room for one more. */
+  m->bdisp = ballast__malloc(sizeof *m->bdisp * (BATCH_PARTS + 1));
+  m->blen = ballast__malloc(sizeof *m->blen * (BATCH_PARTS + 1));
   m->bat = ballast__malloc(sizeof *m->bat * nparts);
   if (!m->rh || !m->in || !m->rslot || !m->reqs || !m->sts || !m->bdisp ||
       !m->blen || !m->bat)
     m->err = BALLAST_ENOMEM;
 }
 
-/* 3b. The headers themselves. A failure here is caught by the agreement
- * that opens the first round, before any state moves. A batch-sized head
- * travels by read when its destination said it reads its source. */
+/* The headers from peer p (words [w, end), after its read word): its
+ * incoming items from in[k] on, each told to the caller (ops->announce).
+ * Returns the next item's index. */
+static int read_headers(mig_t *m, int p, const int64_t *w, const int64_t *end,
+                        int k) {
+  while (w < end && !m->err) {
+    size_t mw = end - w < HDR_WORDS ? 0 : ballast__round8((size_t)w[5]) / 8;
+    if (k >= m->nin || end - w < HDR_WORDS || w[5] < 0 ||
+        mw > (size_t)(end - w - HDR_WORDS)) {
+      BALLAST_WARN("migration: the headers from rank %d do not add up", p);
+      m->err = BALLAST_ESIZE;
+      break;
+    }
+    item_t *x = &m->in[k++];
+    x->task = w[0];
+    x->peer = p;
+    x->head = (size_t)w[1];
+    x->tail = (size_t)w[2];
+    x->round = (int)w[3];
+    x->raddr = (uint64_t)w[4];
+    x->read = m->read_from[p] && head_in_batch(x);
+    if (m->ops->announce) {
+      int rc = m->ops->announce(m->ctx, x->task, p, w + HDR_WORDS, (size_t)w[5],
+                                x->head, x->tail);
+      if (rc < 0) {
+        BALLAST_WARN("migration: task %lld from rank %d was refused: %s",
+                     (long long)x->task, p, ballast_strerror(rc));
+        m->err = rc == BALLAST_ESIZE ? BALLAST_ESIZE : BALLAST_ECALLBACK;
+      }
+    }
+    w += HDR_WORDS + mw;
+  }
+  return k;
+}
+
+/* 3b. The headers themselves, each incoming item announced to the caller.
+ * A failure here is caught by the agreement that opens the first round,
+ * before any state moves. A batch-sized head travels by read when its
+ * destination said it reads its source. */
 static void exchange_headers(mig_t *m) {
   if (MPI_Alltoallv(m->sh, m->scount, m->sdisp, MPI_INT64_T, m->rh, m->rcount,
                     m->rdisp, MPI_INT64_T, m->comm) != MPI_SUCCESS)
@@ -554,16 +660,11 @@ static void exchange_headers(mig_t *m) {
   for (int p = 0; p < m->nprocs && !m->err; p++) {
     const int64_t *w = m->rh + m->rdisp[p], *end = w + m->rcount[p];
     m->read_by[p] = p != m->rank && w < end && *w++ != 0;
-    for (; w < end; w += HDR_WORDS, k++) {
-      item_t *x = &m->in[k];
-      x->task = w[0];
-      x->peer = p;
-      x->head = (size_t)w[1];
-      x->tail = (size_t)w[2];
-      x->round = (int)w[3];
-      x->raddr = (uint64_t)w[4];
-      x->read = m->read_from[p] && head_in_batch(x);
-    }
+    k = read_headers(m, p, w, end, k);
+  }
+  if (!m->err && k != m->nin) {
+    BALLAST_WARN("migration: %d headers received, %d announced", k, m->nin);
+    m->err = BALLAST_ESIZE;
   }
   for (int i = 0; i < m->nmoves && !m->err; i++)
     m->out[i].read = m->read_by[m->out[i].peer] && head_in_batch(&m->out[i]);
@@ -648,7 +749,7 @@ static int post_receives(mig_t *m) {
   int nreq = 0;
   for (int p = 0; p < m->nprocs; p++) {
     const peer_t *q = &m->peer[p];
-    if (q->rlen > 0) {
+    if (q->rlen > 0 && !q->rfold) {
       m->rslot[nreq] = -1 - p;
       MPI_Irecv(q->ragg, (int)q->rlen, MPI_BYTE, p, MIGRATE_TAG + 1, m->comm,
                 &m->reqs[nreq++]);
@@ -668,7 +769,7 @@ static int post_receives(mig_t *m) {
 static int post_sends(mig_t *m, int nreq) {
   for (int p = 0; p < m->nprocs; p++) {
     const peer_t *q = &m->peer[p];
-    if (q->slen > 0)
+    if (q->slen > 0 && !q->sfold)
       MPI_Isend(q->sagg, (int)q->slen, MPI_BYTE, p, MIGRATE_TAG + 1, m->comm,
                 &m->reqs[nreq++]);
   }
@@ -795,10 +896,11 @@ static void unpack_round(mig_t *m, int r, int oi, int oend) {
 /* 4. Rounds: allocate and pack, agree, transfer, unpack. The agreement
  * before any byte moves means a failed allocation or pack stops every rank
  * at the same round, with no message left in flight.
- * Per peer and round there is at most one aggregate (tails below 64 KiB),
- * a batch (heads below 128 KiB and tails of 64 to 128 KiB, hindexed
- * datatypes over their own memory, BATCH_PARTS parts a message), and a
- * message for each part of 128 KiB or more. So a remap of thousands of small
+ * Per peer and round there is at most one aggregate (tails below 64 KiB;
+ * below 128 KiB in all, the first part of the batch), a batch (heads below
+ * 128 KiB and tails of 64 to 128 KiB, hindexed datatypes over their own
+ * memory, BATCH_PARTS parts a message), and a message for each part of
+ * 128 KiB or more. So a remap of thousands of small
  * tasks costs a few messages, not thousands of requests, and ballast
  * copies no head. Both sides
  * post a peer's messages of one kind in header order, which MPI's ordering
@@ -810,8 +912,10 @@ static int run_rounds(mig_t *m) {
     int oend = oi;
     while (oend < m->nmoves && m->out[oend].round == r)
       oend++;
-    for (int p = 0; p < m->nprocs; p++)
+    for (int p = 0; p < m->nprocs; p++) {
       m->peer[p].slen = m->peer[p].rlen = 0;
+      m->peer[p].sfold = m->peer[p].rfold = 0;
+    }
     /* Incoming items are grouped by source, each source's rounds ascending:
      * alloc_receives selects this round's items wherever they are. */
     alloc_receives(m, r);

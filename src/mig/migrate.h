@@ -18,9 +18,12 @@
  * Protocol (collective over comm):
  *  1. every rank asks the head and tail sizes, and the head's memory, of
  *     each outgoing state;
- *  2. headers (task, head, tail, round, the head's address) are exchanged
- *     with MPI_Alltoall(v), counts first (with every rank's number of
- *     rounds and what a peer on the same node needs to read its memory);
+ *  2. headers (task, head, tail, round, the head's address, and the
+ *     caller's description of the state, ops->meta, after the words) are
+ *     exchanged with MPI_Alltoall(v), counts first (with every rank's
+ *     number of rounds and what a peer on the same node needs to read its
+ *     memory); each destination is told of its arrivals (ops->announce)
+ *     before any state moves;
  *     with the headers each rank tells each source whether it reads that
  *     source's heads of less than 128 KiB itself (the transport, chosen per
  *     migration: BALLAST_LB_TRANSPORT, else from the pool's measures);
@@ -28,10 +31,11 @@
  *  3. per round: all receives and sends are posted nonblocking, the heads
  *     read from same-node sources are read (process_vm_readv), then
  *     everything is waited for; per peer, tails of less than 64 KiB share
- *     one packed aggregate message, heads not read and larger tails of
- *     less than 128 KiB travel in messages described by hindexed datatypes
- *     over their own memory (at most 256 parts each), and parts of 128 KiB
- *     and more travel alone; received states are handed to unpack, which
+ *     one packed aggregate, heads not read and larger tails of less than
+ *     128 KiB travel in messages described by hindexed datatypes over
+ *     their own memory (at most 256 parts each; an aggregate of less than
+ *     128 KiB is the first part of the first), and parts of 128 KiB and
+ *     more travel alone; received states are handed to unpack, which
  *     stages them (not yet live);
  *  4. one MPI_Allreduce agrees on success (and on the first failing rank);
  *  5. success: finish(COMMIT) on both sides (the source frees its state, the
@@ -91,6 +95,22 @@ typedef struct {
    * count the heads that travel in batches (below 128 KiB). 0: every head
    * counts. */
   int heads_kept;
+  /* Optional (NULL: none): what the destination needs to know of a state
+   * before it arrives (the caller's descriptor), \a *len bytes at \a *ptr
+   * (source side; asked with the sizes, read until the headers are
+   * exchanged). It travels with the headers, not with the state: one
+   * exchange of every rank's descriptions before the rounds, no message
+   * of its own and no copy into a tail. */
+  int (*meta)(void *ctx, int64_t task, const void **ptr, size_t *len);
+  /* Optional (NULL: none): told of each incoming state after the headers'
+   * exchange, before any round (destination side): its source, its
+   * description (meta, \a len bytes, 8-byte aligned, valid until mig__run
+   * returns; never NULL, even when empty) and the head and tail bytes it
+   * will come with. A negative code is this rank's failure, agreed before
+   * any state moves. It must take nothing that needs giving back: finish
+   * is called only for the states unpack staged. */
+  int (*announce)(void *ctx, int64_t task, int src, const void *meta,
+                  size_t len, size_t head, size_t tail);
 } mig__ops_t;
 
 /* The engine's phases, timed on each rank (mig__stats_t.phase):

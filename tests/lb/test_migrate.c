@@ -142,9 +142,9 @@ static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
 }
 
 static const mig__ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish,
-                                       NULL, 0};
+                                       NULL, 0, NULL, NULL};
 static const mig__ops_t ops_kept = {op_size, op_head, op_pack, op_unpack,
-                                            op_finish, NULL, 1};
+                                            op_finish, NULL, 1, NULL, NULL};
 static const mig__ops_t *ops_now = &ops;
 
 /* Checks every task this rank owns against its expected bytes, and that the

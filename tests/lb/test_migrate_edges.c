@@ -1,9 +1,11 @@
 /* The migration engine at the edges of its three transports: states whose
  * head and tail sit exactly on the 64 KiB (aggregate / batch) and 128 KiB
- * (batch / own message) boundaries, and at 1 MiB (huge-page blocks), empty parts, heads in a peer's batch
- * with tails of their own message or in the aggregate (and the reverse),
- * many parts of equal size to one peer (a batch whose blocks are swapped
- * would pass a size check), moves given in shuffled order, one task per
+ * (batch / own message) boundaries, and at 1 MiB (huge-page blocks), empty
+ * parts, heads in a peer's batch with tails of their own message or in the
+ * aggregate (and the reverse), descriptions of 0 to 299 bytes sent with
+ * the headers (announced before the states, checked byte for byte), many
+ * parts of equal size to one peer (a batch whose blocks are swapped would
+ * pass a size check), moves given in shuffled order, one task per
  * round (mem_limit 1: as many rounds as the busiest rank has moves), and
  * every allocation failing in turn on one rank (all or nothing, the pool's
  * accounting intact), then random sizes around those boundaries with new
@@ -159,6 +161,43 @@ static int op_pack(void *ctx, int64_t t, void *buf, size_t bytes) {
   memcpy(buf, tasks[t].tail, bytes);
   return 0;
 }
+/* Each state's description (the engine's meta, sent with the headers):
+ * 0 to 299 bytes, new lengths each epoch, the empty one included. */
+#define META_MAX 300
+static unsigned char meta_buf[NTASKS][META_MAX];
+static int announced[NTASKS]; /* announced and not unpacked, this migration */
+static long long announces;
+static size_t meta_len(int t) { return (size_t)((t * 37 + epoch * 11) % META_MAX); }
+static int op_meta(void *ctx, int64_t t, const void **ptr, size_t *len) {
+  (void)ctx;
+  CHECK_EQ(owner[t], me);
+  *len = meta_len((int)t);
+  for (size_t i = 0; i < *len; i++)
+    meta_buf[t][i] = byte_of((int)t, i, 2);
+  *ptr = meta_buf[t];
+  return 0;
+}
+/* Before any state moves: the description whole, with the sizes to come. */
+static int op_announce(void *ctx, int64_t t, int src, const void *meta, size_t len,
+                       size_t head, size_t tail) {
+  (void)ctx;
+  CHECK(t >= 0 && t < NTASKS);
+  CHECK_EQ(src, owner[t]);
+  CHECK_EQ(pending[t], me);
+  CHECK_EQ(head, spec((int)t).head);
+  CHECK_EQ(tail, spec((int)t).tail);
+  CHECK(meta != NULL);
+  CHECK_EQ((uintptr_t)meta % 8, 0);
+  CHECK_EQ(len, meta_len((int)t));
+  for (size_t i = 0; i < len; i++)
+    CHECK_EQ(((const unsigned char *)meta)[i], byte_of((int)t, i, 2));
+  CHECK_EQ(announced[t], 0);
+  CHECK_EQ(tasks[t].sh == NULL && tasks[t].st == NULL, 1); /* not yet unpacked */
+  announced[t] = 1;
+  announces++;
+  return 0;
+}
+
 static int op_unpack(void *ctx, int64_t t, int src, void **head, size_t hbytes,
                      const void *tail, size_t tbytes) {
   (void)ctx;
@@ -170,6 +209,8 @@ static int op_unpack(void *ctx, int64_t t, int src, void **head, size_t hbytes,
   CHECK(tail != NULL);
   CHECK_EQ((uintptr_t)tail % 8, 0);
   CHECK(tasks[t].sh == NULL && tasks[t].st == NULL);
+  CHECK_EQ(announced[t], 1); /* told before its state came */
+  announced[t] = 0;
   if (hbytes > 0) {
     CHECK(*head != NULL);
     CHECK(same(*head, (int)t, hbytes, 0));
@@ -216,7 +257,7 @@ static void op_finish(void *ctx, int64_t t, int outgoing, int outcome) {
 }
 
 static const mig__ops_t ops = {op_size, op_head, op_pack, op_unpack, op_finish,
-                                       NULL, 0};
+                               NULL, 0, op_meta, op_announce};
 
 /* Every owned state has its bytes, no staging is left, each task has
  * exactly one owner, and the pool's bookkeeping is consistent. */
@@ -268,6 +309,7 @@ static int remap(size_t mem_limit, mig__stats_t *st, int *rounds_range) {
     moves[i] = moves[j];
     moves[j] = x;
   }
+  memset(announced, 0, sizeof announced); /* a rollback leaves some set */
   int rc = mig__run(MPI_COMM_WORLD, moves, n, &ops, NULL, mem_limit, pool, st);
   if (rounds_range) {
     /* One task per round, except that an empty state (task 0) adds no
@@ -477,6 +519,9 @@ int main(int argc, char **argv) {
   long long all_unpacks = 0;
   MPI_Allreduce(&unpacks_checked, &all_unpacks, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   CHECK_EQ(all_unpacks, 6 * NTASKS);
+  long long all_announces = 0; /* every arrival was announced first */
+  MPI_Allreduce(&announces, &all_announces, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  CHECK_EQ(all_announces, 6 * NTASKS);
 
   /* 2. Callback failures after the round's batch datatypes exist (unpack)
    * and in a later round (pack), in tight rounds: everyone rolls back. */
