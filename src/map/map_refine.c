@@ -33,6 +33,9 @@
  * stencil: the node level 4x faster for +0.1% hop-bytes; at the slot
  * level the scan is needed (without it, +3-7% hop-bytes). */
 #define OVERFILL_SCAN_MAX 1024
+/* map__rebalance_nodes() drains slots only in nodes of at most this many
+ * slots (every task of a drained slot tries every slot of its node). */
+#define REBALANCE_NODE_MAX 256
 
 /* One level: a CSR of the (coarse) graph with its vertices' work,
  * migration cost per unit of distance (state / steps), old and current
@@ -748,4 +751,160 @@ int map__refine_nodes(const rta_graph_t *g, const rta_hw_t *hw,
   free(node);
   free(load);
   return rc;
+}
+
+/* ---- rebalance inside nodes -------------------------------------------------- */
+
+/* Cost of task v on slot b: its bytes x distance to its neighbours' slots,
+ * plus \a m (its flat migration price) when b is not its old slot. */
+static double in_node_cost(const rta_graph_t *g, const map__dist_t *dt,
+                           const int64_t *prev, const int64_t *slot, double m,
+                           int64_t v, int b) {
+  double c = prev && prev[v] >= 0 && prev[v] != b ? m : 0;
+  for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
+    c += g->adjw[i] * map__dist(dt, b, (int)slot[g->adj[i]]);
+  return c;
+}
+
+/* The cheapest slot of v's node other than its own with room for it under
+ * \a cap (-1: none), the rise of v's cost in \a rise. */
+static int in_node_best(const rta_graph_t *g, const rta_hw_t *hw,
+                        const map__dist_t *dt, const int64_t *prev,
+                        const int64_t *slot, const double *load, double cap,
+                        double m, int64_t v, double *rise) {
+  int a = (int)slot[v], k = hw->slot_node[a], to = -1;
+  double base = in_node_cost(g, dt, prev, slot, m, v, a), best = 0;
+  for (int i = hw->node_xslot[k]; i < hw->node_xslot[k + 1]; i++) {
+    int b = hw->node_slot[i];
+    if (b == a || load[b] + g->work[v] > cap)
+      continue;
+    double c = in_node_cost(g, dt, prev, slot, m, v, b);
+    if (to < 0 || c < best) {
+      best = c;
+      to = b;
+    }
+  }
+  *rise = best - base;
+  return to;
+}
+
+typedef struct {
+  double rise;
+  int64_t v;
+} nmove_t;
+
+static int nmove_by_rise(const void *a, const void *b) {
+  const nmove_t *x = a, *y = b;
+  if (x->rise != y->rise)
+    return x->rise < y->rise ? -1 : 1;
+  return (x->v > y->v) - (x->v < y->v);
+}
+
+/* Largest slot distance (2 x the largest from slot 0 without a table). */
+static double dist_max(const map__dist_t *dt) {
+  double d = 0;
+  for (int a = 0; a < (dt->t ? dt->ns : 1); a++)
+    for (int b = 0; b < dt->ns; b++)
+      if (map__dist(dt, a, b) > d)
+        d = map__dist(dt, a, b);
+  return dt->t ? d : 2 * d;
+}
+
+/* Does moving v from its slot to b keep the migration within \a bud? Then
+ * the tasks and bytes away from their old slot are updated. */
+static int in_node_take(const rta_graph_t *g, const int64_t *prev,
+                        const int64_t *slot, const map__budget_t *bud,
+                        int64_t v, int b, int64_t *tasks, double *bytes) {
+  if (!prev || prev[v] < 0)
+    return 1;
+  int d = (b != prev[v]) - (slot[v] != prev[v]);
+  if (d > 0 && bud &&
+      (*tasks + d > bud->tasks || *bytes + d * g->state[v] > bud->bytes))
+    return 0;
+  *tasks += d;
+  *bytes += d * g->state[v];
+  return 1;
+}
+
+/* Drains slot s down to \a cap into the other slots of its node, cheapest
+ * rise first. \a vs[0 .. nv): the tasks of s; \a mv: scratch (nv). */
+static void in_node_drain(const rta_graph_t *g, const rta_hw_t *hw,
+                          const map__dist_t *dt, const int64_t *prev,
+                          const map__budget_t *bud, double cap, double inv,
+                          const int32_t *vs, int64_t nv, nmove_t *mv,
+                          double *load, int64_t *slot, int64_t *tasks,
+                          double *bytes) {
+  int s = (int)slot[vs[0]];
+  int64_t nm = 0;
+  for (int64_t i = 0; i < nv; i++) {
+    double rise;
+    if (in_node_best(g, hw, dt, prev, slot, load, cap,
+                     g->state[vs[i]] * inv, vs[i], &rise) >= 0)
+      mv[nm++] = (nmove_t){rise, vs[i]};
+  }
+  qsort(mv, (size_t)nm, sizeof *mv, nmove_by_rise);
+  for (int64_t i = 0; i < nm && load[s] > cap; i++) {
+    int64_t v = mv[i].v;
+    double rise;
+    int b = in_node_best(g, hw, dt, prev, slot, load, cap, g->state[v] * inv,
+                         v, &rise);
+    if (b < 0 || !in_node_take(g, prev, slot, bud, v, b, tasks, bytes))
+      continue;
+    load[s] -= g->work[v];
+    load[b] += g->work[v];
+    slot[v] = b;
+  }
+}
+
+int map__rebalance_nodes(const rta_graph_t *g, const rta_hw_t *hw,
+                         const int64_t *prev, double steps, double balrat,
+                         const map__budget_t *bud, int64_t *slot) {
+  int ns = hw->nslots;
+  int64_t n = g->nvert, tasks = 0;
+  size_t nn = (size_t)(n ? n : 1);
+  map__dist_t dt;
+  double *load = ballast__calloc((size_t)ns, sizeof *load);
+  int64_t *xs = ballast__calloc((size_t)ns + 1, sizeof *xs);
+  int32_t *vs = ballast__malloc(nn * sizeof *vs);
+  nmove_t *mv = ballast__malloc(nn * sizeof *mv);
+  int rc = !load || !xs || !vs || !mv ? BALLAST_ENOMEM : map__dist_init(&dt, hw);
+  if (rc) {
+    free(load);
+    free(xs);
+    free(vs);
+    free(mv);
+    return rc;
+  }
+  double total = 0, bytes = 0;
+  for (int64_t v = 0; v < n; v++) {
+    load[slot[v]] += g->work[v];
+    total += g->work[v];
+    xs[slot[v] + 1]++;
+    if (prev && prev[v] >= 0 && prev[v] != slot[v]) {
+      tasks++;
+      bytes += g->state[v];
+    }
+  }
+  for (int s = 0; s < ns; s++)
+    xs[s + 1] += xs[s];
+  for (int64_t v = 0; v < n; v++)
+    vs[xs[slot[v]]++] = (int32_t)v;
+  for (int s = ns; s > 0; s--)
+    xs[s] = xs[s - 1];
+  xs[0] = 0;
+  double cap = (1 + balrat) * total / ns;
+  double inv = dist_max(&dt) / (steps > 0 ? steps : 1);
+  /* a slot's tasks only leave it (nothing moves into a slot above cap) */
+  for (int s = 0; s < ns; s++)
+    if (load[s] > cap && xs[s + 1] > xs[s] &&
+        hw->node_xslot[hw->slot_node[s] + 1] -
+                hw->node_xslot[hw->slot_node[s]] <= REBALANCE_NODE_MAX)
+      in_node_drain(g, hw, &dt, prev, bud, cap, inv, vs + xs[s],
+                    xs[s + 1] - xs[s], mv, load, slot, &tasks, &bytes);
+  free(load);
+  free(xs);
+  free(vs);
+  free(mv);
+  free(dt.t);
+  return 0;
 }

@@ -105,6 +105,20 @@ int map__refine_nodes(const rta_graph_t *g, const rta_hw_t *hw,
                       const map__budget_t *bud, int64_t *slot);
 
 /**
+ * Rebalances the cores inside each node, in place (map_refine.c): the
+ * tasks of every slot above (1 + balrat) x the average move to the other
+ * slots of its node that have room for them, in order of the rise of their
+ * cost (bytes to their neighbours x distance, plus state / steps x the
+ * largest slot distance when away from their old slot), until the slot is
+ * within the bound; no move takes the tasks away from their old slot, or
+ * their bytes, above \a bud (may be NULL). Slots of nodes with more than
+ * 256 slots are left as they are. Deterministic. 0 or BALLAST_ENOMEM.
+ */
+int map__rebalance_nodes(const rta_graph_t *g, const rta_hw_t *hw,
+                         const int64_t *prev, double steps, double balrat,
+                         const map__budget_t *bud, int64_t *slot);
+
+/**
  * Diffusion from the old mapping: \a slot starts as \a prev (vertices
  * with -1 join a neighbour's slot); the work each slot must give to or take
  * from its neighbouring slots is the flow of a diffusion on the slots'
