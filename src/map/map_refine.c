@@ -8,6 +8,9 @@
  * hill climbing accepts a few uphill moves to reach better ones. With
  * every move priced alike and a budget on the migration, the same passes
  * change which tasks move rather than how many (the remap's last step).
+ * The same FM with the nodes as parts (map__refine_nodes), and a rebalance
+ * of the cores inside each node (map__rebalance_nodes) for the tasks the
+ * node level returns to overfilled slots.
  * Measured in bench/zoltan (README). */
 #include <stdlib.h>
 #include <string.h>
@@ -788,18 +791,6 @@ static int in_node_best(const rta_graph_t *g, const rta_hw_t *hw,
   return to;
 }
 
-typedef struct {
-  double rise;
-  int64_t v;
-} nmove_t;
-
-static int nmove_by_rise(const void *a, const void *b) {
-  const nmove_t *x = a, *y = b;
-  if (x->rise != y->rise)
-    return x->rise < y->rise ? -1 : 1;
-  return (x->v > y->v) - (x->v < y->v);
-}
-
 /* Largest slot distance (2 x the largest from slot 0 without a table). */
 static double dist_max(const map__dist_t *dt) {
   double d = 0;
@@ -810,101 +801,138 @@ static double dist_max(const map__dist_t *dt) {
   return dt->t ? d : 2 * d;
 }
 
-/* Does moving v from its slot to b keep the migration within \a bud? Then
- * the tasks and bytes away from their old slot are updated. */
-static int in_node_take(const rta_graph_t *g, const int64_t *prev,
-                        const int64_t *slot, const map__budget_t *bud,
-                        int64_t v, int b, int64_t *tasks, double *bytes) {
-  if (!prev || prev[v] < 0)
+/* What the rebalance inside nodes works with. */
+typedef struct {
+  const rta_graph_t *g;
+  const rta_hw_t *hw;
+  map__dist_t dt;
+  const int64_t *prev;
+  const map__budget_t *bud; /* or NULL */
+  double cap, inv;          /* the bound; largest distance / steps */
+  double *load;             /* nslots */
+  int64_t *slot;
+  int64_t tasks;            /* tasks away from their old slot */
+  double bytes;             /* and their state bytes */
+  uint32_t *stamp;          /* nvert: bumped when a task's best move changes */
+  fm_t f;                   /* its heap only */
+} rebal_t;
+
+/* Does moving v from its slot to b keep the migration within the budget?
+ * Then the tasks and bytes away from their old slot are updated. */
+static int rebal_take(rebal_t *r, int64_t v, int b) {
+  if (!r->prev || r->prev[v] < 0)
     return 1;
-  int d = (b != prev[v]) - (slot[v] != prev[v]);
-  if (d > 0 && bud &&
-      (*tasks + d > bud->tasks || *bytes + d * g->state[v] > bud->bytes))
+  int d = (b != r->prev[v]) - (r->slot[v] != r->prev[v]);
+  if (d > 0 && r->bud &&
+      (r->tasks + d > r->bud->tasks ||
+       r->bytes + d * r->g->state[v] > r->bud->bytes))
     return 0;
-  *tasks += d;
-  *bytes += d * g->state[v];
+  r->tasks += d;
+  r->bytes += d * r->g->state[v];
   return 1;
 }
 
-/* Drains slot s down to \a cap into the other slots of its node, cheapest
- * rise first. \a vs[0 .. nv): the tasks of s; \a mv: scratch (nv). */
-static void in_node_drain(const rta_graph_t *g, const rta_hw_t *hw,
-                          const map__dist_t *dt, const int64_t *prev,
-                          const map__budget_t *bud, double cap, double inv,
-                          const int32_t *vs, int64_t nv, nmove_t *mv,
-                          double *load, int64_t *slot, int64_t *tasks,
-                          double *bytes) {
-  int s = (int)slot[vs[0]];
-  int64_t nm = 0;
-  for (int64_t i = 0; i < nv; i++) {
-    double rise;
-    if (in_node_best(g, hw, dt, prev, slot, load, cap,
-                     g->state[vs[i]] * inv, vs[i], &rise) >= 0)
-      mv[nm++] = (nmove_t){rise, vs[i]};
-  }
-  qsort(mv, (size_t)nm, sizeof *mv, nmove_by_rise);
-  for (int64_t i = 0; i < nm && load[s] > cap; i++) {
-    int64_t v = mv[i].v;
-    double rise;
-    int b = in_node_best(g, hw, dt, prev, slot, load, cap, g->state[v] * inv,
-                         v, &rise);
-    if (b < 0 || !in_node_take(g, prev, slot, bud, v, b, tasks, bytes))
+/* Pushes v's cheapest move inside its node (gain: minus its rise). */
+static int rebal_push(rebal_t *r, int64_t v) {
+  double rise;
+  int b = in_node_best(r->g, r->hw, &r->dt, r->prev, r->slot, r->load, r->cap,
+                       r->g->state[v] * r->inv, v, &rise);
+  if (b < 0)
+    return 0;
+  return heap_push(&r->f, (hent_t){-rise, (int32_t)v, b, r->stamp[v]});
+}
+
+/* Drains slot s down to the bound into the other slots of its node,
+ * cheapest rise first; a task's neighbours in s are priced again after it
+ * moves. \a vs[0 .. nv): the tasks of s. */
+static int rebal_drain(rebal_t *r, int s, const int32_t *vs, int64_t nv) {
+  const rta_graph_t *g = r->g;
+  int rc = 0;
+  r->f.nheap = 0;
+  for (int64_t i = 0; i < nv && !rc; i++)
+    rc = rebal_push(r, vs[i]);
+  while (!rc && r->f.nheap && r->load[s] > r->cap) {
+    hent_t e = heap_pop(&r->f);
+    int64_t v = e.v;
+    if (e.stamp != r->stamp[v] || r->slot[v] != s)
       continue;
-    load[s] -= g->work[v];
-    load[b] += g->work[v];
-    slot[v] = b;
+    double rise;
+    int b = in_node_best(g, r->hw, &r->dt, r->prev, r->slot, r->load, r->cap,
+                         g->state[v] * r->inv, v, &rise);
+    if (b >= 0 && -rise != e.gain) { /* the loads changed its best move */
+      rc = heap_push(&r->f, (hent_t){-rise, (int32_t)v, b, r->stamp[v]});
+      continue;
+    }
+    if (b < 0 || !rebal_take(r, v, b))
+      continue;
+    r->load[s] -= g->work[v];
+    r->load[b] += g->work[v];
+    r->slot[v] = b;
+    for (int64_t i = g->xadj[v]; i < g->xadj[v + 1] && !rc; i++) {
+      int64_t u = g->adj[i];
+      if (r->slot[u] == s) {
+        r->stamp[u]++;
+        rc = rebal_push(r, u);
+      }
+    }
   }
+  return rc;
+}
+
+/* The tasks of each slot, vs[xs[s] .. xs[s + 1]); the loads, the bound and
+ * the migration of r->slot. */
+static void rebal_setup(rebal_t *r, double balrat, int64_t *xs, int32_t *vs) {
+  const rta_graph_t *g = r->g;
+  int ns = r->hw->nslots;
+  double total = 0;
+  for (int64_t v = 0; v < g->nvert; v++) {
+    int64_t s = r->slot[v];
+    r->load[s] += g->work[v];
+    total += g->work[v];
+    xs[s + 1]++;
+    if (r->prev && r->prev[v] >= 0 && r->prev[v] != s) {
+      r->tasks++;
+      r->bytes += g->state[v];
+    }
+  }
+  for (int s = 0; s < ns; s++)
+    xs[s + 1] += xs[s];
+  for (int64_t v = 0; v < g->nvert; v++)
+    vs[xs[r->slot[v]]++] = (int32_t)v;
+  for (int s = ns; s > 0; s--)
+    xs[s] = xs[s - 1];
+  xs[0] = 0;
+  r->cap = (1 + balrat) * total / ns;
 }
 
 int map__rebalance_nodes(const rta_graph_t *g, const rta_hw_t *hw,
                          const int64_t *prev, double steps, double balrat,
                          const map__budget_t *bud, int64_t *slot) {
   int ns = hw->nslots;
-  int64_t n = g->nvert, tasks = 0;
-  size_t nn = (size_t)(n ? n : 1);
-  map__dist_t dt;
-  double *load = ballast__calloc((size_t)ns, sizeof *load);
+  size_t nn = (size_t)(g->nvert ? g->nvert : 1);
+  rebal_t r = {.g = g, .hw = hw, .prev = prev, .bud = bud, .slot = slot};
+  r.load = ballast__calloc((size_t)ns, sizeof *r.load);
+  r.stamp = ballast__calloc(nn, sizeof *r.stamp);
   int64_t *xs = ballast__calloc((size_t)ns + 1, sizeof *xs);
   int32_t *vs = ballast__malloc(nn * sizeof *vs);
-  nmove_t *mv = ballast__malloc(nn * sizeof *mv);
-  int rc = !load || !xs || !vs || !mv ? BALLAST_ENOMEM : map__dist_init(&dt, hw);
-  if (rc) {
-    free(load);
-    free(xs);
-    free(vs);
-    free(mv);
-    return rc;
+  int rc = !r.load || !r.stamp || !xs || !vs ? BALLAST_ENOMEM
+                                              : map__dist_init(&r.dt, hw);
+  if (!rc) {
+    rebal_setup(&r, balrat, xs, vs);
+    r.inv = dist_max(&r.dt) / (steps > 0 ? steps : 1);
   }
-  double total = 0, bytes = 0;
-  for (int64_t v = 0; v < n; v++) {
-    load[slot[v]] += g->work[v];
-    total += g->work[v];
-    xs[slot[v] + 1]++;
-    if (prev && prev[v] >= 0 && prev[v] != slot[v]) {
-      tasks++;
-      bytes += g->state[v];
-    }
-  }
-  for (int s = 0; s < ns; s++)
-    xs[s + 1] += xs[s];
-  for (int64_t v = 0; v < n; v++)
-    vs[xs[slot[v]]++] = (int32_t)v;
-  for (int s = ns; s > 0; s--)
-    xs[s] = xs[s - 1];
-  xs[0] = 0;
-  double cap = (1 + balrat) * total / ns;
-  double inv = dist_max(&dt) / (steps > 0 ? steps : 1);
   /* a slot's tasks only leave it (nothing moves into a slot above cap) */
-  for (int s = 0; s < ns; s++)
-    if (load[s] > cap && xs[s + 1] > xs[s] &&
-        hw->node_xslot[hw->slot_node[s] + 1] -
-                hw->node_xslot[hw->slot_node[s]] <= REBALANCE_NODE_MAX)
-      in_node_drain(g, hw, &dt, prev, bud, cap, inv, vs + xs[s],
-                    xs[s + 1] - xs[s], mv, load, slot, &tasks, &bytes);
-  free(load);
+  for (int s = 0; s < ns && !rc; s++) {
+    int k = hw->slot_node[s];
+    if (r.load[s] > r.cap && xs[s + 1] > xs[s] &&
+        hw->node_xslot[k + 1] - hw->node_xslot[k] <= REBALANCE_NODE_MAX)
+      rc = rebal_drain(&r, s, vs + xs[s], xs[s + 1] - xs[s]);
+  }
+  free(r.load);
+  free(r.stamp);
   free(xs);
   free(vs);
-  free(mv);
-  free(dt.t);
-  return 0;
+  free(r.dt.t);
+  free(r.f.heap);
+  return rc;
 }

@@ -497,21 +497,25 @@ static void migration(const rta_graph_t *g, const int64_t *prev,
  * less than that, which on bench/zoltan's MD case gives 0.5% fewer
  * hop-bytes, 4% fewer tasks and 6% fewer bytes moved, and on the 512-core
  * stencil 9% fewer tasks and bytes for +3% hop-bytes (ballast's combined
- * cost at 10 steps: +1.6%, -4.4%). x3000 only finishes a rebalance that
- * x300 leaves above the bound. Measured in bench/README.md (zoltan). */
+ * cost at 10 steps: +1.6%, -4.4%). x1000, then x3000, only finish a
+ * rebalance that x300 leaves above the bound (slot_level()). Measured in
+ * bench/README.md (zoltan). */
 #define FLAT_MULT_LOW 300
+#define FLAT_MULT_MID 1000
 #define FLAT_MULT 3000
 
 /* The slot level of within_budget() from the node level's result \a trial
  * (a copy in \a nodes). x300 first; when that leaves a core above \a bal,
  * the node level's result again, its cores rebalanced inside their nodes
  * (map__rebalance_nodes(): the tasks the node level sent back to their old
- * slot overfill it, 395 cores on the 2,048-core stencil, up to 2.6x the
- * average), x300 again, and x3000 when a core is still above. On that
- * case x300 alone leaves cores at 1.8x the average (their neighbours'
- * cores full), and x3000 from there rebalanced them by spending the
- * budget: 76,959 tasks moved, 4% more than from the rebalanced start
- * (73,958), for 2.8% fewer hop-bytes. */
+ * slot overfill it, 395 cores on bench/zoltan's 2,048-core stencil, up to
+ * 2.6x the average), x300 again, then x1000 and x3000 while a core is
+ * still above. On that case x300 alone leaves cores at 1.8x the average
+ * (their neighbours' cores full, no single move pays) and x3000 from there
+ * rebalanced them by spending the budget: 76,959 tasks moved (Zoltan PHG:
+ * 76,782) for 17.15M hop-bytes; from the rebalanced start, x300 leaves 3
+ * cores above the bound and x1000 finishes: 73,604 tasks, 17.80M
+ * hop-bytes (x3000 instead of x1000: 76,382, 17.21M). */
 static int slot_level(const rta_graph_t *g, const rta_hw_t *hw,
                       const int64_t *prev, double steps, double balrat,
                       double bal, const map__budget_t *bud,
@@ -526,6 +530,10 @@ static int slot_level(const rta_graph_t *g, const rta_hw_t *hw,
   if (!rc)
     rc = map__refine_ml(g, hw, prev, steps * FLAT_MULT_LOW, balrat, 1, bud,
                         trial);
+  if (rc || max_over_avg(g, hw, trial, load) <= bal + 1e-9)
+    return rc;
+  rc = map__refine_ml(g, hw, prev, steps * FLAT_MULT_MID, balrat, 1, bud,
+                      trial);
   if (rc || max_over_avg(g, hw, trial, load) <= bal + 1e-9)
     return rc;
   return map__refine_ml(g, hw, prev, steps * FLAT_MULT, balrat, 1, bud, trial);
