@@ -8,6 +8,9 @@
  * hill climbing accepts a few uphill moves to reach better ones. With
  * every move priced alike and a budget on the migration, the same passes
  * change which tasks move rather than how many (the remap's last step).
+ * The same FM with the nodes as parts (map__refine_nodes), and a rebalance
+ * of the cores inside each node (map__rebalance_nodes) for the tasks the
+ * node level returns to overfilled slots.
  * Measured in bench/zoltan (README). */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +36,9 @@
  * stencil: the node level 4x faster for +0.1% hop-bytes; at the slot
  * level the scan is needed (without it, +3-7% hop-bytes). */
 #define OVERFILL_SCAN_MAX 1024
+/* map__rebalance_nodes() drains slots only in nodes of at most this many
+ * slots (every task of a drained slot tries every slot of its node). */
+#define REBALANCE_NODE_MAX 256
 
 /* One level: a CSR of the (coarse) graph with its vertices' work,
  * migration cost per unit of distance (state / steps), old and current
@@ -747,5 +753,186 @@ int map__refine_nodes(const rta_graph_t *g, const rta_hw_t *hw,
   }
   free(node);
   free(load);
+  return rc;
+}
+
+/* ---- rebalance inside nodes -------------------------------------------------- */
+
+/* Cost of task v on slot b: its bytes x distance to its neighbours' slots,
+ * plus \a m (its flat migration price) when b is not its old slot. */
+static double in_node_cost(const rta_graph_t *g, const map__dist_t *dt,
+                           const int64_t *prev, const int64_t *slot, double m,
+                           int64_t v, int b) {
+  double c = prev && prev[v] >= 0 && prev[v] != b ? m : 0;
+  for (int64_t i = g->xadj[v]; i < g->xadj[v + 1]; i++)
+    c += g->adjw[i] * map__dist(dt, b, (int)slot[g->adj[i]]);
+  return c;
+}
+
+/* The cheapest slot of v's node other than its own with room for it under
+ * \a cap (-1: none), the rise of v's cost in \a rise. */
+static int in_node_best(const rta_graph_t *g, const rta_hw_t *hw,
+                        const map__dist_t *dt, const int64_t *prev,
+                        const int64_t *slot, const double *load, double cap,
+                        double m, int64_t v, double *rise) {
+  int a = (int)slot[v], k = hw->slot_node[a], to = -1;
+  double base = in_node_cost(g, dt, prev, slot, m, v, a), best = 0;
+  for (int i = hw->node_xslot[k]; i < hw->node_xslot[k + 1]; i++) {
+    int b = hw->node_slot[i];
+    if (b == a || load[b] + g->work[v] > cap)
+      continue;
+    double c = in_node_cost(g, dt, prev, slot, m, v, b);
+    if (to < 0 || c < best) {
+      best = c;
+      to = b;
+    }
+  }
+  *rise = best - base;
+  return to;
+}
+
+/* Largest slot distance (2 x the largest from slot 0 without a table). */
+static double dist_max(const map__dist_t *dt) {
+  double d = 0;
+  for (int a = 0; a < (dt->t ? dt->ns : 1); a++)
+    for (int b = 0; b < dt->ns; b++)
+      if (map__dist(dt, a, b) > d)
+        d = map__dist(dt, a, b);
+  return dt->t ? d : 2 * d;
+}
+
+/* What the rebalance inside nodes works with. */
+typedef struct {
+  const rta_graph_t *g;
+  const rta_hw_t *hw;
+  map__dist_t dt;
+  const int64_t *prev;
+  const map__budget_t *bud; /* or NULL */
+  double cap, inv;          /* the bound; largest distance / steps */
+  double *load;             /* nslots */
+  int64_t *slot;
+  int64_t tasks;            /* tasks away from their old slot */
+  double bytes;             /* and their state bytes */
+  uint32_t *stamp;          /* nvert: bumped when a task's best move changes */
+  fm_t f;                   /* its heap only */
+} rebal_t;
+
+/* Does moving v from its slot to b keep the migration within the budget?
+ * Then the tasks and bytes away from their old slot are updated. */
+static int rebal_take(rebal_t *r, int64_t v, int b) {
+  if (!r->prev || r->prev[v] < 0)
+    return 1;
+  int d = (b != r->prev[v]) - (r->slot[v] != r->prev[v]);
+  if (d > 0 && r->bud &&
+      (r->tasks + d > r->bud->tasks ||
+       r->bytes + d * r->g->state[v] > r->bud->bytes))
+    return 0;
+  r->tasks += d;
+  r->bytes += d * r->g->state[v];
+  return 1;
+}
+
+/* Pushes v's cheapest move inside its node (gain: minus its rise). */
+static int rebal_push(rebal_t *r, int64_t v) {
+  double rise;
+  int b = in_node_best(r->g, r->hw, &r->dt, r->prev, r->slot, r->load, r->cap,
+                       r->g->state[v] * r->inv, v, &rise);
+  if (b < 0)
+    return 0;
+  return heap_push(&r->f, (hent_t){-rise, (int32_t)v, b, r->stamp[v]});
+}
+
+/* Drains slot s down to the bound into the other slots of its node,
+ * cheapest rise first; a task's neighbours in s are priced again after it
+ * moves. \a vs[0 .. nv): the tasks of s. */
+static int rebal_drain(rebal_t *r, int s, const int32_t *vs, int64_t nv) {
+  const rta_graph_t *g = r->g;
+  int rc = 0;
+  r->f.nheap = 0;
+  for (int64_t i = 0; i < nv && !rc; i++)
+    rc = rebal_push(r, vs[i]);
+  while (!rc && r->f.nheap && r->load[s] > r->cap) {
+    hent_t e = heap_pop(&r->f);
+    int64_t v = e.v;
+    if (e.stamp != r->stamp[v] || r->slot[v] != s)
+      continue;
+    double rise;
+    int b = in_node_best(g, r->hw, &r->dt, r->prev, r->slot, r->load, r->cap,
+                         g->state[v] * r->inv, v, &rise);
+    if (b >= 0 && -rise != e.gain) { /* the loads changed its best move */
+      rc = heap_push(&r->f, (hent_t){-rise, (int32_t)v, b, r->stamp[v]});
+      continue;
+    }
+    if (b < 0 || !rebal_take(r, v, b))
+      continue;
+    r->load[s] -= g->work[v];
+    r->load[b] += g->work[v];
+    r->slot[v] = b;
+    for (int64_t i = g->xadj[v]; i < g->xadj[v + 1] && !rc; i++) {
+      int64_t u = g->adj[i];
+      if (r->slot[u] == s) {
+        r->stamp[u]++;
+        rc = rebal_push(r, u);
+      }
+    }
+  }
+  return rc;
+}
+
+/* The tasks of each slot, vs[xs[s] .. xs[s + 1]); the loads, the bound and
+ * the migration of r->slot. */
+static void rebal_setup(rebal_t *r, double balrat, int64_t *xs, int32_t *vs) {
+  const rta_graph_t *g = r->g;
+  int ns = r->hw->nslots;
+  double total = 0;
+  for (int64_t v = 0; v < g->nvert; v++) {
+    int64_t s = r->slot[v];
+    r->load[s] += g->work[v];
+    total += g->work[v];
+    xs[s + 1]++;
+    if (r->prev && r->prev[v] >= 0 && r->prev[v] != s) {
+      r->tasks++;
+      r->bytes += g->state[v];
+    }
+  }
+  for (int s = 0; s < ns; s++)
+    xs[s + 1] += xs[s];
+  for (int64_t v = 0; v < g->nvert; v++)
+    vs[xs[r->slot[v]]++] = (int32_t)v;
+  for (int s = ns; s > 0; s--)
+    xs[s] = xs[s - 1];
+  xs[0] = 0;
+  r->cap = (1 + balrat) * total / ns;
+}
+
+int map__rebalance_nodes(const rta_graph_t *g, const rta_hw_t *hw,
+                         const int64_t *prev, double steps, double balrat,
+                         const map__budget_t *bud, int64_t *slot) {
+  int ns = hw->nslots;
+  size_t nn = (size_t)(g->nvert ? g->nvert : 1);
+  rebal_t r = {.g = g, .hw = hw, .prev = prev, .bud = bud, .slot = slot};
+  r.load = ballast__calloc((size_t)ns, sizeof *r.load);
+  r.stamp = ballast__calloc(nn, sizeof *r.stamp);
+  int64_t *xs = ballast__calloc((size_t)ns + 1, sizeof *xs);
+  int32_t *vs = ballast__malloc(nn * sizeof *vs);
+  int rc = !r.load || !r.stamp || !xs || !vs ? BALLAST_ENOMEM
+                                              : map__dist_init(&r.dt, hw);
+  if (!rc) {
+    rebal_setup(&r, balrat, xs, vs);
+    r.inv = dist_max(&r.dt) / (steps > 0 ? steps : 1);
+  }
+  /* a slot's tasks only leave it (nothing moves into a slot above cap) */
+  for (int s = 0; s < ns && !rc; s++) {
+    int k = hw->slot_node[s];
+    if (r.load[s] > r.cap && xs[s + 1] > xs[s] &&
+        hw->node_xslot[k + 1] - hw->node_xslot[k] <= REBALANCE_NODE_MAX)
+      rc = rebal_drain(&r, s, vs + xs[s], xs[s + 1] - xs[s]);
+  }
+  free(r.load);
+  free(r.stamp);
+  free(xs);
+  free(vs);
+  free(r.dt.t);
+  free(r.f.heap);
   return rc;
 }

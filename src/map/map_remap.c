@@ -497,14 +497,47 @@ static void migration(const rta_graph_t *g, const int64_t *prev,
  * less than that, which on bench/zoltan's MD case gives 0.5% fewer
  * hop-bytes, 4% fewer tasks and 6% fewer bytes moved, and on the 512-core
  * stencil 9% fewer tasks and bytes for +3% hop-bytes (ballast's combined
- * cost at 10 steps: +1.6%, -4.4%). From the node level's result on the
- * 2,048-core stencil, x300 leaves cores above the balance bound: then
- * x3000 from x300's result, which rebalances them (from the node level's
- * result instead, as x3000 alone: 0.2% fewer hop-bytes, 3% more tasks and
- * 4% more bytes moved; at x600 or x1000 the cores stay above the bound).
- * Measured against x3000 alone in bench/README.md (zoltan). */
+ * cost at 10 steps: +1.6%, -4.4%). x1000, then x3000, only finish a
+ * rebalance that x300 leaves above the bound (slot_level()). Measured in
+ * bench/README.md (zoltan). */
 #define FLAT_MULT_LOW 300
+#define FLAT_MULT_MID 1000
 #define FLAT_MULT 3000
+
+/* The slot level of within_budget() from the node level's result \a trial
+ * (a copy in \a nodes). x300 first; when that leaves a core above \a bal,
+ * the node level's result again, its cores rebalanced inside their nodes
+ * (map__rebalance_nodes(): the tasks the node level sent back to their old
+ * slot overfill it, 395 cores on bench/zoltan's 2,048-core stencil, up to
+ * 2.6x the average), x300 again, then x1000 and x3000 while a core is
+ * still above. On that case x300 alone leaves cores at 1.8x the average
+ * (their neighbours' cores full, no single move pays) and x3000 from there
+ * rebalanced them by spending the budget: 76,959 tasks moved (Zoltan PHG:
+ * 76,782) for 17.15M hop-bytes; from the rebalanced start, x300 leaves 3
+ * cores above the bound and x1000 finishes: 73,604 tasks, 17.80M
+ * hop-bytes (x3000 instead of x1000: 76,382, 17.21M). */
+static int slot_level(const rta_graph_t *g, const rta_hw_t *hw,
+                      const int64_t *prev, double steps, double balrat,
+                      double bal, const map__budget_t *bud,
+                      const int64_t *nodes, int64_t *trial, double *load) {
+  int rc = map__refine_ml(g, hw, prev, steps * FLAT_MULT_LOW, balrat, 1, bud,
+                          trial);
+  if (rc || max_over_avg(g, hw, trial, load) <= bal + 1e-9)
+    return rc;
+  memcpy(trial, nodes, (size_t)g->nvert * sizeof *trial);
+  rc = map__rebalance_nodes(g, hw, prev, steps * FLAT_MULT_LOW, balrat, bud,
+                            trial);
+  if (!rc)
+    rc = map__refine_ml(g, hw, prev, steps * FLAT_MULT_LOW, balrat, 1, bud,
+                        trial);
+  if (rc || max_over_avg(g, hw, trial, load) <= bal + 1e-9)
+    return rc;
+  rc = map__refine_ml(g, hw, prev, steps * FLAT_MULT_MID, balrat, 1, bud,
+                      trial);
+  if (rc || max_over_avg(g, hw, trial, load) <= bal + 1e-9)
+    return rc;
+  return map__refine_ml(g, hw, prev, steps * FLAT_MULT, balrat, 1, bud, trial);
+}
 
 /* Lower hop-bytes within a migration budget. The combined cost prices a
  * move inside a socket 16x below one between nodes, so its refinement keeps
@@ -513,12 +546,11 @@ static void migration(const rta_graph_t *g, const int64_t *prev,
  * refinement (map__refine_nodes(): hop-bytes between nodes weigh most, and
  * a node boundary rarely moves one task at a time), then a slot-level one
  * that rebalances the cores and lowers hop-bytes inside and between nodes
- * (map__refine_ml() at steps x FLAT_MULT_LOW, then at steps x FLAT_MULT
- * when that leaves a core above the bound), both with every move priced
- * alike and no move taking the migration above \a bud (tasks and bytes). The
- * result replaces the winner when its hop-bytes are lower, it is within
- * the budget and no more overloaded than the winner (or than \a lim).
- * \a trial: scratch (nvert); \a load: scratch (nslots). */
+ * (slot_level()), both with every move priced alike and no move taking the
+ * migration above \a bud (tasks and bytes). The result replaces the winner
+ * when its hop-bytes are lower, it is within the budget and no more
+ * overloaded than the winner (or than \a lim). \a trial: scratch (nvert);
+ * \a load: scratch (nslots). */
 static int within_budget(const rta_graph_t *g, const rta_hw_t *hw,
                          const int64_t *prev, double steps, double balrat,
                          double lim, map__budget_t bud, int64_t *slot,
@@ -528,14 +560,16 @@ static int within_budget(const rta_graph_t *g, const rta_hw_t *hw,
     bal = lim;
   bud.bytes *= 1 + 1e-12; /* the refinement sums in another order */
   size_t bytes = (size_t)g->nvert * sizeof *slot;
+  int64_t *nodes = ballast__malloc(bytes ? bytes : sizeof *nodes);
+  if (!nodes)
+    return BALLAST_ENOMEM;
   memcpy(trial, slot, bytes);
   int rc = map__refine_nodes(g, hw, prev, steps, balrat, &bud, trial);
-  const double mult[2] = {FLAT_MULT_LOW, FLAT_MULT};
-  for (int k = 0; k < 2 && !rc; k++) {
-    rc = map__refine_ml(g, hw, prev, steps * mult[k], balrat, 1, &bud, trial);
-    if (!rc && max_over_avg(g, hw, trial, load) <= bal + 1e-9)
-      break;
+  if (!rc) {
+    memcpy(nodes, trial, bytes);
+    rc = slot_level(g, hw, prev, steps, balrat, bal, &bud, nodes, trial, load);
   }
+  free(nodes);
   if (rc)
     return rc;
   int64_t t;

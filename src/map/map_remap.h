@@ -95,7 +95,8 @@ int map__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
  * each side, rarely move a node boundary. Tasks that stay on their node
  * keep their slot; a task moved to another node takes its old slot when it
  * is there, else the slot of that node with the most bytes to its
- * neighbours: the cores are left to rebalance (map__refine_ml()). Does
+ * neighbours: the cores are left to rebalance (map__refine_ml(),
+ * map__rebalance_nodes()). Does
  * nothing without \a prev, with fewer than 2 or more than
  * MAP__DIST_TABLE_MAX nodes, or nodes of different sizes. Deterministic.
  * 0 or BALLAST_ENOMEM.
@@ -103,6 +104,20 @@ int map__refine_ml(const rta_graph_t *g, const rta_hw_t *hw,
 int map__refine_nodes(const rta_graph_t *g, const rta_hw_t *hw,
                       const int64_t *prev, double steps, double balrat,
                       const map__budget_t *bud, int64_t *slot);
+
+/**
+ * Rebalances the cores inside each node, in place (map_refine.c): the
+ * tasks of every slot above (1 + balrat) x the average move to the other
+ * slots of its node that have room for them, in order of the rise of their
+ * cost (bytes to their neighbours x distance, plus state / steps x the
+ * largest slot distance when away from their old slot), until the slot is
+ * within the bound; no move takes the tasks away from their old slot, or
+ * their bytes, above \a bud (may be NULL). Slots of nodes with more than
+ * 256 slots are left as they are. Deterministic. 0 or BALLAST_ENOMEM.
+ */
+int map__rebalance_nodes(const rta_graph_t *g, const rta_hw_t *hw,
+                         const int64_t *prev, double steps, double balrat,
+                         const map__budget_t *bud, int64_t *slot);
 
 /**
  * Diffusion from the old mapping: \a slot starts as \a prev (vertices
@@ -128,8 +143,10 @@ int map__diffuse(const rta_graph_t *g, const rta_hw_t *hw, const int64_t *prev,
  * tasks and bytes SCOTCH's remap moves (the reference remapper at the same
  * migration weight; the chosen one's when larger). The choice is refined
  * within that budget by map__refine_nodes() then map__refine_ml() with
- * every move priced alike (steps x 300; then steps x 3000 when x 300
- * leaves a core above the balance bound), and replaced when its hop-bytes
+ * every move priced alike (steps x 300; when that leaves a core above the
+ * balance bound, from the node level's result again with its cores first
+ * rebalanced by map__rebalance_nodes(), steps x 300, then x 1000 and
+ * x 3000 while a core is still above), and replaced when its hop-bytes
  * fall, never above the budget, never more overloaded. Deterministic.
  * 0 or BALLAST_ENOMEM.
  */

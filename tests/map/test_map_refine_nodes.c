@@ -13,7 +13,17 @@
  *     within 1 + balrat stay within), the migration never exceeds the
  *     budget, tasks that stay on their node keep their slot, every slot is
  *     valid, and the result is deterministic;
- *  3. nothing to do (no previous mapping, a single node): unchanged. */
+ *  3. nothing to do (no previous mapping, a single node): unchanged;
+ *  4. the rebalance inside nodes (map__rebalance_nodes): on 16 tasks on two
+ *     nodes of two cores, a core holding 6 (the bound is 4.12) gives the
+ *     node's other core the two tasks that came from it when migration
+ *     weighs most, the two with the fewest bytes to the core's other tasks
+ *     when hop-bytes weigh most, and none when the budget allows no more
+ *     tasks away from their old core; nothing leaves a node whose other
+ *     core is full; on the remapped stencils after the node level: tasks
+ *     stay on their node, cores within the bound keep their tasks and stay
+ *     within it, no core gains work above its start, the overload falls,
+ *     never above the budget, deterministic. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,9 +247,182 @@ static void properties(void) {
   rta_hw_destroy(hw);
 }
 
+/* Work of each slot of \a slot, and the total work above (1 + balrat) x the
+ * average slot work in \a over; \a load: nslots. */
+static void slot_loads(const rta_graph_t *g, const rta_hw_t *hw,
+                       const int64_t *slot, double balrat, double *load,
+                       double *over) {
+  double total = 0;
+  memset(load, 0, (size_t)hw->nslots * sizeof *load);
+  for (int64_t v = 0; v < g->nvert; v++) {
+    load[slot[v]] += g->work[v];
+    total += g->work[v];
+  }
+  *over = 0;
+  for (int s = 0; s < hw->nslots; s++)
+    if (load[s] > (1 + balrat) * total / hw->nslots)
+      *over += load[s] - (1 + balrat) * total / hw->nslots;
+}
+
+/* 16 tasks in a chain (10 bytes per edge, work 1, state 100) on 2 nodes of
+ * 2 cores: tasks 0-5 on slot 0 (2 above the bound of 4.12), 6-7 on slot
+ * 1, 8-11 on slot 2, 12-15 on slot 3. The old mapping had 4 per slot:
+ * tasks 1-4 on slot 0, tasks 0 and 5-7 on slot 1, the others where they
+ * are, so tasks 0 and 5 are away from their old slot. */
+static void crowded_case(rta_hw_t **hw, rta_graph_t **g, int64_t *prev,
+                         int64_t *start) {
+  CHECK_EQ(rta_hw_create_sim(2, "core:2", NULL, NULL, hw), 0);
+  CHECK_EQ(rta_graph_create(16, g), 0);
+  for (int v = 0; v < 16; v++) {
+    CHECK_EQ(rta_graph_set_vertex(*g, v, 1.0, 100.0), 0);
+    if (v + 1 < 16)
+      CHECK_EQ(rta_graph_add_edge(*g, v, v + 1, 10.0), 0);
+  }
+  CHECK_EQ(rta_graph_nedges(*g), 15);
+  CHECK_EQ((*hw)->slot_node[1], 0);
+  CHECK_EQ((*hw)->slot_node[2], 1);
+  for (int v = 0; v < 16; v++) {
+    start[v] = v < 6 ? 0 : v < 8 ? 1 : v < 12 ? 2 : 3;
+    prev[v] = v < 4 ? 0 : v < 8 ? 1 : start[v];
+  }
+  prev[0] = 1; /* task 0 too came from slot 1 */
+  prev[4] = 0;
+}
+
+static void rebalance_case(void) {
+  rta_hw_t *hw = NULL;
+  rta_graph_t *g = NULL;
+  int64_t prev[16], start[16], a[16], b[16];
+  double load[4], over;
+  crowded_case(&hw, &g, prev, start);
+  /* away from their old slot at the start: 0 and 5 (slot 1 before) */
+  map__budget_t m0 = migrated(g, prev, start), big = {16, 1600};
+  CHECK_EQ(m0.tasks, 2);
+  /* migration weighs most (steps 1): the two that came from slot 1 go
+   * back, nothing else moves */
+  memcpy(a, start, sizeof a);
+  CHECK_EQ(map__rebalance_nodes(g, hw, prev, 1, 0.03, &big, a), 0);
+  slot_loads(g, hw, a, 0.03, load, &over);
+  CHECK_NEAR(over, 0.0, 0.0);
+  CHECK_EQ(moved(16, start, a), 2);
+  CHECK_EQ(a[0], 1);
+  CHECK_EQ(a[5], 1);
+  CHECK_EQ(migrated(g, prev, a).tasks, 0);
+  /* hop-bytes weigh most (steps 1e9): the two at the chain's end next to
+   * slot 1 (tasks 4 and 5) move, one edge cut instead of three */
+  memcpy(a, start, sizeof a);
+  CHECK_EQ(map__rebalance_nodes(g, hw, prev, 1e9, 0.03, &big, a), 0);
+  slot_loads(g, hw, a, 0.03, load, &over);
+  CHECK_NEAR(over, 0.0, 0.0);
+  CHECK_EQ(moved(16, start, a), 2);
+  CHECK_EQ(a[4], 1);
+  CHECK_EQ(a[5], 1);
+  /* deterministic */
+  memcpy(b, start, sizeof b);
+  CHECK_EQ(map__rebalance_nodes(g, hw, prev, 1e9, 0.03, &big, b), 0);
+  CHECK_EQ(moved(16, a, b), 0);
+  /* a budget of the start's migration: task 5 goes back, which leaves
+   * room in the budget for task 4; never above it */
+  memcpy(a, start, sizeof a);
+  CHECK_EQ(map__rebalance_nodes(g, hw, prev, 1e9, 0.03, &m0, a), 0);
+  CHECK_LE(migrated(g, prev, a).tasks, m0.tasks);
+  CHECK_EQ(a[5], 1);
+  slot_loads(g, hw, a, 0.03, load, &over);
+  CHECK_NEAR(over, 0.0, 0.0);
+  /* no budget left at all, and no task that goes back: nothing moves */
+  for (int v = 0; v < 16; v++)
+    prev[v] = start[v] == 0 && v < 4 ? 0 : v < 8 ? 1 : start[v];
+  prev[4] = prev[5] = 0;
+  m0 = migrated(g, prev, start);
+  memcpy(a, start, sizeof a);
+  CHECK_EQ(map__rebalance_nodes(g, hw, prev, 1e9, 0.03, &m0, a), 0);
+  CHECK_EQ(moved(16, start, a), 0);
+  /* node 0's other core full (slot 1 holds 4, node 1 has room): nothing
+   * leaves slot 0, nothing moves */
+  start[8] = start[9] = 1;
+  memcpy(a, start, sizeof a);
+  CHECK_EQ(map__rebalance_nodes(g, hw, prev, 1e9, 0.03, &big, a), 0);
+  CHECK_EQ(moved(16, start, a), 0);
+  rta_graph_destroy(g);
+  rta_hw_destroy(hw);
+}
+
+/* map__rebalance_nodes from \a start (the node level's result): its
+ * invariants. \a a, \a b: nvert; \a l0, \a l1: nslots. Returns 1 when
+ * it lowered the overload. */
+static int check_rebalance(const rta_graph_t *g, const rta_hw_t *hw,
+                           const int64_t *prev, const int64_t *start,
+                           map__budget_t bud, int64_t *a, int64_t *b,
+                           double *l0, double *l1) {
+  int64_t n = g->nvert;
+  double ov0, ov1, cap = 0;
+  memcpy(a, start, n * sizeof *a);
+  CHECK_EQ(map__rebalance_nodes(g, hw, prev, 3000, 0.03, &bud, a), 0);
+  slot_loads(g, hw, start, 0.03, l0, &ov0);
+  slot_loads(g, hw, a, 0.03, l1, &ov1);
+  for (int s = 0; s < hw->nslots; s++)
+    cap += l0[s];
+  cap = 1.03 * cap / hw->nslots;
+  CHECK_DLE(ov1, ov0);
+  for (int s = 0; s < hw->nslots; s++)
+    CHECK_DLE(l1[s], (l0[s] > cap ? l0[s] : cap) * (1 + 1e-12));
+  for (int64_t v = 0; v < n; v++) {
+    CHECK_EQ(hw->slot_node[a[v]], hw->slot_node[start[v]]);
+    if (l0[start[v]] <= cap)
+      CHECK_EQ(a[v], start[v]);
+  }
+  map__budget_t m0 = migrated(g, prev, start), m1 = migrated(g, prev, a);
+  CHECK_LE(m1.tasks, m0.tasks > bud.tasks ? m0.tasks : bud.tasks);
+  CHECK_DLE(m1.bytes, (m0.bytes > bud.bytes ? m0.bytes : bud.bytes) *
+                          (1 + 1e-12));
+  memcpy(b, start, n * sizeof *b);
+  CHECK_EQ(map__rebalance_nodes(g, hw, prev, 3000, 0.03, &bud, b), 0);
+  CHECK_EQ(moved(n, a, b), 0);
+  return ov1 < ov0;
+}
+
+/* The rebalance after the node level on the remapped stencil: SCOTCH's
+ * remap alone, then map__refine_nodes() with cheap migration. */
+static void rebalance_stencil(void) {
+  rta_hw_t *hw = NULL;
+  rta_graph_t *g = NULL;
+  CHECK_EQ(rta_hw_create_sim(4, "pack:2 core:4", NULL, NULL, &hw), 0);
+  CHECK_EQ(rta_graph_stencil3d(16, 16, 16, 27, 4.0, 4096.0, &g), 0);
+  int64_t n = rta_graph_nvert(g);
+  int64_t *prev = malloc(n * sizeof *prev), *st = malloc(n * sizeof *st);
+  int64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  double *l = malloc(2 * hw->nslots * sizeof *l);
+  CHECK(prev && st && a && b && l);
+  CHECK_EQ(rta_map_graph(g, hw, RTA_MAP_TWOPHASE, NULL, 3, prev, NULL), 0);
+  heavy_ball(g, 16);
+  rta_map_options_t o;
+  rta_map_options_init(&o);
+  o.seed = 3;
+  o.remap_scotch_only = 1;
+  CHECK_EQ(rta_map_graph_ex(g, hw, RTA_MAP_TWOPHASE, prev, &o, st, NULL), 0);
+  map__budget_t bud = migrated(g, prev, st);
+  int lowered = 0;
+  for (int k = 0; k < 2; k++) {
+    CHECK_EQ(map__refine_nodes(g, hw, prev, k ? 30000 : 10, 0.03, &bud, st), 0);
+    lowered += check_rebalance(g, hw, prev, st, bud, a, b, l, l + hw->nslots);
+    map__budget_t none = migrated(g, prev, st);
+    check_rebalance(g, hw, prev, st, none, a, b, l, l + hw->nslots);
+  }
+  CHECK_GT(lowered, 0);
+  free(prev);
+  free(st);
+  free(a);
+  free(b);
+  free(l);
+  rta_graph_destroy(g);
+  rta_hw_destroy(hw);
+}
+
 int main(void) {
   known_cut();
   properties();
+  rebalance_case();
+  rebalance_stencil();
   TEST_PASS("map_refine_nodes");
   return 0;
 }
