@@ -13,6 +13,8 @@
 /* The views task_hooks.h's inline prefetch reads through. */
 _Static_assert(offsetof(struct rta_task, arrays) == offsetof(task__view_t, arrays),
                "struct rta_task must begin with its array list");
+_Static_assert(offsetof(struct rta_task, key) == offsetof(task__view_t, key),
+               "struct rta_task must have its key second");
 _Static_assert(offsetof(task__array_t, slot) == offsetof(task__array_view_t, slot),
                "task__array_t must begin with the application's pointer");
 _Static_assert(sizeof(struct rta_task) <= TASK__RECORD_BYTES,

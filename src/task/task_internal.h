@@ -85,8 +85,9 @@ void task__cost_on_begin(rta_task_t *t);
  * rta_task) holds what a remap reads of every moving task (describe,
  * commit, removal, define_arrival, the tree's compaction and index) in its
  * first five 64-byte lines with a short key: the tree's links and marks in
- * the first line, the parameters next, then the first array's record; the
- * key follows it in the same allocation, then the cold part (task__cold_t:
+ * the first line, the parameters next, a key of up to 15 bytes, then the
+ * first array's record; a longer key follows the record in the same
+ * allocation, then the cold part (task__cold_t:
  * what begin/end, rta_step and rarely called accessors use), then, for a
  * record carved from a slab during a remap, room for a cost window (an
  * arrival's window needs no allocation of its own). A record whose cold
@@ -94,6 +95,9 @@ void task__cost_on_begin(rta_task_t *t);
  * regions or cost samples; most arrivals) is removed and described without
  * reading it. The record was 408 bytes with every field together, seven
  * lines a task in each of a remap's loops. */
+/** Bytes of a key (with its NUL) held in the hot part. */
+#define TASK__KEY_INLINE 16
+
 typedef struct task__cold {
   const char *name;          /* points into key */
   rta_comm_est_t *comm_copy; /* keys owned */
@@ -131,6 +135,13 @@ struct rta_task {
   void *data;                /* application pointer */
   uint64_t params_hash;      /* of nprocs, est_work, comm, state_size */
   task__cold_t *cold;        /* after the key, in the same allocation */
+  char key_inline[TASK__KEY_INLINE]; /* key when it fits, else after the
+                              * record: a short key lies in the hot lines,
+                              * and so do the 32 bytes string functions
+                              * read at once from its start (put after the
+                              * record, those reads reached the cold part,
+                              * one line more a task) */
+  /* lines 3-4 */
   task__array_t array0;       /* most tasks register one array: its record
                               * lives here, no allocation (task_array.c) */
 };
