@@ -559,26 +559,28 @@ static int cmp_gift(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Sorts the gifts by address: a radix sort of their offsets from the
- * lowest (16-byte units, three digits of 11 bits: a span of 128 GiB)
- * through \a tmp (room for n), qsort beyond that span. glibc's merge sort of a
- * remap's 2,048 gifts was a fifth of the move's tree phase at 4 KiB. */
+/* Sorts the gifts by the 4 KiB page they start in (the pool keeps blocks
+ * of 4 KiB and more, so theirs differ; smaller ones, freed by the pool, keep
+ * their order within a page): a radix sort of the pages' offsets from the
+ * lowest (two digits of 11 bits: a span of 16 GiB) through \a tmp (room
+ * for n); qsort beyond that span or for a few gifts. glibc's merge sort of
+ * a remap's 2,048 gifts was a fifth of the move's tree phase at 4 KiB. */
 static void sort_gifts(struct gift *g, struct gift *tmp, int n) {
-  enum { BITS = 11, DIGITS = 3, RADIX = 1 << BITS };
+  enum { BITS = 11, DIGITS = 2, RADIX = 1 << BITS, PAGE = 12 };
   uintptr_t lo = UINTPTR_MAX, hi = 0;
   for (int i = 0; i < n; i++) {
     uintptr_t a = (uintptr_t)g[i].mem;
     lo = a < lo ? a : lo;
     hi = a > hi ? a : hi;
   }
-  if (!tmp || ((hi - lo) >> 4) >> (BITS * DIGITS)) {
+  if (!tmp || n < 256 || ((hi - lo) >> PAGE) >> (BITS * DIGITS)) {
     qsort(g, (size_t)n, sizeof *g, cmp_gift);
     return;
   }
   static unsigned count[RADIX]; /* lb runs on one thread */
   struct gift *from = g, *to = tmp;
   for (int d = 0; d < DIGITS; d++) {
-    int shift = 4 + d * BITS;
+    int shift = PAGE + d * BITS;
     memset(count, 0, sizeof count);
     for (int i = 0; i < n; i++)
       count[(((uintptr_t)from[i].mem - lo) >> shift) & (RADIX - 1)]++;

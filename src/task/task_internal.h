@@ -82,25 +82,25 @@ void task__cost_on_begin(rta_task_t *t);
 /* ---- the task ------------------------------------------------------------- */
 
 /* A task's record is split by how often it is read. The hot part (struct
- * rta_task) holds what a remap reads of every moving task (describe,
- * commit, removal, define_arrival, the tree's compaction and index) in its
- * first five 64-byte lines with a short key: the tree's links and marks in
- * the first line, the parameters next, a key of up to 15 bytes, then the
- * first array's record; a longer key follows the record in the same
- * allocation, then the cold part (task__cold_t:
- * what begin/end, rta_step and rarely called accessors use), then, for a
- * record carved from a slab during a remap, room for a cost window (an
- * arrival's window needs no allocation of its own). A record whose cold
- * part holds nothing but its name (cold_held 0: no partners, region,
- * regions or cost samples; most arrivals) is removed and described without
- * reading it. The record was 408 bytes with every field together, seven
- * lines a task in each of a remap's loops. */
+ * rta_task, 320 bytes: five 64-byte lines) holds what a remap reads of
+ * every moving task (describe, commit, removal, define_arrival, the tree's
+ * compaction and index, the mapping's gather): the tree's links and marks
+ * in the first line, the parameters next, a key of up to 15 bytes, then the
+ * first array's record. One allocation holds, after it, a longer key, the
+ * cold part (task__cold_t: what begin/end, rta_step and rarely called
+ * accessors use) and, for a record carved from a slab during a remap, room
+ * for a cost window (an arrival's window needs no allocation of its own).
+ * A record whose cold part holds nothing but its name (cold_held 0: no
+ * partners, region, regions or cost samples; most arrivals) is described
+ * and removed without reading it. The record was 408 bytes and its key with
+ * every field together: seven lines a task in each of a remap's loops. */
+
 /** Bytes of a key (with its NUL) held in the hot part. */
 #define TASK__KEY_INLINE 16
 
 typedef struct task__cold {
   const char *name;          /* points into key */
-  rta_comm_est_t *comm_copy; /* keys owned */
+  rta_comm_est_t *comm_copy; /* its keys after it, one allocation */
   mon_region_handle_t region; /* created at the first begin */
   task__cost_t cost;
   double *ring_room;         /* room for a window of ring_cap samples in the
@@ -112,7 +112,8 @@ struct rta_task {
   /* line 0: the tree, the index and removal's marks */
   task__array_t *arrays;      /* registration order; first, as
                               * task__view_t says (task_hooks.h) */
-  char *key;                 /* full path, in the record's own allocation */
+  char *key;                 /* full path: key_inline, or in the record's
+                              * allocation after it */
   rta_task_t *parent;
   rta_task_t **children;     /* definition order */
   unsigned keyhash;          /* task__key_hash of key (make_task) */
