@@ -30,22 +30,42 @@ static long long begins_at_step = -1; /* begins when rta_step() last closed a st
 
 /* ---- per-task window ---------------------------------------------------- */
 
-void task__cost_clear(task__cost_t *c) {
-  free(c->ring);
+/* Room for a window of \a cap samples, zeroed: the room the record has
+ * for one (a record carved from a slab: an arrival) unless the ring is
+ * there already, else an allocation; NULL without memory. */
+double *task__ring_alloc(rta_task_t *t, int cap) {
+  task__cold_t *cold = t->cold;
+  if (cold->ring_room && cap <= cold->ring_cap && cold->cost.ring != cold->ring_room) {
+    memset(cold->ring_room, 0, (size_t)cap * sizeof *cold->ring_room);
+    return cold->ring_room;
+  }
+  return ballast__calloc((size_t)cap, sizeof(double));
+}
+
+/* Frees a ring of \a t unless it lies in the record. */
+void task__ring_free(rta_task_t *t, double *r) {
+  if (r != t->cold->ring_room)
+    free(r);
+}
+
+void task__cost_clear(rta_task_t *t) {
+  task__cost_t *c = &t->cold->cost;
+  task__ring_free(t, c->ring);
   free(c->regions);
   memset(c, 0, sizeof *c);
 }
 
-static void push_sample(task__cost_t *c, double v) {
+static void push_sample(rta_task_t *t, double v) {
+  task__cost_t *c = task__cost_of(t);
   if (!c->ring || c->cap != config.window) {
-    double *r = ballast__calloc((size_t)config.window, sizeof *r);
+    double *r = task__ring_alloc(t, config.window);
     if (!r)
       return; /* out of memory: this sample is lost, the window keeps going */
     /* Keep the most recent samples that fit the (new) window, oldest first. */
     int keep = c->n < config.window ? c->n : config.window;
     for (int i = 0; i < keep; i++)
       r[i] = c->ring[(c->head - keep + i + c->cap) % c->cap];
-    free(c->ring);
+    task__ring_free(t, c->ring);
     c->ring = r;
     c->cap = config.window;
     c->n = keep;
@@ -65,7 +85,7 @@ void task__cost_on_begin(rta_task_t *t) {
   int id = pia_region_current();
   if (id <= PIA_REGION_MAIN)
     return; /* a task's region is never the whole program: monitoring is off */
-  task__cost_t *c = &t->cost;
+  task__cost_t *c = task__cost_of(t);
   for (int i = 0; i < c->nregions; i++)
     if (c->regions[i] == id)
       return;
@@ -149,7 +169,9 @@ int rta_step(void) {
   if (!interval)
     return 0; /* no task has run under monitoring yet */
   for (rta_task_t *t = task__first(); t; t = task__next(t)) {
-    task__cost_t *c = &t->cost;
+    if (!t->cold_held)
+      continue; /* no regions tracked: nothing measured */
+    const task__cost_t *c = &t->cold->cost;
     long long count = 0;
     double work = 0;
     for (int i = 0; i < c->nregions; i++) {
@@ -168,7 +190,7 @@ int rta_step(void) {
       }
     }
     if (count > 0)
-      push_sample(c, work > 0 ? work : 0);
+      push_sample(t, work > 0 ? work : 0);
   }
   return pia_interval_mark(interval);
 }
@@ -176,13 +198,16 @@ int rta_step(void) {
 int task__cost_step_closed(void) { return begins_at_step == begins; }
 
 long long task__cost_sample_step(const rta_task_t *t) {
-  return t->cost.total ? t->cost.last_step : -1;
+  if (!t->cold_held)
+    return -1;
+  return t->cold->cost.total ? t->cold->cost.last_step : -1;
 }
 
 int rta_task_cost(const rta_task_t *t, rta_task_cost_t *out) {
   if (!t || !out)
     return BALLAST_EINVAL;
-  const task__cost_t *c = &t->cost;
+  static const task__cost_t none;
+  const task__cost_t *c = t->cold_held ? &t->cold->cost : &none;
   memset(out, 0, sizeof *out);
   out->est_work = t->params.est_work;
   out->nsteps = c->n < config.window ? c->n : config.window;

@@ -144,28 +144,38 @@ static int check_params(const rta_task_params_t *p, const char *key) {
   return 0;
 }
 
-/* Copies the parameters into t (partners sorted, keys duplicated). */
+/* Copies the parameters into t (partners sorted, keys copied). The
+ * partners and their keys take one allocation (the keys after the array):
+ * an arriving task with partners was one allocation per partner and one
+ * more, and as many frees when it left. */
 static int copy_params(rta_task_t *t, const rta_task_params_t *p) {
   t->params = *p;
   t->params.comm = NULL;
   if (p->ncomm > 0) {
-    t->comm_copy = ballast__calloc((size_t)p->ncomm, sizeof *t->comm_copy);
-    if (!t->comm_copy)
+    size_t n = (size_t)p->ncomm, kbytes = 0;
+    for (size_t i = 0; i < n; i++)
+      kbytes += strlen(p->comm[i].key) + 1; /* checked: RTA_KEY_MAX each */
+    rta_comm_est_t *cc = ballast__malloc(n * sizeof *cc + kbytes);
+    if (!cc)
       return BALLAST_ENOMEM;
-    for (int i = 0; i < p->ncomm; i++) {
-      t->comm_copy[i].bytes = p->comm[i].bytes;
-      t->comm_copy[i].key = ballast__strdup(p->comm[i].key);
-      if (!t->comm_copy[i].key)
-        return BALLAST_ENOMEM;
+    t->cold->comm_copy = cc;
+    t->cold_held = 1;
+    char *k = (char *)(cc + n);
+    for (size_t i = 0; i < n; i++) {
+      size_t len = strlen(p->comm[i].key) + 1;
+      memcpy(k, p->comm[i].key, len);
+      cc[i].bytes = p->comm[i].bytes;
+      cc[i].key = k;
+      k += len;
     }
-    qsort(t->comm_copy, (size_t)p->ncomm, sizeof *t->comm_copy, cmp_comm);
+    qsort(cc, (size_t)p->ncomm, sizeof *cc, cmp_comm);
     for (int i = 1; i < p->ncomm; i++)
-      if (strcmp(t->comm_copy[i - 1].key, t->comm_copy[i].key) == 0) {
+      if (strcmp(cc[i - 1].key, cc[i].key) == 0) {
         BALLAST_WARN("rta: task \"%s\" lists partner \"%s\" twice", t->key,
-                     t->comm_copy[i].key);
+                     cc[i].key);
         return BALLAST_EINVAL;
       }
-    t->params.comm = t->comm_copy;
+    t->params.comm = cc;
   }
   t->params_hash = task__params_hash(&t->params);
   return 0;
@@ -176,7 +186,11 @@ static int copy_params(rta_task_t *t, const rta_task_params_t *p) {
  * SLAB_BYTES: one allocation for dozens of records instead of one each
  * (each of which found its chunk among the departed tasks' freed ones, cold
  * memory), the records adjacent. Slabs are below malloc's mmap threshold,
- * so they come from (and go back to) memory the process has touched.
+ * so they come from (and go back to) memory the process has touched. Places
+ * begin on a 64-byte line, so a record's hot part and short key take five
+ * lines (task_internal.h), not six as at a line's middle; a place also has
+ * room for the task's cost window (cost.c stores an arriving window there:
+ * no allocation a task, and the samples next to the record).
  *
  * A record of a slab that is removed leaves its place to the next remap's
  * arrivals (a free list per size, in the order places were freed: the
@@ -190,12 +204,11 @@ static int copy_params(rta_task_t *t, const rta_task_params_t *p) {
  * records alive in slabs at once; all of them are freed when the last
  * record in a slab is removed outside a remap (rta_reset). */
 
-enum { SLAB_BYTES = 16384, SLAB_LINE = 64 };
+enum { SLAB_BYTES = 16384, SLAB_LINE = 64, RING_ROOM_MAX = 32 };
 
 struct task__slab {
   struct task__slab *next; /* every slab (slab_all) */
-  size_t used;                 /* bytes of mem carved */
-  _Alignas(max_align_t) unsigned char mem[];
+  size_t used;             /* bytes of the slab carved, its header included */
 };
 
 /* A free place of a slab (its first bytes). */
@@ -203,7 +216,10 @@ typedef struct slab_place {
   struct slab_place *next;
 } slab_place_t;
 
-#define SLAB_ROOM (SLAB_BYTES - sizeof(struct task__slab))
+/* The first place of a slab: its header, rounded up to a line (malloc
+ * aligns to 16, the places to SLAB_LINE within the slab's bytes). */
+#define SLAB_FIRST (sizeof(struct task__slab) + SLAB_LINE)
+#define SLAB_ROOM (SLAB_BYTES - SLAB_FIRST)
 #define SLAB_CLASSES (SLAB_ROOM / SLAB_LINE + 1)
 
 static int slabs_on;                    /* between open and close */
@@ -239,14 +255,10 @@ static size_t slab_need(size_t bytes) {
   return (bytes + SLAB_LINE - 1) & ~(size_t)(SLAB_LINE - 1);
 }
 
-/* A zeroed record of \a bytes (record and key) from a slab (a freed place
- * of its size first), or its own allocation; NULL without memory. */
-static rta_task_t *alloc_record(size_t bytes) {
-  size_t need = slab_need(bytes);
-  if (!slabs_on || need > SLAB_ROOM)
-    return ballast__calloc(1, bytes);
-  size_t k = need / SLAB_LINE;
-  rta_task_t *t = (rta_task_t *)(void *)place_head[k];
+/* A free place of \a need bytes (class k) from the free list or the
+ * current slab (a new one when it is full); NULL without memory. */
+static void *slab_take(size_t need, size_t k) {
+  void *t = place_head[k];
   if (t) {
     if (!(place_head[k] = place_head[k]->next))
       place_tail[k] = NULL;
@@ -257,27 +269,60 @@ static rta_task_t *alloc_record(size_t bytes) {
     for (size_t o = 0; nx && o < need; o += SLAB_LINE)
       __builtin_prefetch(nx + o, 1);
 #endif
-  } else {
-    if (!slab_cur || SLAB_ROOM - slab_cur->used < need) {
-      struct task__slab *s = ballast__malloc(SLAB_BYTES);
-      if (!s)
-        return NULL;
-      s->used = 0;
-      s->next = slab_all;
-      slab_all = slab_cur = s;
-    }
-    t = (rta_task_t *)(void *)(slab_cur->mem + slab_cur->used);
-    slab_cur->used += need;
+    return t;
   }
-  memset(t, 0, bytes);
-  t->slab = slab_all; /* a place of a slab: slab_free() at its removal */
-  slab_live++;
+  if (!slab_cur || SLAB_BYTES - slab_cur->used < need) {
+    struct task__slab *s = ballast__malloc(SLAB_BYTES);
+    if (!s)
+      return NULL;
+    /* The first place on a line of the address space. */
+    uintptr_t first = ((uintptr_t)s + sizeof *s + SLAB_LINE - 1) &
+                      ~(uintptr_t)(SLAB_LINE - 1);
+    s->used = (size_t)(first - (uintptr_t)s);
+    s->next = slab_all;
+    slab_all = slab_cur = s;
+  }
+  t = (unsigned char *)slab_cur + slab_cur->used;
+  slab_cur->used += need;
+  return t;
+}
+
+/* A record with room for a key of \a klen bytes and its cold part, the key
+ * and cold pointers set, zeroed (from a slab, a freed place of its size
+ * first, with room for a cost window; or its own allocation); NULL without
+ * memory. */
+static rta_task_t *alloc_record(size_t klen) {
+  size_t kbytes = klen < TASK__KEY_INLINE ? 0 : ballast__round8(klen + 1);
+  size_t bytes = sizeof(rta_task_t) + kbytes + sizeof(task__cold_t);
+  rta_cost_config_t cfg;
+  rta_cost_config_get(&cfg);
+  size_t need = slab_need(bytes + (cfg.window <= RING_ROOM_MAX
+                                       ? (size_t)cfg.window * sizeof(double)
+                                       : 0));
+  rta_task_t *t;
+  if (!slabs_on || need > SLAB_ROOM) {
+    if (!(t = ballast__calloc(1, bytes)))
+      return NULL;
+  } else {
+    size_t k = need / SLAB_LINE;
+    if (!(t = slab_take(need, k)))
+      return NULL;
+    memset(t, 0, bytes);
+    t->place = (unsigned short)k; /* slab_free() at its removal */
+    slab_live++;
+  }
+  t->key = kbytes ? (char *)(t + 1) : t->key_inline;
+  t->cold = (task__cold_t *)(void *)((char *)(t + 1) + kbytes);
+  if (t->place) {
+    t->cold->ring_room = (double *)(void *)(t->cold + 1);
+    t->cold->ring_cap = (int)((need - bytes) / sizeof(double));
+  }
   return t;
 }
 
 /* Gives a slab record's place to the next arrivals of its size. */
 static void slab_free(rta_task_t *t) {
-  size_t k = slab_need(sizeof *t + strlen(t->key) + 1) / SLAB_LINE;
+  size_t k = t->place;
   slab_place_t *p = (slab_place_t *)(void *)t;
   p->next = NULL;
   if (place_tail[k])
@@ -292,18 +337,18 @@ static void slab_free(rta_task_t *t) {
 static void free_task_record(rta_task_t *t) {
   if (!t)
     return;
-  if (t->comm_copy)
-    for (int i = 0; i < t->params.ncomm; i++)
-      free((char *)t->comm_copy[i].key);
-  free(t->comm_copy);
+  if (t->cold_held) { /* else nothing of the cold part needs freeing */
+    task__cold_t *cold = t->cold;
+    free(cold->comm_copy); /* and its keys */
+    task__cost_clear(t);
+    mon_region_handle_destroy(cold->region);
+  }
   task__arrays_clear(t);
-  task__cost_clear(&t->cost);
-  mon_region_handle_destroy(t->region);
   free(t->children);
-  if (t->slab)
+  if (t->place)
     slab_free(t);
   else
-    free(t); /* and its key */
+    free(t); /* and its key and cold part */
 }
 
 /* ---- definition ------------------------------------------------------------- */
@@ -342,16 +387,15 @@ static int make_task(rta_task_t *parent, const char *name,
                      BALLAST_ENAMETOOLONG);
   /* The key lives in the record's allocation: one allocation a task, and
    * a key comparison reads memory next to the record. */
-  rta_task_t *t = alloc_record(sizeof *t + plen + nlen + 1);
+  rta_task_t *t = alloc_record(plen + nlen);
   if (!t)
     return BALLAST_ENOMEM;
-  t->key = (char *)(t + 1);
   if (parent) {
     memcpy(t->key, parent->key, plen - 1);
     t->key[plen - 1] = '/';
   }
   memcpy(t->key + plen, name, nlen + 1);
-  t->name = t->key + plen;
+  t->cold->name = t->key + plen;
   t->parent = parent;
   t->stage = parent ? parent->nstages : -1;
   /* The key's hash once, for this check and for linking (link_task). An
@@ -545,6 +589,84 @@ static void compact_children(rta_task_t *p) {
   p->nchildren = k;
 }
 
+/* task__remove_tasks' marks of the tops, kept from call to call (a remap's
+ * removal: thousands of tasks; a malloc of them each remap found the heap's
+ * fast bins full of the departures' freed chunks and consolidated them,
+ * 20% of the removal's samples at 4,096 x 4 KiB); freed by rta_reset. */
+static unsigned char *top_mem;
+static size_t top_cap;
+
+/* The tops as a set of pointers (open addressing, at most half full), kept
+ * from call to call like top_mem: a parent's children are compacted by
+ * looking each up here instead of reading its mark, a line of its record,
+ * cold for the thousands that stay (the compaction was two fifths of the
+ * removal's samples at 4,096 x 4 KiB with the marks asked for ahead). */
+static const rta_task_t **gone_set;
+static size_t gone_cap; /* a power of two, or 0 */
+
+static unsigned gone_bits; /* log2(gone_cap) */
+
+/* Fibonacci hashing of the address: one multiplication. */
+static size_t gone_home(const rta_task_t *t) {
+  return (size_t)((((uint64_t)(uintptr_t)t >> 4) * 0x9E3779B97F4A7C15ull) >>
+                  (64 - gone_bits));
+}
+
+/* An empty set with room for n tasks; 0 or BALLAST_ENOMEM (set unusable). */
+static int gone_room(size_t n) {
+  size_t cap = 64;
+  while (cap < 2 * n)
+    cap *= 2;
+  if (cap > gone_cap) {
+    const rta_task_t **m = ballast__malloc(cap * sizeof *m);
+    if (!m)
+      return BALLAST_ENOMEM;
+    free(gone_set);
+    gone_set = m;
+    gone_cap = cap;
+    for (gone_bits = 0; ((size_t)1 << gone_bits) < cap; gone_bits++)
+      ;
+  }
+  memset(gone_set, 0, gone_cap * sizeof *gone_set);
+  return 0;
+}
+
+static void gone_add(const rta_task_t *t) {
+  size_t i = gone_home(t);
+  while (gone_set[i] && gone_set[i] != t)
+    i = (i + 1) & (gone_cap - 1);
+  gone_set[i] = t;
+}
+
+static int gone_has(const rta_task_t *t) {
+  for (size_t i = gone_home(t); gone_set[i]; i = (i + 1) & (gone_cap - 1))
+    if (gone_set[i] == t)
+      return 1;
+  return 0;
+}
+
+/* compact_children() by the set of tops (gone_set) instead of the marks. */
+static void compact_children_set(rta_task_t *p) {
+  int k = 0;
+  for (int i = 0; i < p->nchildren; i++)
+    if (!gone_has(p->children[i]))
+      p->children[k++] = p->children[i];
+  p->nchildren = k;
+}
+
+static unsigned char *top_room(size_t n) {
+  if (n > top_cap) {
+    size_t cap = n + n / 4;
+    unsigned char *m = ballast__malloc(cap);
+    if (!m)
+      return NULL;
+    free(top_mem);
+    top_mem = m;
+    top_cap = cap;
+  }
+  return top_mem;
+}
+
 int task__remove_tasks(rta_task_t **v, int n) {
   /* Thousands of cold records after a remap: each asked for a few places
    * ahead of the first loop that reads it, and its index slot ahead of the
@@ -559,7 +681,7 @@ int task__remove_tasks(rta_task_t **v, int n) {
       return BALLAST_ESTATE;
     }
   }
-  unsigned char *top = n > 0 ? ballast__malloc((size_t)n) : NULL;
+  unsigned char *top = n > 0 ? top_room((size_t)n) : NULL;
   if (!top) { /* out of memory (or nothing to do): one at a time */
     for (int i = 0; i < n; i++)
       if (v[i]) {
@@ -589,11 +711,20 @@ int task__remove_tasks(rta_task_t **v, int n) {
     if (top[i])
       t->doomed = 2; /* a second listing is not a top */
   }
-  /* A top's parent survives; each such parent is compacted once. */
+  /* A top's parent survives; each such parent is compacted once. Its
+   * children that are marked are tops (a top has no doomed ancestor, so
+   * neither has a marked child of its parent). */
+  int by_set = gone_room((size_t)n) == 0;
+  for (int i = 0; by_set && i < n; i++)
+    if (top[i])
+      gone_add(v[i]);
   for (int i = 0; i < n; i++) {
     rta_task_t *p = top[i] ? v[i]->parent : NULL;
     if (p && !p->compacted) {
-      compact_children(p);
+      if (by_set)
+        compact_children_set(p);
+      else
+        compact_children(p);
       p->compacted = 1;
     }
   }
@@ -606,7 +737,6 @@ int task__remove_tasks(rta_task_t **v, int n) {
     if (top[i])
       remove_subtree(v[i]);
   }
-  free(top);
   return 0;
 }
 
@@ -615,11 +745,18 @@ int rta_reset(void) {
   while (nopen > 0) {
     rta_task_t *o = open_stack[--nopen];
     if (o->in_region)
-      mon_region_leave(o->region);
+      mon_region_leave(o->cold->region);
     o->open = 0;
     o->in_region = 0;
   }
   task__index_drain(free_task_record);
+  free(top_mem);
+  top_mem = NULL;
+  top_cap = 0;
+  free(gone_set);
+  gone_set = NULL;
+  gone_cap = 0;
+  gone_bits = 0;
   free(open_stack);
   free(open_depth);
   open_stack = NULL;
@@ -631,7 +768,7 @@ int rta_reset(void) {
 /* ---- accessors ---------------------------------------------------------------- */
 
 const char *rta_task_key(const rta_task_t *t) { return t ? t->key : NULL; }
-const char *rta_task_name(const rta_task_t *t) { return t ? t->name : NULL; }
+const char *rta_task_name(const rta_task_t *t) { return t ? t->cold->name : NULL; }
 rta_task_t *rta_task_parent(const rta_task_t *t) { return t ? t->parent : NULL; }
 int rta_task_nchildren(const rta_task_t *t) { return t ? t->nchildren : BALLAST_EINVAL; }
 rta_task_t *rta_task_child(const rta_task_t *t, int i) {
@@ -698,10 +835,12 @@ int rta_task_begin(rta_task_t *t) {
     mon__set_finalize_left_hook(on_finalize_left);
   }
   /* The handle makes entering the region O(1), without hashing the key. */
-  if (!t->region) {
-    rc = mon_region_handle_create(t->key, &t->region);
+  task__cold_t *cold = t->cold;
+  if (!cold->region) {
+    rc = mon_region_handle_create(t->key, &cold->region);
     if (rc)
       return rc;
+    t->cold_held = 1;
   }
   /* The task's slice encloses its region's (tool.h, "Nesting"): task_begin
    * is raised before the region is entered, as task_end after it is left. */
@@ -711,7 +850,7 @@ int rta_task_begin(rta_task_t *t) {
   }
   /* With monitoring off the region call succeeds and does nothing (estimates
    * serve in the cost model). */
-  t->in_region = mon_region_enter(t->region) == 0;
+  t->in_region = mon_region_enter(cold->region) == 0;
   if (t->in_region)
     task__cost_on_begin(t);
   open_depth[nopen] = t->in_region ? mon__region_depth() : 0;
@@ -736,7 +875,7 @@ int rta_task_end(rta_task_t *t) {
     return BALLAST_EMISMATCH;
   }
   if (t->in_region) {
-    rc = mon_region_leave(t->region);
+    rc = mon_region_leave(t->cold->region);
     if (rc == BALLAST_EMISMATCH) {
       /* An application region opened inside the task is still open: keep
        * the task open too, so rta and mon agree; the application closes its

@@ -13,14 +13,19 @@
 /* The views task_hooks.h's inline prefetch reads through. */
 _Static_assert(offsetof(struct rta_task, arrays) == offsetof(task__view_t, arrays),
                "struct rta_task must begin with its array list");
+_Static_assert(offsetof(struct rta_task, key) == offsetof(task__view_t, key),
+               "struct rta_task must have its key second");
 _Static_assert(offsetof(task__array_t, slot) == offsetof(task__array_view_t, slot),
                "task__array_t must begin with the application's pointer");
 _Static_assert(sizeof(struct rta_task) <= TASK__RECORD_BYTES,
-               "a task record outgrew TASK__RECORD_BYTES");
+               "a task record's hot part outgrew TASK__RECORD_BYTES");
 
 int task__cost_export(const rta_task_t *t, double *out, int max,
                       long long *total) {
-  const task__cost_t *c = &t->cost;
+  *total = 0;
+  if (!t->cold_held) /* no window: its cold part is not read */
+    return 0;
+  const task__cost_t *c = &t->cold->cost;
   int n = c->ring ? c->n : 0;
   if (n > max)
     n = max;
@@ -34,18 +39,19 @@ int task__cost_restore(rta_task_t *t, const double *s, int n,
                        long long total) {
   rta_cost_config_t cfg;
   rta_cost_config_get(&cfg);
-  task__cost_t *c = &t->cost;
   if (n <= 0)
     return 0;
+  task__cost_t *c = task__cost_of(t);
   if (n > cfg.window) {
     s += n - cfg.window;
     n = cfg.window;
   }
-  double *r = ballast__calloc((size_t)cfg.window, sizeof *r);
+  /* An arrival's record has room for it (task.c's slabs). */
+  double *r = task__ring_alloc(t, cfg.window);
   if (!r)
     return BALLAST_ENOMEM;
   memcpy(r, s, (size_t)n * sizeof *r);
-  free(c->ring);
+  task__ring_free(t, c->ring);
   c->ring = r;
   c->cap = cfg.window;
   c->n = n;

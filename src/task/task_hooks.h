@@ -152,16 +152,18 @@ void task__mapping_set_task(rta_mapping_t *m, int64_t i, rta_task_t *t);
 
 /* ---- prefetch, inline (a remap's loops over thousands of cold records) ----
  * The task record stays opaque: struct rta_task (task_internal.h) begins
- * with its array list and an array record with the application's pointer,
- * as the views below say (task_array.c checks both at compile time), and a
- * record with its key takes at most TASK__RECORD_BYTES. */
+ * with its array list and key and an array record with the application's
+ * pointer, as the views below say (task_hooks.c checks both at compile
+ * time), and what a remap reads of a record (its hot part, with a key of
+ * up to 15 bytes; task_internal.h) lies in its first TASK__RECORD_BYTES. */
 
-#define TASK__RECORD_BYTES 448
+#define TASK__RECORD_BYTES 320
 typedef struct task__array_view {
   void **slot;
 } task__array_view_t;
 typedef struct task__view {
   const task__array_view_t *arrays;
+  const char *key;
 } task__view_t;
 
 #if defined(__GNUC__)
@@ -189,10 +191,15 @@ static inline TASK__ALWAYS_INLINE void task__prefetch(const rta_task_t *t,
     __builtin_prefetch(p + 128);
     __builtin_prefetch(p + 192);
     __builtin_prefetch(p + 256);
-    __builtin_prefetch(p + 320);
-    __builtin_prefetch(p + 384); /* the end of the record, the key */
+    /* The key's end: a record not on a line's start (its own allocation)
+     * spans one line more. */
+    __builtin_prefetch(p + TASK__RECORD_BYTES - 1);
   } else {
-    const task__array_view_t *a = ((const task__view_t *)(const void *)t)->arrays;
+    const task__view_t *v = (const task__view_t *)(const void *)t;
+    const task__array_view_t *a = v->arrays;
+    /* The key, wherever it lies: a long one follows the record's hot
+     * lines (task_internal.h). */
+    __builtin_prefetch(v->key);
     if (a) {
       /* When the array's record lies in the task's (most tasks: one array),
        * these lines are in cache already and the hints cost nothing. */

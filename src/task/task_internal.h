@@ -21,16 +21,18 @@
 typedef struct task__array {
   void **slot;               /* the application's pointer, or &own; first,
                               * as task__array_view_t says (task_hooks.h) */
-  void *own;                 /* the pointer itself when rta registered the
-                              * array for a task that arrived without an
-                              * unpack callback registering it (rta frees it) */
+  struct task__array *next;  /* registration order */
+  /* What a remap reads of an array (describe, commit) in its first 64
+   * bytes; the dims a state does not have and own after them. */
   rta_type_t type;           /* elem, or an MPI_Type_dup owned by rta */
   int ndims;
-  int64_t dims[RTA_MAX_DIMS];
   int64_t count;             /* product of dims */
   size_t elem_bytes;         /* packed bytes of one element */
   size_t mem_bytes;          /* bytes the array occupies in memory */
-  struct task__array *next;   /* registration order */
+  int64_t dims[RTA_MAX_DIMS];
+  void *own;                 /* the pointer itself when rta registered the
+                              * array for a task that arrived without an
+                              * unpack callback registering it (rta frees it) */
 } task__array_t;
 
 
@@ -67,44 +69,89 @@ typedef struct {
   int nregions, capregions;
 } task__cost_t;
 
-void task__cost_clear(task__cost_t *c);
+/** Frees the task's cost window and regions, and zeroes them. */
+void task__cost_clear(rta_task_t *t);
+/** A zeroed ring of \a cap samples for \a t: in the record when it has
+ *  room for one not in use, else allocated; NULL without memory. */
+double *task__ring_alloc(rta_task_t *t, int cap);
+/** Frees a ring of \a t (task__ring_alloc) unless it lies in the record. */
+void task__ring_free(rta_task_t *t, double *r);
 /** Called by task.c right after the task's region was entered. */
 void task__cost_on_begin(rta_task_t *t);
 
 /* ---- the task ------------------------------------------------------------- */
 
+/* A task's record is split by how often it is read. The hot part (struct
+ * rta_task, 320 bytes: five 64-byte lines) holds what a remap reads of
+ * every moving task (describe, commit, removal, define_arrival, the tree's
+ * compaction and index, the mapping's gather): the tree's links and marks
+ * in the first line, the parameters next, a key of up to 15 bytes, then the
+ * first array's record. One allocation holds, after it, a longer key, the
+ * cold part (task__cold_t: what begin/end, rta_step and rarely called
+ * accessors use) and, for a record carved from a slab during a remap, room
+ * for a cost window (an arrival's window needs no allocation of its own).
+ * A record whose cold part holds nothing but its name (cold_held 0: no
+ * partners, region, regions or cost samples; most arrivals) is described
+ * and removed without reading it. The record was 408 bytes and its key with
+ * every field together: seven lines a task in each of a remap's loops. */
+
+/** Bytes of a key (with its NUL) held in the hot part. */
+#define TASK__KEY_INLINE 16
+
+typedef struct task__cold {
+  const char *name;          /* points into key */
+  rta_comm_est_t *comm_copy; /* its keys after it, one allocation */
+  mon_region_handle_t region; /* created at the first begin */
+  task__cost_t cost;
+  double *ring_room;         /* room for a window of ring_cap samples in the
+                              * record's allocation (slab records), or NULL */
+  int ring_cap;
+} task__cold_t;
+
 struct rta_task {
+  /* line 0: the tree, the index and removal's marks */
   task__array_t *arrays;      /* registration order; first, as
                               * task__view_t says (task_hooks.h) */
-  char *key;                 /* full path, in the record's own allocation */
-  unsigned keyhash;          /* task__key_hash of key (make_task) */
-  const char *name;          /* points into key */
+  char *key;                 /* full path: key_inline, or in the record's
+                              * allocation after it */
   rta_task_t *parent;
   rta_task_t **children;     /* definition order */
-  int nchildren, capchildren;
-  int nstages;               /* define_task calls on this task */
+  unsigned keyhash;          /* task__key_hash of key (make_task) */
   int stage;                 /* stage under the parent, -1 for roots */
-  rta_task_params_t params;  /* comm points to comm_copy */
-  rta_comm_est_t *comm_copy; /* keys owned */
-  uint64_t params_hash;      /* of nprocs, est_work, comm, state_size */
-  void *data;                /* application pointer */
-  int open;                  /* between begin and end */
-  int in_region;             /* its mon region was entered at begin */
+  int nchildren, nstages;    /* nstages: define_task calls on this task */
+  int narrays;
+  int capchildren;
   unsigned char doomed, compacted; /* task__remove_tasks' marks, 0 outside it */
-  unsigned char arriving;    /* set by lb around the unpack callback of a
+  unsigned short place;      /* a place of a slab: its size class (task.c);
+                              * 0: the record's own allocation */
+  unsigned open : 1;         /* between begin and end */
+  unsigned in_region : 1;    /* its mon region was entered at begin */
+  unsigned arriving : 1;     /* set by lb around the unpack callback of a
                               * move: arrays registered then may be NULL
                               * (they receive what arrives) */
-  mon_region_handle_t region; /* created at the first begin */
-  int narrays;
-  int array0_used;           /* array0 holds a registered array */
+  unsigned array0_used : 1;  /* array0 holds a registered array */
+  unsigned cold_held : 1;    /* cold holds more than the name (above) */
+  /* lines 1-2: what describe and the mapping's gather read */
+  rta_task_params_t params;  /* comm points to cold->comm_copy */
+  void *data;                /* application pointer */
+  uint64_t params_hash;      /* of nprocs, est_work, comm, state_size */
+  task__cold_t *cold;        /* after the key, in the same allocation */
+  char key_inline[TASK__KEY_INLINE]; /* key when it fits, else after the
+                              * record: a short key lies in the hot lines,
+                              * and so do the 32 bytes string functions
+                              * read at once from its start (put after the
+                              * record, those reads reached the cold part,
+                              * one line more a task) */
+  /* lines 3-4 */
   task__array_t array0;       /* most tasks register one array: its record
                               * lives here, no allocation (task_array.c) */
-  task__cost_t cost;
-  struct task__slab *slab; /* non-NULL: the record is a place in a slab
-                                * of records; NULL: its own allocation
-                                * (task.c) */
 };
 
+/** The cost window of \a t, marking its cold part as holding one. */
+static inline task__cost_t *task__cost_of(rta_task_t *t) {
+  t->cold_held = 1;
+  return &t->cold->cost;
+}
 
 /* ---- the tasks by key (task_index.c) ---------------------------------------
  * Every defined task is in the index under its key's hash (keyhash). */

@@ -23,6 +23,56 @@ static rta_task_t *root, *live[N]; /* live[i]: task "r/k<i>" or NULL */
 
 static void key_of(int i, char *buf, size_t n) { snprintf(buf, n, "r/k%d", i); }
 
+/* A cost window restored on a task (an arrival's, in the room its slab
+ * record has for one) reads back the same, also after the window's size
+ * changed (then allocated) and when restored again; \a salt varies it. */
+static void check_window(rta_task_t *t, int i, int salt) {
+  double s[12], o[16];
+  long long total = 0;
+  for (int k = 0; k < 12; k++)
+    s[k] = i + k + 0.5 * salt;
+  for (int pass = 0; pass < 2; pass++) {
+    int w = pass == 0 ? 10 : 4 + salt;
+    CHECK_EQ(rta_cost_set_window(w), 0);
+    CHECK_EQ(task__cost_restore(t, s, 12, 40 + pass), 0);
+    CHECK_EQ(task__cost_export(t, o, 16, &total), w);
+    CHECK_EQ(total, 40 + pass);
+    for (int k = 0; k < w; k++)
+      CHECK(o[k] == s[12 - w + k]);
+    rta_task_cost_t c;
+    CHECK_EQ(rta_task_cost(t, &c), 0);
+    CHECK_EQ(c.nsteps, w);
+    CHECK(c.last_time == s[11]);
+  }
+  CHECK_EQ(rta_cost_set_window(10), 0);
+}
+
+/* Tasks with keys longer than the record holds in its hot part (the key
+ * after it), from slabs and alone, with cost windows: found by key, named,
+ * removed. */
+static void check_long_keys(void) {
+  enum { M = 40 };
+  rta_task_t *t[M];
+  for (int i = 0; i < M; i++) {
+    if (i == M / 2)
+      task__slab_open();
+    char name[48], key[64];
+    snprintf(name, sizeof name, "a_task_with_a_long_name_%d", i);
+    const char *nm = name;
+    CHECK_EQ(rta_task_define(root, 1, &nm, NULL, &t[i]), 0);
+    check_window(t[i], i, i % 3);
+    snprintf(key, sizeof key, "r/%s", name);
+    rta_task_t *f = NULL;
+    CHECK_EQ(rta_task_find(key, &f), 0);
+    CHECK(f == t[i]);
+    CHECK(strcmp(rta_task_key(t[i]), key) == 0);
+    CHECK(strcmp(rta_task_name(t[i]), name) == 0);
+  }
+  task__slab_close();
+  for (int i = 0; i < M; i++)
+    CHECK_EQ(rta_task_remove(t[(i * 7) % M]), 0);
+}
+
 static void check_all(void) {
   int64_t n = 1; /* root */
   for (int i = 0; i < N; i++) {
@@ -112,6 +162,9 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof name, "k%d", i);
         const char *nm = name;
         CHECK_EQ(rta_task_define(root, 1, &nm, NULL, &live[i]), 0);
+        CHECK(strcmp(rta_task_name(live[i]), name) == 0);
+        if (i % 5 == 0)
+          check_window(live[i], i, round);
         if (i % 3 == 0) {
           static double vals[N], *arr[N];
           int64_t one = 1;
@@ -130,6 +183,8 @@ int main(int argc, char **argv) {
       }
     check_all();
   }
+  check_long_keys();
+  check_all();
   CHECK_EQ(rta_reset(), 0);
   CHECK_EQ(task__count(), 0);
   CHECK(task__first() == NULL);
