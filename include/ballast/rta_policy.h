@@ -46,11 +46,12 @@
  *     predicted gain (from the loads it predicts) does not pay the migration
  *     it needs, is not carried out, and the policy backs off: it judges again
  *     only after \c window steps, then 2, 4, 8, 16 windows after further
- *     skips in a row (a committed remap ends the back-off);
+ *     skips in a row (a committed remap ends the back-off, unless the
+ *     remaps before it did not deliver: step 7);
  *  7. a committed remap is checked against its prediction: the first window
- *     judged after it compares the measured imbalance with the one that
- *     asked for the remap. The share of the candidate's predicted drop in
- *     imbalance it delivered (0 to 1) scales every predicted gain after it,
+ *     judged after it measures what share of the excess imbalance (above 1)
+ *     the remap removed, against the share its candidate predicted. That
+ *     ratio, its delivery (0 to 1), scales every predicted gain after it,
  *     trusted less by half every \c horizon steps (towards 1). A remap that
  *     delivered less than half backs the policy off as a dropped candidate
  *     does (1, 2, 4, 8, 16 windows, growing while remaps keep failing to

@@ -324,6 +324,9 @@ static char *choose_regions(int rank, int n, int k, int *nout, int *len) {
   char *paths = NULL;
   if (rank == 0 && have > 0)
     paths = pick_regions(acc, (size_t)have, k, nout, len);
+  if (rank == 0 && (have < 0 || (have > 0 && !paths)))
+    BALLAST_WARN("mon: out of memory while merging the ranks' regions; the report lists "
+                 "no region");
   free(acc);
   return paths;
 }

@@ -525,9 +525,7 @@ static mon__frame_t *innermost(void) {
 
 static int user_check(int id, const char *fn) {
   if (id < 0 || id >= mon__reps_user_count()) {
-    char key[48];
-    snprintf(key, sizeof key, "%s %d", fn, id);
-    mon__warn_once("repid", key,
+    mon__warn_once("repid", fn, /* once per function: bad ids are unbounded */
                    "mon: %s(%d): no such counter or timer (mon_rep_counter_create "
                    "returns the ids, %d so far)", fn, id, mon__reps_user_count());
     return BALLAST_ENOTFOUND;

@@ -204,7 +204,9 @@ BALLAST_API int pia_region_dist_reduce(MPI_Comm comm, const char *path, int nq,
     else if (id < 0)
       err = id;
   }
-  return reduce(comm, err ? 0 : key_of('r', path), id, -1, err, nq, q, qout, out);
+  /* "/a/b" and "a/b" name the same region (pia_region_find_by_path) */
+  return reduce(comm, err ? 0 : key_of('r', path + (*path == '/')), id, -1, err, nq, q,
+                qout, out);
 }
 
 BALLAST_API int pia_activity_dist_reduce(MPI_Comm comm, pia_act_t act, int nq,

@@ -49,11 +49,13 @@ struct rta_policy {
   double prev_avg;    /* its average median (0: none) */
   double prev_max;    /* its max median */
   /* What the last committed remap delivered (see deliver_now): the measured
-   * imbalance that asked for it, the drop its candidate predicted, and
-   * whether the first window after it is still to compare. */
-  double remap_imb, remap_drop, remap_pred;
-  int check_delivery;
-  double delivery;    /* realised / predicted drop of that remap, 0..1 */
+   * imbalance that asked for it, its candidate's imbalance now and after
+   * (the cost model's), whether confirm accepted that candidate (consumed by
+   * the next remap_measured) and whether the first window after it is still
+   * to compare. */
+  double remap_imb, remap_now, remap_pred;
+  int accepted, check_delivery;
+  double delivery;    /* realised / predicted share of the excess removed, 0..1 */
   long long delivery_at;
   est_t map, move;    /* estimated seconds of mapping and of migration */
   double move_bytes;  /* bytes of the migration behind move (0: unknown) */
@@ -403,13 +405,17 @@ static double deliver_now(const rta_policy_t *p) {
   return 1.0 - (1.0 - p->delivery) * exp2(-age / p->cfg.horizon);
 }
 
-/* The first window judged after a committed remap: how much of the
- * predicted drop in imbalance the remap delivered. Less than half backs the
- * policy off as a dropped candidate does. 1 when it did not deliver. */
+/* The first window judged after a committed remap: what share of the
+ * excess imbalance (above 1) it removed, measured, against the share its
+ * candidate predicted (the cost model's: time outside the tasks dilutes the
+ * measured imbalance, so the shares compare, not the drops). Less than half
+ * backs the policy off as a dropped candidate does. 1 when it did not
+ * deliver. */
 static int check_delivery(rta_policy_t *p, double imbalance) {
   p->check_delivery = 0;
-  double got = (p->remap_imb - imbalance) / p->remap_drop;
-  p->delivery = got < 0 ? 0 : got > 1 ? 1 : got;
+  double got = ((p->remap_imb - imbalance) / (p->remap_imb - 1.0)) /
+               ((p->remap_now - p->remap_pred) / (p->remap_now - 1.0));
+  p->delivery = !(got > 0) ? 0 : got > 1 ? 1 : got;
   p->delivery_at = p->steps;
   if (p->delivery < 0.5) {
     p->hold_left = p->cfg.window << p->skips;
@@ -418,12 +424,11 @@ static int check_delivery(rta_policy_t *p, double imbalance) {
   } else {
     p->skips = 0;
   }
-  BALLAST_INFO("lb: the remap before step %lld delivered %.0f%% of the drop in imbalance "
-               "its candidate predicted (measured %.3f -> %.3f; predicted %.3f -> %.3f)%s",
-               p->steps, 100 * p->delivery, p->remap_imb, imbalance,
-               p->remap_pred + p->remap_drop, p->remap_pred,
-               p->delivery < 0.5 ? "; judging again after a back-off" : "");
-  p->remap_drop = p->remap_imb = p->remap_pred = 0;
+  BALLAST_INFO("lb: the remap before step %lld delivered %.0f%% of what its candidate "
+               "predicted (measured imbalance %.3f -> %.3f; predicted %.3f -> %.3f)%s",
+               p->steps, 100 * p->delivery, p->remap_imb, imbalance, p->remap_now,
+               p->remap_pred, p->delivery < 0.5 ? "; judging again after a back-off" : "");
+  p->remap_now = p->remap_imb = p->remap_pred = 0;
   return p->delivery < 0.5;
 }
 
@@ -542,8 +547,9 @@ int rta_policy_confirm(rta_policy_t *p, const rta_remap_candidate_t *c,
   d->predicted_imbalance = c->imbalance_after;
   d->tasks_to_move = c->tasks;
   if (c->tasks > 0 && gain > move) {
-    p->remap_drop = c->imbalance_now - c->imbalance_after;
+    p->remap_now = c->imbalance_now;
     p->remap_pred = c->imbalance_after;
+    p->accepted = 1;
     return 0;
   }
   d->remap = 0;
@@ -573,11 +579,15 @@ int rta_policy_remap_measured(rta_policy_t *p, const rta_remap_measure_t *m) {
   /* a committed remap ends the back-off; the first window after it says
    * whether it delivered (a remap the policy did not judge, explicit or
    * forced, has no prediction to check) */
-  if (m->committed && p->delivery >= 0.5)
+  if (m->committed && deliver_now(p) >= 0.5)
     p->skips = 0; /* after remaps that did not deliver, the back-off keeps growing */
-  p->check_delivery = m->committed && p->remap_drop > 0 && p->remap_imb > 0;
+  /* only a remap of a candidate confirm accepted has a prediction (an
+   * explicit, forced or warm remap in between makes an older one stale) */
+  p->check_delivery = m->committed && p->accepted && p->remap_imb > 1.0 &&
+                      p->remap_now > 1.0 && p->remap_pred < p->remap_now;
+  p->accepted = 0;
   if (!p->check_delivery)
-    p->remap_drop = p->remap_imb = p->remap_pred = 0;
+    p->remap_now = p->remap_imb = p->remap_pred = 0;
   p->hold_left = 0;
   p->pos = -1;
   p->pending = 0;

@@ -580,6 +580,27 @@ static void test_remap_that_does_not_deliver(void) {
   }
   CHECK_EQ(fired, 1);
   rta_policy_destroy(p);
+  /* a remap the policy did not judge (forced, warm, explicit) right after
+   * an accepted one: the accepted one's prediction is stale, nothing is
+   * checked, no back-off follows */
+  p = make(4, 0, W, 1.10, 100, 0.0);
+  int at = -1;
+  for (int s = 0; s < 200; s++) {
+    double t[4] = {1.0, 1.3, 1.0, 1.0};
+    int fire = step(p, t, 4, &d);
+    CHECK(d.reason != RTA_REASON_BACKOFF);
+    if (fire && at < 0) {
+      at = s;
+      CHECK_EQ(rta_policy_confirm(p, &c, &d), 0);
+      rta_remap_measure_t m = {0.0, 0.0, 0.0, 1};
+      CHECK_EQ(rta_policy_remap_measured(p, &m), 0);
+      CHECK_EQ(rta_policy_remap_measured(p, &m), 0); /* the forced one */
+    } else if (fire) {
+      break;
+    }
+  }
+  CHECK_EQ(at, 2 * W);
+  rta_policy_destroy(p);
   /* every rank 1.3x slower for a window: the machine; one rank of four
    * 1.5x slower for a window (the average grows 12.5%): not the machine */
   p = make(4, 0, W, 1.10, 100, 0.0);

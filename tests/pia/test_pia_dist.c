@@ -264,6 +264,9 @@ static void errors(int rank) {
   CHECK_EQ(rc, rank == 1 ? BALLAST_EINVAL : BALLAST_EREMOTE);
   rc = pia_activity_dist_reduce(MPI_COMM_WORLD, rank == 0 ? -5 : 3, 0, NULL, NULL, &d);
   CHECK_EQ(rc, rank == 0 ? BALLAST_ENOTFOUND : BALLAST_EREMOTE);
+  /* the same region spelt with and without the leading '/': no mismatch */
+  CHECK_EQ(pia_region_dist_reduce(MPI_COMM_WORLD, rank == 0 ? "spin" : "/spin", 0, NULL,
+                                  NULL, &d), 0);
   /* different regions or activities named on the ranks: a mismatch on
    * both (not a silent merge of the two) */
   CHECK_EQ(pia_region_dist_reduce(MPI_COMM_WORLD, rank == 0 ? "spin" : "open", 0, NULL,
