@@ -251,17 +251,19 @@ static char *pick_regions(const char *all, size_t total, int k, int *nout, int *
   return buf;
 }
 
+/* The tag of the tree's messages (on a communicator of their own). */
+enum { TREE_TAG = 1 };
+
 /* Merges a child's records (\a sz bytes from \a peer) into *acc (*have
  * bytes, -1: failed, then nothing is kept but the child is still answered)
  * and sums them by path, so a message up the tree holds each path once. */
 static void merge_child(MPI_Comm c, int peer, int sz, char **acc, long long *have) {
-  enum { TAG = 1 };
   char *nb = NULL;
   if (sz > 0 && *have >= 0 && *have + sz <= INT_MAX)
     nb = realloc(*acc, (size_t)(*have + sz));
   int go = nb != NULL;
   if (sz > 0)
-    PMPI_Send(&go, 1, MPI_INT, peer, TAG, c);
+    PMPI_Send(&go, 1, MPI_INT, peer, TREE_TAG, c);
   if (sz < 0 || (sz > 0 && !go)) {
     *have = -1;
     return;
@@ -269,7 +271,7 @@ static void merge_child(MPI_Comm c, int peer, int sz, char **acc, long long *hav
   if (sz == 0)
     return;
   *acc = nb;
-  PMPI_Recv(*acc + *have, sz, MPI_CHAR, peer, TAG, c, MPI_STATUS_IGNORE);
+  PMPI_Recv(*acc + *have, sz, MPI_CHAR, peer, TREE_TAG, c, MPI_STATUS_IGNORE);
   *have += sz;
   long m;
   regsum_t *v = sum_records(*acc, (size_t)*have, &m);
@@ -293,7 +295,6 @@ static void merge_child(MPI_Comm c, int peer, int sz, char **acc, long long *hav
  * is listed (the failure travels up the tree; no rank waits for a message
  * that will not come). */
 static char *choose_regions(int rank, int n, int k, int *nout, int *len) {
-  enum { TAG = 1 };
   *nout = 0;
   *len = 0;
   if (k <= 0)
@@ -307,16 +308,16 @@ static char *choose_regions(int rank, int n, int k, int *nout, int *len) {
   for (int mask = 1; mask < n; mask <<= 1) {
     if (rank & mask) { /* send to the parent, then done */
       int sz = have < 0 ? -1 : (int)have, go = 0;
-      PMPI_Send(&sz, 1, MPI_INT, rank - mask, TAG, c);
+      PMPI_Send(&sz, 1, MPI_INT, rank - mask, TREE_TAG, c);
       if (sz > 0)
-        PMPI_Recv(&go, 1, MPI_INT, rank - mask, TAG, c, MPI_STATUS_IGNORE);
+        PMPI_Recv(&go, 1, MPI_INT, rank - mask, TREE_TAG, c, MPI_STATUS_IGNORE);
       if (go)
-        PMPI_Send(acc, sz, MPI_CHAR, rank - mask, TAG, c);
+        PMPI_Send(acc, sz, MPI_CHAR, rank - mask, TREE_TAG, c);
       break;
     }
     if (rank + mask < n) {
       int sz = 0;
-      PMPI_Recv(&sz, 1, MPI_INT, rank + mask, TAG, c, MPI_STATUS_IGNORE);
+      PMPI_Recv(&sz, 1, MPI_INT, rank + mask, TREE_TAG, c, MPI_STATUS_IGNORE);
       merge_child(c, rank + mask, sz, &acc, &have);
     }
   }

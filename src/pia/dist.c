@@ -125,11 +125,7 @@ static int allreduce(MPI_Comm comm, contrib_t *c) {
 
 /* FNV-1a of \a s after the tag byte \a tag: what a rank asked about. */
 static uint64_t key_of(char tag, const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  h = (h ^ (unsigned char)tag) * 1099511628211ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
+  return ballast__fnv1a(ballast__fnv1a(BALLAST__FNV_OFFSET, &tag, 1), s, strlen(s));
 }
 
 /* Contributes this rank's histogram (or its error) and answers from the

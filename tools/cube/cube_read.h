@@ -21,6 +21,7 @@
 #ifndef BALLAST_CUBE_READ_H
 #define BALLAST_CUBE_READ_H
 
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,8 +60,7 @@ typedef struct {
  *  MPI call of a region that made none; DBL_MAX as Score-P and ballast
  *  write it, or an infinity after aggregation), 0 for any real value. */
 static inline int cube_no_value(const cube_metric_t *m, double v) {
-  return (m->agg == CUBE_AGG_MIN && v >= 1.7976931348623157e308) ||
-         (m->agg == CUBE_AGG_MAX && v <= -1.7976931348623157e308);
+  return (m->agg == CUBE_AGG_MIN && v >= DBL_MAX) || (m->agg == CUBE_AGG_MAX && v <= -DBL_MAX);
 }
 
 typedef struct {
